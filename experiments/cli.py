@@ -1,0 +1,223 @@
+"""The ``rebalance-lab`` command line (DESIGN.md section 5).
+
+Strategies and solvers are found, not listed: strategy ``S`` is available when
+``heuristics/<S>.py`` exists, and solver ``B`` for it when
+``models/<B>/<S>.py`` exists (``-`` in a strategy name becomes ``_``), so a
+new strategy family appears here by adding its modules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+from problems import (
+    GROUP_STRATEGIES,
+    PLACEMENT_STRATEGIES,
+    GroupProblem,
+    PlacementProblem,
+    ProblemError,
+    evaluate,
+    load_problem,
+)
+
+SOLVER_BACKENDS = ("cpsat", "mip", "flow")
+
+FORMATS = """\
+problem formats (JSON; see README.md and DESIGN.md section 2):
+
+  consumer group (assign):
+    {"topics": {"t0": 3, "t1": 2},
+     "members": [
+       {"id": "c0", "topics": ["t0", "t1"], "owned": {"t0": [0, 1]},
+        "generation": 4, "rack": "r1"},
+       {"id": "c1", "topics": ["t0"], "instance_id": "static-1"}],
+     "lags": {"t0": [100000, 60000, 50000], "t1": [0, 7]}}
+    owned, generation, rack, instance_id and lags are optional.
+
+  replica placement (reassign):
+    {"brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}],
+     "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2]}]}
+
+output of assign:
+    {"assignment": {"c0": {"t0": [0], "t1": [0, 1]}, "c1": {"t0": [1, 2]}},
+     "status": "heuristic", "objective": [13, 0]}
+
+example:
+    rebalance-lab assign --strategy range examples/group/kip-54-three-consumers.json
+
+A malformed file exits with status 2 and one line naming the file, the field
+and the problem.
+"""
+
+
+# ---------------------------------------------------------------- discovery
+def module_name(strategy: str) -> str:
+    """``lag-aware`` -> ``lag_aware``: the module name of a strategy."""
+    return strategy.replace("-", "_")
+
+
+def _exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def available_strategies(family: Sequence[str]) -> list[str]:
+    """The strategies of ``family`` whose heuristic module exists."""
+    return [s for s in family if _exists(f"heuristics.{module_name(s)}")]
+
+
+def available_solvers(strategy: str) -> list[str]:
+    """``heuristic`` plus every backend with a model of ``strategy``."""
+    name = module_name(strategy)
+    return ["heuristic"] + [b for b in SOLVER_BACKENDS if _exists(f"models.{b}.{name}")]
+
+
+def solver_function(strategy: str, solver: str) -> Callable[..., Any]:
+    """The ``assign`` (heuristic) or ``solve`` (model) function of a strategy."""
+    name = module_name(strategy)
+    if solver == "heuristic":
+        return importlib.import_module(f"heuristics.{name}").assign
+    return importlib.import_module(f"models.{solver}.{name}").solve
+
+
+class UsageError(Exception):
+    """A command-line choice that does not fit the strategy or the problem."""
+
+
+def _call(function: Callable[..., Any], problem, options: dict[str, Any], strategy: str, solver: str):
+    accepted = inspect.signature(function).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    given = {k: v for k, v in options.items() if v is not None}
+    unknown = [k for k in given if k not in accepted and not takes_any]
+    if unknown:
+        flag = "--" + unknown[0].replace("_", "-")
+        raise UsageError(f"{flag} is not an option of --strategy {strategy} --solver {solver}")
+    return function(problem, **given)
+
+
+# ----------------------------------------------------------------- commands
+def _load(path: str, kind: type):
+    problem = load_problem(path)
+    if not isinstance(problem, kind):
+        other = "reassign" if isinstance(problem, PlacementProblem) else "assign"
+        what = "a replica placement" if isinstance(problem, PlacementProblem) else "a consumer group"
+        raise ProblemError("", f"is {what}; use `rebalance-lab {other}`", path)
+    for note in getattr(problem, "notes", ()):
+        print(f"note: {path}: {note}", file=sys.stderr)
+    return problem
+
+
+def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
+    if args.solver not in available_solvers(args.strategy):
+        raise UsageError(
+            f"--solver {args.solver} is not available for --strategy {args.strategy} "
+            f"(available: {', '.join(available_solvers(args.strategy))})"
+        )
+    function = solver_function(args.strategy, args.solver)
+    started = time.perf_counter()
+    result = _call(function, problem, options, args.strategy, args.solver)
+    elapsed = time.perf_counter() - started
+    if result.evaluation is not None and not result.evaluation.valid:
+        print(f"warning: the answer breaks a hard constraint: {result.evaluation.violations[0]}", file=sys.stderr)
+    print(f"{args.strategy}/{args.solver}: {result.status}, objective {result.objective}, "
+          f"{elapsed:.3f} s", file=sys.stderr)
+    return result
+
+
+def _command_assign(args: argparse.Namespace) -> int:
+    problem = _load(args.problem, GroupProblem)
+    options = {"variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers}
+    result = _run(args, problem, options)
+    json.dump(result.to_json(), sys.stdout, indent=2 if args.pretty else None)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _command_reassign(args: argparse.Namespace) -> int:
+    problem = _load(args.problem, PlacementProblem)
+    options = {
+        "variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers,
+        "start_index": args.start_index, "max_moves": args.max_moves,
+    }
+    result = _run(args, problem, options)
+    if args.report:
+        before = evaluate(problem, problem.replica_brokers, args.strategy)
+        shown = before.objective if before.valid else "(replicas on removed brokers)"
+        print(f"levels before: {shown}", file=sys.stderr)
+        print(f"levels after:  {result.objective}  ({', '.join(result.evaluation.names)})", file=sys.stderr)
+    json.dump(result.assignment, sys.stdout, indent=2 if args.pretty else None)
+    sys.stdout.write("\n")
+    return 0
+
+
+# ------------------------------------------------------------------- parser
+def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
+    sub.add_argument("problem", metavar="PROBLEM.json", help="the problem file (see the formats below)")
+    sub.add_argument("--strategy", required=True, choices=strategies, help="the strategy to run")
+    sub.add_argument("--solver", default="heuristic", choices=("heuristic", *SOLVER_BACKENDS),
+                     help="the documented heuristic (default) or an exact model")
+    sub.add_argument("--variant", help="a named variant of the strategy (e.g. kafka-9987 for sticky)")
+    sub.add_argument("--time-limit", type=float, metavar="SEC", help="time limit of an exact solver")
+    sub.add_argument("--workers", type=int, help="CP-SAT search workers")
+    sub.add_argument("--seed", type=int, help="random seed (solvers, kafka-default)")
+    sub.add_argument("--pretty", action="store_true", help="indent the JSON output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rebalance-lab",
+        description="Kafka's partition assignors and replica placement: the documented heuristics "
+        "and exact optimisation models, scored by one evaluator.",
+        epilog=FORMATS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    assign = commands.add_parser(
+        "assign", help="assign a consumer group's partitions to its members",
+        description="Assign a consumer group's partitions; prints {assignment, status, objective}.",
+        epilog=FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(assign, available_strategies(GROUP_STRATEGIES))
+    assign.set_defaults(handler=_command_assign)
+
+    placement = available_strategies(PLACEMENT_STRATEGIES)
+    if placement:
+        reassign = commands.add_parser(
+            "reassign", help="place a cluster's replicas (output: kafka-reassign-partitions JSON)",
+            description="Place replicas; prints the JSON that kafka-reassign-partitions --execute takes.",
+            epilog=FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _common(reassign, placement)
+        reassign.add_argument("--start-index", type=int, metavar="K",
+                              help="fix kafka-default's start index and replica shift (as Kafka's tests do)")
+        reassign.add_argument("--max-moves", type=int, metavar="K", help="at most K replica moves (exact solvers)")
+        reassign.add_argument("--report", action="store_true", help="print levels before/after on stderr")
+        reassign.set_defaults(handler=_command_reassign)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rebalance-lab`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except ProblemError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except UsageError as error:
+        print(f"rebalance-lab {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

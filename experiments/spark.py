@@ -1,0 +1,69 @@
+"""The one Spark session factory.
+
+Local mode unless told otherwise: ``master`` argument, else the environment
+variable ``REBALANCE_LAB_SPARK_MASTER``, else ``local[*]``.  Python workers are
+pointed at the interpreter that runs the driver (``PYSPARK_PYTHON``), or they
+would start whatever ``python3`` is first on ``PATH`` and fail to import this
+project.
+
+PySpark's calls into pandas 3 raise ``FutureWarning``s and ``Pandas4Warning``s
+(a ``DeprecationWarning``) on every conversion.  They are filtered
+deliberately, for warnings raised inside ``pyspark`` modules only, on the
+driver (:func:`spark_session`) and in the Python workers
+(:func:`quiet_pyspark_warnings`, called by the functions Spark maps); warnings
+from this project's own code still show.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+MASTER_VARIABLE = "REBALANCE_LAB_SPARK_MASTER"
+
+
+def quiet_pyspark_warnings() -> None:
+    """Ignore the pandas deprecation warnings that PySpark's own modules raise."""
+    for category in (FutureWarning, DeprecationWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"pyspark(\.|$)")
+
+
+def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **config: str):
+    """Get (or create) the Spark session.
+
+    Parameters
+    ----------
+    master
+        Spark master URL, e.g. ``local[2]`` or ``spark://host:7077``.
+    app_name
+        The application name shown in the Spark UI.
+    **config
+        Extra Spark settings (``spark.sql.shuffle.partitions="4"``, ...), with
+        dots written as given.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+    """
+    quiet_pyspark_warnings()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    master = master or os.environ.get(MASTER_VARIABLE) or "local[*]"
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"])
+    )
+    if master.startswith("local"):
+        builder = builder.config("spark.sql.shuffle.partitions", "4").config("spark.driver.host", "127.0.0.1")
+    for key, value in config.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session

@@ -1,0 +1,43 @@
+"""Orderings that Kafka's client assignors share.
+
+Kept in one place because every assignor that mimics Kafka sorts members and
+topics the same way, and a difference in either changes the output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from problems import GroupProblem
+
+
+def java_order_key(text: str) -> bytes:
+    """Sort key that orders strings as Java's ``String.compareTo`` does.
+
+    Java compares UTF-16 code units; Python compares code points.  The two
+    disagree only when a character above U+FFFF meets one in U+E000..U+FFFF,
+    and comparing the UTF-16-BE bytes reproduces Java exactly.
+    """
+    return text.encode("utf-16-be")
+
+
+def member_rank(problem: GroupProblem) -> np.ndarray:
+    """Each member's position in Kafka's member order (``int32``, length M).
+
+    Kafka's ``AbstractPartitionAssignor.MemberInfo.compareTo``: members with a
+    ``group.instance.id`` (static members) first, ordered by instance id, then
+    the dynamic members ordered by member id.
+    """
+    keys = [
+        (0, java_order_key(instance)) if instance is not None else (1, java_order_key(member))
+        for member, instance in zip(problem.members, problem.instance_ids)
+    ]
+    order = sorted(range(problem.num_members), key=keys.__getitem__)
+    rank = np.empty(problem.num_members, dtype=np.int32)
+    rank[order] = np.arange(problem.num_members, dtype=np.int32)
+    return rank
+
+
+def topics_in_name_order(problem: GroupProblem) -> list[int]:
+    """Topic positions ordered by name as Java's ``TreeSet<String>`` orders them."""
+    return sorted(range(problem.num_topics), key=lambda t: java_order_key(problem.topics[t]))

@@ -1,0 +1,55 @@
+"""Kafka's client ``RoundRobinAssignor`` (``partition.assignment.strategy=roundrobin``).
+
+Source: Apache Kafka, ``org.apache.kafka.clients.consumer.RoundRobinAssignor``
+(DESIGN.md section 4).  All members, in Kafka's member order (static members
+first by ``group.instance.id``, then the rest by member id), form one circular
+list.  All partitions of the subscribed topics, sorted by topic name (Java
+string order) and then by index, are dealt out in turn; a member that does not
+subscribe a partition's topic is skipped, and the circle carries on from where
+the previous partition left it, across topics.
+
+Within one topic the skip loop always visits the topic's subscribers in circle
+order, so each topic is dealt in one vectorised step: it starts at the first
+subscriber at or after the circle's position and cycles through the topic's
+subscribers, which is exactly what the member-by-member loop produces, in time
+linear in the partitions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from heuristics._kafka import member_rank, topics_in_name_order
+from problems import GroupProblem, Result
+
+
+def assign(problem: GroupProblem) -> Result:
+    """Assign partitions as Kafka's RoundRobinAssignor does.
+
+    Parameters
+    ----------
+    problem
+        The consumer group; previous ownership and lags are ignored, as in Kafka.
+
+    Returns
+    -------
+    Result
+        Status ``"heuristic"``; judged on the sticky objective.
+    """
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    rank = member_rank(problem)
+    by_rank = np.argsort(rank).astype(np.int32)  # circle position -> member
+    size = problem.num_members
+    position = 0  # the circle's next member, as a circle position
+    for t in topics_in_name_order(problem):
+        subscribers = problem.topic_subscribers[t]
+        count = int(problem.partition_counts[t])
+        if len(subscribers) == 0 or count == 0:
+            continue
+        seats = np.sort(rank[subscribers])  # the subscribers' circle positions
+        first = int(np.searchsorted(seats, position)) % len(seats)
+        dealt = seats[(first + np.arange(count)) % len(seats)]
+        start = problem.topic_start[t]
+        owner[start : start + count] = by_rank[dealt]
+        position = (int(dealt[-1]) + 1) % size
+    return Result(problem, "roundrobin", owner)

@@ -1,0 +1,56 @@
+"""The shared language of rebalance-lab: problem data, JSON I/O and the one evaluator.
+
+>>> from problems import load_problem, evaluate
+>>> problem = load_problem({"topics": {"t0": 2}, "members": [{"id": "c0", "topics": ["t0"]}]})
+>>> evaluate(problem, [0, 0], "sticky").objective
+(4, 0)
+"""
+
+from problems.errors import ProblemError
+from problems.evaluate import (
+    GROUP_STRATEGIES,
+    OBJECTIVES,
+    PLACEMENT_STRATEGIES,
+    STRATEGY_OBJECTIVE,
+    Evaluation,
+    evaluate,
+    is_kip54_balanced,
+    join_partition_count,
+    member_counts,
+    member_lags,
+    member_topic_counts,
+    previous_number_owners,
+    previous_owners,
+    replica_levels,
+)
+from problems.group import GroupProblem
+from problems.io import load_problem, parse_problem, problem_to_json
+from problems.placement import PlacementProblem
+from problems.result import Result, assignment_json, owner_from_assignment, reassignment_json
+
+__all__ = [
+    "GROUP_STRATEGIES",
+    "OBJECTIVES",
+    "PLACEMENT_STRATEGIES",
+    "STRATEGY_OBJECTIVE",
+    "Evaluation",
+    "GroupProblem",
+    "PlacementProblem",
+    "ProblemError",
+    "Result",
+    "assignment_json",
+    "evaluate",
+    "is_kip54_balanced",
+    "join_partition_count",
+    "load_problem",
+    "member_counts",
+    "member_lags",
+    "member_topic_counts",
+    "owner_from_assignment",
+    "parse_problem",
+    "previous_number_owners",
+    "previous_owners",
+    "problem_to_json",
+    "reassignment_json",
+    "replica_levels",
+]

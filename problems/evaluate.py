@@ -1,0 +1,367 @@
+"""The one objective evaluator of DESIGN.md section 3.
+
+Every answer, from a heuristic or from a solver, is scored here and nowhere
+else, from the answer alone:
+
+* a consumer-group answer is an ``owner`` array: the member position that gets
+  each partition (by global id), ``-1`` for an unassigned partition;
+* a replica-placement answer is a ``replicas`` array of broker ids aligned with
+  ``problem.replica_start`` (each partition keeps its replication factor).
+
+:func:`evaluate` checks validity (the hard constraints of the strategy) and
+computes the lexicographic objective levels, all as exact Python integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from problems.group import GroupProblem, _frozen
+from problems.placement import PlacementProblem
+
+#: Objective levels of each objective kind, in lexicographic order.
+OBJECTIVES: dict[str, tuple[str, ...]] = {
+    "sticky": ("sum_sq_counts", "moves"),
+    "lag-aware": ("max_member_lag", "sum_sq_member_lag"),
+    "stream-join": ("sum_sq_numbers", "number_moves"),
+    "replica": ("sum_sq_broker_replicas", "sum_sq_rack_replicas", "sum_sq_broker_leaders", "moves"),
+}
+
+#: The objective each strategy is judged on (range and round robin are
+#: baselines judged on the sticky objective).
+STRATEGY_OBJECTIVE: dict[str, str] = {
+    "range": "sticky",
+    "roundrobin": "sticky",
+    "sticky": "sticky",
+    "lag-aware": "lag-aware",
+    "stream-join": "stream-join",
+    "kafka-default": "replica",
+    "sticky-replica": "replica",
+}
+
+GROUP_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o != "replica")
+PLACEMENT_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o == "replica")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The verdict on one answer.
+
+    Attributes
+    ----------
+    valid
+        Whether every hard constraint holds.
+    violations
+        One line per broken constraint (at most a few of each kind).
+    objective
+        The objective levels (``OBJECTIVES[kind]``), lexicographic.
+    names
+        The names of those levels.
+    """
+
+    valid: bool
+    violations: tuple[str, ...]
+    objective: tuple[int, ...]
+    names: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(zip(self.names, self.objective))
+
+
+def _sum_squares(values: np.ndarray) -> int:
+    """Exact sum of squares (Python integers, no overflow)."""
+    values = np.asarray(values)
+    if values.size and int(np.abs(values).max()) < 3_000_000_000:
+        return int(np.dot(values.astype(np.int64), values.astype(np.int64)))
+    return sum(int(v) * int(v) for v in values.tolist())
+
+
+def _examples(mask: np.ndarray, describe, limit: int = 3) -> list[str]:
+    hits = np.flatnonzero(mask)
+    lines = [describe(int(i)) for i in hits[:limit]]
+    if len(hits) > limit:
+        lines.append(f"... and {len(hits) - limit} more")
+    return lines
+
+
+# ============================================================ consumer group
+def previous_owners(problem: GroupProblem) -> np.ndarray:
+    """The valid previous owner of every partition, ``-1`` where there is none.
+
+    KIP-341: a claim counts only if the partition still exists and the member
+    still subscribes its topic; among several claimants the highest generation
+    wins; when the highest generation is claimed by two or more members, none
+    of them keeps the partition as a stickiness credit.  A member without a
+    generation counts as generation -1.
+    """
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    members, partitions = problem.owned_claims
+    if len(partitions) == 0:
+        return _frozen(owner)
+    keep = problem.subscribes[members, problem.partition_topic[partitions]]
+    members, partitions = members[keep], partitions[keep]
+    _resolve_claims(owner, members, partitions, problem.generations[members])
+    return _frozen(owner)
+
+
+def _resolve_claims(owner: np.ndarray, members, keys, generations) -> None:
+    """Write into ``owner[key]`` the unique highest-generation claimant of each key."""
+    order = np.lexsort((-generations, keys))
+    keys, generations, members = keys[order], generations[order], members[order]
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    tied_with_next = np.zeros(len(keys), dtype=bool)
+    tied_with_next[:-1] = (keys[1:] == keys[:-1]) & (generations[1:] == generations[:-1])
+    winners = first & ~tied_with_next
+    owner[keys[winners]] = members[winners]
+
+
+def member_counts(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
+    """Number of partitions each member gets."""
+    return np.bincount(owner[owner >= 0], minlength=problem.num_members)
+
+
+def member_topic_counts(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
+    """Matrix ``[member, topic]`` of partition counts."""
+    assigned = owner >= 0
+    keys = owner[assigned].astype(np.int64) * problem.num_topics + problem.partition_topic[assigned]
+    return np.bincount(keys, minlength=problem.num_members * problem.num_topics).reshape(
+        problem.num_members, problem.num_topics
+    )
+
+
+def member_lags(problem: GroupProblem, owner: np.ndarray) -> list[int]:
+    """Total lag of each member (exact integers); zeros when the problem has no lags."""
+    if problem.lags is None:
+        return [0] * problem.num_members
+    assigned = owner >= 0
+    if int(problem.lags.max(initial=0)) * len(problem.lags) < 2**53:  # float64 sums exact below 2**53
+        sums = np.bincount(owner[assigned], weights=problem.lags[assigned], minlength=problem.num_members)
+        return [int(v) for v in sums]
+    totals = [0] * problem.num_members
+    for m, lag in zip(owner[assigned].tolist(), problem.lags[assigned].tolist()):
+        totals[m] += lag
+    return totals
+
+
+def moves(previous: np.ndarray, owner: np.ndarray) -> int:
+    """Validly owned items (``previous >= 0``) that end with a different owner."""
+    had = previous >= 0
+    return int(np.count_nonzero(owner[had] != previous[had]))
+
+
+def is_kip54_balanced(problem: GroupProblem, owner: np.ndarray) -> bool:
+    """KIP-54's balance condition.
+
+    Either the members' partition counts differ by at most one, or no member
+    A with 2+ fewer partitions than a member B could be given any of B's
+    partitions (A does not subscribe the topics of B's partitions).
+    """
+    counts = member_counts(problem, owner)
+    if counts.size == 0 or counts.max() - counts.min() <= 1:
+        return True
+    # For each topic, the fewest partitions any of its subscribers has.
+    big = np.iinfo(np.int64).max
+    per_member = np.where(problem.subscribes, counts[:, None], big)
+    fewest = per_member.min(axis=0) if problem.num_members else np.full(problem.num_topics, big)
+    assigned = owner >= 0
+    holder = counts[owner[assigned]]
+    return not bool(np.any(holder - fewest[problem.partition_topic[assigned]] >= 2))
+
+
+def _group_validity(problem: GroupProblem, owner: np.ndarray) -> list[str]:
+    """Every partition of a subscribed topic to exactly one subscriber; the rest unassigned."""
+    problems: list[str] = []
+    assignable = problem.assignable
+    unassigned = assignable & (owner < 0)
+    problems += _examples(unassigned, lambda g: f"{problem.partition_name(g)} is not assigned")
+    stray = ~assignable & (owner >= 0)
+    problems += _examples(stray, lambda g: f"{problem.partition_name(g)} has no subscriber but is assigned")
+    assigned = np.flatnonzero(owner >= 0)
+    wrong = ~problem.subscribes[owner[assigned], problem.partition_topic[assigned]]
+    problems += _examples(
+        wrong,
+        lambda i: f"{problem.partition_name(assigned[i])} goes to "
+        f"{problem.members[owner[assigned[i]]]}, who does not subscribe its topic",
+    )
+    return problems
+
+
+def _lag_validity(problem: GroupProblem, owner: np.ndarray) -> list[str]:
+    """Per topic, each subscriber gets the floor or the ceiling of its share."""
+    counts = member_topic_counts(problem, owner)
+    problems = []
+    for t, subscribers in enumerate(problem.topic_subscribers):
+        if len(subscribers) == 0:
+            continue
+        low = int(problem.partition_counts[t]) // len(subscribers)
+        high = low + (problem.partition_counts[t] % len(subscribers) > 0)
+        got = counts[subscribers, t]
+        for m in subscribers[(got < low) | (got > high)][:3]:
+            problems.append(
+                f"{problem.members[m]} gets {counts[m, t]} partitions of {problem.topics[t]}, "
+                f"not {low}" + ("" if high == low else f" or {high}")
+            )
+    return problems
+
+
+# ----------------------------------------------------------- stream join
+def join_partition_count(problem: GroupProblem) -> int:
+    """K of KIP-315: the smallest partition count over the group's subscribed topics."""
+    subscribed = problem.subscribes.any(axis=0)
+    if not subscribed.any():
+        return 0
+    return int(problem.partition_counts[subscribed].min())
+
+
+def previous_number_owners(problem: GroupProblem) -> np.ndarray:
+    """The valid previous owner of every partition number ``k < K`` (KIP-315).
+
+    A member claims number ``k`` if it owned ``(t, k)`` of any existing topic
+    (KIP-315 keeps a set of partition numbers per member); only numbers below K
+    are eligible, and a member subscribed to no existing topic claims nothing.
+    Conflicting claims: the higher epoch (``generation``) wins, the zombie with
+    the older one loses; equal epochs: neither keeps it (as KIP-341).
+    """
+    count = join_partition_count(problem)
+    owner = np.full(count, -1, dtype=np.int32)
+    members, partitions = problem.owned_claims
+    numbers = problem.partition_index[partitions]
+    keep = (numbers < count) & problem.subscribes.any(axis=1)[members]
+    members, numbers = members[keep], numbers[keep]
+    # One claim per (member, number), whatever the number of topics.
+    pairs = np.unique(members.astype(np.int64) * max(count, 1) + numbers)
+    members, numbers = (pairs // max(count, 1)).astype(np.int32), pairs % max(count, 1)
+    if len(numbers):
+        _resolve_claims(owner, members, numbers, problem.generations[members])
+    return _frozen(owner)
+
+
+def number_owners(problem: GroupProblem, owner: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The owner of each partition number k < K in ``owner``, and co-partitioning violations."""
+    count = join_partition_count(problem)
+    numbers = np.full(count, -1, dtype=np.int64)
+    problems: list[str] = []
+    subscribed_topics = np.flatnonzero(problem.subscribes.any(axis=0))
+    if count == 0:
+        return numbers, problems
+    block = np.stack([owner[problem.topic_start[t] : problem.topic_start[t] + count] for t in subscribed_topics])
+    holder = block.max(axis=0)
+    numbers[:] = holder
+    lacking = holder < 0
+    problems += _examples(lacking, lambda k: f"partition number {k} has no owner")
+    # Each topic's (t, k) must go to the number's owner if it subscribes t, else stay unassigned.
+    for row, t in enumerate(subscribed_topics):
+        expected = np.where(problem.subscribes[np.maximum(holder, 0), t] & ~lacking, holder, -1)
+        bad = block[row] != expected
+        problems += _examples(
+            bad,
+            lambda k, t=t: f"{problem.topics[t]}-{k} is not with the owner of partition number {k} "
+            f"(not co-partitioned)",
+        )
+        beyond = owner[problem.topic_start[t] + count : problem.topic_start[t + 1]] >= 0
+        problems += _examples(
+            beyond, lambda i, t=t: f"{problem.topics[t]}-{count + i} is assigned but {count + i} >= K = {count}"
+        )
+    return numbers, problems
+
+
+# ============================================================ replicas
+def replica_levels(problem: PlacementProblem, replicas: np.ndarray) -> tuple[int, int, int, int]:
+    """Levels 1-4 of the replica objective for a placement of live brokers."""
+    index = problem.broker_index
+    positions = np.array([index[int(b)] for b in replicas], dtype=np.int64)
+    start = problem.replica_start
+    rf = problem.replication_factors
+    per_broker = np.bincount(positions, minlength=problem.num_brokers)
+    owner_partition = np.repeat(np.arange(problem.num_partitions, dtype=np.int64), rf)
+    racks = len(problem.rack_names)
+    per_rack = np.bincount(owner_partition * racks + problem.broker_rack[positions])
+    leaders = np.bincount(positions[start[:-1]], minlength=problem.num_brokers)
+    return (
+        _sum_squares(per_broker),
+        _sum_squares(per_rack),
+        _sum_squares(leaders),
+        replica_moves(problem, replicas),
+    )
+
+
+def replica_moves(problem: PlacementProblem, replicas: np.ndarray) -> int:
+    """Replicas placed on a broker outside the partition's original replica set."""
+    rf = problem.replication_factors
+    owner_partition = np.repeat(np.arange(problem.num_partitions, dtype=np.int64), rf)
+    span = int(max(problem.replica_brokers.max(initial=0), np.max(replicas, initial=0))) + 1
+    before = owner_partition * span + problem.replica_brokers
+    after = owner_partition * span + np.asarray(replicas, dtype=np.int64)
+    return int(np.count_nonzero(~np.isin(after, before)))
+
+
+def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[str]:
+    replicas = np.asarray(replicas)
+    if replicas.shape != problem.replica_brokers.shape:
+        return [f"answer has {replicas.size} replicas, the problem needs {problem.replica_brokers.size}"]
+    problems = []
+    live = np.isin(replicas, problem.broker_ids)
+    name = lambda p: f"{problem.topics[p]}-{problem.partitions[p]}"  # noqa: E731
+    owner_partition = np.repeat(np.arange(problem.num_partitions), problem.replication_factors)
+    problems += _examples(
+        ~live, lambda i: f"{name(owner_partition[i])} has a replica on broker {replicas[i]}, which is not live"
+    )
+    span = int(max(replicas.max(initial=0), 0)) + 1
+    keys = owner_partition.astype(np.int64) * span + replicas
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    problems += _examples(counts > 1, lambda i: f"{name(owner_partition[first[i]])} has broker {replicas[first[i]]} twice")
+    return problems
+
+
+# ============================================================ entry point
+def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strategy: str) -> Evaluation:
+    """Check ``answer`` against ``strategy``'s hard constraints and score it.
+
+    Parameters
+    ----------
+    problem
+        The problem the answer is for.
+    answer
+        An ``owner`` array (consumer group) or a ``replicas`` array (placement).
+    strategy
+        A key of :data:`STRATEGY_OBJECTIVE`; it selects the hard constraints and
+        the objective.
+
+    Returns
+    -------
+    Evaluation
+        Validity, violations and the objective levels.  An invalid group answer
+        is still scored (as far as it can be), so that a report can show it.
+    """
+    kind = STRATEGY_OBJECTIVE[strategy]
+    names = OBJECTIVES[kind]
+    answer = np.asarray(answer)
+    if kind == "replica":
+        assert isinstance(problem, PlacementProblem), "replica strategies take a placement problem"
+        violations = _replica_validity(problem, answer)
+        objective = replica_levels(problem, answer) if not violations else ()
+        return Evaluation(not violations, tuple(violations), tuple(objective), names)
+
+    assert isinstance(problem, GroupProblem), "group strategies take a consumer-group problem"
+    if answer.shape != (problem.num_partitions,):
+        shape = f"answer has {answer.size} owners, the problem has {problem.num_partitions} partitions"
+        return Evaluation(False, (shape,), (), names)
+    if np.any((answer < -1) | (answer >= problem.num_members)):
+        return Evaluation(False, ("owner array holds positions that are not members",), (), names)
+    violations = _group_validity(problem, answer) if kind != "stream-join" else []
+    if kind == "stream-join":
+        numbers, violations = number_owners(problem, answer)
+        wrong_topic = (answer >= 0) & ~problem.subscribes[np.maximum(answer, 0), problem.partition_topic]
+        violations += _examples(wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber")
+        counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
+        objective = (_sum_squares(counts), moves(previous_number_owners(problem), numbers))
+    elif kind == "lag-aware":
+        violations += _lag_validity(problem, answer)
+        lags = member_lags(problem, answer)
+        objective = (max(lags, default=0), sum(v * v for v in lags))
+    else:
+        objective = (_sum_squares(member_counts(problem, answer)), moves(previous_owners(problem), answer))
+    return Evaluation(not violations, tuple(violations), tuple(int(v) for v in objective), names)

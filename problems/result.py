@@ -1,0 +1,170 @@
+"""What every heuristic and every solver returns, and the JSON of DESIGN.md section 2.
+
+A :class:`Result` carries the raw answer (an ``owner`` array for a consumer
+group, a ``replicas`` array for a placement).  The output JSON and the score are
+computed on first access, by :mod:`problems.evaluate`, so that timing
+``assign(problem)`` measures the algorithm and never trusts a solver's own value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from problems.errors import ProblemError
+from problems.evaluate import Evaluation, evaluate
+from problems.group import GroupProblem
+from problems.placement import PlacementProblem
+
+STATUSES = ("optimal", "feasible", "infeasible", "heuristic", "unknown")
+
+
+@dataclass(eq=False)
+class Result:
+    """One answer to one problem.
+
+    Attributes
+    ----------
+    problem
+        The problem answered.
+    strategy
+        The strategy whose constraints and objective judge the answer.
+    answer
+        ``owner`` array (group) or ``replicas`` array (placement); ``None`` when
+        a solver found nothing (status ``infeasible`` or ``unknown``).
+    status
+        ``"heuristic"``, or a solver's ``"optimal"`` (proven), ``"feasible"``
+        (with ``bound``), ``"infeasible"`` or ``"unknown"`` (time ran out with
+        no answer).
+    bound
+        A solver's proven lower bounds on the objective levels, where it has them.
+    info
+        Anything else worth reporting (e.g. KIP-315's next ``epoch``).
+    """
+
+    problem: GroupProblem | PlacementProblem
+    strategy: str
+    answer: np.ndarray | None
+    status: str = "heuristic"
+    bound: tuple[int, ...] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+    @cached_property
+    def evaluation(self) -> Evaluation | None:
+        """The evaluator's verdict (``None`` without an answer)."""
+        if self.answer is None:
+            return None
+        return evaluate(self.problem, self.answer, self.strategy)
+
+    @property
+    def objective(self) -> list[int]:
+        """The objective levels, re-scored by :func:`problems.evaluate`."""
+        return [] if self.evaluation is None else list(self.evaluation.objective)
+
+    @property
+    def valid(self) -> bool:
+        return self.evaluation is not None and self.evaluation.valid
+
+    @cached_property
+    def assignment(self) -> dict | None:
+        """The output JSON: an assignment (group) or a reassignment (placement)."""
+        if self.answer is None:
+            return None
+        if isinstance(self.problem, PlacementProblem):
+            return reassignment_json(self.problem, self.answer)
+        return assignment_json(self.problem, self.answer)
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``rebalance-lab assign`` prints."""
+        doc: dict[str, Any] = {"assignment": self.assignment, "status": self.status, "objective": self.objective}
+        if self.bound is not None:
+            doc["bound"] = list(self.bound)
+        if self.evaluation is not None and not self.evaluation.valid:
+            doc["violations"] = list(self.evaluation.violations)
+        doc.update(self.info)
+        return doc
+
+
+# ------------------------------------------------------------------ group JSON
+def assignment_json(problem: GroupProblem, owner: np.ndarray) -> dict[str, dict[str, list[int]]]:
+    """``owner`` as ``{member: {topic: [indices ascending]}}``, every member present.
+
+    Members and topics keep the problem's input order; topics a member got
+    nothing of are omitted.
+    """
+    owner = np.asarray(owner)
+    out: dict[str, dict[str, list[int]]] = {m: {} for m in problem.members}
+    assigned = np.flatnonzero(owner >= 0)
+    if len(assigned) == 0:
+        return out
+    # Sort by (member, global id); global ids already order topics and indices.
+    order = assigned[np.argsort(owner[assigned], kind="stable")]
+    members = owner[order]
+    topics = problem.partition_topic[order]
+    indices = problem.partition_index[order].tolist()
+    keys = members.astype(np.int64) * max(problem.num_topics, 1) + topics
+    cuts = np.flatnonzero(np.diff(keys)) + 1
+    starts = [0, *cuts.tolist()]
+    ends = [*cuts.tolist(), len(order)]
+    for s, e in zip(starts, ends):
+        out[problem.members[members[s]]][problem.topics[topics[s]]] = indices[s:e]
+    return out
+
+
+def owner_from_assignment(problem: GroupProblem, doc: Any, source: str = "<assignment>") -> np.ndarray:
+    """Parse an assignment JSON into an ``owner`` array (for scoring outside answers).
+
+    Raises
+    ------
+    ProblemError
+        Unknown member or topic, a partition out of range, or a partition given twice.
+    """
+    if not isinstance(doc, dict):
+        raise ProblemError("", "an assignment must be an object of member -> {topic: [partitions]}", source)
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    for member, topics in doc.items():
+        m = problem.member_index.get(member)
+        if m is None:
+            raise ProblemError(member, "not a member of the group", source)
+        if not isinstance(topics, dict):
+            raise ProblemError(member, "must be an object of topic -> partition list", source)
+        for topic, indices in topics.items():
+            field = f"{member}.{topic}"
+            if topic not in problem.topic_index:
+                raise ProblemError(field, "topic does not exist", source)
+            if not isinstance(indices, list):
+                raise ProblemError(field, "must be a list of partition indices", source)
+            for index in indices:
+                try:
+                    g = problem.global_id(topic, index) if type(index) is int else None
+                except IndexError:
+                    g = None
+                if g is None:
+                    raise ProblemError(field, f"partition {index!r} does not exist", source)
+                if owner[g] >= 0:
+                    raise ProblemError(
+                        field, f"partition {index} is also given to {problem.members[owner[g]]}", source
+                    )
+                owner[g] = m
+    return owner
+
+
+# ------------------------------------------------------------- placement JSON
+def reassignment_json(problem: PlacementProblem, replicas: np.ndarray) -> dict:
+    """The ``kafka-reassign-partitions --execute`` input, partitions in input order."""
+    replicas = np.asarray(replicas).tolist()
+    start = problem.replica_start.tolist()
+    entries = []
+    for p, (topic, index) in enumerate(zip(problem.topics, problem.partitions.tolist())):
+        brokers = replicas[start[p] : start[p + 1]]
+        entries.append(
+            {"topic": topic, "partition": index, "replicas": brokers, "log_dirs": ["any"] * len(brokers)}
+        )
+    return {"version": 1, "partitions": entries}

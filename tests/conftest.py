@@ -1,0 +1,30 @@
+"""Shared fixtures: one local Spark session for the whole run, deterministic hypothesis."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Deterministic property tests: the same code gives the same examples on every run.
+settings.register_profile(
+    "deterministic",
+    derandomize=True,
+    deadline=None,
+    max_examples=int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "100")),
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.load_profile("deterministic")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A ``local[2]`` Spark session shared by every Spark test (chispa style)."""
+    from experiments.spark import spark_session
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    session = spark_session("local[2]", app_name="rebalance-lab-tests")
+    yield session
+    session.stop()
