@@ -29,6 +29,10 @@ from problems import (
 
 SOLVER_BACKENDS = ("cpsat", "mip", "flow")
 
+#: Modules that add a subcommand of their own through ``register(subcommands)``,
+#: wired in when they exist (e.g. ``lags``, ``compare``, ``gate``).
+COMMAND_MODULES = ("experiments.lags", "experiments.compare", "experiments.gate")
+
 FORMATS = """\
 problem formats (JSON; see README.md and DESIGN.md section 2):
 
@@ -203,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
         reassign.add_argument("--max-moves", type=int, metavar="K", help="at most K replica moves (exact solvers)")
         reassign.add_argument("--report", action="store_true", help="print levels before/after on stderr")
         reassign.set_defaults(handler=_command_reassign)
+    for module in COMMAND_MODULES:
+        if _exists(module):
+            importlib.import_module(module).register(commands)
     return parser
 
 

@@ -1,0 +1,145 @@
+"""Ranked (lexicographic) objectives with OR-Tools CP-SAT, written once.
+
+Bound-and-resolve, as the OR-Tools samples rank objectives: minimise level 1;
+if proven optimal, constrain level 1 to its optimum and minimise level 2 with
+the previous solution as a hint; and so on.  One deadline covers all levels.
+If a level runs out of time the search stops there: the answer is the best
+solution found, status ``feasible``, and the bound is the proven lexicographic
+lower bound ``(v_1, ..., v_{i-1}, ceil(bound_i))``.  Only when every level is
+proven optimal is the status ``optimal``.
+
+Determinism: ``num_workers`` and ``random_seed`` are always set; with a time
+limit that is not reached, the same inputs give the same answer.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ortools.sat.python import cp_model
+
+_STATUS = {
+    cp_model.OPTIMAL: "optimal",
+    cp_model.FEASIBLE: "feasible",
+    cp_model.INFEASIBLE: "infeasible",
+    cp_model.UNKNOWN: "unknown",
+}
+
+
+@dataclass
+class Ranked:
+    """The outcome of :func:`solve_ranked`.
+
+    Attributes
+    ----------
+    status
+        ``optimal`` (every level proven), ``feasible``, ``infeasible`` or ``unknown``.
+    levels
+        The objective values of the returned solution, as CP-SAT computed them
+        (for cross-checks only: answers are re-scored by :mod:`problems`).
+    bound
+        Proven lexicographic lower bound (one entry per level reached).
+    seconds
+        Wall time of all solves.
+    """
+
+    status: str
+    levels: tuple[int, ...] = ()
+    bound: tuple[int, ...] | None = None
+    seconds: float = 0.0
+    _solution: list[int] = field(default_factory=list, repr=False)
+
+    @property
+    def has_solution(self) -> bool:
+        return bool(self._solution) or self.status in ("optimal", "feasible")
+
+    def value(self, expression) -> int:
+        """Value of a variable or linear expression in the returned solution."""
+        return _evaluate(expression, self._solution)
+
+
+def _evaluate(expression, solution: list[int]) -> int:
+    """Evaluate a linear expression over a solution vector (variables by proto index)."""
+    if isinstance(expression, (int, float)):
+        return int(expression)
+    if isinstance(expression, cp_model.IntVar):
+        return solution[expression.index]
+    flat = cp_model.FlatIntExpr(expression)
+    return int(flat.offset) + sum(c * solution[v.index] for v, c in zip(flat.vars, flat.coeffs))
+
+
+def solve_ranked(
+    model: cp_model.CpModel,
+    objectives: Sequence,
+    *,
+    time_limit: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
+    log: bool = False,
+) -> Ranked:
+    """Minimise ``objectives`` lexicographically on ``model`` (which it modifies).
+
+    Parameters
+    ----------
+    model
+        The CP-SAT model, with any hint already added for the first level.
+    objectives
+        Linear integer expressions, most important first.
+    time_limit
+        Seconds for all levels together.
+    workers, seed
+        ``num_workers`` and ``random_seed`` of every solve.
+    log
+        Print CP-SAT's search log.
+    """
+    started = time.perf_counter()
+    deadline = started + time_limit
+    solution: list[int] = []
+    levels: list[int] = []
+    for i, objective in enumerate(objectives):
+        model.minimize(objective)
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = max(0.01, deadline - time.perf_counter())
+        solver.parameters.num_workers = workers
+        solver.parameters.random_seed = seed
+        solver.parameters.log_search_progress = log
+        code = solver.solve(model)
+        status = _STATUS.get(code)
+        if status is None:
+            raise RuntimeError(f"CP-SAT rejected the model: {solver.status_name(code)} "
+                               f"{model.validate()}")
+        if status in ("infeasible", "unknown"):
+            if i == 0 or status == "infeasible":
+                return Ranked(status, seconds=time.perf_counter() - started)
+            # Out of time on a later level: keep the previous level's solution.
+            bound = (*levels, *_level_bound(solver))
+            return Ranked("feasible", _levels(objectives, solution), bound, time.perf_counter() - started, solution)
+        solution = list(solver.response_proto.solution)
+        if status == "feasible":
+            bound = (*levels, math.ceil(solver.best_objective_bound - 1e-9))
+            return Ranked("feasible", _levels(objectives, solution), bound, time.perf_counter() - started, solution)
+        value = round(solver.objective_value)
+        levels.append(value)
+        model.add(objective <= value)
+        model.clear_hints()
+        for index, hinted in enumerate(solution):
+            model.add_hint(model.get_int_var_from_proto_index(index), hinted)
+    return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, solution)
+
+
+def _level_bound(solver: cp_model.CpSolver) -> tuple[int, ...]:
+    bound = solver.best_objective_bound
+    return () if math.isinf(bound) or math.isnan(bound) else (math.ceil(bound - 1e-9),)
+
+
+def _levels(objectives: Sequence, solution: list[int]) -> tuple[int, ...]:
+    return tuple(_evaluate(objective, solution) for objective in objectives)
+
+
+def add_hint(model: cp_model.CpModel, pairs) -> None:
+    """Hint ``(variable, value)`` pairs (e.g. from a heuristic's answer)."""
+    for variable, hinted in pairs:
+        model.add_hint(variable, int(hinted))

@@ -1,0 +1,1 @@
+"""Min-cost-flow solvers for objectives that a flow solves exactly."""
