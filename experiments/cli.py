@@ -67,7 +67,8 @@ def module_name(strategy: str) -> str:
     return strategy.replace("-", "_")
 
 
-def _exists(module: str) -> bool:
+def module_exists(module: str) -> bool:
+    """Whether ``module`` can be imported (without importing it)."""
     try:
         return importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:
@@ -76,13 +77,13 @@ def _exists(module: str) -> bool:
 
 def available_strategies(family: Sequence[str]) -> list[str]:
     """The strategies of ``family`` whose heuristic module exists."""
-    return [s for s in family if _exists(f"heuristics.{module_name(s)}")]
+    return [s for s in family if module_exists(f"heuristics.{module_name(s)}")]
 
 
 def available_solvers(strategy: str) -> list[str]:
     """``heuristic`` plus every backend with a model of ``strategy``."""
     name = module_name(strategy)
-    return ["heuristic"] + [b for b in SOLVER_BACKENDS if _exists(f"models.{b}.{name}")]
+    return ["heuristic"] + [b for b in SOLVER_BACKENDS if module_exists(f"models.{b}.{name}")]
 
 
 def solver_function(strategy: str, solver: str) -> Callable[..., Any]:
@@ -97,15 +98,21 @@ class UsageError(Exception):
     """A command-line choice that does not fit the strategy or the problem."""
 
 
-def _call(function: Callable[..., Any], problem, options: dict[str, Any], strategy: str, solver: str):
-    accepted = inspect.signature(function).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+def call_with_options(function: Callable[..., Any], problem, options: dict[str, Any], *, strict: bool):
+    """Call ``function(problem, **options)`` with the options it takes.
+
+    Options set to ``None`` are not passed.  An option the function does not
+    take is a :class:`UsageError` when ``strict`` (the command line: a flag
+    must not be silently ignored) and left out otherwise (the harness passes
+    ``workers``/``seed`` to every solver).
+    """
+    parameters = inspect.signature(function).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     given = {k: v for k, v in options.items() if v is not None}
-    unknown = [k for k in given if k not in accepted and not takes_any]
-    if unknown:
-        flag = "--" + unknown[0].replace("_", "-")
-        raise UsageError(f"{flag} is not an option of --strategy {strategy} --solver {solver}")
-    return function(problem, **given)
+    unknown = [k for k in given if k not in parameters and not takes_any]
+    if unknown and strict:
+        raise UsageError(f"--{unknown[0].replace('_', '-')} is not an option of {function.__module__}")
+    return function(problem, **{k: v for k, v in given.items() if k not in unknown})
 
 
 # ----------------------------------------------------------------- commands
@@ -128,7 +135,7 @@ def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
         )
     function = solver_function(args.strategy, args.solver)
     started = time.perf_counter()
-    result = _call(function, problem, options, args.strategy, args.solver)
+    result = call_with_options(function, problem, options, strict=True)
     elapsed = time.perf_counter() - started
     if result.evaluation is not None and not result.evaluation.valid:
         print(f"warning: the answer breaks a hard constraint: {result.evaluation.violations[0]}", file=sys.stderr)
@@ -208,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
         reassign.add_argument("--report", action="store_true", help="print levels before/after on stderr")
         reassign.set_defaults(handler=_command_reassign)
     for module in COMMAND_MODULES:
-        if _exists(module):
+        if module_exists(module):
             importlib.import_module(module).register(commands)
     return parser
 

@@ -1,61 +1,122 @@
-"""Plain-pandas solving of a batch of problems: what the Spark job maps over.
+"""Solving scenarios in plain pandas: what the Spark job maps over.
 
-Kept free of Spark so that it runs and is tested in a plain Python session;
-:func:`experiments.jobs.score_problems` wraps it in ``mapInPandas``.
+For each scenario row: build the problem, run every heuristic judged on the
+scenario's objective (and its named variants) and every exact solver of that
+objective, with a time limit and one CP-SAT worker, and re-score every answer
+with :func:`problems.evaluate`.  A solver that crashes or runs out of time
+yields a row saying so (status ``error`` / ``unknown``), never a failed job.
+Free of Spark, so it runs and is tested in a plain Python session.
 """
 
 from __future__ import annotations
 
+import json
+import resource
 import time
+import traceback
+from importlib import metadata
 
 import pandas as pd
 
-from experiments.cli import solver_function
-from problems import OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, load_problem
+from experiments.cli import available_solvers, call_with_options, module_exists, solver_function
+from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
+from problems import OBJECTIVES, STRATEGY_OBJECTIVE, evaluate, load_problem
 
-#: Columns of the frame :func:`solve_frame` returns.
+#: Heuristics (strategy, variant) judged on each objective: the strategy's own
+#: heuristic, its named variants, and the Kafka baselines whose answers are
+#: valid under that objective's hard constraints.
+HEURISTICS: dict[str, list[tuple[str, str | None]]] = {
+    "sticky": [("range", None), ("roundrobin", None), ("sticky", None), ("sticky", "kafka-9987")],
+    "lag-aware": [("range", None), ("lag-aware", None)],
+    "stream-join": [("range", None), ("stream-join", None)],
+    "sticky-replica": [("kafka-default", None), ("sticky-replica", None)],
+}
+
+LEVELS = 4
+SCENARIO_COLUMNS = {
+    "scenario_id": "string", "family": "string", "objective": "string", "churn": "string",
+    "pattern": "string", "lags": "string", "partitions": "int64", "members": "int64", "topics": "int64",
+    "replication": "int64", "size": "int64", "seed": "int64",
+}
 RESULT_COLUMNS = {
-    "scenario": "string",
-    "strategy": "string",
-    "solver": "string",
-    "status": "string",
-    "valid": "bool",
-    "objective": "string",
-    "level1": "Int64",
-    "level2": "Int64",
-    "runtime_s": "float64",
-    "error": "string",
+    **SCENARIO_COLUMNS,
+    "strategy": "string", "variant": "string", "solver": "string", "role": "string",
+    "status": "string", "valid": "bool",
+    **{f"level{i}": "Int64" for i in range(1, LEVELS + 1)},
+    **{f"bound{i}": "Int64" for i in range(1, LEVELS + 1)},
+    "runtime_s": "float64", "peak_rss_mb": "float64", "time_limit_s": "float64",
+    "suite_version": "int64", "versions": "string", "error": "string",
 }
 
 
-def solve_row(scenario: str, problem_json: str, strategy: str, solver: str = "heuristic") -> dict:
-    """Solve one problem with one strategy and solver; score it with the evaluator."""
-    row = {"scenario": scenario, "strategy": strategy, "solver": solver}
-    try:
-        problem = load_problem(problem_json)
-    except ProblemError as error:
-        return {**row, "status": "error", "valid": False, "error": str(error)}
-    started = time.perf_counter()
-    result = solver_function(strategy, solver)(problem)
-    runtime = time.perf_counter() - started
-    objective = result.objective
-    levels = dict(zip(("level1", "level2"), objective))
-    names = OBJECTIVES[STRATEGY_OBJECTIVE[strategy]]
-    return {
-        **row,
-        **levels,
-        "status": result.status,
-        "valid": result.valid,
-        "objective": ",".join(f"{n}={v}" for n, v in zip(names, objective)),
-        "runtime_s": runtime,
-    }
+def _versions() -> str:
+    names = ("rebalance-lab", "ortools", "pulp", "numpy")
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return json.dumps(found, sort_keys=True)
 
 
-def solve_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Solve every row of ``frame`` (columns scenario, problem, strategy, solver)."""
-    rows = [
-        solve_row(r.scenario, r.problem, r.strategy, getattr(r, "solver", "heuristic"))
-        for r in frame.itertuples(index=False)
-    ]
+VERSIONS = _versions()
+
+
+def runs_for(objective: str) -> list[tuple[str, str | None, str]]:
+    """The (strategy, variant, solver) runs of an objective that exist in this checkout."""
+    runs = [(s, v, "heuristic") for s, v in HEURISTICS[objective]
+            if module_exists(f"heuristics.{s.replace('-', '_')}")]
+    runs += [(objective, None, b) for b in available_solvers(objective) if b != "heuristic"]
+    return runs
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
+    """Every run of ``scenario``: one row per (strategy, variant, solver)."""
+    base = {k: getattr(scenario, k, None) for k in SCENARIO_COLUMNS if k != "scenario_id"}
+    base.update(scenario_id=scenario.scenario_id, size=scenario.size, suite_version=SUITE_VERSION,
+                versions=VERSIONS, time_limit_s=float(time_limit))
+    problem = load_problem(build_problem(scenario))
+    names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.objective]]
+    rows = []
+    for strategy, variant, solver in runs_for(scenario.objective):
+        row = {**base, "strategy": strategy, "variant": variant or "", "solver": solver,
+               "role": "heuristic" if solver == "heuristic" else "exact"}
+        options = {"variant": variant, "time_limit": time_limit, "workers": 1, "seed": 0}
+        try:
+            function = solver_function(strategy, solver)
+            started = time.perf_counter()
+            result = call_with_options(function, problem, options, strict=False)
+            row["runtime_s"] = time.perf_counter() - started
+            row["peak_rss_mb"] = _peak_rss_mb()
+            row["status"] = result.status
+            row["valid"] = False
+            if result.answer is not None:
+                # Judged on the scenario's objective (range on sticky, kafka-default on sticky-replica, ...).
+                verdict = evaluate(problem, result.answer, scenario.objective)
+                row["valid"] = verdict.valid
+                for i, value in enumerate(verdict.objective[:LEVELS], start=1):
+                    row[f"level{i}"] = value
+            for i, value in enumerate((result.bound or ())[: len(names)], start=1):
+                row[f"bound{i}"] = value
+        except Exception as error:  # a crashing solver is a row, not a failed job
+            last = traceback.extract_tb(error.__traceback__)[-1]
+            row.update(status="error", valid=False,
+                       error=f"{type(error).__name__}: {error} ({last.filename.rsplit('/', 1)[-1]}:{last.lineno})")
+        rows.append(row)
+    return rows
+
+
+def solve_frame(frame: pd.DataFrame, time_limit: float) -> pd.DataFrame:
+    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`)."""
+    rows: list[dict] = []
+    fields = Scenario.__dataclass_fields__
+    for record in frame.to_dict("records"):
+        scenario = Scenario(**{k: record[k] for k in fields})
+        rows.extend(solve_scenario(scenario, time_limit))
     out = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     return out.astype(RESULT_COLUMNS)

@@ -354,7 +354,9 @@ def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strat
     violations = _group_validity(problem, answer) if kind != "stream-join" else []
     if kind == "stream-join":
         numbers, violations = number_owners(problem, answer)
-        wrong_topic = (answer >= 0) & ~problem.subscribes[np.maximum(answer, 0), problem.partition_topic]
+        assigned = np.flatnonzero(answer >= 0)
+        wrong_topic = np.zeros(len(answer), dtype=bool)
+        wrong_topic[assigned] = ~problem.subscribes[answer[assigned], problem.partition_topic[assigned]]
         violations += _examples(wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber")
         counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
         objective = (_sum_squares(counts), moves(previous_number_owners(problem), numbers))

@@ -160,7 +160,7 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, lo
         if status == "feasible":
             bound = (*levels, *([] if dual is None else [math.ceil(dual - 1e-6)]))
             return Ranked("feasible", _levels(objectives, values), bound, time.perf_counter() - started, values)
-        value = round(pulp.value(objective))
+        value = _levels([objective], values)[0]  # pulp.value() is None for an objective without variables
         levels.append(value)
         problem += (objective <= value, f"_ranked_level_{i + 1}")
     return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, values)

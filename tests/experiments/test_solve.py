@@ -1,24 +1,40 @@
-"""Tests of experiments.solve, the plain-pandas function the Spark job maps over."""
+"""Tests of experiments.solve: the plain-pandas function the Spark job maps over, without Spark."""
 
 from __future__ import annotations
 
-import pandas as pd
+import heuristics.roundrobin as roundrobin_assignor
+from experiments.scenarios import Scenario, suite
+from experiments.solve import RESULT_COLUMNS, runs_for, solve_frame, solve_scenario
+from experiments.pipeline import scenario_frame
 
-from experiments.solve import RESULT_COLUMNS, solve_frame
 
-
-def test_solve_frame_scores_each_row_with_the_evaluator():
-    """Tests that each (problem, strategy) row is solved and re-scored, and a bad problem yields an error row."""
-    problem = '{"topics": {"t0": 3}, "members": [{"id": "c_0", "topics": ["t0"]}, {"id": "c_1", "topics": ["t0"]}]}'
-    frame = pd.DataFrame([
-        {"scenario": "kip169", "problem": problem, "strategy": "range", "solver": "heuristic"},
-        {"scenario": "kip169", "problem": problem, "strategy": "roundrobin", "solver": "heuristic"},
-        {"scenario": "broken", "problem": '{"topics": {"t0": -1}, "members": []}', "strategy": "range",
-         "solver": "heuristic"},
-    ])
-    out = solve_frame(frame)
+def test_solve_frame_gives_one_typed_row_per_run():
+    """Tests that each smoke scenario yields one row per available run, typed as RESULT_COLUMNS."""
+    scenarios = suite("smoke")
+    out = solve_frame(scenario_frame(scenarios), time_limit=2)
     assert list(out.columns) == list(RESULT_COLUMNS)
-    assert out["level1"].tolist()[:2] == [5, 5] and out["level2"].tolist()[:2] == [0, 0]
-    assert out["valid"].tolist() == [True, True, False]
-    assert out["status"].tolist() == ["heuristic", "heuristic", "error"]
-    assert "topics.t0" in out["error"][2]
+    expected = sum(len(runs_for(s.objective)) for s in scenarios)
+    assert len(out) == expected
+    assert not out.duplicated(["scenario_id", "strategy", "variant", "solver"]).any()
+    baselines = out[out["strategy"].isin(["range", "roundrobin"]) & (out["objective"] == "sticky")]
+    assert len(baselines) == 4 and baselines["valid"].all() and (baselines["status"] == "heuristic").all()
+
+
+def test_rows_are_scored_on_the_scenarios_objective():
+    """Tests that range is judged on the sticky objective (sum of squares, moves) by the evaluator."""
+    scenario = Scenario("group", "sticky", "member-leaves", 12, 3, 2, seed=1)
+    rows = {(r["strategy"], r["solver"]): r for r in solve_scenario(scenario, 2)}
+    assert rows["range", "heuristic"]["level1"] == 3 * 4 * 4  # 12 partitions, 3 members
+    assert rows["range", "heuristic"]["level2"] == 6
+
+
+def test_a_crashing_solver_is_a_row_not_a_failed_job(monkeypatch):
+    """Tests that an exception inside a solver becomes a row with status 'error' and the message."""
+    def broken(problem):
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(roundrobin_assignor, "assign", broken)
+    rows = solve_scenario(Scenario("group", "sticky", "fresh", 6, 2, 1, seed=1), 2)
+    failed = [r for r in rows if r["strategy"] == "roundrobin"]
+    assert failed[0]["status"] == "error" and "solver exploded" in failed[0]["error"]
+    assert any(r["strategy"] == "range" and r["status"] == "heuristic" for r in rows)

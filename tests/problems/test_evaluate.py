@@ -182,6 +182,13 @@ def test_stream_join_zombie_with_older_epoch_loses_its_claims():
     assert previous_number_owners(problem).tolist() == [0, 0, 1]
 
 
+def test_stream_join_group_without_members():
+    """Tests that a group with partitions but no members scores the empty answer (it used to raise IndexError)."""
+    problem = group({"t": 2})
+    verdict = evaluate(problem, np.array([-1, -1]), "stream-join")
+    assert verdict.valid and verdict.objective == (0, 0)
+
+
 # ---------------------------------------------------------------- replicas
 TWO_MOVE = {
     "brokers": [{"id": 1, "rack": "r1"}, {"id": 2, "rack": "r1"}, {"id": 3, "rack": "r2"}, {"id": 4, "rack": "r2"}],

@@ -1,0 +1,47 @@
+"""``rebalance-lab compare``: run a suite on Spark, analyse the gaps, write the report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from experiments.gap import gaps, headline
+from experiments.pipeline import TIME_LIMITS, load_results, run_suite
+from experiments.report import write_report
+from experiments.scenarios import SUITES
+
+
+def register(subcommands) -> None:
+    """Add the ``compare`` subcommand to the command line."""
+    parser = subcommands.add_parser(
+        "compare", help="run a scenario suite on Spark and report every heuristic's gap to optimal",
+        description="Run a scenario suite as a Spark job (resumable with --run-id), write one Parquet row per "
+        "(scenario, strategy, solver) under OUT/results/, print the headline table and write an HTML report "
+        "under OUT/report/.",
+    )
+    parser.add_argument("--suite", default="default", choices=SUITES, help="scenario suite (default: default)")
+    parser.add_argument("--master", help="Spark master, e.g. local[2] or spark://host:7077 (default local[*])")
+    parser.add_argument("--out", default="results", help="output folder (default: results)")
+    parser.add_argument("--run-id", help="resume this run (only scenarios not yet written are solved)")
+    parser.add_argument("--time-limit", type=float, metavar="SEC",
+                        help="seconds per exact solver and scenario (default per suite: "
+                        + ", ".join(f"{k} {v:g}" for k, v in TIME_LIMITS.items()) + ")")
+    parser.add_argument("--batch-size", type=int, help="scenarios per atomically written batch")
+    parser.add_argument("--limit", type=int, help="solve at most this many pending scenarios now")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    info = run_suite(args.suite, out, run_id=args.run_id, master=args.master, batch_size=args.batch_size,
+                     time_limit=args.time_limit, limit=args.limit, progress=not args.no_progress)
+    print(f"run {info.run_id}: {info.computed} scenarios solved now, {info.skipped} already done, "
+          f"{info.scenarios} in suite {args.suite}; rows in {info.folder}", file=sys.stderr)
+    rows = load_results(info.folder)
+    table = headline(gaps(rows))
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    report = write_report(rows, out / "report" / f"{args.suite}-{info.run_id}", str(info.folder))
+    print(f"report: {report}", file=sys.stderr)
+    return 0

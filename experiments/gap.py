@@ -1,0 +1,119 @@
+"""Gap analysis: how far each heuristic falls short of the exact optimum.
+
+Heuristic rows are joined to the exact reference of the same scenario.  The
+reference is an exact row with status ``optimal`` when there is one (all
+optimal rows of a scenario must agree: :func:`disagreements` lists those that
+do not); otherwise the lexicographically best ``feasible`` row, whose proven
+bound turns the level-1 gap into an interval ``[H - E, H - B]`` (H heuristic,
+E incumbent, B bound).  Everything here is plain pandas over the Parquet rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+LEVELS = 4
+LEVEL = [f"level{i}" for i in range(1, LEVELS + 1)]
+
+
+def label(rows: pd.DataFrame) -> pd.Series:
+    """``strategy`` or ``strategy[variant]``: the name of a heuristic run."""
+    variant = rows["variant"].fillna("")
+    return rows["strategy"].where(variant == "", rows["strategy"] + "[" + variant + "]")
+
+
+def _lexicographic_key(frame: pd.DataFrame) -> list[str]:
+    return [c for c in LEVEL if c in frame and frame[c].notna().any()]
+
+
+def reference(rows: pd.DataFrame) -> pd.DataFrame:
+    """One exact reference row per scenario (optimal preferred, then lexicographically best)."""
+    exact = rows[(rows["role"] == "exact") & rows["status"].isin(["optimal", "feasible"]) & rows["valid"]].copy()
+    if exact.empty:
+        return pd.DataFrame(columns=["scenario_id", "ref_status", "ref_solver", *[f"ref_{c}" for c in LEVEL],
+                                     "ref_bound1"])
+    exact["_rank"] = (exact["status"] != "optimal").astype(int)
+    exact = exact.sort_values(["scenario_id", "_rank", *_lexicographic_key(exact)])
+    best_bound = exact.groupby("scenario_id")["bound1"].max().rename("ref_bound1")
+    best = exact.drop_duplicates("scenario_id").set_index("scenario_id")
+    out = best[["status", "solver", *LEVEL]].rename(
+        columns={"status": "ref_status", "solver": "ref_solver", **{c: f"ref_{c}" for c in LEVEL}})
+    return out.join(best_bound).reset_index()
+
+
+def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
+    """Scenarios where two exact solvers both claim ``optimal`` with different levels (a bug if any)."""
+    optimal = rows[(rows["role"] == "exact") & (rows["status"] == "optimal")]
+    key = _lexicographic_key(optimal)
+    if optimal.empty or not key:
+        return optimal.iloc[0:0]
+    spread = optimal.groupby("scenario_id")[key].nunique(dropna=False)
+    bad = spread[(spread > 1).any(axis=1)].index
+    return optimal[optimal["scenario_id"].isin(bad)]
+
+
+def gaps(rows: pd.DataFrame) -> pd.DataFrame:
+    """Heuristic rows with their gap to the reference, per level, absolute and relative."""
+    heuristic = rows[rows["role"] == "heuristic"].copy()
+    heuristic["heuristic"] = label(heuristic)
+    merged = heuristic.merge(reference(rows), on="scenario_id", how="left")
+    for i, column in enumerate(LEVEL, start=1):
+        value = _floats(merged[column])
+        ref = _floats(merged[f"ref_{column}"])
+        gap = value - ref
+        with np.errstate(divide="ignore", invalid="ignore"):
+            relative = np.where(ref > 0, gap / ref, np.where(gap == 0, 0.0, np.inf))
+        merged[f"gap{i}"] = gap
+        merged[f"rel_gap{i}"] = np.where(np.isnan(gap), np.nan, relative)
+    # Level-1 interval: exact where the reference is optimal, [H - E, H - B] where it is only feasible.
+    optimal_reference = np.asarray(merged["ref_status"].astype(object) == "optimal", dtype=bool)
+    merged["gap1_low"] = merged["gap1"]
+    merged["gap1_high"] = np.where(optimal_reference, merged["gap1"],
+                                   _floats(merged["level1"]) - _floats(merged["ref_bound1"]))
+    present = [c for c in LEVEL if merged[c].notna().any()]
+    equal = np.ones(len(merged), dtype=bool)
+    for column in present:
+        equal &= _floats(merged[column]) == _floats(merged[f"ref_{column}"])
+    merged["heuristic_optimal"] = equal & optimal_reference
+    return merged
+
+
+def _floats(column: pd.Series) -> np.ndarray:
+    """A nullable integer column as floats, NaN where missing."""
+    return pd.to_numeric(column, errors="coerce").astype("float64").to_numpy()
+
+
+def _p95(values: pd.Series) -> float:
+    values = values.dropna()
+    return float(np.percentile(values, 95)) if len(values) else np.nan
+
+
+def summary(gap_rows: pd.DataFrame, by: tuple[str, ...] = ("family", "objective", "heuristic", "churn", "size")) -> pd.DataFrame:
+    """Mean, p95 and max of the level-1 relative gap; share of scenarios solved optimally; validity."""
+    compared = gap_rows[gap_rows["ref_status"].notna()]
+    grouped = gap_rows.groupby(list(by), dropna=False)
+    out = pd.DataFrame({
+        "scenarios": grouped["scenario_id"].nunique(),
+        "valid": grouped["valid"].mean(),
+        "mean_rel_gap1": compared.groupby(list(by), dropna=False)["rel_gap1"].mean(),
+        "p95_rel_gap1": compared.groupby(list(by), dropna=False)["rel_gap1"].agg(_p95),
+        "max_rel_gap1": compared.groupby(list(by), dropna=False)["rel_gap1"].max(),
+        "mean_gap2": compared.groupby(list(by), dropna=False)["gap2"].mean(),
+        "share_optimal": compared.groupby(list(by), dropna=False)["heuristic_optimal"].mean(),
+        "mean_runtime_s": grouped["runtime_s"].mean(),
+    })
+    return out.reset_index()
+
+
+def headline(gap_rows: pd.DataFrame) -> pd.DataFrame:
+    """The headline table: one line per objective and heuristic."""
+    return summary(gap_rows, by=("objective", "heuristic"))
+
+
+def runtime_scaling(rows: pd.DataFrame) -> pd.DataFrame:
+    """Median runtime per (objective, strategy, solver, size): for log-log plots."""
+    frame = rows[rows["status"] != "error"].copy()
+    frame["run"] = label(frame) + "/" + frame["solver"]
+    return (frame.groupby(["objective", "run", "role", "size"])["runtime_s"].median()
+            .rename("median_runtime_s").reset_index())

@@ -1,0 +1,278 @@
+"""Scenario suites: deterministic, versioned lists of problems to compare solvers on.
+
+A :class:`Scenario` names a family (consumer group or replica placement), the
+objective (strategy) it is judged on, its sizes, subscription pattern, lag
+distribution, churn event and seed.  :func:`build_problem` turns it into a
+problem document, the same on every machine: all randomness comes from
+``numpy.random.default_rng(seed)`` (PCG64, stable across platforms and numpy
+versions), and previous assignments come from Kafka's own range / round-robin
+assignors run on the group as it was before the churn event.
+
+Suites (``SUITES``): ``smoke`` (seconds, for tests), ``gate`` (about a minute,
+for CI), ``default`` (the main job), ``scale`` (large, for a cluster).
+``SUITE_VERSION`` changes whenever any suite's scenarios change.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+import heuristics.range as range_assignor
+import heuristics.roundrobin as roundrobin_assignor
+from problems import load_problem
+
+SUITE_VERSION = 1
+
+GROUP_CHURN = ("fresh", "member-joins", "member-leaves", "several-leave", "topic-added", "topic-deleted",
+               "partitions-added", "zombie")
+PLACEMENT_CHURN = ("broker-removed", "broker-added", "rack-added")
+PATTERNS = ("equal", "random-subsets", "few-topics", "one-odd")
+LAGS = ("zero", "uniform", "zipf", "hot")
+
+GENERATION = 5  # generation of the previous assignment (a zombie claims with GENERATION - 2)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One problem of a suite.
+
+    Attributes
+    ----------
+    family
+        ``group`` or ``placement``.
+    objective
+        The strategy whose objective judges every answer: ``sticky`` (also the
+        yardstick of range and round robin), ``lag-aware``, ``stream-join`` or
+        ``sticky-replica`` (also the yardstick of kafka-default).
+    churn
+        What happened since the previous assignment (``GROUP_CHURN`` / ``PLACEMENT_CHURN``).
+    partitions, members, topics
+        Group sizes (partitions in total, spread over ``topics``); for a
+        placement ``partitions`` and ``members`` = brokers, ``topics`` = racks
+        (0 = rack-unaware), ``replication`` the replication factor.
+    pattern, lags
+        Subscription pattern and lag distribution (groups).
+    seed
+        Random seed of the instance.
+    """
+
+    family: str
+    objective: str
+    churn: str
+    partitions: int
+    members: int
+    topics: int
+    seed: int
+    pattern: str = "equal"
+    lags: str = "zero"
+    replication: int = 0
+
+    @property
+    def scenario_id(self) -> str:
+        detail = (f"{self.pattern}-{self.lags}" if self.family == "group" else f"rf{self.replication}")
+        return (f"{self.objective}/{self.churn}/{detail}/"
+                f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}")
+
+    @property
+    def size(self) -> int:
+        """Items to place: partitions (groups) or replicas (placements)."""
+        return self.partitions * (self.replication if self.family == "placement" else 1)
+
+    def as_row(self) -> dict:
+        return {"scenario_id": self.scenario_id, "size": self.size, **asdict(self)}
+
+
+# ===================================================================== groups
+def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int], list[dict]]:
+    """Topics and members (with subscriptions) of the group after the churn event."""
+    names = [f"topic{t:02d}" for t in range(s.topics)]
+    counts = np.full(s.topics, s.partitions // s.topics, dtype=np.int64)
+    counts[: s.partitions % s.topics] += 1
+    if s.objective == "stream-join":  # co-partitioned topics: equal partition counts
+        counts[:] = max(1, s.partitions // s.topics)
+    topics = dict(zip(names, counts.tolist()))
+    members = []
+    for m in range(s.members):
+        if s.pattern == "equal" or s.objective == "stream-join":
+            subscription = names
+        elif s.pattern == "random-subsets":
+            chosen = rng.random(s.topics) < 0.5
+            chosen[rng.integers(s.topics)] = True
+            subscription = [n for n, c in zip(names, chosen) if c]
+        elif s.pattern == "few-topics":
+            k = int(rng.integers(1, min(3, s.topics) + 1))
+            subscription = sorted(rng.choice(names, size=k, replace=False).tolist())
+        elif s.pattern == "one-odd":
+            subscription = names[:1] if m == s.members - 1 else names
+        else:
+            raise ValueError(f"unknown subscription pattern {s.pattern!r}")
+        members.append({"id": f"consumer{m:04d}", "topics": list(subscription)})
+    return topics, members
+
+
+def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.random.Generator):
+    """The group before the churn event, and who owned what (Kafka's range / round robin)."""
+    before_topics = dict(topics)
+    before_members = [dict(m) for m in members]
+    if s.churn == "member-joins":
+        before_members = before_members[:-1]
+    elif s.churn in ("member-leaves", "several-leave"):
+        extra = 1 if s.churn == "member-leaves" else max(2, s.members // 4)
+        for i in range(extra):
+            before_members.append({"id": f"left{i:03d}", "topics": list(before_members[0]["topics"])})
+    elif s.churn == "topic-added":
+        newest = list(topics)[-1]
+        before_topics.pop(newest)
+        for m in before_members:
+            m["topics"] = [t for t in m["topics"] if t != newest] or list(before_topics)[:1]
+    elif s.churn == "topic-deleted":
+        before_topics["deleted-topic"] = max(1, s.partitions // max(s.topics, 1))
+        for m in before_members:
+            m["topics"] = [*m["topics"], "deleted-topic"]
+    elif s.churn == "partitions-added":
+        first = list(topics)[0]
+        before_topics[first] = max(1, topics[first] // 2)
+    assignor = range_assignor if s.objective == "stream-join" else roundrobin_assignor
+    before = assignor.assign(load_problem({"topics": before_topics, "members": before_members}))
+    return before.assignment
+
+
+def _lags(s: Scenario, topics: dict[str, int], rng: np.random.Generator) -> dict[str, list[int]] | None:
+    if s.objective != "lag-aware":
+        return None
+    out = {}
+    for name, count in topics.items():
+        if s.lags == "zero":
+            values = np.zeros(count, dtype=np.int64)
+        elif s.lags == "uniform":
+            values = rng.integers(0, 100_000, size=count)
+        elif s.lags == "zipf":
+            values = np.minimum(rng.zipf(1.5, size=count), 10**6) * 100
+        elif s.lags == "hot":
+            values = rng.integers(0, 1_000, size=count)
+        else:
+            raise ValueError(f"unknown lag distribution {s.lags!r}")
+        out[name] = [int(v) for v in values]
+    if s.lags == "hot" and topics:
+        hot = max(topics, key=topics.get)
+        if topics[hot]:
+            out[hot][int(rng.integers(topics[hot]))] = 10**6
+    return out
+
+
+def _group_document(s: Scenario) -> dict:
+    rng = np.random.default_rng(s.seed)
+    topics, members = _group_state(s, rng)
+    if s.churn != "fresh":
+        owned = _previous(s, topics, members, rng)
+        for member in members:
+            if owned.get(member["id"]):
+                member["owned"] = owned[member["id"]]
+                member["generation"] = GENERATION
+        if s.churn == "zombie" and len(members) >= 2:
+            # A member that missed a rebalance: it still claims the first member's
+            # partitions, with an older generation (KIP-341 / KIP-315 epochs).
+            victim, zombie = members[0], members[-1]
+            zombie["owned"] = {t: sorted(set(zombie.get("owned", {}).get(t, [])) | set(ps))
+                               for t, ps in {**zombie.get("owned", {}), **victim.get("owned", {})}.items()}
+            zombie["generation"] = GENERATION - 2
+    doc = {"topics": topics, "members": members}
+    lags = _lags(s, topics, rng)
+    if lags is not None:
+        doc["lags"] = lags
+    return doc
+
+
+# ================================================================= placements
+def _placement_document(s: Scenario) -> dict:
+    rng = np.random.default_rng(s.seed)
+    racks = s.topics
+    brokers = [{"id": b + 1, **({"rack": f"rack{b % racks}"} if racks else {})} for b in range(s.members)]
+    # The placement before the event: replicas dealt round the brokers from a random
+    # start, each next replica on the next broker of the list (a rack-alternating list).
+    ids = [b["id"] for b in brokers]
+    start = int(rng.integers(len(ids)))
+    partitions = []
+    topic_count = max(1, s.partitions // 8)
+    for p in range(s.partitions):
+        first = (start + p) % len(ids)
+        replicas = [ids[(first + r) % len(ids)] for r in range(s.replication)]
+        partitions.append({"topic": f"topic{p % topic_count:02d}", "partition": p // topic_count,
+                           "replicas": replicas})
+    if s.churn == "broker-removed":
+        removed = rng.choice(len(brokers), size=min(2, len(brokers) - s.replication), replace=False)
+        brokers = [b for i, b in enumerate(brokers) if i not in set(removed.tolist())]
+    elif s.churn == "broker-added":
+        for extra in range(2):
+            brokers.append({"id": s.members + extra + 1, **({"rack": f"rack{extra % racks}"} if racks else {})})
+    elif s.churn == "rack-added":
+        for extra in range(2):
+            brokers.append({"id": s.members + extra + 1, **({"rack": f"rack{racks}"} if racks else {})})
+    return {"brokers": brokers, "partitions": partitions}
+
+
+def build_problem(scenario: Scenario) -> dict:
+    """The problem document of ``scenario`` (deterministic in the scenario alone)."""
+    if scenario.family == "placement":
+        return _placement_document(scenario)
+    return _group_document(scenario)
+
+
+# ===================================================================== suites
+def _groups(objectives, churns, sizes, seeds, patterns=("equal",), lags=("zero",)):
+    for objective, churn, (p, m, t), seed, pattern in itertools.product(objectives, churns, sizes, seeds, patterns):
+        for lag in (lags if objective == "lag-aware" else ("zero",)):
+            yield Scenario("group", objective, churn, p, m, t, seed, pattern if objective != "stream-join" else "equal",
+                           lag)
+
+
+def _placements(churns, sizes, seeds):
+    for churn, (p, b, r, rf), seed in itertools.product(churns, sizes, seeds):
+        yield Scenario("placement", "sticky-replica", churn, p, b, r, seed, replication=rf)
+
+
+def _unique(scenarios) -> list[Scenario]:
+    return list(dict.fromkeys(scenarios))
+
+
+def suite(name: str) -> list[Scenario]:
+    """The scenarios of suite ``name`` (``smoke``, ``gate``, ``default``, ``scale``)."""
+    if name == "smoke":
+        return _unique([
+            *_groups(["sticky"], ["fresh", "member-leaves"], [(12, 3, 2)], [1]),
+            *_groups(["lag-aware"], ["fresh"], [(8, 3, 2)], [1], lags=("zipf",)),
+            *_groups(["stream-join"], ["member-leaves"], [(12, 3, 2)], [1]),
+            *_placements(["broker-removed"], [(6, 4, 2, 2)], [1]),
+        ])
+    if name == "gate":
+        return _unique([
+            *_groups(["sticky"], GROUP_CHURN, [(24, 4, 3), (60, 7, 4)], [1, 2], patterns=("equal", "random-subsets")),
+            *_groups(["lag-aware"], ["fresh", "member-joins"], [(12, 3, 2), (30, 5, 3)], [1, 2],
+                     patterns=("equal",), lags=("uniform", "zipf", "hot")),
+            *_groups(["stream-join"], ["fresh", "member-joins", "member-leaves", "zombie", "topic-added"],
+                     [(24, 4, 3)], [1, 2]),
+            *_placements(PLACEMENT_CHURN, [(12, 6, 2, 3), (24, 9, 3, 3)], [1, 2]),
+        ])
+    if name == "default":
+        return _unique([
+            *_groups(["sticky"], GROUP_CHURN, [(12, 3, 2), (200, 10, 5), (2000, 100, 20)], [1, 2, 3],
+                     patterns=PATTERNS),
+            *_groups(["lag-aware"], ["fresh", "member-joins", "member-leaves"], [(12, 3, 2), (60, 6, 3), (200, 10, 5)],
+                     [1, 2], patterns=("equal", "few-topics"), lags=LAGS),
+            *_groups(["stream-join"], GROUP_CHURN, [(24, 4, 3), (300, 10, 3), (2000, 50, 5)], [1, 2]),
+            *_placements(PLACEMENT_CHURN, [(12, 4, 2, 2), (60, 9, 3, 3), (300, 12, 3, 3), (1000, 30, 3, 3)], [1, 2]),
+        ])
+    if name == "scale":
+        return _unique([
+            *_groups(["sticky"], GROUP_CHURN, [(100_000, 1000, 100), (1_000_000, 2000, 500)], [1],
+                     patterns=("equal", "one-odd")),
+            *_groups(["stream-join"], ["member-leaves", "zombie"], [(50_000, 500, 5)], [1]),
+            *_placements(PLACEMENT_CHURN, [(10_000, 100, 5, 3)], [1]),
+        ])
+    raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
+
+
+SUITES = ("smoke", "gate", "default", "scale")

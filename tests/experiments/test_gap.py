@@ -1,0 +1,67 @@
+"""Tests of experiments.gap on hand-made rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from experiments.gap import disagreements, gaps, headline
+
+
+def row(scenario, strategy, solver, status, levels, bound=None, valid=True, variant=""):
+    out = {"scenario_id": scenario, "family": "group", "objective": "sticky", "churn": "fresh", "size": 10,
+           "strategy": strategy, "variant": variant, "solver": solver,
+           "role": "heuristic" if solver == "heuristic" else "exact", "status": status, "valid": valid,
+           "runtime_s": 0.1}
+    for i in range(1, 5):
+        out[f"level{i}"] = levels[i - 1] if i <= len(levels) else pd.NA
+        out[f"bound{i}"] = (bound[i - 1] if bound and i <= len(bound) else pd.NA)
+    return out
+
+
+def frame(*rows):
+    out = pd.DataFrame(rows)
+    for i in range(1, 5):
+        out[f"level{i}"] = out[f"level{i}"].astype("Int64")
+        out[f"bound{i}"] = out[f"bound{i}"].astype("Int64")
+    return out
+
+
+def test_gap_against_an_optimal_reference():
+    """Tests absolute and relative gaps per level and the 'heuristic is optimal' flag."""
+    rows = frame(
+        row("a", "sticky", "heuristic", "heuristic", [110, 5]),
+        row("a", "sticky", "heuristic", "heuristic", [100, 2], variant="kafka-9987"),
+        row("a", "sticky", "cpsat", "optimal", [100, 2], bound=[100, 2]),
+        row("a", "sticky", "mip", "optimal", [100, 2], bound=[100, 2]),
+    )
+    out = gaps(rows).set_index("heuristic")
+    assert out.loc["sticky", "gap1"] == 10 and out.loc["sticky", "rel_gap1"] == 0.1
+    assert out.loc["sticky", "gap2"] == 3
+    assert not out.loc["sticky", "heuristic_optimal"] and out.loc["sticky[kafka-9987]", "heuristic_optimal"]
+    assert disagreements(rows).empty
+
+
+def test_feasible_reference_gives_an_interval_from_its_bound():
+    """Tests that a merely feasible exact side turns the level-1 gap into [H - E, H - B]."""
+    rows = frame(row("b", "sticky", "heuristic", "heuristic", [120, 0]),
+                 row("b", "sticky", "cpsat", "feasible", [110, 3], bound=[95]))
+    out = gaps(rows).iloc[0]
+    assert (out["gap1_low"], out["gap1_high"]) == (10, 25)
+    assert not out["heuristic_optimal"]
+
+
+def test_optimal_solvers_that_disagree_are_flagged():
+    """Tests that two 'optimal' exact rows with different values are reported."""
+    rows = frame(row("c", "sticky", "cpsat", "optimal", [50, 1]), row("c", "sticky", "flow", "optimal", [50, 2]))
+    assert set(disagreements(rows)["solver"]) == {"cpsat", "flow"}
+
+
+def test_headline_and_no_reference():
+    """Tests that a heuristic without any exact reference has no gap, and the headline counts it."""
+    rows = frame(row("d", "range", "heuristic", "heuristic", [40, 0]),
+                 row("e", "range", "heuristic", "heuristic", [30, 0]),
+                 row("e", "sticky", "cpsat", "optimal", [27, 0]))
+    table = headline(gaps(rows)).set_index("heuristic")
+    assert table.loc["range", "scenarios"] == 2
+    assert np.isclose(table.loc["range", "mean_rel_gap1"], 3 / 27)
