@@ -1,0 +1,126 @@
+"""``rebalance-lab gate``: the CI regression gate on heuristic quality.
+
+Runs the ``gate`` suite in-process (the same :func:`experiments.solve.solve_frame`
+the Spark job maps, without starting Spark), computes each heuristic's gap
+statistics against the proven optima, and compares them with a committed
+baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse,
+0 otherwise; ``--update`` rewrites the baseline.
+
+Only scenarios whose exact reference is proven ``optimal`` count, so the
+statistics do not depend on how far a time-limited solver got; heuristics are
+deterministic, so the statistics are exactly reproducible and the tolerance
+(``TOLERANCE``) only absorbs floating-point noise.  Worse means: a lower share
+of valid answers, a higher mean or max relative level-1 gap, a higher mean
+level-2 gap, a lower share of optimal answers, or a heuristic that is gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from experiments.gap import gaps
+from experiments.pipeline import TIME_LIMITS
+from experiments.scenarios import SUITE_VERSION, suite
+from experiments.solve import solve_scenario, RESULT_COLUMNS
+
+BASELINE = Path(__file__).parents[1] / "baselines" / "gate.json"
+TOLERANCE = 1e-9
+#: Statistic -> +1 when higher is worse, -1 when lower is worse.
+DIRECTION = {"valid": -1, "mean_rel_gap1": +1, "max_rel_gap1": +1, "mean_gap2": +1, "share_optimal": -1}
+
+
+def gate_rows(suite_name: str = "gate", time_limit: float | None = None, progress: bool = True) -> pd.DataFrame:
+    """Solve every scenario of the suite in this process."""
+    limit = TIME_LIMITS.get(suite_name, 5.0) if time_limit is None else time_limit
+    rows = []
+    for scenario in tqdm(suite(suite_name), desc=f"gate ({suite_name})", unit="scenario", disable=not progress):
+        rows.extend(solve_scenario(scenario, limit))
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS)).astype(RESULT_COLUMNS)
+
+
+def statistics(rows: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Per ``objective/heuristic``: validity and gap statistics over proven-optimal scenarios."""
+    gap_rows = gaps(rows)
+    proven = gap_rows[gap_rows["ref_status"].astype(object) == "optimal"]
+    stats: dict[str, dict[str, float]] = {}
+    for (objective, heuristic), group in gap_rows.groupby(["objective", "heuristic"]):
+        compared = proven[(proven["objective"] == objective) & (proven["heuristic"] == heuristic)]
+        stats[f"{objective}/{heuristic}"] = {
+            "scenarios": int(group["scenario_id"].nunique()),
+            "compared": int(len(compared)),
+            "valid": float(group["valid"].mean()),
+            "mean_rel_gap1": float(compared["rel_gap1"].mean()) if len(compared) else 0.0,
+            "max_rel_gap1": float(compared["rel_gap1"].max()) if len(compared) else 0.0,
+            "mean_gap2": float(compared["gap2"].fillna(0).mean()) if len(compared) else 0.0,
+            "share_optimal": float(compared["heuristic_optimal"].mean()) if len(compared) else 1.0,
+        }
+    return stats
+
+
+def regressions(baseline: dict[str, dict[str, float]], current: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """One row per statistic that got worse (beyond ``TOLERANCE``) or heuristic that disappeared."""
+    worse = []
+    for name, before in sorted(baseline.items()):
+        now = current.get(name)
+        if now is None:
+            worse.append({"heuristic": name, "statistic": "(missing)", "baseline": "present", "now": "gone"})
+            continue
+        for statistic, direction in DIRECTION.items():
+            if direction * (now[statistic] - before[statistic]) > TOLERANCE:
+                worse.append({"heuristic": name, "statistic": statistic,
+                              "baseline": f"{before[statistic]:.6g}", "now": f"{now[statistic]:.6g}"})
+    return pd.DataFrame(worse, columns=["heuristic", "statistic", "baseline", "now"])
+
+
+def register(subcommands) -> None:
+    """Add the ``gate`` subcommand to the command line."""
+    parser = subcommands.add_parser(
+        "gate", help="fail (exit 1) when any heuristic's gap to optimal got worse than the committed baseline",
+        description=__doc__.split("\n\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--suite", default="gate", help="scenario suite (default: gate)")
+    parser.add_argument("--baseline", default=str(BASELINE), help=f"baseline file (default: {BASELINE})")
+    parser.add_argument("--update", action="store_true", help="rewrite the baseline with this run's statistics")
+    parser.add_argument("--time-limit", type=float, metavar="SEC", help="seconds per exact solver and scenario")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    current = statistics(gate_rows(args.suite, args.time_limit, progress=not args.no_progress))
+    path = Path(args.baseline)
+    if args.update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        document = {"suite": args.suite, "suite_version": SUITE_VERSION, "tolerance": TOLERANCE,
+                    "heuristics": current}
+        path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        print(f"gate: baseline written to {path} ({len(current)} heuristics)", file=sys.stderr)
+        return 0
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        print(f"error: {path}: cannot read the baseline ({error}); create it with --update", file=sys.stderr)
+        return 2
+    if document.get("suite_version") != SUITE_VERSION or document.get("suite") != args.suite:
+        print(f"error: {path}: baseline is for suite {document.get('suite')!r} version "
+              f"{document.get('suite_version')}, this run is {args.suite!r} version {SUITE_VERSION}; "
+              "re-create it with --update", file=sys.stderr)
+        return 2
+    worse = regressions(document["heuristics"], current)
+    table = pd.DataFrame.from_dict(current, orient="index")
+    print(table.to_string(float_format=lambda v: f"{v:.4g}"))
+    new = sorted(set(current) - set(document["heuristics"]))
+    if new:
+        print(f"gate: not in the baseline yet (not judged): {', '.join(new)}", file=sys.stderr)
+    if len(worse):
+        print("\ngate: FAILED, worse than the baseline (tolerance "
+              f"{TOLERANCE:g}):\n{worse.to_string(index=False)}", file=sys.stderr)
+        return 1
+    print(f"gate: passed ({len(current)} heuristics, none worse than {path})", file=sys.stderr)
+    return 0
