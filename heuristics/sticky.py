@@ -1,0 +1,247 @@
+"""Kafka's sticky assignor: KIP-54 with the KIP-341 fix, KAFKA-12464 and KAFKA-9987.
+
+Sources: ``shared/seeds/002`` (KIP-54, with the KIP-341 generation fix) and
+``shared/seeds/000`` (KAFKA-12464, which quotes the four phases of KAFKA-9987).
+
+Previous ownership (KIP-341)
+    :func:`problems.previous_owners`: claims on deleted or unsubscribed topics
+    are dropped, the highest generation wins, equal generations keep neither
+    claim, a member without a generation counts as generation -1.
+
+Equal subscriptions: the constrained algorithm of KAFKA-12464 (the default)
+    The seed's two-phase pseudo-code, literally: ``C_f = P // N``,
+    ``C_c = ceil(P / N)``, ``C_r = P % N``.  Phase 1 visits the members sorted
+    by member id; a member owning fewer than ``C_f`` partitions keeps them all
+    and becomes *unfilled*; one owning ``C_c`` or more keeps its first ``C_c``
+    while fewer than ``C_r`` members hold ``C_c``; any other keeps its first
+    ``C_f``.  Phase 2 sorts the unassigned partitions in the seed's partition
+    order ``t0p0, t1p0, t2p0, ..., t0p1, t1p1, ...`` (partition index first,
+    then topic name) and, for each unfilled member by member id, pops the first
+    ``C_c - n`` partitions while fewer than ``C_r`` members hold ``C_c``, else
+    ``C_f - n``.  "First" owned partitions are also taken in that order.
+
+    *The gap in the seed's pseudo-code*: a member that keeps exactly ``C_f``
+    is never unfilled, so when one member leaves a balanced group (every
+    survivor at ``C_f``, ``C_r > 0``) the pseudo-code leaves partitions
+    unassigned.  As Apache Kafka does (``unfilledMembersWithExactlyMinQuotaPartitions``),
+    members that keep exactly ``C_f`` in phase 1, while fewer than ``C_r``
+    members hold ``C_c`` (the list is emptied once ``C_r`` is reached), are
+    remembered; partitions left after phase 2 go one each to them, by member id.
+
+    With equal subscriptions this is exactly optimal on both levels of the
+    sticky objective (checked against the min-cost-flow solver in the tests):
+    the counts are ``C_f``/``C_c`` (the sum-of-squares minimum), and a quota of
+    ``C_c`` instead of ``C_f`` keeps one more owned partition only for a member
+    owning ``C_c`` or more, which is whom phase 1 gives it to first, so no
+    assignment with these counts keeps more.
+
+Equal subscriptions, ``variant="kafka-9987"``: the four phases it replaced
+    1. each member (by member id) keeps its first ``min(owned, C_c)``
+       partitions; fewer than ``C_f`` owned: unfilled, else it joins the
+       *min-capacity* queue if it keeps ``C_f`` and the *max-capacity* queue
+       if it keeps ``C_c`` (both when ``C_f == C_c``);
+    2. the unfilled members (by member id) are filled round-robin, one
+       partition per member per pass, up to ``C_f`` (Apache Kafka's loop),
+       taking the unassigned partitions in Kafka's order of that version (topic
+       name, then index); a member reaching ``C_f`` joins the min queue;
+    3. if partitions ran out, each still-unfilled member steals one partition
+       at a time from the head of the max queue (which leaves the queue): the
+       last partition that member kept, as in the seed's worked example (C0
+       gives up ``t1p3``);
+    4. otherwise every remaining partition goes to the head of the min queue.
+
+Unequal subscriptions: KIP-54's general algorithm
+    See :mod:`heuristics._sticky_general`.
+
+Members are sorted by member id in Java's string order, as Kafka's sticky
+assignor sorts them (``group.instance.id`` plays no part there).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from heuristics._kafka import java_order_key, topics_in_name_order
+from heuristics._sticky_general import general_assign
+from problems import GroupProblem, Result, previous_owners
+
+VARIANTS = ("kafka-12464", "kafka-9987")
+
+
+def assign(problem: GroupProblem, variant: str | None = None) -> Result:
+    """Assign partitions as Kafka's sticky assignor does.
+
+    Parameters
+    ----------
+    problem
+        The consumer group, with previous ownership in ``owned`` / ``generation``.
+    variant
+        ``None`` or ``"kafka-12464"`` (today's constrained algorithm) or
+        ``"kafka-9987"`` (the four-phase algorithm it replaced); it selects the
+        algorithm for equal subscriptions only (unequal ones always run the
+        general algorithm, as in Kafka).
+
+    Returns
+    -------
+    Result
+        Status ``"heuristic"``; ``info["algorithm"]`` names the algorithm run.
+    """
+    if variant not in (None, *VARIANTS):
+        raise ValueError(f"unknown sticky variant {variant!r} (choose from {', '.join(VARIANTS)})")
+    previous = previous_owners(problem)
+    subscribes = problem.subscribes
+    if problem.num_members == 0:
+        owner, algorithm = np.full(problem.num_partitions, -1, dtype=np.int32), "none"
+    elif (subscribes == subscribes[0]).all():
+        if variant == "kafka-9987":
+            owner, algorithm = _four_phase(problem, previous), "kafka-9987"
+        else:
+            owner, algorithm = _constrained(problem, previous), "kafka-12464"
+    else:
+        owner, algorithm = general_assign(problem, previous, _member_id_rank(problem)), "general"
+    return Result(problem, "sticky", owner, info={"algorithm": algorithm})
+
+
+# ------------------------------------------------------------------ orders
+def _member_id_rank(problem: GroupProblem) -> np.ndarray:
+    """Each member's position when members are sorted by member id (Java order)."""
+    order = sorted(range(problem.num_members), key=lambda m: java_order_key(problem.members[m]))
+    rank = np.empty(problem.num_members, dtype=np.int64)
+    rank[order] = np.arange(problem.num_members)
+    return rank
+
+
+def _partitions(problem: GroupProblem, index_first: bool) -> np.ndarray:
+    """Global ids of the subscribed partitions, by (index, topic name) or (topic name, index)."""
+    topics = [t for t in topics_in_name_order(problem) if problem.subscribes[0, t]]
+    start, counts = problem.topic_start, problem.partition_counts
+    blocks = [np.arange(start[t], start[t] + counts[t]) for t in topics]
+    by_topic = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
+    if not index_first:
+        return by_topic
+    index = problem.partition_index[by_topic]
+    small = index.max(initial=0) < 2**16
+    return by_topic[np.argsort(index.astype(np.uint16) if small else index, kind="stable")]
+
+
+def _owned_in_order(previous: np.ndarray, parts: np.ndarray, num_members: int):
+    """Each member's valid owned partitions in ``parts`` order, grouped by member.
+
+    Returns ``(grouped, owner_of, rank, counts)``: partitions grouped by owner
+    (members ascending, ``parts`` order inside), their owner, their rank inside
+    the owner's list, and how many each member owns.
+    """
+    held = previous[parts]
+    claimed = held >= 0
+    claims, owners = parts[claimed], held[claimed]
+    key = owners.astype(np.int16) if num_members < 2**15 else owners
+    order = np.argsort(key, kind="stable")
+    grouped, owner_of = claims[order], owners[order]
+    counts = np.bincount(owners, minlength=num_members)
+    starts = np.cumsum(counts) - counts
+    rank = np.arange(len(grouped)) - starts[owner_of]
+    return grouped, owner_of, rank, counts
+
+
+def _quotas(total: int, members: int) -> tuple[int, int, int]:
+    floor, extra = divmod(total, members)
+    return floor, floor + (extra > 0), extra
+
+
+# --------------------------------------------------------- KAFKA-12464
+def _constrained(problem: GroupProblem, previous: np.ndarray, phases: list | None = None) -> np.ndarray:
+    """KAFKA-12464's two phases (plus Kafka's exactly-``C_f`` fill); see the module docstring.
+
+    ``phases``, when given, receives a copy of the owner array after each phase.
+    """
+    members = problem.num_members
+    parts = _partitions(problem, index_first=True)
+    c_f, c_c, c_r = _quotas(len(parts), members)
+    grouped, owner_of, rank, owned = _owned_in_order(previous, parts, members)
+    by_id = np.argsort(_member_id_rank(problem))
+    # Phase 1, members by id: the first C_r members owning >= C_c keep C_c.
+    count = owned[by_id]
+    unfilled = count < c_f
+    big = ~unfilled & (count >= c_c) & (c_r > 0)
+    takes_max = big & (np.cumsum(big) <= c_r)
+    keep = np.empty(members, dtype=np.int64)
+    keep[by_id] = np.where(unfilled, count, np.where(takes_max, c_c, c_f))
+    at_max = int(takes_max.sum())
+    # Kafka's exactly-C_f list, emptied as soon as C_r members hold C_c.
+    exactly_min = by_id[~unfilled & ~takes_max] if at_max < c_r else by_id[:0]
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    kept = rank < keep[owner_of]
+    owner[grouped[kept]] = owner_of[kept]
+    _snapshot(phases, owner)
+    # Phase 2: unfilled members by id, up to C_c while fewer than C_r hold C_c.
+    unassigned = parts[owner[parts] < 0]
+    fill = by_id[unfilled]
+    targets = np.where(np.arange(len(fill)) < c_r - at_max, c_c, c_f)
+    dealt = np.repeat(fill, targets - owned[fill])
+    owner[unassigned[: len(dealt)]] = dealt
+    left = unassigned[len(dealt) :]
+    if len(left) > len(exactly_min):
+        raise AssertionError("KAFKA-12464: more partitions left than members at C_f")  # pragma: no cover
+    owner[left] = exactly_min[: len(left)]
+    _snapshot(phases, owner)
+    return owner
+
+
+# ---------------------------------------------------------- KAFKA-9987
+def _four_phase(problem: GroupProblem, previous: np.ndarray, phases: list | None = None) -> np.ndarray:
+    """KAFKA-9987's four phases; see the module docstring.
+
+    ``phases``, when given, receives a copy of the owner array after each phase.
+    """
+    members = problem.num_members
+    parts = _partitions(problem, index_first=False)
+    c_f, c_c, _ = _quotas(len(parts), members)
+    grouped, owner_of, rank, owned = _owned_in_order(previous, parts, members)
+    by_id = np.argsort(_member_id_rank(problem))
+    # Phase 1: keep up to C_c owned partitions.
+    keep = np.minimum(owned, c_c)
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    kept = rank < keep[owner_of]
+    owner[grouped[kept]] = owner_of[kept]
+    kept_lists = np.split(grouped[kept], np.cumsum(keep)[:-1])  # per member, Kafka order
+    unfilled = by_id[owned[by_id] < c_f]
+    settled = by_id[owned[by_id] >= c_f]
+    min_queue = settled[keep[settled] == c_f].tolist()
+    max_queue = settled[keep[settled] == c_c].tolist()
+    _snapshot(phases, owner)
+    # Phase 2: round-robin passes over the unfilled members, up to C_f.
+    unassigned = parts[owner[parts] < 0]
+    deficit = c_f - owned[unfilled]
+    slot = np.repeat(np.arange(len(unfilled)), deficit)
+    rounds = np.arange(len(slot)) - np.repeat(np.cumsum(deficit) - deficit, deficit)
+    picks = np.lexsort((slot, rounds))[: len(unassigned)]
+    owner[unassigned[: len(picks)]] = unfilled[slot[picks]]
+    counts = np.bincount(slot[picks], minlength=len(unfilled))
+    done = counts == deficit
+    last_pick = np.full(len(unfilled), -1, dtype=np.int64)
+    np.maximum.at(last_pick, slot[picks], np.arange(len(picks)))  # when each member reached C_f
+    min_queue += unfilled[np.flatnonzero(done)[np.argsort(last_pick[done], kind="stable")]].tolist()
+    unassigned = unassigned[len(picks) :]
+    _snapshot(phases, owner)
+    # Phase 3: steal from the max-capacity members, the last partition each kept.
+    for slot_index in np.flatnonzero(~done):
+        member = int(unfilled[slot_index])
+        for _ in range(int(deficit[slot_index] - counts[slot_index])):
+            if not max_queue:
+                raise AssertionError("KAFKA-9987: under capacity but all partitions assigned")  # pragma: no cover
+            donor = max_queue.pop(0)
+            stolen, kept_lists[donor] = kept_lists[donor][-1], kept_lists[donor][:-1]
+            owner[stolen] = member
+        min_queue.append(member)
+    _snapshot(phases, owner)
+    # Phase 4: one remaining partition each to the min-capacity members, in queue order.
+    if len(unassigned) > len(min_queue):
+        raise AssertionError("KAFKA-9987: partitions left but all members at max capacity")  # pragma: no cover
+    owner[unassigned] = np.asarray(min_queue[: len(unassigned)], dtype=np.int32)
+    _snapshot(phases, owner)
+    return owner
+
+
+def _snapshot(phases: list | None, owner: np.ndarray) -> None:
+    if phases is not None:
+        phases.append(owner.copy())

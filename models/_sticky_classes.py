@@ -1,0 +1,162 @@
+"""Interchangeable partitions of a sticky problem, shared by the flow, CP-SAT and MIP models.
+
+Two partitions are interchangeable for the sticky objective (DESIGN.md section
+3) when their topics have the same subscribers and they have the same valid
+previous owner (KIP-341, :func:`problems.previous_owners`): swapping them
+changes neither validity, nor any member's count, nor the moves.  So every
+exact model decides only *how many* partitions of each class each member gets,
+and :func:`expand` turns those counts back into an ``owner`` array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.flow._common import split_pools
+from problems import GroupProblem, previous_owners
+
+
+@dataclass(frozen=True)
+class Classes:
+    """The classes of a problem's assignable partitions.
+
+    Attributes
+    ----------
+    parts
+        Global ids of the assignable partitions (a subscribed topic).
+    of_part
+        Class of each of ``parts``.
+    sizes
+        Partitions per class.
+    keep
+        The previous owner shared by the class's partitions, or -1.
+    start, eligible
+        CSR lists: class ``c`` may go to members ``eligible[start[c]:start[c + 1]]`` (ascending).
+    previous
+        Valid previous owner of every partition (:func:`problems.previous_owners`).
+    set_of_class
+        The subscriber set (a *pool*) of each class.
+    edge_set, edge_member
+        Every (pool, member of the pool) pair, by pool then member.
+    """
+
+    parts: np.ndarray
+    of_part: np.ndarray
+    sizes: np.ndarray
+    keep: np.ndarray
+    start: np.ndarray
+    eligible: np.ndarray
+    previous: np.ndarray
+    set_of_class: np.ndarray
+    edge_set: np.ndarray
+    edge_member: np.ndarray
+
+    def members_of(self, c: int) -> np.ndarray:
+        return self.eligible[self.start[c] : self.start[c + 1]]
+
+    def rows(self, kept, pooled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(class, member, count) rows of a pooled answer.
+
+        ``kept[c]`` partitions of class c stay with ``keep[c]`` (0 for classes
+        without an owner); the rest of each class joins its pool, and pool edge
+        ``e`` hands ``pooled[e]`` partitions to ``edge_member[e]``
+        (:func:`models.flow._common.split_pools`).
+        """
+        kept = np.asarray(kept, dtype=np.int64)
+        direct = np.flatnonzero(kept > 0)
+        cls, member, count = split_pools(self.set_of_class, self.sizes - kept, self.edge_member, pooled)
+        return (np.concatenate((direct, cls)), np.concatenate((self.keep[direct], member)),
+                np.concatenate((kept[direct], count)))
+
+
+def partition_classes(problem: GroupProblem) -> Classes:
+    """Group the assignable partitions by (subscriber set of their topic, previous owner)."""
+    members = problem.num_members
+    previous = previous_owners(problem)
+    parts = np.flatnonzero(problem.assignable)
+    set_of_topic, sets = _subscriber_sets(problem)
+    key = set_of_topic[problem.partition_topic[parts]] * (members + 1) + previous[parts] + 1
+    sizes_by_key = np.bincount(key) if len(key) else np.zeros(0, dtype=np.int64)
+    keys = np.flatnonzero(sizes_by_key)
+    class_of_key = np.zeros(len(sizes_by_key), dtype=np.int64)
+    class_of_key[keys] = np.arange(len(keys))
+    used, set_of_class = np.unique(keys // (members + 1), return_inverse=True)
+    pools = [sets[s] for s in used]
+    eligible = [pools[s] for s in set_of_class]
+    start = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in eligible], out=start[1:])
+    return Classes(
+        parts=parts,
+        of_part=class_of_key[key],
+        sizes=sizes_by_key[keys].astype(np.int64),
+        keep=(keys % (members + 1) - 1).astype(np.int64),
+        start=start,
+        eligible=np.concatenate(eligible) if eligible else np.zeros(0, dtype=np.int64),
+        previous=previous,
+        set_of_class=set_of_class.astype(np.int64),
+        edge_set=np.repeat(np.arange(len(pools)), [len(p) for p in pools]).astype(np.int64),
+        edge_member=np.concatenate(pools).astype(np.int64) if pools else np.zeros(0, dtype=np.int64),
+    )
+
+
+def expand(problem: GroupProblem, classes: Classes, cls, member, count) -> np.ndarray:
+    """The ``owner`` array of per-class counts, deterministically.
+
+    Inside a class (partitions by global id) the previous owner's share comes
+    first, then the other members' shares by member position.
+    """
+    cls, member, count = (np.asarray(a, dtype=np.int64) for a in (cls, member, count))
+    order = np.lexsort((member, member != classes.keep[cls], cls))
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    grouped = classes.parts[np.argsort(classes.of_part, kind="stable")]
+    owner[grouped] = np.repeat(member[order], count[order])
+    return owner
+
+
+def _subscriber_sets(problem: GroupProblem) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Id of each topic's subscriber set, and the sets (member positions ascending)."""
+    index: dict[bytes, int] = {}
+    sets: list[np.ndarray] = []
+    ids = np.empty(problem.num_topics, dtype=np.int64)
+    for t, subscribers in enumerate(problem.topic_subscribers):
+        key = subscribers.tobytes()
+        if key not in index:
+            index[key] = len(sets)
+            sets.append(subscribers.astype(np.int64))
+        ids[t] = index[key]
+    return ids, sets
+
+
+def count_bounds(problem: GroupProblem, classes: Classes, owner: np.ndarray) -> tuple[int, np.ndarray]:
+    """Bounds ``lo <= n_m <= hi[m]`` that every sum-of-squares optimum satisfies.
+
+    The member count vectors of all valid assignments are the integer points
+    of a base polyhedron (of the coverage function ``X -> number of partitions
+    some member of X may take``), an M-convex set.  On an M-convex set the
+    minimisers of ``sum n_m^2`` are exactly the decreasingly-minimal elements,
+    which are also the increasingly-maximal ones (Frank and Murota, "Discrete
+    decreasing minimization, Part I", Math. Oper. Res. 47, 2022).  So every
+    optimum has the smallest possible largest count and the largest possible
+    smallest count: any valid ``owner`` (e.g. the heuristic's) bounds them,
+    ``min_m n_m(owner) <= n_m <= max_m n_m(owner)``, and ``n_m`` never
+    exceeds the partitions member m may take.  These are valid cuts, not
+    guesses: they keep every optimum of both levels.
+    """
+    counts = np.bincount(owner[owner >= 0], minlength=problem.num_members)
+    reach = np.bincount(classes.eligible, weights=np.repeat(classes.sizes, np.diff(classes.start)),
+                        minlength=problem.num_members).astype(np.int64)
+    return int(counts.min(initial=0)), np.minimum(reach, counts.max(initial=0))
+
+
+def pooled_counts(problem: GroupProblem, classes: Classes, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An answer as ``(kept, pooled)`` (see :meth:`Classes.rows`), e.g. for hints."""
+    cls, member = classes.of_part, owner[classes.parts].astype(np.int64)
+    stays = member == classes.keep[cls]
+    kept = np.bincount(cls[stays], minlength=len(classes.sizes))
+    span = problem.num_members
+    edge_key = classes.edge_set * span + classes.edge_member
+    moved = classes.set_of_class[cls[~stays]] * span + member[~stays]
+    pooled = np.bincount(np.searchsorted(edge_key, moved), minlength=len(edge_key))
+    return kept, pooled

@@ -1,0 +1,52 @@
+"""Exact stream-join (KIP-315) solver by min-cost flow over partition numbers.
+
+The stream-join objective (DESIGN.md section 3: min sum of squared partition
+numbers per member, then min moves of numbers) is the convex, sticky
+assignment that :func:`models.flow._common.solve_convex_assignment` solves
+exactly, with partition numbers ``k < K`` as the items: one class per
+previous owner (its numbers, ``keep`` = that owner) and one class of unowned
+numbers (``keep`` = -1), every class eligible to every member that subscribes
+an existing topic (:mod:`models._stream_join`).  Co-partitioning holds by
+construction: whole numbers are assigned, then turned into topic-partitions.
+Polynomial, so there is no time limit; the status is always ``optimal``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from heuristics.stream_join import _next_epoch
+from models._stream_join import number_classes, owner_from_counts
+from models.flow._common import solve_convex_assignment
+from problems import GroupProblem, Result
+
+
+def solve(problem: GroupProblem) -> Result:
+    """Solve the stream-join objective exactly by min-cost flow.
+
+    Parameters
+    ----------
+    problem
+        The consumer group.
+
+    Returns
+    -------
+    Result
+        Status ``optimal``, the bound equal to the levels reached;
+        ``info["epoch"]`` as the heuristic's.
+    """
+    classes = number_classes(problem)
+    eligible = len(classes.members)
+    owners = np.flatnonzero(classes.previous > 0)
+    unowned = classes.count - int(classes.previous.sum())
+    sizes = np.append(classes.previous[owners], unowned)
+    keep = np.append(owners, -1)
+    cls, member, count = solve_convex_assignment(
+        sizes, np.arange(len(sizes) + 1) * eligible, np.tile(np.arange(eligible), len(sizes)), keep, eligible
+    )
+    counts = np.bincount(member, weights=count, minlength=eligible).astype(np.int64)
+    stays = keep[cls] == member
+    kept = np.bincount(member[stays], weights=count[stays], minlength=eligible).astype(np.int64)
+    bound = (int(counts @ counts), int(classes.previous.sum() - kept.sum()))
+    return Result(problem, "stream-join", owner_from_counts(problem, classes, counts, kept), "optimal", bound,
+                  info={"epoch": _next_epoch(problem)})
