@@ -121,7 +121,7 @@ def solve_ranked(
         if status == "feasible":
             bound = (*levels, math.ceil(solver.best_objective_bound - 1e-9))
             return Ranked("feasible", _levels(objectives, solution), bound, time.perf_counter() - started, solution)
-        value = round(solver.objective_value)
+        value = _evaluate(objective, solution)  # exact: objective_value is a double (inexact above 2**53)
         levels.append(value)
         model.add(objective <= value)
         model.clear_hints()

@@ -1,0 +1,130 @@
+"""KIP-169's lag-aware assignor (``LagAwareAssignor``), and two variants.
+
+Source: KIP-169, "Proposed Changes / Algorithm", step 2 (seed 001): for each
+topic, partitions in order of decreasing lag; each goes to the subscriber with
+the fewest partitions (of that topic), ties to the least total assigned lag.
+The KIP is silent on three points; this module follows the KIP's prototype
+(``LagBasedPartitionAssignor`` of KAFKA-5337), as the developers' guide asks:
+
+* equal lags: the lower partition index first;
+* the total lag is tracked per topic: the KIP lists ``consumerTotalLags`` among
+  the structures "maintained during assignment of each topic", and the
+  prototype's ``assignTopic`` creates its ``consumerTotalLags`` map, all 0,
+  for every topic, in every version read here (its comment "lowest total lag
+  across all assigned partitions" means the partitions of that topic).  Variant ``"cumulative"`` carries the totals across
+  topics instead, visiting topics in Java name order;
+* a full tie (same count, same lag) goes to the lowest member id in Java
+  ``String.compareTo`` order (the prototype compares member ids, not Kafka's
+  static-membership order).
+
+Implementation: with "fewest partitions first", a topic is assigned in
+rounds: every subscriber at the current lowest count takes one partition, in
+order of (lag at the start of the round, id), since a member's lag changes only
+when it is served, and then it has left the round.  So each round is one sort
+of the subscribers, O(P log M) in all, with numpy; totals stay exact (int64,
+or Python integers when the lags could overflow 64 bits).
+
+Variant ``"sticky"`` (beyond the KIP: its rejected alternatives and its
+prototype's open issues ask for stickiness): per topic, first every validly
+owned partition (KIP-341 validity, :func:`problems.previous_owners`) stays with
+its owner, in order of decreasing lag, while the owner has room under the
+floor/ceiling of the topic's share (this keeps the most partitions any
+balanced answer can keep); then the KIP's rounds hand out the rest.  It
+minimises moves under the count constraint and balances lag only among the
+partitions that move; the exact models' ``variant="sticky"`` instead minimises
+the maximum member lag first, then moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from heuristics._kafka import java_order_key, topics_in_name_order
+from problems import GroupProblem, Result, previous_owners
+
+VARIANTS = (None, "cumulative", "sticky")
+
+
+def assign(problem: GroupProblem, variant: str | None = None) -> Result:
+    """Assign partitions as KIP-169's lag-aware assignor does.
+
+    Parameters
+    ----------
+    problem
+        The consumer group; missing ``lags`` count as all zero.
+    variant
+        ``None`` (KIP-169 and its prototype: per-topic lag totals),
+        ``"cumulative"`` (member lag totals carried across topics) or
+        ``"sticky"`` (previous owners keep what the balance allows first).
+
+    Returns
+    -------
+    Result
+        Status ``"heuristic"``, judged on the lag-aware objective.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown lag-aware variant {variant!r} (choose from cumulative, sticky)")
+    lags = problem.lags if problem.lags is not None else np.zeros(problem.num_partitions, np.int64)
+    if int(lags.max(initial=0)) * max(problem.num_partitions, 1) >= 2**63:  # totals could overflow int64
+        lags = lags.astype(object)
+    totals = np.zeros(problem.num_members, dtype=lags.dtype)
+    by_id = np.empty(problem.num_members, dtype=np.int64)
+    by_id[sorted(range(problem.num_members), key=lambda m: java_order_key(problem.members[m]))] = np.arange(
+        problem.num_members
+    )
+    previous = previous_owners(problem) if variant == "sticky" else None
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    for t in topics_in_name_order(problem):
+        subscribers = problem.topic_subscribers[t]
+        start, end = int(problem.topic_start[t]), int(problem.topic_start[t + 1])
+        if len(subscribers) == 0 or start == end:
+            continue
+        topic_lags = lags[start:end]
+        order = start + np.lexsort((np.arange(end - start), -topic_lags))  # decreasing lag, then index
+        if variant != "cumulative":
+            totals[subscribers] = 0
+        counts = np.zeros(len(subscribers), dtype=np.int64)
+        if previous is not None:
+            order = _keep_owned(order, previous, subscribers, counts, owner, totals, lags)
+        _rounds(order, subscribers, counts, totals, by_id[subscribers], owner, lags)
+    return Result(problem, "lag-aware", owner)
+
+
+def _rounds(order, subscribers, counts, totals, ids, owner, lags) -> None:
+    """Hand out ``order`` (partitions, decreasing lag) in KIP-169's rounds.
+
+    Each round serves every subscriber whose ``counts`` is the current lowest,
+    by (total lag, member id); ``counts``, ``totals`` and ``owner`` are updated.
+    """
+    level, done = int(counts.min(initial=0)), 0
+    while done < len(order):
+        ready = np.flatnonzero(counts == level)
+        ready = ready[np.argsort(ids[ready], kind="stable")]
+        ready = ready[np.argsort(totals[subscribers[ready]], kind="stable")]
+        ready = ready[: len(order) - done]
+        taken = order[done : done + len(ready)]
+        members = subscribers[ready]
+        owner[taken] = members
+        totals[members] += lags[taken]
+        counts[ready] += 1
+        done += len(ready)
+        level += 1
+
+
+def _keep_owned(order, previous, subscribers, counts, owner, totals, lags) -> np.ndarray:
+    """Sticky variant: previous owners keep partitions within floor/ceiling; returns the rest of ``order``."""
+    floor, extra = divmod(len(order), len(subscribers))
+    slot = np.full(int(subscribers.max()) + 1, -1, dtype=np.int64)
+    slot[subscribers] = np.arange(len(subscribers))
+    rest = []
+    for g in order.tolist():
+        m = int(previous[g])
+        s = slot[m] if 0 <= m < len(slot) else -1
+        if s >= 0 and (counts[s] < floor or (counts[s] == floor and extra > 0)):
+            extra -= counts[s] == floor
+            counts[s] += 1
+            owner[g] = m
+            totals[m] += lags[g]
+        else:
+            rest.append(g)
+    return np.asarray(rest, dtype=np.int64)

@@ -1,0 +1,103 @@
+"""One behaviour suite for every lag-aware solver backend (heuristic, CP-SAT, MIP), and their agreement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+import heuristics.lag_aware as heuristic
+import models.cpsat.lag_aware as cpsat
+import models.mip.lag_aware as mip
+from lag_strategies import brute_force, lag_groups
+from problems import evaluate, load_problem
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
+
+BACKENDS = {
+    "heuristic": lambda problem, **options: heuristic.assign(problem, **options),
+    "cpsat": lambda problem, **options: cpsat.solve(problem, time_limit=20, **options),
+    "mip": lambda problem, **options: mip.solve(problem, time_limit=20, **options),
+}
+EXACT = ["cpsat", "mip"]
+#: Small enough for every backend's bounds (the MIP's is the tightest) and for brute force.
+SMALL = dict(max_members=3, max_partitions=4, shapes=("uniform", "skewed", "ties", "equal", "zero"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kip169_example_table(backend):
+    """Tests that KIP-169's example gives its table: c_0 t0p0 (100,000), c_1 t0p1, t0p2 (110,000)."""
+    result = BACKENDS[backend](load_problem(EXAMPLES / "kip-169-three-lags.json"))
+    assert result.assignment == {"c_0": {"t0": [0]}, "c_1": {"t0": [1, 2]}}
+    assert result.objective == [110_000, 100_000**2 + 110_000**2]
+    assert result.status == ("heuristic" if backend == "heuristic" else "optimal")
+
+
+@pytest.mark.parametrize("backend", EXACT)
+def test_greedy_is_strictly_worse_than_optimal(backend):
+    """Tests the instance where the greedy's level 1 is 70,000 and the proven optimum 60,000."""
+    problem = load_problem(EXAMPLES / "lag-aware-greedy-not-optimal.json")
+    greedy = heuristic.assign(problem)
+    exact = BACKENDS[backend](problem)
+    assert greedy.objective == [70_000, 70_000**2 + 50_000**2]
+    assert exact.status == "optimal" and exact.objective == [60_000, 3 * 20_000**2 * 3 + 60_000**2]
+    assert list(exact.bound) == exact.objective
+    assert exact.assignment == {"c_0": {"t0": [2, 3, 4]}, "c_1": {"t0": [0, 1]}}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_empty_group_and_topics_without_subscribers(backend):
+    """Tests that a group without members leaves every partition unassigned, validly."""
+    problem = load_problem({"topics": {"t0": 2}, "members": [], "lags": {"t0": [3, 4]}})
+    result = BACKENDS[backend](problem)
+    assert result.valid and result.answer.tolist() == [-1, -1] and result.objective == [0, 0]
+
+
+@pytest.mark.parametrize("backend", EXACT)
+def test_sticky_variant_on_kip169_example_keeps_level_one_then_moves(backend):
+    """Tests that with c_0 owning everything the sticky variant keeps level 1 = 110,000 and moves one partition."""
+    doc = {"topics": {"t0": 3}, "members": [{"id": "c_0", "topics": ["t0"], "owned": {"t0": [0, 1, 2]}},
+                                            {"id": "c_1", "topics": ["t0"]}],
+           "lags": {"t0": [100_000, 60_000, 50_000]}}
+    result = BACKENDS[backend](load_problem(doc), variant="sticky")
+    assert result.status == "optimal"
+    assert result.assignment == {"c_0": {"t0": [1, 2]}, "c_1": {"t0": [0]}}
+    assert result.objective[0] == 110_000 and list(result.bound) == [110_000]
+    assert result.info == {"moves": 1, "moves_bound": 1}
+
+
+@pytest.mark.parametrize("backend", EXACT)
+@settings(max_examples=40)
+@given(lag_groups(**SMALL))
+def test_exact_equals_brute_force_on_both_levels(backend, problem):
+    """Tests that symmetry breaking and the co-assignment level 2 lose no optimum (vs enumeration)."""
+    result = BACKENDS[backend](problem)
+    assert result.status == "optimal" and result.valid
+    assert tuple(result.objective) == brute_force(problem) == tuple(result.bound)
+
+
+@pytest.mark.parametrize("backend", EXACT)
+@settings(max_examples=40)
+@given(lag_groups(**SMALL))
+def test_sticky_variant_equals_brute_force(backend, problem):
+    """Tests the sticky variant's (level 1, moves) against enumeration."""
+    result = BACKENDS[backend](problem, variant="sticky")
+    moves = evaluate(problem, result.answer, "sticky").objective[1]
+    assert result.status == "optimal" and result.valid
+    assert (result.objective[0], moves) == brute_force(problem, sticky=True)
+    assert (*result.bound, result.info["moves_bound"]) == brute_force(problem, sticky=True)
+    assert result.info["moves"] == moves
+
+
+@settings(max_examples=40)
+@given(lag_groups(max_members=5, max_partitions=6, shapes=SMALL["shapes"]))
+def test_cpsat_equals_mip_and_never_loses_to_the_heuristic(problem):
+    """Tests cpsat = mip on both levels when both prove optimality, and exact <= heuristic on level 1."""
+    greedy = heuristic.assign(problem)
+    by_cpsat, by_mip = cpsat.solve(problem, time_limit=20), mip.solve(problem, time_limit=20)
+    assert by_cpsat.valid and by_mip.valid and greedy.valid
+    assert by_cpsat.status == by_mip.status == "optimal"
+    assert by_cpsat.objective == by_mip.objective
+    assert by_cpsat.objective <= greedy.objective  # lexicographic: level 1, then level 2
+    assert by_cpsat.objective[0] <= greedy.objective[0]
