@@ -134,8 +134,16 @@ def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
             f"(available: {', '.join(available_solvers(args.strategy))})"
         )
     function = solver_function(args.strategy, args.solver)
+    variants = getattr(sys.modules[function.__module__], "VARIANTS", None)
+    if options.get("variant") is not None and variants is not None and options["variant"] not in variants:
+        known = ", ".join(v for v in variants if v is not None)
+        raise UsageError(f"--variant {options['variant']} is not a variant of --strategy {args.strategy} "
+                         f"--solver {args.solver} (variants: {known})")
     started = time.perf_counter()
-    result = call_with_options(function, problem, options, strict=True)
+    try:
+        result = call_with_options(function, problem, options, strict=True)
+    except ProblemError as error:  # a solver refusing this input (e.g. lags beyond its exact range)
+        raise (error if error.source else error.with_source(args.problem)) from None
     elapsed = time.perf_counter() - started
     if result.evaluation is not None and not result.evaluation.valid:
         print(f"warning: the answer breaks a hard constraint: {result.evaluation.violations[0]}", file=sys.stderr)
@@ -163,8 +171,22 @@ def _command_reassign(args: argparse.Namespace) -> int:
     if args.report:
         before = evaluate(problem, problem.replica_brokers, args.strategy)
         shown = before.objective if before.valid else "(replicas on removed brokers)"
-        print(f"levels before: {shown}", file=sys.stderr)
-        print(f"levels after:  {result.objective}  ({', '.join(result.evaluation.names)})", file=sys.stderr)
+        names = ", ".join(before.names)
+        print(f"levels before: {shown}  ({names})", file=sys.stderr)
+        print(f"levels after:  {result.objective or '(no placement)'}", file=sys.stderr)
+        if result.objective:
+            forced = int((problem.replica_positions < 0).sum())
+            print(f"moves: {result.objective[3]} ({forced} forced by removed brokers)", file=sys.stderr)
+        if args.solver != "heuristic" and args.max_moves is not None:
+            print("frontier (best levels 1-3 within k moves): k, status, levels 1-3, moves", file=sys.stderr)
+            solve = solver_function(args.strategy, args.solver)
+            for k in range(args.max_moves + 1):
+                point = call_with_options(solve, problem, {**options, "max_moves": k}, strict=True)
+                shown = (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
+                print(f"  {k}, {point.status}, {shown[0]}, {shown[1]}", file=sys.stderr)
+    if result.answer is None:
+        print(f"rebalance-lab reassign: no placement ({result.status})", file=sys.stderr)
+        return 1
     json.dump(result.assignment, sys.stdout, indent=2 if args.pretty else None)
     sys.stdout.write("\n")
     return 0

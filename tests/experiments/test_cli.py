@@ -112,3 +112,10 @@ def test_solver_without_a_model_exits_2():
     """Tests that asking for a solver the strategy has no model for is refused."""
     done = run("assign", "--strategy", "range", "--solver", "cpsat", "examples/group/kip-169-three-lags.json")
     assert done.returncode == 2 and "not available" in done.stderr
+
+
+def test_unknown_variant_exits_2_naming_the_variants():
+    """Tests that a variant the strategy does not have is a usage error (exit 2), not a traceback."""
+    done = run("assign", "--strategy", "sticky", "--variant", "kafka-1", "examples/group/kafka-12464-c2-joins.json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--variant kafka-1 is not a variant of --strategy sticky" in done.stderr and "kafka-9987" in done.stderr

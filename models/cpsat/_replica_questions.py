@@ -1,0 +1,117 @@
+"""What both exact replica models share: bounds, the answer layout, the two PR questions.
+
+The exact model (``models/cpsat/sticky_replica.py``, ``models/mip/sticky_replica.py``)
+chooses, for every partition ``p``, a set of live brokers ``x[p, b]`` of the
+partition's replication factor and a leader ``y[p, b]`` among them, and ranks
+DESIGN section 3's levels: 1 ``sum_b r_b^2``, 2 ``sum_p sum_k c_{p,k}^2``,
+3 ``sum_b l_b^2``, 4 moves (replicas on a broker outside the partition's
+original set).  Choosing the leader among the replicas is reordering, which
+moves no data and costs no move.
+
+Besides the lexicographic optimum it answers the two questions PR 18903 cannot
+(seed 004, "Limitations": its moves never worsen levels 1-2, so a swap that
+needs two moves is out of its reach):
+
+* :func:`fewest_moves`-style: the fewest moves of any placement that matches
+  or beats a given placement on levels 1-3, compared lexicographically (as the
+  PR and DESIGN compare scores), then the best levels 1-3 among those;
+* :func:`frontier`: for ``k = 0..K``, the best levels 1-3 reachable with at
+  most ``k`` moves (then the fewest moves) - the moves/quality frontier.
+  Below the number of replicas on removed brokers (each must move) the
+  status is ``infeasible``.
+
+Sums of squares are modelled by secants: ``s >= (2t + 1) v - t (t + 1)`` for
+``t`` from the lower to the upper bound of the integer ``v``; at an integer
+``v`` the largest right-hand side is exactly ``v^2``, so the minimum of ``s``
+is ``v^2`` (no products, no element constraints).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from problems import PlacementProblem, Result, evaluate
+
+
+def original_sets(problem: PlacementProblem) -> list[set[int]]:
+    """Each partition's original live brokers (positions)."""
+    start, positions = problem.replica_start, problem.replica_positions
+    return [set(positions[start[p] : start[p + 1]].tolist()) - {-1} for p in range(problem.num_partitions)]
+
+
+def secant_range(low: int, high: int) -> range:
+    """The ``t`` of the secants that make ``s >= v^2`` exact for integer ``v`` in ``[low, high]``."""
+    return range(low, max(high, low + 1))
+
+
+def balanced_level1(problem: PlacementProblem) -> int:
+    """The optimum of level 1: counts ``q`` and ``q + 1`` (see :func:`count_bounds`)."""
+    total, brokers = int(problem.replication_factors.sum()), problem.num_brokers
+    q, extra = divmod(total, brokers)
+    return (brokers - extra) * q * q + extra * (q + 1) * (q + 1)
+
+
+def count_bounds(problem: PlacementProblem, max_moves: int | None, beat: tuple | None) -> list[tuple[int, int]]:
+    """Bounds ``(low, high)`` of each broker's replica count ``r[b]``.
+
+    Level 1 needs no search: every partition can take its ``RF_p`` brokers from
+    one cyclic walk over all brokers, so counts ``q = T // B`` or ``q + 1`` are
+    always reachable and minimise ``sum_b r_b^2``; without a move limit or a
+    placement to beat, ``r[b]`` is confined to them.  With at most ``k`` moves a
+    broker loses and gains at most ``k`` replicas (a replica leaves a broker
+    only for one outside the partition's set, a move).  Beating level 1 value
+    ``v`` bounds every count by ``sqrt(v)``.
+    """
+    factors = problem.replication_factors
+    total, brokers = int(factors.sum()), problem.num_brokers
+    nonempty = int(np.count_nonzero(factors))
+    if max_moves is None and beat is None:
+        q = total // brokers
+        return [(q, q + (total % brokers > 0))] * brokers
+    high = nonempty if beat is None else min(nonempty, math.isqrt(beat[0]))
+    if max_moves is None:
+        return [(0, high)] * brokers
+    positions = problem.replica_positions
+    current = np.bincount(positions[positions >= 0], minlength=brokers)
+    return [(max(0, int(n) - max_moves), min(high, int(n) + max_moves)) for n in current]
+
+
+def rack_count_bounds(factor: int, rack_size: int, brokers: int) -> tuple[int, int]:
+    """Bounds of ``c[p, k]``: replicas of a partition of ``factor`` replicas on one rack."""
+    return max(0, factor - (brokers - rack_size)), min(factor, rack_size)
+
+
+def target_levels(problem: PlacementProblem, placement) -> tuple[int, int, int]:
+    """Levels 1-3 of a placement to match or beat (re-scored by the evaluator)."""
+    verdict = evaluate(problem, np.asarray(placement), "sticky-replica")
+    if not verdict.valid:
+        raise ValueError(f"the placement to beat is not valid: {verdict.violations[0]}")
+    return tuple(verdict.objective[:3])
+
+
+def build_answer(problem: PlacementProblem, holds: list[list[int]], leaders: list[int]) -> np.ndarray:
+    """The ``replicas`` array: each partition's chosen brokers (positions), its leader first.
+
+    Kept replicas stay in their slots, new brokers (ascending position) fill the
+    slots of replicas that left, and the leader swaps into the first slot.
+    """
+    start, positions = problem.replica_start, problem.replica_positions
+    out = np.empty(len(positions), dtype=np.int64)
+    for p in range(problem.num_partitions):
+        chosen = set(holds[p])
+        slots = positions[start[p] : start[p + 1]].tolist()
+        incoming = iter(sorted(chosen - set(slots)))
+        row = [b if b in chosen else next(incoming) for b in slots]
+        if row:
+            at = row.index(leaders[p])
+            row[0], row[at] = row[at], row[0]
+        out[start[p] : start[p + 1]] = row
+    return problem.broker_ids[out]
+
+
+def frontier(solve: Callable[..., Result], problem: PlacementProblem, max_k: int, **options) -> list[Result]:
+    """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``."""
+    return [solve(problem, max_moves=k, **options) for k in range(max_k + 1)]

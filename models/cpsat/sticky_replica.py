@@ -1,0 +1,252 @@
+"""Exact replica placement with OR-Tools CP-SAT (the model PR 18903's heuristic approximates).
+
+The formulation, the two PR questions and the secant form of the squares are
+described in :mod:`models.cpsat._replica_questions`; ranked solving is
+:func:`models.cpsat._common.solve_ranked`.  Variables are named after their key:
+``x[p, b]`` (partition ``p`` has a replica on live broker ``b``), ``y[p, b]``
+(``b`` leads ``p``), ``r[b]``, ``l[b]``, ``c[p, k]`` and their squares.
+
+Broker counts are bounded by :func:`~models.cpsat._replica_questions.count_bounds`.
+Without a move limit or a placement to beat they are ``{q, q + 1}``, which fixes
+level 1 at its closed-form optimum, so the ranked solve starts at level 2 and
+the bound's first entry is that optimum.  The hint is complete (every variable,
+squares included: CP-SAT spends its time repairing an incomplete one): the
+sticky heuristic's answer, evened out to ``{q, q + 1}`` when counts are confined
+there, with its leaders chosen by a min-cost flow (reordering, no move).
+
+Measured (benchmarks/sticky_replica.py): proven optimal up to about 120
+partitions x RF 3 on 28 brokers in 60 s; at 1,000 partitions the answer is
+``feasible`` (levels 1 proven, level 2 at the hint's value).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ortools.graph.python import min_cost_flow
+from ortools.sat.python import cp_model
+
+from heuristics import sticky_replica as sticky_heuristic
+from models.cpsat._common import add_hint, solve_ranked
+from models.cpsat._replica_questions import (
+    balanced_level1,
+    build_answer,
+    count_bounds,
+    frontier as _frontier,
+    original_sets,
+    rack_count_bounds,
+    secant_range,
+    target_levels,
+)
+from problems import PlacementProblem, Result
+
+
+def _square(model: cp_model.CpModel, value, low: int, high: int, name: str) -> cp_model.IntVar:
+    """An integer ``s >= value^2`` (equal at the optimum) for ``value`` in ``[low, high]``."""
+    square = model.new_int_var(low * low, high * high, name)
+    for t in secant_range(low, high):
+        model.add(square >= (2 * t + 1) * value - t * (t + 1))
+    return square
+
+
+def _balanced(problem: PlacementProblem, replicas: np.ndarray) -> np.ndarray:
+    """``replicas`` with broker counts evened out: one replica at a time from the fullest broker
+    to an emptiest one (on the same rack if there is one, so rack spread is kept) that lacks its partition."""
+    index = problem.broker_index
+    positions = np.array([index[int(b)] for b in replicas], dtype=np.int64)
+    part = np.repeat(np.arange(problem.num_partitions), problem.replication_factors)
+    counts = np.bincount(positions, minlength=problem.num_brokers)
+    has = np.zeros((problem.num_partitions, problem.num_brokers), dtype=bool)
+    has[part, positions] = True
+    rack = problem.broker_rack
+    while counts.max() - counts.min() > 1:
+        full, emptiest = int(counts.argmax()), np.flatnonzero(counts == counts.min())
+        same_rack = emptiest[rack[emptiest] == rack[full]]
+        empty = int(same_rack[0] if len(same_rack) else emptiest[0])
+        slot = np.flatnonzero((positions == full) & ~has[part, empty])[0]
+        has[part[slot], full], has[part[slot], empty] = False, True
+        positions[slot] = empty
+        counts[full] -= 1
+        counts[empty] += 1
+    return problem.broker_ids[positions]
+
+
+def _best_leaders(problem: PlacementProblem, replicas: np.ndarray) -> np.ndarray:
+    """``replicas`` reordered (no move) so that the leaders minimise level 3: a min-cost flow
+    partition -> one of its brokers -> sink, with unit arcs of cost 1, 3, 5, ... per broker."""
+    index = problem.broker_index
+    start, partitions, brokers = problem.replica_start, problem.num_partitions, problem.num_brokers
+    flow = min_cost_flow.SimpleMinCostFlow()
+    source, sink = partitions + brokers, partitions + brokers + 1
+    led = [p for p in range(partitions) if start[p + 1] > start[p]]
+    arcs = {}
+    for p in led:
+        flow.add_arc_with_capacity_and_unit_cost(source, p, 1, 0)
+        for slot in range(start[p], start[p + 1]):
+            arcs[slot] = flow.add_arc_with_capacity_and_unit_cost(p, partitions + index[int(replicas[slot])], 1, 0)
+    for b in range(brokers):
+        for t in range(1, len(led) + 1):
+            flow.add_arc_with_capacity_and_unit_cost(partitions + b, sink, 1, 2 * t - 1)
+    flow.set_node_supply(source, len(led))
+    flow.set_node_supply(sink, -len(led))
+    if flow.solve() != flow.OPTIMAL:
+        return replicas
+    out = np.array(replicas)
+    for p in led:
+        lead = next(slot for slot in range(start[p], start[p + 1]) if flow.flow(arcs[slot]))
+        out[start[p]], out[lead] = out[lead], out[start[p]]
+    return out
+
+
+def _hint(problem: PlacementProblem, max_moves: int | None, target) -> np.ndarray | None:
+    """The sticky heuristic's answer, evened out when counts are confined to ``{q, q + 1}``;
+    none when it exceeds the move limit."""
+    answer = sticky_heuristic.assign(problem)
+    if max_moves is None and target is None:
+        return _best_leaders(problem, _balanced(problem, answer.answer))
+    if max_moves is not None and answer.objective[3] > max_moves:
+        return None
+    return _best_leaders(problem, answer.answer)
+
+
+def solve(
+    problem: PlacementProblem,
+    time_limit: float = 10.0,
+    max_moves: int | None = None,
+    beat=None,
+    workers: int = 1,
+    seed: int = 0,
+    log: bool = False,
+) -> Result:
+    """Place replicas optimally: levels 1-4 lexicographically.
+
+    Parameters
+    ----------
+    problem
+        The cluster and its current placement.
+    time_limit
+        Seconds for all levels together.
+    max_moves
+        At most this many moves (the frontier's ``k``).
+    beat
+        A ``replicas`` array: only placements that match or beat it on levels
+        1-3 (lexicographically); the objective becomes moves first, then
+        levels 1-3 (:func:`fewest_moves`).
+    workers, seed, log
+        CP-SAT's ``num_workers``, ``random_seed`` and search log.
+
+    Returns
+    -------
+    Result
+        ``optimal`` only when every level is proven; otherwise ``feasible``
+        with the proven bound, or ``infeasible`` / ``unknown``.
+    """
+    target = None if beat is None else target_levels(problem, beat)
+    model = cp_model.CpModel()
+    brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
+    factors = problem.replication_factors.tolist()
+    rack = problem.broker_rack.tolist()
+    racks = range(len(problem.rack_names))
+    rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
+    original = original_sets(problem)
+
+    x = {(p, b): model.new_bool_var(f"x[{p},{b}]") for p in partitions for b in brokers}
+    y = {(p, b): model.new_bool_var(f"y[{p},{b}]") for p in partitions for b in brokers}
+    for p in partitions:
+        model.add(sum(x[p, b] for b in brokers) == factors[p])
+        model.add(sum(y[p, b] for b in brokers) == min(factors[p], 1))
+        for b in brokers:
+            model.add_implication(y[p, b], x[p, b])
+
+    bounds = count_bounds(problem, max_moves, target)
+    r, l = {}, {}
+    for b in brokers:
+        low, high = bounds[b]
+        r[b] = model.new_int_var(low, high, f"r[{b}]")
+        model.add(r[b] == sum(x[p, b] for p in partitions))
+        l[b] = model.new_int_var(0, high, f"l[{b}]")
+        model.add(l[b] == sum(y[p, b] for p in partitions))
+    # Each counted variable, its square and the booleans it counts (to complete the hint).
+    squares = {("r", b): (r[b], _square(model, r[b], *bounds[b], f"r2[{b}]"), [x[p, b] for p in partitions])
+               for b in brokers}
+    squares.update({("l", b): (l[b], _square(model, l[b], 0, bounds[b][1], f"l2[{b}]"),
+                               [y[p, b] for p in partitions]) for b in brokers})
+    level1 = sum(squares["r", b][1] for b in brokers)
+    level3 = sum(squares["l", b][1] for b in brokers)
+
+    level2 = 0
+    for p in partitions:
+        for k in racks:
+            if len(racks) == 1:
+                level2 += factors[p] ** 2  # one rack: every replica is on it
+                continue
+            low, high = rack_count_bounds(factors[p], rack_size[k], problem.num_brokers)
+            c = model.new_int_var(low, high, f"c[{p},{k}]")
+            on_rack = [x[p, b] for b in brokers if rack[b] == k]
+            model.add(c == sum(on_rack))
+            squares["c", p, k] = (c, _square(model, c, low, high, f"c2[{p},{k}]"), on_rack)
+            level2 += squares["c", p, k][1]
+
+    moves = sum(x[p, b] for p in partitions for b in brokers if b not in original[p])
+    if max_moves is not None:
+        model.add(moves <= max_moves)
+    balanced = max_moves is None and target is None
+    if balanced:  # level 1 is fixed by the {q, q + 1} counts: nothing to search
+        objectives = [level2, level3, moves]
+    elif target is None:
+        objectives = [level1, level2, level3, moves]
+    else:
+        objectives = [moves, level1, level2, level3]
+        better1, better2, within = (model.new_bool_var(n) for n in ("beat1", "beat2", "match3"))
+        model.add(level1 <= target[0])
+        model.add(level1 <= target[0] - 1).only_enforce_if(better1)
+        model.add(level2 <= target[1] - 1).only_enforce_if(better2)
+        model.add(level2 <= target[1]).only_enforce_if(within)
+        model.add(level3 <= target[2]).only_enforce_if(within)
+        model.add_bool_or([better1, better2, within])
+
+    hint = _hint(problem, max_moves, target)
+    if hint is not None:  # a complete hint: CP-SAT spends its time repairing an incomplete one
+        index = problem.broker_index
+        start = problem.replica_start
+        values = {}
+        for p in partitions:
+            chosen = {index[int(v)] for v in hint[start[p] : start[p + 1]]}
+            leader = index[int(hint[start[p]])] if factors[p] else -1
+            values.update({x[p, b]: int(b in chosen) for b in brokers})
+            values.update({y[p, b]: int(b == leader) for b in brokers})
+        for counted, square, members in squares.values():
+            count = sum(values[v] for v in members)
+            values[counted], values[square] = count, count * count
+        add_hint(model, values.items())
+
+    ranked = solve_ranked(model, objectives, time_limit=time_limit, workers=workers, seed=seed, log=log)
+    info = {} if max_moves is None else {"max_moves": max_moves}
+    if ranked.status not in ("optimal", "feasible"):
+        return Result(problem, "sticky-replica", None, ranked.status, info=info)
+    holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
+    leaders = [next((b for b in brokers if ranked.value(y[p, b])), -1) for p in partitions]
+    answer = build_answer(problem, holds, leaders)
+    bound = ranked.bound
+    if balanced and bound is not None:
+        bound = (balanced_level1(problem), *bound)
+    if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
+        info["moves_bound"] = bound[0] if bound else None
+        bound = None
+    return Result(problem, "sticky-replica", answer, ranked.status, bound, info)
+
+
+def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
+    """The fewest moves that match or beat ``placement`` on levels 1-3 (lexicographically).
+
+    ``solve(problem, beat=placement, **options)``: its answer's level 4 is the
+    number of moves, optimal when the status is ``optimal``.
+    """
+    return solve(problem, beat=placement, **options)
+
+
+def frontier(problem: PlacementProblem, max_k: int, **options) -> list[Result]:
+    """The moves/quality frontier: ``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``.
+
+    ``time_limit`` applies to each ``k``.
+    """
+    return _frontier(solve, problem, max_k, **options)

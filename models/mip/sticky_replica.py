@@ -1,0 +1,141 @@
+"""Exact replica placement as a PuLP MIP (HiGHS by default, CBC on request).
+
+The same model as :mod:`models.cpsat.sticky_replica` (formulation and the two
+PR questions: :mod:`models.cpsat._replica_questions`), solved by
+:func:`models.mip._common.solve_ranked`.  Squares are continuous variables
+above the secants (exact at integer counts); "match or beat lexicographically"
+uses three binaries with big-M bounds taken from each level's upper bound (at
+most a few million on the benchmark, far from HiGHS's trouble zone).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pulp
+
+from models.cpsat._replica_questions import (
+    build_answer,
+    count_bounds,
+    frontier as _frontier,
+    original_sets,
+    rack_count_bounds,
+    secant_range,
+    target_levels,
+)
+from models.mip._common import solve_ranked
+from problems import PlacementProblem, Result
+
+
+def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pulp.LpVariable:
+    """A continuous ``s >= value^2`` (equal at the optimum) for integer ``value`` in ``[low, high]``."""
+    square = pulp.LpVariable(name, low * low, high * high)
+    for t in secant_range(low, high):
+        model += square >= (2 * t + 1) * value - t * (t + 1)
+    return square
+
+
+def solve(
+    problem: PlacementProblem,
+    time_limit: float = 10.0,
+    max_moves: int | None = None,
+    beat=None,
+    backend: str = "highs",
+    seed: int = 0,
+    log: bool = False,
+) -> Result:
+    """Place replicas optimally: levels 1-4 lexicographically (see :func:`models.cpsat.sticky_replica.solve`).
+
+    Parameters
+    ----------
+    problem
+        The cluster and its current placement.
+    time_limit
+        Seconds for all levels together.
+    max_moves
+        At most this many moves.
+    beat
+        A ``replicas`` array to match or beat on levels 1-3; the objective
+        becomes moves first (:func:`fewest_moves`).
+    backend, seed, log
+        ``highs`` or ``cbc``, the solver's seed, its log.
+    """
+    target = None if beat is None else target_levels(problem, beat)
+    model = pulp.LpProblem("sticky_replica", pulp.LpMinimize)
+    brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
+    factors = problem.replication_factors.tolist()
+    rack = problem.broker_rack.tolist()
+    racks = range(len(problem.rack_names))
+    rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
+    original = original_sets(problem)
+
+    x = {(p, b): pulp.LpVariable(f"x_{p}_{b}", cat="Binary") for p in partitions for b in brokers}
+    y = {(p, b): pulp.LpVariable(f"y_{p}_{b}", cat="Binary") for p in partitions for b in brokers}
+    for p in partitions:
+        model += pulp.lpSum(x[p, b] for b in brokers) == factors[p]
+        model += pulp.lpSum(y[p, b] for b in brokers) == min(factors[p], 1)
+        for b in brokers:
+            model += y[p, b] <= x[p, b]
+
+    bounds = count_bounds(problem, max_moves, target)
+    level1, level3, upper1, upper3 = [], [], 0, 0
+    for b in brokers:
+        low, high = bounds[b]
+        r = pulp.lpSum(x[p, b] for p in partitions)
+        model += r >= low
+        model += r <= high
+        level1.append(_square(model, r, low, high, f"r2_{b}"))
+        level3.append(_square(model, pulp.lpSum(y[p, b] for p in partitions), 0, high, f"l2_{b}"))
+        upper1 += high * high
+        upper3 += high * high
+    level1, level3 = pulp.lpSum(level1), pulp.lpSum(level3)
+
+    squares2, constant2, upper2 = [], 0, 0
+    for p in partitions:
+        for k in racks:
+            if len(racks) == 1:
+                constant2 += factors[p] ** 2  # one rack: every replica is on it
+                continue
+            low, high = rack_count_bounds(factors[p], rack_size[k], problem.num_brokers)
+            c = pulp.lpSum(x[p, b] for b in brokers if rack[b] == k)
+            squares2.append(_square(model, c, low, high, f"c2_{p}_{k}"))
+            upper2 += high * high
+    level2 = pulp.lpSum(squares2) + constant2
+    upper2 += constant2
+
+    moves = pulp.lpSum(x[p, b] for p in partitions for b in brokers if b not in original[p])
+    if max_moves is not None:
+        model += moves <= max_moves
+    if target is None:
+        objectives = [level1, level2, level3, moves]
+    else:
+        objectives = [moves, level1, level2, level3]
+        better1, better2, within = (pulp.LpVariable(n, cat="Binary") for n in ("beat1", "beat2", "match3"))
+        model += level1 <= target[0]
+        model += level1 <= target[0] - 1 + (upper1 - target[0] + 1) * (1 - better1)
+        model += level2 <= target[1] - 1 + (upper2 - target[1] + 1) * (1 - better2)
+        model += level2 <= target[1] + (upper2 - target[1]) * (1 - within)
+        model += level3 <= target[2] + (upper3 - target[2]) * (1 - within)
+        model += better1 + better2 + within >= 1
+
+    ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log)
+    info = {} if max_moves is None else {"max_moves": max_moves}
+    if ranked.status not in ("optimal", "feasible"):
+        return Result(problem, "sticky-replica", None, ranked.status, info=info)
+    holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
+    leaders = [next((b for b in brokers if ranked.value(y[p, b])), -1) for p in partitions]
+    answer = build_answer(problem, holds, leaders)
+    bound = ranked.bound
+    if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
+        info["moves_bound"] = bound[0] if bound else None
+        bound = None
+    return Result(problem, "sticky-replica", answer, ranked.status, bound, info)
+
+
+def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
+    """The fewest moves that match or beat ``placement`` on levels 1-3 (lexicographically)."""
+    return solve(problem, beat=placement, **options)
+
+
+def frontier(problem: PlacementProblem, max_k: int, **options) -> list[Result]:
+    """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k`` (``time_limit`` per ``k``)."""
+    return _frontier(solve, problem, max_k, **options)
