@@ -7,17 +7,17 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test
 
-## run: the main job (until the comparison harness lands: every example through range and round robin)
+## run: the main job: the default suite on local Spark; the report lands in results/report/
 run: $(STAMP)
-	@for f in examples/group/*.json; do for s in range roundrobin; do \
-	  echo "== rebalance-lab assign --strategy $$s $$f"; \
-	  $(BIN)/rebalance-lab assign --strategy $$s "$$f" || exit $$?; \
-	done; done
+	$(BIN)/rebalance-lab compare --suite default --out results
 
-## test: the whole test suite (pytest's "no tests collected", exit 5, counts as success)
+## test: the whole test suite, then the regression gate on heuristic quality
+## (pytest's "no tests collected", exit 5, counts as success)
 test: $(STAMP)
 	@$(BIN)/python -m pytest; rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
+	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
+	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
+	$(BIN)/rebalance-lab gate --no-progress
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \

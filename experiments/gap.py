@@ -71,10 +71,10 @@ def gaps(rows: pd.DataFrame) -> pd.DataFrame:
     merged["gap1_low"] = merged["gap1"]
     merged["gap1_high"] = np.where(optimal_reference, merged["gap1"],
                                    _floats(merged["level1"]) - _floats(merged["ref_bound1"]))
-    present = [c for c in LEVEL if merged[c].notna().any()]
     equal = np.ones(len(merged), dtype=bool)
-    for column in present:
-        equal &= _floats(merged[column]) == _floats(merged[f"ref_{column}"])
+    for column in LEVEL:  # a level the objective does not have is missing on both sides
+        value, ref = _floats(merged[column]), _floats(merged[f"ref_{column}"])
+        equal &= (value == ref) | (np.isnan(value) & np.isnan(ref))
     merged["heuristic_optimal"] = equal & optimal_reference
     return merged
 

@@ -91,20 +91,38 @@ def plot_moves_per_churn(gap_rows: pd.DataFrame, rows: pd.DataFrame) -> plt.Figu
     return figure
 
 
-def plot_replica_tradeoff(rows: pd.DataFrame) -> plt.Figure:
-    """Replica placements: rack spread (level 2) against moves (level 4), every run."""
-    figure, axes = _figure()
-    replica = rows[(rows["objective"] == "sticky-replica") & rows["valid"]].copy()
-    if replica.empty:
-        _empty(axes, "no replica-placement rows yet")
+def plot_replica_frontier(rows: pd.DataFrame) -> plt.Figure:
+    """The exact moves/quality frontier (levels 1 and 2 within k moves), heuristics as points.
+
+    One line per small placement scenario (rows with role ``frontier``); PR 18903's
+    two-move case is drawn thick: nothing better at k = 1, the swap at k = 2.
+    """
+    figure, panels = plt.subplots(1, 2, figsize=(10, 4.5), dpi=100)
+    frontier = rows[(rows["role"] == "frontier") & rows["valid"]]
+    if frontier.empty:
+        for axes in panels:
+            _empty(axes, "no frontier rows yet")
     else:
-        replica["run"] = label(replica) + "/" + replica["solver"]
-        for run, series in replica.groupby("run"):
-            axes.scatter(series["level4"], series["level2"], s=12, label=run, alpha=0.7)
-        axes.set_xlabel("moves (level 4)")
-        axes.set_ylabel("rack spread, sum of squares (level 2)")
-        axes.legend(fontsize=7)
-    axes.set_title("Replica placement: moves against quality")
+        heuristics = rows[(rows["objective"] == "sticky-replica") & (rows["role"] == "heuristic") & rows["valid"]]
+        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for index, (scenario, series) in enumerate(sorted(frontier.groupby("scenario_id"))[:8]):
+            series = series.assign(k=series["variant"].str.removeprefix("k=").astype(int)).sort_values("k")
+            two_move = "two-move-limit" in scenario
+            colour = colours[index % len(colours)]
+            name = "PR 18903 two-move case" if two_move else scenario.split("/")[1] + " " + scenario.split("/")[3]
+            for axes, level in zip(panels, ("level1", "level2")):
+                axes.step(series["k"], series[level].astype(float), where="post", color=colour,
+                          linewidth=3 if two_move else 1, label=f"optimum: {name}")
+                points = heuristics[heuristics["scenario_id"] == scenario]
+                for marker, (strategy, point) in zip("os", points.groupby("strategy")):
+                    axes.scatter(point["level4"].astype(float), point[level].astype(float), marker=marker,
+                                 color=colour, s=30, label=f"{strategy}: {name}")
+        for axes, title in zip(panels, ("level 1: replicas per broker", "level 2: rack spread")):
+            axes.set_xlabel("moves (budget k for the optimum)")
+            axes.set_ylabel("sum of squares")
+            axes.set_title(title, fontsize=9)
+        panels[1].legend(fontsize=5, ncol=1)
+    figure.suptitle("Replica placement: the moves/quality frontier (PR 18903's open question)")
     figure.tight_layout()
     return figure
 
@@ -132,7 +150,7 @@ PLOTS = {
     "gap_distribution": lambda rows, g: plot_gap_distribution(g),
     "runtime_vs_size": lambda rows, g: plot_runtime(rows),
     "moves_per_churn": lambda rows, g: plot_moves_per_churn(g, rows),
-    "replica_moves_quality": lambda rows, g: plot_replica_tradeoff(rows),
+    "replica_frontier": lambda rows, g: plot_replica_frontier(rows),
     "lag_balance": lambda rows, g: plot_lag_balance(rows),
 }
 

@@ -27,12 +27,17 @@ from problems import OBJECTIVES, STRATEGY_OBJECTIVE, evaluate, load_problem
 #: valid under that objective's hard constraints.
 HEURISTICS: dict[str, list[tuple[str, str | None]]] = {
     "sticky": [("range", None), ("roundrobin", None), ("sticky", None), ("sticky", "kafka-9987")],
-    "lag-aware": [("range", None), ("lag-aware", None)],
+    "lag-aware": [("range", None), ("lag-aware", None), ("lag-aware", "cumulative"), ("lag-aware", "sticky")],
     "stream-join": [("range", None), ("stream-join", None)],
     "sticky-replica": [("kafka-default", None), ("sticky-replica", None)],
 }
 
 LEVELS = 4
+#: Placements up to this many partitions also get the exact moves/quality frontier
+#: (best levels 1-3 within k moves, k = 0 .. forced moves + FRONTIER_MOVES), one row per k
+#: (role ``frontier``; ``infeasible`` below the moves that removed brokers force).
+FRONTIER_PARTITIONS = 12
+FRONTIER_MOVES = 4
 SCENARIO_COLUMNS = {
     "scenario_id": "string", "family": "string", "objective": "string", "churn": "string",
     "pattern": "string", "lags": "string", "partitions": "int64", "members": "int64", "topics": "int64",
@@ -104,11 +109,39 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
             for i, value in enumerate((result.bound or ())[: len(names)], start=1):
                 row[f"bound{i}"] = value
         except Exception as error:  # a crashing solver is a row, not a failed job
-            last = traceback.extract_tb(error.__traceback__)[-1]
-            row.update(status="error", valid=False,
-                       error=f"{type(error).__name__}: {error} ({last.filename.rsplit('/', 1)[-1]}:{last.lineno})")
+            row.update(status="error", valid=False, error=_describe(error))
         rows.append(row)
+    if scenario.family == "placement" and scenario.partitions <= FRONTIER_PARTITIONS:
+        rows.extend(_frontier_rows(problem, base, time_limit))
     return rows
+
+
+def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
+    """The exact moves/quality frontier (PR 18903's open question (b)), one row per move budget k."""
+    if not module_exists("models.cpsat.sticky_replica"):
+        return []
+    from models.cpsat.sticky_replica import frontier
+
+    row = {**base, "strategy": "sticky-replica", "solver": "cpsat", "role": "frontier"}
+    try:
+        started = time.perf_counter()
+        forced = int((problem.replica_positions < 0).sum())  # replicas on removed brokers must move
+        points = frontier(problem, forced + FRONTIER_MOVES, time_limit=time_limit, workers=1, seed=0)
+        runtime = (time.perf_counter() - started) / max(len(points), 1)
+    except Exception as error:  # a crashing solver is a row, not a failed job
+        return [{**row, "variant": "frontier", "status": "error", "valid": False, "error": _describe(error)}]
+    rows = []
+    for k, point in enumerate(points):
+        levels = point.objective if point.answer is not None else []
+        rows.append({**row, "variant": f"k={k}", "status": point.status, "valid": point.valid,
+                     "runtime_s": runtime, **{f"level{i}": v for i, v in enumerate(levels[:LEVELS], start=1)},
+                     **{f"bound{i}": v for i, v in enumerate((point.bound or ())[:LEVELS], start=1)}})
+    return rows
+
+
+def _describe(error: Exception) -> str:
+    last = traceback.extract_tb(error.__traceback__)[-1]
+    return f"{type(error).__name__}: {error} ({last.filename.rsplit('/', 1)[-1]}:{last.lineno})"
 
 
 def solve_frame(frame: pd.DataFrame, time_limit: float) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """The one Spark session factory.
 
 Local mode unless told otherwise: ``master`` argument, else the environment
-variable ``REBALANCE_LAB_SPARK_MASTER``, else ``local[*]``.  Python workers are
+variable ``REBALANCE_LAB_SPARK_MASTER``, else the master ``spark-submit`` was
+given (when it launched this driver), else ``local[*]``.  Python workers are
 pointed at the interpreter that runs the driver (``PYSPARK_PYTHON``), or they
 would start whatever ``python3`` is first on ``PATH`` and fail to import this
 project.
@@ -51,16 +52,22 @@ def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    master = master or os.environ.get(MASTER_VARIABLE) or "local[*]"
+    master = master or os.environ.get(MASTER_VARIABLE)
+    launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master is None and not launched_by_spark_submit:
+        master = "local[*]"
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
     builder = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
+        builder
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"])
     )
-    if master.startswith("local"):
+    if master is not None and master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = builder.config("spark.sql.shuffle.partitions", "4").config("spark.driver.host", "127.0.0.1")
     for key, value in config.items():
         builder = builder.config(key, value)

@@ -148,8 +148,13 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, lo
     for i, objective in enumerate(objectives):
         problem.setObjective(objective)
         remaining = max(0.01, deadline - time.perf_counter())
-        problem.solve(_solver(backend, remaining, seed, log, log_path))
-        status = _outcome(problem)
+        try:
+            problem.solve(_solver(backend, remaining, seed, log, log_path))
+            status = _outcome(problem)
+        except pulp.PulpSolverError:
+            # PuLP 3.3 cannot parse the solution file HiGHS writes when its time limit
+            # stops it with an incumbent: no solution we can read, so "unknown" for this level.
+            status = "unknown"
         dual = _dual_bound(backend, log_path) if status in ("feasible", "unknown") else None
         if status == "infeasible" or (status == "unknown" and i == 0):
             return Ranked(status, seconds=time.perf_counter() - started)

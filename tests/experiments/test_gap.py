@@ -42,6 +42,16 @@ def test_gap_against_an_optimal_reference():
     assert disagreements(rows).empty
 
 
+def test_optimal_heuristic_is_recognised_beside_objectives_with_more_levels():
+    """Tests that a two-level objective's heuristic equal to its optimum counts as optimal next to 4-level rows."""
+    rows = frame(row("a", "sticky", "heuristic", "heuristic", [100, 2]),
+                 row("a", "sticky", "flow", "optimal", [100, 2]),
+                 row("r", "sticky-replica", "heuristic", "heuristic", [4, 8, 2, 0]),
+                 row("r", "sticky-replica", "cpsat", "optimal", [4, 4, 2, 2]))
+    out = gaps(rows).set_index("scenario_id")
+    assert out.loc["a", "heuristic_optimal"] and not out.loc["r", "heuristic_optimal"]
+
+
 def test_feasible_reference_gives_an_interval_from_its_bound():
     """Tests that a merely feasible exact side turns the level-1 gap into [H - E, H - B]."""
     rows = frame(row("b", "sticky", "heuristic", "heuristic", [120, 0]),

@@ -14,6 +14,7 @@ def test_report_has_every_plot_and_the_headline(tmp_path):
     path = write_report(rows, tmp_path / "report", source="in-memory smoke rows")
     page = path.read_text()
     assert page.count("data:image/png;base64,") == len(PLOTS) == 5
+    assert "replica_frontier" in PLOTS
     assert "Headline" in page and "in-memory smoke rows" in page
     for name in PLOTS:
         png = tmp_path / "report" / f"{name}.png"
