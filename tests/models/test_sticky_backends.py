@@ -29,9 +29,11 @@ EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
 BACKENDS = {
     "heuristic": heuristic.assign,
-    "cpsat": cpsat.solve,
-    "mip-highs": mip.solve,
-    "mip-cbc": functools.partial(mip.solve, backend="cbc"),
+    # Generous limits: these instances prove in milliseconds, but a loaded CI machine must not
+    # turn a slow child process into a status other than "optimal".
+    "cpsat": functools.partial(cpsat.solve, time_limit=60),
+    "mip-highs": functools.partial(mip.solve, time_limit=60),
+    "mip-cbc": functools.partial(mip.solve, backend="cbc", time_limit=60),
     "flow": flow.solve,
 }
 EXACT = [name for name in BACKENDS if name != "heuristic"]
