@@ -1,7 +1,8 @@
 """The comparison pipeline as a Spark job, resumable and atomic per batch.
 
 Scenarios become a DataFrame; ``mapInPandas`` runs :func:`experiments.solve.solve_frame`
-on the executors (one CP-SAT worker per task, so tasks x workers <= cores);
+on the executors, one scenario per task (one CP-SAT worker per task, so running tasks x
+workers <= cores);
 each batch's rows come back to the driver and are written as one Parquet file,
 atomically (written to a temporary name, then renamed), under
 ``OUT/results/suite=<suite>/run_id=<run id>/``.
@@ -119,7 +120,8 @@ def run_suite(
     master
         Spark master (``local[*]`` by default).
     batch_size
-        Scenarios per atomically written batch (default: 4 per Spark core).
+        Scenarios per atomically written batch (default: 16 per Spark core); each
+        scenario is one Spark task.
     time_limit
         Seconds per exact solver and scenario (default: ``TIME_LIMITS[suite_name]``).
     limit
@@ -138,14 +140,16 @@ def run_suite(
     if pending:
         spark = spark_session(master, app_name=f"rebalance-lab compare {suite_name}")
         cores = spark.sparkContext.defaultParallelism
-        batch_size = batch_size or 4 * cores
+        batch_size = batch_size or 16 * cores
         # Largest scenarios first, so the long tasks do not trail at the end.
         pending.sort(key=lambda s: -s.size)
         bar = tqdm(total=len(scenarios), initial=len(done), desc=f"{suite_name} {run_id}", unit="scenario",
                    disable=not progress)
         for start in range(0, len(pending), batch_size):
             batch = pending[start : start + batch_size]
-            tasks = spark.createDataFrame(scenario_frame(batch)).repartition(min(len(batch), cores))
+            # One scenario per task: Spark hands tasks to whichever core is free, so a long
+            # scenario does not hold back the short ones queued behind it in the same task.
+            tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
             rows = tasks.mapInPandas(_solve_batches(time_limit), schema=RESULT_SCHEMA).toPandas()
             write_batch(folder, rows)
             bar.update(len(batch))

@@ -174,7 +174,9 @@ def write_report(rows: pd.DataFrame, folder: Path, source: str) -> Path:
     images = {name: _png(plot(rows, gap_rows), folder / f"{name}.png") for name, plot in PLOTS.items()}
     head = headline(gap_rows)
     detail = summary(gap_rows)
+    scaling = runtime_scaling(rows)
     head.to_csv(folder / "headline.csv", index=False)
+    scaling.to_csv(folder / "runtime_scaling.csv", index=False)
     detail.to_csv(folder / "summary.csv", index=False)
     errors = rows[rows["status"] == "error"][["scenario_id", "strategy", "variant", "solver", "error"]]
     sections = [
@@ -183,6 +185,7 @@ def write_report(rows: pd.DataFrame, folder: Path, source: str) -> Path:
         "<h2>Headline: gap to optimum per heuristic</h2>", _table(head),
         *[f"<h2>{name.replace('_', ' ')}</h2><img src='data:image/png;base64,{data}'>" for name, data in images.items()],
         "<h2>By family, objective, heuristic, churn event and size</h2>", _table(detail),
+        "<h2>Runtime by size (median seconds)</h2>", _table(scaling),
         "<h2>Runs that failed</h2>", _table(errors) if len(errors) else "<p>none</p>",
     ]
     style = ("body{font-family:sans-serif;margin:2em;max-width:1100px} table.t{border-collapse:collapse;font-size:12px}"
