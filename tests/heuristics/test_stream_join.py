@@ -10,6 +10,7 @@ from hypothesis import given
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 import heuristics.stream_join as stream_join
+from problem_builders import group, member
 from problem_strategies import groups
 from problems import evaluate, load_problem, previous_number_owners, problem_to_json
 from problems.evaluate import number_owners
@@ -21,19 +22,6 @@ JOINED = ["impressions", "clicks"]
 
 def both_topics(table):
     return {m: {"impressions": numbers, "clicks": numbers} if numbers else {} for m, numbers in table.items()}
-
-
-def group(topics, *members):
-    return load_problem({"topics": topics, "members": list(members)})
-
-
-def member(member_id, topics, owned=None, generation=None):
-    doc = {"id": member_id, "topics": topics}
-    if owned is not None:
-        doc["owned"] = owned
-    if generation is not None:
-        doc["generation"] = generation
-    return doc
 
 
 # ------------------------------------------------------------- the KIP's tables

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from problem_builders import group, member
 from problem_strategies import groups
 from problems import (
     evaluate,
@@ -17,22 +18,6 @@ from problems import (
     replica_levels,
 )
 from problems.result import Result, assignment_json, owner_from_assignment
-
-
-def group(topics, *members, lags=None):
-    doc = {"topics": topics, "members": list(members)}
-    if lags is not None:
-        doc["lags"] = lags
-    return load_problem(doc)
-
-
-def member(member_id, topics, owned=None, generation=None):
-    doc = {"id": member_id, "topics": topics}
-    if owned is not None:
-        doc["owned"] = owned
-    if generation is not None:
-        doc["generation"] = generation
-    return doc
 
 
 # ------------------------------------------------------------ KIP-341 ownership
