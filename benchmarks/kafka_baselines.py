@@ -11,11 +11,11 @@ subscribed to topic 0 only.  Times ``assign(problem)`` on a loaded problem
 from __future__ import annotations
 
 import argparse
-import time
 
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 from problems import evaluate, load_problem
+from _timing import best_of
 
 
 def group_document(topics: int, partitions: int, members: int, odd_member: bool) -> dict:
@@ -24,15 +24,6 @@ def group_document(topics: int, partitions: int, members: int, odd_member: bool)
     if odd_member:
         docs[-1] = {**docs[-1], "topics": names[:1]}
     return {"topics": {name: partitions for name in names}, "members": docs}
-
-
-def best_of(repeat: int, function, *args) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = function(*args)
-        best = min(best, time.perf_counter() - started)
-    return best, result
 
 
 def main() -> None:

@@ -41,6 +41,7 @@ import models.cpsat.sticky as sticky_cpsat
 import models.flow.sticky as sticky_flow
 import models.mip.sticky as sticky_mip
 from problems import evaluate, load_problem
+from _timing import best_of
 
 PEER = Path(__file__).parents[1] / "tests" / "kafka_python_sticky_peer.py"
 
@@ -63,15 +64,6 @@ def loaded(doc: dict):
     problem = load_problem(doc)
     problem.subscribes, problem.topic_subscribers, problem.owned_claims  # noqa: B018 - part of loading
     return problem, time.perf_counter() - started
-
-
-def best_of(repeat: int, function, *args):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = function(*args)
-        best = min(best, time.perf_counter() - started)
-    return best, result
 
 
 def large(args) -> None:
