@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics._kafka import java_order_key
-from problems import GroupProblem, member_counts, member_topic_counts
+from problems import GroupProblem, earlier_owners, member_counts, member_topic_counts
 
 
 def general_assign(problem: GroupProblem, previous: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
@@ -50,7 +50,7 @@ def general_assign(problem: GroupProblem, previous: np.ndarray, id_rank: np.ndar
     fresh = counts.max(initial=0) == 0
     newly = _assign_unassigned(problem, owner, counts, topics, id_rank)
     before = owner.copy()
-    earlier = _earlier_owners(problem, previous)
+    earlier = earlier_owners(problem, previous)
     movable = [t for t in topics if len(problem.topic_subscribers[t]) >= 2]
     balancer = _Balancer(problem, owner, counts, earlier, id_rank)
     moved = False
@@ -106,28 +106,6 @@ def _water_fill(current: np.ndarray, rank: np.ndarray, k: int) -> np.ndarray:
     who = np.repeat(np.arange(len(current)), grants)
     step = current[who] + np.arange(len(who)) - np.repeat(np.cumsum(grants) - grants, grants)
     return who[np.lexsort((rank[who], step))]
-
-
-def _earlier_owners(problem: GroupProblem, previous: np.ndarray) -> np.ndarray:
-    """Kafka's ``prevAssignment``: the unique next-highest-generation valid claim, -1 if none."""
-    earlier = np.full(problem.num_partitions, -1, dtype=np.int32)
-    members, partitions = problem.owned_claims
-    generations = problem.generations[members]
-    winner = previous[partitions]
-    valid = problem.subscribes[members, problem.partition_topic[partitions]] & (winner >= 0)
-    valid &= generations < np.where(winner >= 0, problem.generations[np.maximum(winner, 0)], 0)
-    members, partitions, generations = members[valid], partitions[valid], generations[valid]
-    if len(partitions) == 0:
-        return earlier
-    order = np.lexsort((-generations, partitions))
-    members, partitions, generations = members[order], partitions[order], generations[order]
-    first = np.ones(len(partitions), dtype=bool)
-    first[1:] = partitions[1:] != partitions[:-1]
-    tied = np.zeros(len(partitions), dtype=bool)
-    tied[:-1] = (partitions[1:] == partitions[:-1]) & (generations[1:] == generations[:-1])
-    keep = first & ~tied
-    earlier[partitions[keep]] = members[keep]
-    return earlier
 
 
 def _revocation_required(problem: GroupProblem) -> bool:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import java_order_key, topics_in_name_order
+from heuristics._kafka import member_id_rank, topics_in_name_order
 from heuristics._sticky_general import general_assign
 from problems import GroupProblem, Result, previous_owners
 
@@ -98,19 +98,11 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
         else:
             owner, algorithm = _constrained(problem, previous), "kafka-12464"
     else:
-        owner, algorithm = general_assign(problem, previous, _member_id_rank(problem)), "general"
+        owner, algorithm = general_assign(problem, previous, member_id_rank(problem)), "general"
     return Result(problem, "sticky", owner, info={"algorithm": algorithm})
 
 
 # ------------------------------------------------------------------ orders
-def _member_id_rank(problem: GroupProblem) -> np.ndarray:
-    """Each member's position when members are sorted by member id (Java order)."""
-    order = sorted(range(problem.num_members), key=lambda m: java_order_key(problem.members[m]))
-    rank = np.empty(problem.num_members, dtype=np.int64)
-    rank[order] = np.arange(problem.num_members)
-    return rank
-
-
 def _partitions(problem: GroupProblem, index_first: bool) -> np.ndarray:
     """Global ids of the subscribed partitions, by (index, topic name) or (topic name, index)."""
     topics = [t for t in topics_in_name_order(problem) if problem.subscribes[0, t]]
@@ -158,7 +150,7 @@ def _constrained(problem: GroupProblem, previous: np.ndarray, phases: list | Non
     parts = _partitions(problem, index_first=True)
     c_f, c_c, c_r = _quotas(len(parts), members)
     grouped, owner_of, rank, owned = _owned_in_order(previous, parts, members)
-    by_id = np.argsort(_member_id_rank(problem))
+    by_id = np.argsort(member_id_rank(problem))
     # Phase 1, members by id: the first C_r members owning >= C_c keep C_c.
     count = owned[by_id]
     unfilled = count < c_f
@@ -197,7 +189,7 @@ def _four_phase(problem: GroupProblem, previous: np.ndarray, phases: list | None
     parts = _partitions(problem, index_first=False)
     c_f, c_c, _ = _quotas(len(parts), members)
     grouped, owner_of, rank, owned = _owned_in_order(previous, parts, members)
-    by_id = np.argsort(_member_id_rank(problem))
+    by_id = np.argsort(member_id_rank(problem))
     # Phase 1: keep up to C_c owned partitions.
     keep = np.minimum(owned, c_c)
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)

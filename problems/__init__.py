@@ -1,4 +1,4 @@
-"""The shared language of rebalance-lab: problem data, JSON I/O and the one evaluator.
+"""The shared language of rebalance-lab: problem data, JSON I/O, previous ownership and the one evaluator.
 
 >>> from problems import load_problem, evaluate
 >>> problem = load_problem({"topics": {"t0": 2}, "members": [{"id": "c0", "topics": ["t0"]}]})
@@ -9,27 +9,36 @@
 from problems.errors import ProblemError
 from problems.evaluate import (
     GROUP_STRATEGIES,
+    LEVELS,
     OBJECTIVES,
     PLACEMENT_STRATEGIES,
     STRATEGY_OBJECTIVE,
     Evaluation,
     evaluate,
     is_kip54_balanced,
-    join_partition_count,
     member_counts,
     member_lags,
     member_topic_counts,
+    replica_levels,
+)
+from problems.ownership import (
+    earlier_owners,
+    join_partition_count,
+    next_epoch,
+    number_owners,
     previous_number_owners,
     previous_owners,
-    replica_levels,
+    resolve_claims,
+    topic_partitions,
 )
 from problems.group import GroupProblem
 from problems.io import load_problem, parse_problem, problem_to_json
 from problems.placement import PlacementProblem
-from problems.result import Result, assignment_json, owner_from_assignment, reassignment_json
+from problems.result import Result, Status, assignment_json, owner_from_assignment, reassignment_json
 
 __all__ = [
     "GROUP_STRATEGIES",
+    "LEVELS",
     "OBJECTIVES",
     "PLACEMENT_STRATEGIES",
     "STRATEGY_OBJECTIVE",
@@ -38,7 +47,9 @@ __all__ = [
     "PlacementProblem",
     "ProblemError",
     "Result",
+    "Status",
     "assignment_json",
+    "earlier_owners",
     "evaluate",
     "is_kip54_balanced",
     "join_partition_count",
@@ -46,6 +57,8 @@ __all__ = [
     "member_counts",
     "member_lags",
     "member_topic_counts",
+    "next_epoch",
+    "number_owners",
     "owner_from_assignment",
     "parse_problem",
     "previous_number_owners",
@@ -53,4 +66,6 @@ __all__ = [
     "problem_to_json",
     "reassignment_json",
     "replica_levels",
+    "resolve_claims",
+    "topic_partitions",
 ]

@@ -31,17 +31,15 @@ from typing import Sequence
 
 import pulp
 
+from models import _ranked
+
 BACKENDS = ("highs", "cbc")
 
 
 @dataclass
-class Ranked:
-    """The outcome of :func:`solve_ranked` (see :class:`models.cpsat._common.Ranked`)."""
+class Ranked(_ranked.Ranked):
+    """The outcome of :func:`solve_ranked` (:class:`models._ranked.Ranked`), the solution by variable name."""
 
-    status: str
-    levels: tuple[int, ...] = ()
-    bound: tuple[int, ...] | None = None
-    seconds: float = 0.0
     _values: dict[str, float] = field(default_factory=dict, repr=False)
 
     def value(self, expression) -> int:

@@ -1,7 +1,7 @@
 """Exact lag-aware assignment (KIP-169's objective, DESIGN.md section 3) as a PuLP MIP.
 
 The constraints, level 1 and symmetry breaking of :mod:`models.cpsat.lag_aware`
-(the backend-neutral data is :class:`models.cpsat.lag_aware.LagModel`): binary
+(the backend-neutral data is :class:`models._lag_aware.LagModel`): binary
 ``x[p, m]``, per-topic floor/ceiling counts, level 1 ``z >= L[m]``.  Level 2 is
 written differently, which makes the CP-SAT = MIP agreement test a check of
 both: ``sum_m L[m]^2 = sum_p lag_p^2 + 2 sum_{p<q} lag_p lag_q same[p, q]``
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pulp
 
-from models.cpsat.lag_aware import LagModel
+from models._lag_aware import LagModel
 from models.mip._common import solve_ranked
 from problems import GroupProblem, Result
 

@@ -75,3 +75,18 @@ def test_headline_and_no_reference():
     table = headline(gaps(rows)).set_index("heuristic")
     assert table.loc["range", "scenarios"] == 2
     assert np.isclose(table.loc["range", "mean_rel_gap1"], 3 / 27)
+
+
+def test_level_2_gaps_count_only_where_level_1_ties():
+    """Tests that the headline's level-2 gap averages only rows whose level 1 equals the reference's.
+
+    Scenario f: the heuristic is worse on level 1 and "better" on level 2 (the optimum traded level 2
+    for level 1); that -5 must not enter the mean, which is g's +3 alone.
+    """
+    rows = frame(row("f", "sticky", "heuristic", "heuristic", [110, 0]),
+                 row("f", "sticky", "cpsat", "optimal", [100, 5]),
+                 row("g", "sticky", "heuristic", "heuristic", [100, 5]),
+                 row("g", "sticky", "cpsat", "optimal", [100, 2]))
+    table = headline(gaps(rows)).set_index("heuristic")
+    assert table.loc["sticky", "compared"] == 2
+    assert table.loc["sticky", "mean_gap2_tied"] == 3

@@ -21,7 +21,7 @@ import models.flow.stream_join as flow
 import models.mip.stream_join as mip
 from experiments.cli import main
 from problems import load_problem
-from problems.evaluate import number_owners
+from problems import number_owners
 from stream_join_strategies import brute_force_optimum, joins
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
@@ -116,7 +116,7 @@ def test_churned_joins_valid_and_balanced(backend, problem):
     """Tests that every backend's answer after churn is co-partitioned, valid and balanced."""
     result = BACKENDS[backend](problem)
     assert result.valid, result.evaluation.violations
-    numbers = number_owners(problem, result.answer)[0]
+    numbers = number_owners(problem, result.answer)
     counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)[problem.subscribes.any(axis=1)]
     assert counts.size == 0 or counts.max() - counts.min() <= 1
     assert result.status == ("heuristic" if backend == "heuristic" else "optimal")
