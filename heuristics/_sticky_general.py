@@ -53,6 +53,7 @@ from heuristics._kafka import java_order_key, java_spread, java_string_hash
 from problems import GroupProblem
 
 _MIN_WINDOW, _MAX_WINDOW = 64, 1 << 16
+_FEW_TOPICS = 32  # members with up to this many topics update ``least`` topic by topic
 
 
 def general_assign(
@@ -214,6 +215,7 @@ class _Balancer:
         self.prev = np.where(ok, prev, -1).astype(np.int32)
         self.subscribers = problem.topic_subscribers
         self.member_topics = problem.subscribed_topics
+        self.member_topic_lists = [topics.tolist() for topics in self.member_topics]
         self.scale = problem.num_members + 1
         lengths = np.array([len(s) for s in self.subscribers], dtype=np.int64)
         self.sub_ptr = np.concatenate(([0], np.cumsum(lengths)))
@@ -291,7 +293,10 @@ class _Balancer:
         else:
             source = old
         if source != target:
-            self.moves.setdefault((t, source, target), _JavaHashSet()).add(partition, self._hash(partition, t))
+            key = (t, source, target)
+            if key not in self.moves:
+                self.moves[key] = _JavaHashSet()
+            self.moves[key].add(partition, self._hash(partition, t))
             self.topic_moves[t] += 1
             self.source[partition] = source
         self.owner[partition] = target
@@ -306,22 +311,43 @@ class _Balancer:
         return java_spread(31 * (31 + index) + self.topic_hash[t])
 
     # ------------------------------------ each topic's least subscriber count
+    # ``least[t]``: the fewest partitions a subscriber of t has; ``at_least[t]``:
+    # how many subscribers have that many.  Members with few topics are updated
+    # one topic at a time (cheaper than numpy's call overhead), others in bulk.
     def _lowered(self, member: int) -> None:
-        topics = self.member_topics[member]
-        value = self.counts[member]
-        least = self.least[topics]
-        lower = topics[value < least]
-        self.least[lower] = value
-        self.at_least[lower] = 1
-        self.at_least[topics[value == least]] += 1
+        topics, value = self.member_topics[member], int(self.counts[member])
+        least, at_least = self.least, self.at_least
+        if len(topics) <= _FEW_TOPICS:
+            for t in self.member_topic_lists[member]:
+                if value < least[t]:
+                    least[t], at_least[t] = value, 1
+                elif value == least[t]:
+                    at_least[t] += 1
+            return
+        was = least[topics]
+        lower = topics[value < was]
+        least[lower] = value
+        at_least[lower] = 1
+        at_least[topics[value == was]] += 1
 
     def _raised(self, member: int) -> None:
-        topics = self.member_topics[member]
-        was = topics[self.least[topics] == self.counts[member] - 1]
-        self.at_least[was] -= 1
-        self._recompute(was[self.at_least[was] == 0])
+        topics, value = self.member_topics[member], int(self.counts[member]) - 1
+        least, at_least = self.least, self.at_least
+        if len(topics) <= _FEW_TOPICS:
+            for t in self.member_topic_lists[member]:
+                if least[t] == value:
+                    at_least[t] -= 1
+                    if at_least[t] == 0:
+                        values = self.counts[self.subscribers[t]]
+                        least[t] = smallest = values.min()
+                        at_least[t] = np.count_nonzero(values == smallest)
+            return
+        was = topics[least[topics] == value]
+        at_least[was] -= 1
+        self._recompute(was[at_least[was] == 0])
 
     def _recompute(self, topics: np.ndarray) -> None:
+        """``least`` and ``at_least`` of ``topics`` from scratch (gathered at once, reduced per topic)."""
         if len(topics) == 0:
             return
         starts, ends = self.sub_ptr[topics], self.sub_ptr[topics + 1]
