@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import heuristics.sticky as sticky
 import models.flow.sticky as flow
-from kafka_python_sticky_peer import PeerStickyGroup
+from peers.kafka_python import PeerStickyGroup
 from problem_strategies import groups
 from problems import evaluate, is_kip54_balanced, load_problem, previous_owners
 from sticky_strategies import equal_groups, rebalances
