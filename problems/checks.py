@@ -26,8 +26,6 @@ INT64_MAX = 2**63 - 1
 MAX_PARTITIONS = 100_000_000
 #: Members x topics of a group (the member-topic tables the strategies build).
 MAX_MEMBER_TOPICS = 100_000_000
-#: JSON nesting (the formats need 5 levels).
-MAX_DEPTH = 64
 
 _KINDS = {INT32_MAX: "an int32, as in Kafka", INT64_MAX: "an int64, as in Kafka"}
 

@@ -242,6 +242,8 @@ def _parse_placement(doc: dict) -> PlacementProblem:
             "missing while other brokers have racks (as in Kafka, either every broker has a rack or none does)",
         )
 
+    if not ids:
+        raise ProblemError("brokers", "must list at least one live broker")
     partitions_doc = checks.expect(doc.get("partitions"), list, "partitions", "a list of partitions")
     checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
     topics: list[str] = []
@@ -313,10 +315,9 @@ def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
 def read_json(data: bytes, name: str) -> Any:
     """Parse a JSON document (UTF-8, an optional byte order mark) with ``orjson``, strictly.
 
-    Beyond JSON's grammar and valid UTF-8 (``orjson``): an object with a key
-    given twice is an error naming its path (JSON allows it, Python's ``json``
-    keeps the last value silently), and so is nesting deeper than
-    :data:`problems.checks.MAX_DEPTH`.
+    Beyond JSON's grammar and valid UTF-8, ``orjson`` refuses nesting deeper
+    than 1,024 levels (an error, not a ``RecursionError``).  Keys given twice
+    are looked for by :func:`_check_keys` once the document is known.
 
     Raises
     ------
@@ -326,40 +327,43 @@ def read_json(data: bytes, name: str) -> Any:
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
     try:
-        doc = orjson.loads(data)
+        return orjson.loads(data)
     except orjson.JSONDecodeError as error:
         raise ProblemError("", f"not JSON: {error.msg} at line {error.lineno} column {error.colno}", name) from None
-    # Every member of every object puts one ':' in the text outside strings; when the text has no
-    # more ':' than the parsed objects have keys, no key was given twice (and no string holds a ':').
-    if data.count(b":") != _count_keys(doc, name):
+
+
+def _check_keys(data: bytes, doc: Any, name: str) -> None:
+    """An error naming the path of the first object key given twice in ``data``, if any.
+
+    JSON allows a key twice (``orjson`` and Python's ``json`` keep the last value
+    silently); a problem file must not.  Every member of every object puts one
+    ``:`` in the text outside strings, so when the text has no more ``:`` than the
+    objects of the format hold keys (:func:`_format_keys`, an undercount at
+    worst), no key was given twice: the common case costs one ``bytes.count``.
+    Otherwise (a ``:`` inside a string, or a repeated key) the exact search runs.
+    """
+    if data.count(b":") != _format_keys(doc):
         _find_duplicate_key(data, name)
-    return doc
+
+
+def _format_keys(doc: Any) -> int:
+    """Keys of the objects the two formats have (the document, topics, lags, members, owned,
+    brokers, partitions); objects elsewhere are not counted."""
+    if type(doc) is not dict:
+        return 0
+    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags") if type(doc.get(k)) is dict)
+    for key in ("members", "brokers", "partitions"):
+        items = doc.get(key)
+        if type(items) is list:
+            for item in items:
+                if type(item) is dict:
+                    total += len(item)
+                    if type(item.get("owned")) is dict:
+                        total += len(item["owned"])
+    return total
 
 
 _CONTAINERS = {dict, list}
-
-
-def _count_keys(doc: Any, name: str) -> int:
-    """Keys of every object in ``doc``; an error past :data:`MAX_DEPTH` (iterative, no recursion).
-
-    Lists of scalars are skipped whole (in C); the count can only fall short,
-    never exceed, which sends the caller to the exact search.
-    """
-    total = 0
-    stack = [(doc, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > checks.MAX_DEPTH:
-            raise ProblemError("", f"nested more than {checks.MAX_DEPTH} levels deep", name)
-        items = node.values() if type(node) is dict else node
-        total += len(node) if type(node) is dict else 0
-        kinds = set(map(type, items))
-        if not kinds & _CONTAINERS:
-            continue
-        if kinds == {list} and not set(map(type, chain.from_iterable(items))) & _CONTAINERS:
-            continue  # lists of scalars (owned partitions, lags)
-        stack.extend((item, depth + 1) for item in items if type(item) in _CONTAINERS)
-    return total
 
 
 class _Repeated(dict):
@@ -379,7 +383,10 @@ def _find_duplicate_key(data: bytes, name: str) -> None:
         repeated.key = next(key for key, _ in pairs if key in seen or seen.add(key))
         return repeated
 
-    doc = json.loads(data, object_pairs_hook=pairs_hook)
+    try:
+        doc = json.loads(data.removeprefix(codecs.BOM_UTF8), object_pairs_hook=pairs_hook)
+    except RecursionError:  # deeper than Python's json goes (orjson took it): no search
+        return
     stack: list[tuple[Any, str]] = [(doc, "")]
     while stack:
         node, path = stack.pop()
@@ -393,25 +400,24 @@ def _find_duplicate_key(data: bytes, name: str) -> None:
                          if type(item) in _CONTAINERS or isinstance(item, dict))
 
 
-def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, Any]:
-    """``(name, document)`` of a path, JSON text or an in-memory ``dict``.
+def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, bytes | None, Any]:
+    """``(name, text, document)`` of a path, JSON text or an in-memory ``dict`` (text ``None``).
 
     A string is a path when a file of that name exists or when it does not
     start with ``{`` or ``[``; otherwise it is JSON text (named ``<text>``).
     """
     if not isinstance(source, (str, os.PathLike)):
-        return "<dict>", source
-    text_given = (isinstance(source, str) and source.lstrip().startswith(("{", "["))
-                  and not os.path.exists(source))
-    if text_given:
-        return "<text>", read_json(source.encode("utf-8", "surrogatepass"), "<text>")
+        return "<dict>", None, source
+    if isinstance(source, str) and source.lstrip().startswith(("{", "[")) and not os.path.exists(source):
+        data = source.encode("utf-8", "surrogatepass")
+        return "<text>", data, read_json(data, "<text>")
     name = os.fspath(source)
     try:
         data = Path(source).read_bytes()
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise ProblemError("", f"cannot read: {reason}", name) from None
-    return name, read_json(data, name)
+    return name, data, read_json(data, name)
 
 
 def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementProblem:
@@ -419,7 +425,8 @@ def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementPr
 
     Every entry point goes through the same checks (:mod:`problems.checks`):
     Kafka's integer types, totals before any array is sized, valid Unicode;
-    files and text also reject keys given twice and deep nesting.
+    files and text also reject keys given twice (with their path) and nesting
+    deeper than 1,024 levels.
 
     Raises
     ------
@@ -427,11 +434,16 @@ def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementPr
         The document is malformed; the message names the file, field and problem.
     """
     with _no_gc():
-        name, doc = read_problem_source(source)
+        name, data, doc = read_problem_source(source)
         try:
-            return parse_problem(doc)
+            problem = parse_problem(doc)
         except ProblemError as error:
+            if data is not None:  # a key given twice may be the cause: say so first
+                _check_keys(data, doc, name)
             raise error.with_source(name) from None
+        if data is not None:
+            _check_keys(data, doc, name)
+        return problem
 
 
 @contextmanager
