@@ -27,7 +27,8 @@ from problems import OBJECTIVES, STRATEGY_OBJECTIVE, evaluate, load_problem
 #: valid under that objective's hard constraints.
 HEURISTICS: dict[str, list[tuple[str, str | None]]] = {
     "sticky": [("range", None), ("roundrobin", None), ("sticky", None), ("sticky", "kafka-9987")],
-    "lag-aware": [("range", None), ("lag-aware", None), ("lag-aware", "cumulative"), ("lag-aware", "sticky")],
+    "lag-aware": [("range", None), ("lag-aware", None), ("lag-aware", "cumulative"), ("lag-aware", "sticky"),
+                  ("lag-aware", "differencing")],
     "stream-join": [("range", None), ("stream-join", None)],
     "sticky-replica": [("kafka-default", None), ("sticky-replica", None)],
 }
