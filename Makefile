@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test
+.PHONY: run test test-setup
 
 ## run: the main job: the default suite on local Spark; the report lands in results/report/
 run: $(STAMP)
@@ -13,7 +13,7 @@ run: $(STAMP)
 
 ## test: the whole test suite, then the regression gate on heuristic quality
 ## (pytest's "no tests collected", exit 5, counts as success)
-test: $(STAMP)
+test: $(STAMP) test-setup
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
@@ -27,3 +27,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $@
+
+## test-setup: the system programs the tests use, installed from Debian when missing (as root):
+## headless Chromium (the report as a browser shows it) and pdflatex with booktabs (the LaTeX tables)
+test-setup:
+	@command -v chromium >/dev/null && command -v pdflatex >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium texlive-latex-recommended; \
+	  else echo "the tests need chromium and pdflatex: sudo apt-get install chromium texlive-latex-recommended"; \
+	    exit 1; fi; }

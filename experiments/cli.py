@@ -31,7 +31,7 @@ SOLVER_BACKENDS = ("cpsat", "mip", "flow")
 
 #: Modules that add a subcommand of their own through ``register(subcommands)``,
 #: wired in when they exist (e.g. ``lags``, ``compare``, ``gate``).
-COMMAND_MODULES = ("experiments.lags", "experiments.compare", "experiments.gate")
+COMMAND_MODULES = ("experiments.lags", "experiments.compare", "experiments.gate", "experiments.report")
 
 FORMATS = """\
 problem formats (JSON; see README.md and DESIGN.md section 2):
