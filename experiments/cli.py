@@ -169,9 +169,9 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     if command_modules:
         # Imported here, not at the top: pandas, Spark and matplotlib take seconds to import,
         # and `assign`/`reassign` need none of them.
-        from experiments import compare, gate, lags
+        from experiments import compare, gate, lags, report
 
-        for module in (lags, compare, gate):
+        for module in (lags, compare, gate, report):
             module.register(commands)
     return parser
 
