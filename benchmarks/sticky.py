@@ -31,8 +31,8 @@ side's own first answer.  Both answers are scored by ``problems.evaluate``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -40,7 +40,8 @@ from models import solve
 from problems import evaluate, load_problem
 from _timing import best_of
 
-PEER = Path(__file__).parents[1] / "tests" / "kafka_python_sticky_peer.py"
+# The repository root, for the test-and-benchmark-only ``peers`` package (not installed).
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
 
 def group_document(topics: int, partitions: int, members: int, *, odd_member: bool = False,
@@ -107,12 +108,7 @@ def exact(args) -> None:
 
 
 def peer(args) -> None:
-    # The test-support module, loaded by path (tests/ must not go on sys.path:
-    # its folders would shadow the packages of the same name).
-    spec = importlib.util.spec_from_file_location("kafka_python_sticky_peer", PEER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    PeerStickyGroup = module.PeerStickyGroup
+    from peers.kafka_python import PeerStickyGroup
 
     t, m = args.peer_topics, args.peer_members
     per_topic = args.peer_partitions // t

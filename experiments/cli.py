@@ -14,7 +14,6 @@ import sys
 import time
 from typing import Any, Sequence
 
-from experiments import compare, gate, lags
 from models import frontier, solve
 from models.registry import SOLVERS, UsageError, strategies
 from problems import (
@@ -24,9 +23,7 @@ from problems import (
     evaluate,
     load_problem,
 )
-
-#: Modules that add a subcommand of their own through ``register(subcommands)``.
-COMMAND_MODULES = (lags, compare, gate)
+from problems.output import result_bytes
 
 FORMATS = """\
 problem formats (JSON; see README.md and DESIGN.md section 2):
@@ -86,8 +83,11 @@ def _command_assign(args: argparse.Namespace) -> int:
     problem = _load(args.problem, GroupProblem)
     options = {"variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers}
     result = _run(args, problem, options)
-    json.dump(result.to_json(), sys.stdout, indent=2 if args.pretty else None)
-    sys.stdout.write("\n")
+    if args.pretty:
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:  # the same bytes as json.dump, written from the arrays in one pass
+        sys.stdout.write(result_bytes(result).decode("ascii") + "\n")
     return 0
 
 
@@ -135,7 +135,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     sub.add_argument("--pretty", action="store_true", help="indent the JSON output")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rebalance-lab",
         description="Kafka's partition assignors and replica placement: the documented heuristics "
@@ -166,14 +166,23 @@ def build_parser() -> argparse.ArgumentParser:
         reassign.add_argument("--max-moves", type=int, metavar="K", help="at most K replica moves (exact solvers)")
         reassign.add_argument("--report", action="store_true", help="print levels before/after on stderr")
         reassign.set_defaults(handler=_command_reassign)
-    for module in COMMAND_MODULES:
-        module.register(commands)
+    if command_modules:
+        # Imported here, not at the top: pandas, Spark and matplotlib take seconds to import,
+        # and `assign`/`reassign` need none of them.
+        from experiments import compare, gate, lags, report
+
+        for module in (lags, compare, gate, report):
+            module.register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rebalance-lab`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
+    # seconds of imports before a one-second assignment).
+    builtin = bool(argv) and argv[0] in ("assign", "reassign")
+    args = build_parser(command_modules=not builtin).parse_args(argv)
     try:
         return args.handler(args)
     except ProblemError as error:

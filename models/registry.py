@@ -109,14 +109,14 @@ STRATEGIES: dict[str, Strategy] = {
     "roundrobin": Strategy("group", "sticky", Runner("heuristics.roundrobin:assign")),
     "sticky": Strategy(
         "group", "sticky",
-        Runner("heuristics.sticky:assign", (None, "kafka-9987"), aliases={"kafka-12464": None}),
+        Runner("heuristics.sticky:assign", (None, "kafka-12464", "kafka-9987")),
         {"cpsat": Runner("models.cpsat.sticky:solve", options=CPSAT),
          "mip": Runner("models.mip.sticky:solve", options=MIP),
          "flow": Runner("models.flow.sticky:solve")},
         baselines=("range", "roundrobin")),
     "lag-aware": Strategy(
         "group", "lag-aware",
-        Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky")),
+        Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky", "differencing")),
         {"cpsat": Runner("models.cpsat.lag_aware:solve", (None, "sticky"), CPSAT),
          "mip": Runner("models.mip.lag_aware:solve", (None, "sticky"), MIP)},
         baselines=("range",)),
@@ -135,7 +135,9 @@ STRATEGIES: dict[str, Strategy] = {
         {"cpsat": Runner("models.cpsat.sticky_replica:solve", options=(*CPSAT, "max_moves", "beat"),
                          frontier="models.cpsat.sticky_replica:frontier"),
          "mip": Runner("models.mip.sticky_replica:solve", options=(*MIP, "max_moves", "beat"),
-                       frontier="models.mip.sticky_replica:frontier")},
+                       frontier="models.mip.sticky_replica:frontier"),
+         "flow": Runner("models.flow.sticky_replica:solve", options=(*CPSAT, "max_moves", "beat"),
+                        frontier="models.flow.sticky_replica:frontier")},
         baselines=("kafka-default",)),
 }
 # fmt: on

@@ -22,7 +22,6 @@ from problems.evaluate import (
     replica_levels,
 )
 from problems.ownership import (
-    earlier_owners,
     join_partition_count,
     next_epoch,
     number_owners,
@@ -49,7 +48,6 @@ __all__ = [
     "Result",
     "Status",
     "assignment_json",
-    "earlier_owners",
     "evaluate",
     "is_kip54_balanced",
     "join_partition_count",

@@ -5,8 +5,6 @@ every conflict between claims is settled by one rule, :func:`resolve_claims`
 (the highest generation wins; a tie at the highest keeps none):
 
 * :func:`previous_owners`: the valid previous owner of each partition;
-* :func:`earlier_owners`: Kafka's ``prevAssignment``, the claim one
-  generation below that owner (the general sticky algorithm);
 * :func:`join_partition_count`, :func:`previous_number_owners`: KIP-315's K
   and the previous owner of each partition number;
 * :func:`number_owners`: the owner of each partition number in an answer;
@@ -50,23 +48,6 @@ def previous_owners(problem: GroupProblem) -> np.ndarray:
     members, partitions = members[keep], partitions[keep]
     resolve_claims(owner, members, partitions, problem.generations[members])
     return _frozen(owner)
-
-
-def earlier_owners(problem: GroupProblem, previous: np.ndarray) -> np.ndarray:
-    """Kafka's ``prevAssignment``: the unique next-highest-generation valid claim, -1 if none.
-
-    Among the claims of members still subscribed to the topic whose generation
-    is below that of the partition's previous owner (``previous``, from
-    :func:`previous_owners`), the highest generation wins; a tie keeps none.
-    """
-    earlier = np.full(problem.num_partitions, -1, dtype=np.int32)
-    members, partitions = problem.owned_claims
-    generations = problem.generations[members]
-    winner = previous[partitions]
-    valid = problem.subscribes[members, problem.partition_topic[partitions]] & (winner >= 0)
-    valid &= generations < np.where(winner >= 0, problem.generations[np.maximum(winner, 0)], 0)
-    resolve_claims(earlier, members[valid], partitions[valid], generations[valid])
-    return earlier
 
 
 def join_partition_count(problem: GroupProblem) -> int:

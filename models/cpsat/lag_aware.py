@@ -29,8 +29,17 @@ symmetry classes and the hint are shared with the MIP through :class:`models._la
   variant, nothing validly owned) in order of non-decreasing total lag;
   partitions of one topic with equal lag (and no valid owner, for the sticky
   variant) have non-decreasing owners;
-* the hint is the KIP-169 heuristic's answer, relabelled to satisfy the
-  symmetry breaking.
+* the hint is the best answer of KIP-169, its cumulative and its differencing
+  variants, relabelled to satisfy the symmetry breaking; ``z`` starts at the
+  size-free lower bound of :mod:`models.lag_bounds`, and every reported bound is
+  strengthened by it.
+
+Beyond ``MODEL_PAIRS`` (partition, subscriber) pairs no model is built: the
+answer is that best heuristic answer, ``feasible`` with the bounds of
+:mod:`models.lag_bounds` (``optimal`` when it meets both), so the harness gets
+a certified interval at any size.  The same answer stands in when a solve runs
+out of time before returning any answer (it was the hint), so no lag-aware
+solver returns ``unknown``.
 
 Numbers: lags are divided by their greatest common divisor (exact: both levels
 scale by a constant); nothing else is scaled.  CP-SAT works in 64-bit integers
@@ -85,6 +94,8 @@ def solve(
     # CP-SAT's overflow check: sum_m L[m] = S adds M + 1 sums, the objective M squares, a tangent cut 4.
     members = problem.num_members
     data = LagModel(problem, variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4))
+    if data.too_large:
+        return data.bounds_only()
     model = cp_model.CpModel()
     x = {(p, m): model.new_bool_var(f"x[{p},{m}]") for p in data.partitions.tolist() for m in data.candidates(p).tolist()}
     for p in data.partitions.tolist():
@@ -102,7 +113,7 @@ def solve(
     for m, terms in load.items():
         model.add(lag[m] == sum(c * v for v, c in terms))
     model.add(sum(lag.values()) == total)  # redundant: gives the LP the bound z >= total / members
-    z = model.new_int_var(0, total, "z")
+    z = model.new_int_var(min(data.level1_floor, total), total, "z")
     for m in range(problem.num_members):
         model.add(z >= lag[m])
     for members in data.member_classes():
