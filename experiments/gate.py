@@ -1,6 +1,6 @@
 """``rebalance-lab gate``: the CI regression gate on heuristic quality.
 
-Runs the ``gate`` suite in-process (the same :func:`experiments.solve.solve_frame`
+Runs the ``gate`` suite in-process (the same :func:`experiments.runs.solve_frame`
 the Spark job maps, without starting Spark), computes each heuristic's gap
 statistics against the proven optima (:func:`experiments.gap.summary`), and
 compares them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse,
@@ -25,9 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.gap import gaps, summary
-from experiments.pipeline import TIME_LIMITS, scenario_frame
+from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import SUITE_VERSION, suite
-from experiments.solve import solve_frame
 
 BASELINE = Path(__file__).parents[1] / "baselines" / "gate.json"
 TOLERANCE = 1e-9

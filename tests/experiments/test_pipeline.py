@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.pipeline import done_scenarios, load_results, results_folder, run_suite, write_batch
+from experiments.pipeline import run_suite
+from experiments.results import done_scenarios, load_results, results_folder, write_batch
 from experiments.scenarios import suite
-from experiments.solve import RESULT_COLUMNS, solve_frame
-from experiments.pipeline import scenario_frame
+from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
 
 KEY = ["scenario_id", "strategy", "variant", "solver"]
 ROOT = Path(__file__).parents[2]

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-import experiments.solve
+import experiments.runs
 from experiments.cli import main
-from experiments.pipeline import load_results, results_folder, scenario_frame, write_batch
+from experiments.results import load_results, results_folder, write_batch
 from experiments.plots import PLOTS
 from experiments.report import FORMATS, build, default_folder, summary_json
 from experiments.tables import SEED
 from experiments.scenarios import suite
-from experiments.solve import solve_frame
+from experiments.runs import scenario_frame, solve_frame
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def report(smoke_run, tmp_path_factory) -> Path:
     """The smoke run's report in every format, rendered by the `report` command, which must not solve."""
     out = tmp_path_factory.mktemp("report")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(experiments.solve, "solve_frame", _refuse)
+        patch.setattr(experiments.runs, "solve_frame", _refuse)
         assert main(["report", str(smoke_run), "--out", str(out),
                      *[a for f in FORMATS for a in ("--format", f)]]) == 0
     return out

@@ -19,11 +19,10 @@ import numpy as np
 import pytest
 from matplotlib import image
 
-from experiments.pipeline import scenario_frame
 from experiments.plots import PLOTS
 from experiments.report import write_report
 from experiments.scenarios import suite
-from experiments.solve import solve_frame
+from experiments.runs import scenario_frame, solve_frame
 
 PROBE = """<script>
 window.__problems = [];

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import heuristics.lag_aware as lag_aware
 from heuristics._kafka import java_order_key
-from lag_strategies import lag_documents, lag_groups
+from support.lag_strategies import lag_documents, lag_groups
 from problems import evaluate, load_problem, member_topic_counts, previous_owners
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_strategies import cluster_documents, clusters
+from support.cluster_strategies import cluster_documents, clusters
 from heuristics import kafka_default, sticky_replica
 from problems import evaluate, load_problem
 

@@ -10,10 +10,10 @@ from hypothesis import given
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 import heuristics.stream_join as stream_join
-from problem_builders import group, member
-from problem_strategies import groups
+from support.problem_builders import group, member
+from support.problem_strategies import groups
 from problems import evaluate, load_problem, number_owners, previous_number_owners, problem_to_json
-from stream_join_strategies import joins
+from support.stream_join_strategies import joins
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 JOINED = ["impressions", "clicks"]

@@ -8,11 +8,9 @@ other, against an exhaustive search and against the heuristic.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -21,9 +19,10 @@ import models.cpsat.sticky as cpsat
 import models.flow.sticky as flow
 import models.mip.sticky as mip
 from experiments.cli import main
-from problem_strategies import groups
-from problems import evaluate, load_problem
-from sticky_strategies import rebalances
+from support import exhaustive
+from support.problem_strategies import groups
+from problems import load_problem
+from support.sticky_strategies import rebalances
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
@@ -129,23 +128,10 @@ def test_exact_backends_agree_and_bound_the_heuristic(problem):
     assert optimum <= tuple(heuristic.assign(problem).objective)
 
 
-def brute_force_optimum(problem) -> tuple[int, int]:
-    """The best objective over every partition-to-subscriber map (tiny problems only)."""
-    parts = np.flatnonzero(problem.assignable)
-    choices = [problem.topic_subscribers[problem.partition_topic[g]] for g in parts]
-    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    best = None
-    for combo in itertools.product(*choices):
-        owner[parts] = combo
-        value = evaluate(problem, owner, "sticky").objective
-        best = value if best is None or value < best else best
-    return best if best is not None else (0, 0)
-
-
 @settings(max_examples=60)
 @given(problem=groups(max_members=3, max_partitions=2))
 def test_exact_backends_match_exhaustive_search(problem):
     """Tests the models' aggregation into classes: their optimum equals the best of every partition-to-member map."""
-    optimum = brute_force_optimum(problem)
+    optimum = exhaustive.optimum(problem, "sticky")
     for name in ("cpsat", "flow"):
         assert tuple(BACKENDS[name](problem).objective) == optimum, name

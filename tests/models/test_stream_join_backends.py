@@ -22,7 +22,8 @@ import models.mip.stream_join as mip
 from experiments.cli import main
 from problems import load_problem
 from problems import number_owners
-from stream_join_strategies import brute_force_optimum, joins
+from support import exhaustive
+from support.stream_join_strategies import joins
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
@@ -141,6 +142,6 @@ def test_exact_backends_agree_and_bound_the_heuristic(problem):
 @given(problem=joins(max_members=3, max_numbers=5, max_topics=2))
 def test_exact_backends_match_exhaustive_search(problem):
     """Tests the models' aggregation into counts: their optimum equals the best of every number-to-member map."""
-    optimum = brute_force_optimum(problem)
+    optimum = exhaustive.optimum(problem, "stream-join")
     for name in ("cpsat", "flow"):
         assert tuple(BACKENDS[name](problem).objective) == optimum, name

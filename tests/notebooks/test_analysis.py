@@ -8,10 +8,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from experiments.pipeline import results_folder, scenario_frame, write_batch
+from experiments.results import results_folder, write_batch
 from experiments.plots import PLOTS
 from experiments.scenarios import suite
-from experiments.solve import solve_frame
+from experiments.runs import scenario_frame, solve_frame
 
 NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "analysis.ipynb"
 

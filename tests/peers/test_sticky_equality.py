@@ -20,7 +20,7 @@ from hypothesis import given, settings
 
 import heuristics.sticky as sticky
 from problems import evaluate, load_problem
-from sticky_strategies import kafka_documents as documents
+from support.sticky_strategies import kafka_documents as documents
 
 RANDOM_GROUPS = 300
 

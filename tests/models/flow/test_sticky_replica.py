@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from cluster_strategies import clusters
+from support.cluster_strategies import clusters
 from experiments.scenarios import Scenario, build_problem
 from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow

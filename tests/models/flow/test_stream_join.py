@@ -9,7 +9,7 @@ import models.cpsat.stream_join as cpsat
 import models.flow.stream_join as flow
 from problems import load_problem, previous_number_owners
 from problems import number_owners
-from stream_join_strategies import medium_join
+from support.stream_join_strategies import medium_join
 
 
 def test_large_join_matches_cpsat():

@@ -24,6 +24,8 @@ from models import frontier, solve
 from models.registry import STRATEGIES
 from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, evaluate, load_problem
 
+#: Exact solvers' time limit per suite (seconds per solver and scenario).
+TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
 #: Placements up to this many partitions also get the exact moves/quality frontier
 #: (best levels 1-3 within k moves, k = 0 .. forced moves + FRONTIER_MOVES), one row per k
 #: (role ``frontier``; ``infeasible`` below the moves that removed brokers force).
@@ -135,6 +137,11 @@ def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
 def _describe(error: Exception) -> str:
     last = traceback.extract_tb(error.__traceback__)[-1]
     return f"{type(error).__name__}: {error} ({last.filename.rsplit('/', 1)[-1]}:{last.lineno})"
+
+
+def scenario_frame(scenarios: list[Scenario]) -> pd.DataFrame:
+    """Scenarios as a DataFrame, one row each (the fields of :class:`Scenario`): what :func:`solve_frame` takes."""
+    return pd.DataFrame([{k: getattr(s, k) for k in Scenario.__dataclass_fields__} for s in scenarios])
 
 
 def solve_frame(frame: pd.DataFrame, time_limit: float, progress: str | None = None) -> pd.DataFrame:
