@@ -193,3 +193,38 @@ def test_kafka_gives_partitions_to_a_member_that_subscribes_nothing(kafka_java):
     assert (theirs == 0).any() and not evaluate(problem, theirs, "sticky").valid
     ours = sticky.assign(problem)
     assert ours.info == {"algorithm": "kafka-general"} and ours.assignment == {"11": {}, "-0_-": {"t0": [0, 1, 2, 3]}}
+
+
+def _claims_differ(doc: dict) -> bool:
+    """Whether Kafka's resolution of the claims keeps other previous owners than KIP-341's rule."""
+    import heuristics._sticky_kafka as kafka
+    from problems import previous_owners
+
+    problem = load_problem(doc)
+    order = kafka.hash_map_order(list(problem.members))
+    position = np.empty(problem.num_members, dtype=np.int64)
+    position[order] = np.arange(problem.num_members)
+    kept, doubly = kafka.resolve_claims(problem, position)
+    if kafka.subscriptions_equal(problem):
+        kept[doubly] = -1
+    else:
+        claimed = kept >= 0
+        kept[claimed & ~problem.subscribes[np.maximum(kept, 0), problem.partition_topic]] = -1
+    return not np.array_equal(kept, previous_owners(problem))
+
+
+def test_claim_resolution_kip341_vs_kafka(kafka_java, equal_docs, unequal_docs):
+    """Row: KIP-341 (seed 002) keeps the claim of the unique highest generation; Kafka settles claims member by
+    member in map order, and with equal subscriptions drops a partition once claimed twice in one generation,
+    even when a higher generation claims it too (A, B at 1 then C at 2: C keeps t0-0 under KIP-341, nobody in
+    Kafka); with unequal ones a claim on an unsubscribed topic still wins its conflict, then is dropped."""
+    doc = {"topics": {"t0": 3}, "members": [
+        {"id": "A", "topics": ["t0"], "owned": {"t0": [0]}, "generation": 1},
+        {"id": "B", "topics": ["t0"], "owned": {"t0": [0]}, "generation": 1},
+        {"id": "C", "topics": ["t0"], "owned": {"t0": [0]}, "generation": 2}]}
+    problem = load_problem(doc)
+    assert sticky.assign(problem, variant="kafka-12464").answer[0] == 2
+    assert sticky.assign(problem).answer[0] != 2
+    assert compare(kafka_java, doc) == "equal"
+    assert sum(map(_claims_differ, equal_docs)) == 3
+    assert sum(map(_claims_differ, unequal_docs)) == 79
