@@ -222,6 +222,7 @@ class _Balancer:
         self.sub_idx = np.concatenate([*self.subscribers, np.zeros(0, np.int32)]).astype(np.int64)
         self.least = np.zeros(problem.num_topics, dtype=np.int64)
         self.at_least = np.zeros(problem.num_topics, dtype=np.int64)
+        self.dirty = np.zeros(problem.num_topics, dtype=bool)  # ``least`` to recompute before use
         self._recompute(np.flatnonzero(lengths > 0))
         # PartitionMovements: each moved partition's original source, and the (topic, from, to) sets.
         self.source = np.full(problem.num_partitions, -1, dtype=np.int32)
@@ -235,15 +236,22 @@ class _Balancer:
         n = len(parts)
         if n == 0:
             return False
-        owner, counts = self.owner, self.counts
+        owner, counts, dirty = self.owner, self.counts, self.dirty
         topic = self.topic_of[parts]
         earlier = self.prev[parts]
         any_earlier = bool((earlier >= 0).any())
+        # ``parts`` is grouped by topic: its runs, to refresh the topics a window covers.
+        run_start = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1])))
+        run_topic = topic[run_start]
         performed = False
         while True:
             modified, i, width = False, 0, _MIN_WINDOW
             while i < n:
                 end = min(n, i + width)
+                covered = run_topic[np.searchsorted(run_start, i, "right") - 1 : np.searchsorted(run_start, end)]
+                stale = covered[dirty[covered]]
+                if len(stale):
+                    self._recompute(stale)
                 held = counts[owner[parts[i:end]]]
                 fire = held > self.least[topic[i:end]] + 1
                 if any_earlier:
@@ -312,18 +320,23 @@ class _Balancer:
 
     # ------------------------------------ each topic's least subscriber count
     # ``least[t]``: the fewest partitions a subscriber of t has; ``at_least[t]``:
-    # how many subscribers have that many.  Members with few topics are updated
-    # one topic at a time (cheaper than numpy's call overhead), others in bulk.
+    # how many subscribers have that many.  When the last one at ``least`` gains a
+    # partition the topic is marked ``dirty`` and recomputed when a pass reaches it.
+    # Members with few topics are updated one topic at a time (cheaper than
+    # numpy's call overhead), others in bulk.
     def _lowered(self, member: int) -> None:
         topics, value = self.member_topics[member], int(self.counts[member])
-        least, at_least = self.least, self.at_least
+        least, at_least, dirty = self.least, self.at_least, self.dirty
         if len(topics) <= _FEW_TOPICS:
             for t in self.member_topic_lists[member]:
+                if dirty[t]:
+                    continue
                 if value < least[t]:
                     least[t], at_least[t] = value, 1
                 elif value == least[t]:
                     at_least[t] += 1
             return
+        topics = topics[~dirty[topics]]
         was = least[topics]
         lower = topics[value < was]
         least[lower] = value
@@ -332,19 +345,16 @@ class _Balancer:
 
     def _raised(self, member: int) -> None:
         topics, value = self.member_topics[member], int(self.counts[member]) - 1
-        least, at_least = self.least, self.at_least
+        least, at_least, dirty = self.least, self.at_least, self.dirty
         if len(topics) <= _FEW_TOPICS:
             for t in self.member_topic_lists[member]:
-                if least[t] == value:
+                if least[t] == value and not dirty[t]:
                     at_least[t] -= 1
-                    if at_least[t] == 0:
-                        values = self.counts[self.subscribers[t]]
-                        least[t] = smallest = values.min()
-                        at_least[t] = np.count_nonzero(values == smallest)
+                    dirty[t] = at_least[t] == 0
             return
-        was = topics[least[topics] == value]
+        was = topics[(least[topics] == value) & ~dirty[topics]]
         at_least[was] -= 1
-        self._recompute(was[at_least[was] == 0])
+        dirty[was[at_least[was] == 0]] = True
 
     def _recompute(self, topics: np.ndarray) -> None:
         """``least`` and ``at_least`` of ``topics`` from scratch (gathered at once, reduced per topic)."""
@@ -358,3 +368,4 @@ class _Balancer:
         least = np.minimum.reduceat(values, offsets)
         self.least[topics] = least
         self.at_least[topics] = np.add.reduceat((values == np.repeat(least, lengths)).astype(np.int64), offsets)
+        self.dirty[topics] = False
