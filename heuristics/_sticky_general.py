@@ -240,13 +240,13 @@ class _Balancer:
         # ``parts`` is grouped by topic: its runs, to refresh the topics a window covers.
         run_start = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1])))
         run_topic = topic[run_start].tolist()
-        run_of = np.repeat(np.arange(len(run_start)), np.diff(np.append(run_start, n))).tolist()
+        run_of = np.repeat(np.arange(len(run_start)), np.diff(np.append(run_start, n)))
         performed = False
         while True:
             modified, i, width = False, 0, _MIN_WINDOW
             while i < n:
                 end = min(n, i + width)
-                first, last = run_of[i], run_of[end - 1]
+                first, last = int(run_of[i]), int(run_of[end - 1])
                 if first == last:  # the window lies in one topic
                     t = run_topic[first]
                     if dirty[t]:
@@ -275,7 +275,7 @@ class _Balancer:
                     target = int(subs[np.argmin(counts[subs] * self.scale + self.id_rank[subs])])
                 self._reassign(int(parts[j]), target)
                 modified = performed = True
-                i, width = j + 1, max(_MIN_WINDOW, width // 2)
+                i, width = j + 1, min(max(_MIN_WINDOW, 2 * (k + 1)), _MAX_WINDOW)  # about the last gap, twice
             if not modified:
                 return performed
 
