@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 PEER_JAVA := peers/java/target/.built
 PEER_GO := peers/franz_go/franz-go-peer
 
-.PHONY: run test peers
+.PHONY: run test peers test-setup
 
 ## run: the main job: the default suite on local Spark; the report lands in results/report/
 run: $(STAMP) peers
@@ -19,7 +19,7 @@ run: $(STAMP) peers
 
 ## test: the whole test suite, then the regression gate on heuristic quality
 ## (pytest's "no tests collected", exit 5, counts as success)
-test: $(STAMP) peers
+test: $(STAMP) peers test-setup
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
@@ -45,3 +45,13 @@ $(PEER_JAVA): peers/java/pom.xml $(wildcard peers/java/src/main/java/rebalancela
 $(PEER_GO): peers/franz_go/go.mod peers/franz_go/go.sum $(wildcard peers/franz_go/*.go)
 	@command -v go >/dev/null 2>&1 || { echo "the franz-go peer (peers/franz_go) needs Go 1.26+ (go; franz-go 1.22 requires it)"; exit 1; }
 	cd peers/franz_go && go build -o franz-go-peer .
+
+## test-setup: the system programs the tests use, installed from Debian when missing (as root):
+## headless Chromium (the report as a browser shows it) and pdflatex with booktabs (the LaTeX tables)
+test-setup:
+	@command -v chromium >/dev/null && command -v pdflatex >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium texlive-latex-recommended; \
+	  else echo "the tests need chromium and pdflatex: sudo apt-get install chromium texlive-latex-recommended"; \
+	    exit 1; fi; }

@@ -36,10 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-import heuristics.sticky as sticky
-import models.cpsat.sticky as sticky_cpsat
-import models.flow.sticky as sticky_flow
-import models.mip.sticky as sticky_mip
+from models import solve
 from problems import evaluate, load_problem
 from _timing import best_of
 
@@ -73,7 +70,7 @@ def large(args) -> None:
     t, p, m = args.topics, args.partitions, args.members
     fresh_doc = group_document(t, p, m)
     fresh, load_s = loaded(fresh_doc)
-    first = sticky.assign(fresh).assignment
+    first = solve(fresh, "sticky").assignment
     cases = [
         (f"{t * p:,} x {m:,}, equal, fresh", fresh, load_s),
         (f"{t * p:,} x {m - 1:,}, equal, one member left", *loaded(group_document(t, p, m, owned=first, leave=True))),
@@ -81,8 +78,8 @@ def large(args) -> None:
         (f"{t * p:,} x {m:,}, last member moves to topic 0 only", *loaded(group_document(t, p, m, odd_member=True, owned=first))),
     ]
     for name, problem, load_s in cases:
-        for solver, function in (("heuristic", sticky.assign), ("flow", sticky_flow.solve)):
-            seconds, result = best_of(args.repeat, function, problem)
+        for solver in ("heuristic", "flow"):
+            seconds, result = best_of(args.repeat, solve, problem, "sticky", solver)
             verdict = evaluate(problem, result.answer, "sticky")
             assert verdict.valid, verdict.violations
             label = solver + (f" ({result.info['algorithm']})" if "algorithm" in result.info else "")
@@ -98,14 +95,14 @@ def exact(args) -> None:
     print(f"\n| {t * per_topic:,} partitions x {m} members | solver | seconds | status | objective | flow optimum |")
     print("| --- | --- | --- | --- | --- | --- |")
     fresh, _ = loaded(group_document(t, per_topic, m))
-    first = sticky.assign(fresh).assignment
+    first = solve(fresh, "sticky").assignment
     cases = [("fresh", fresh),
              ("one member left", loaded(group_document(t, per_topic, m, owned=first, leave=True))[0]),
              ("last member moves to topic 0 only", loaded(group_document(t, per_topic, m, owned=first, odd_member=True))[0])]
     for name, problem in cases:
-        optimum = evaluate(problem, sticky_flow.solve(problem).answer, "sticky").objective
-        for solver, function in (("cpsat", sticky_cpsat.solve), ("mip (highs)", sticky_mip.solve)):
-            seconds, result = best_of(1, function, problem, args.time_limit)
+        optimum = evaluate(problem, solve(problem, "sticky", "flow").answer, "sticky").objective
+        for solver, backend in (("cpsat", "cpsat"), ("mip (highs)", "mip")):
+            seconds, result = best_of(1, lambda p: solve(p, "sticky", backend, time_limit=args.time_limit), problem)
             print(f"| {name} | {solver} | {seconds:.2f} | {result.status} | {list(result.objective)} | {list(optimum)} |",
                   flush=True)
 
@@ -120,12 +117,12 @@ def peer(args) -> None:
     fresh, _ = loaded(group_document(t, per_topic, m))
     peer_group = PeerStickyGroup()
     peer_s, peer_first = best_of(1, peer_group.assign, fresh)
-    ours_s, ours_first = best_of(1, sticky.assign, fresh)
+    ours_s, ours_first = best_of(1, solve, fresh, "sticky")
     rows = [("fresh", fresh, peer_s, peer_first, ours_s, ours_first.answer)]
     left_peer, _ = loaded(group_document(t, per_topic, m, owned=peer_group.assignment_json(fresh, peer_first), leave=True))
     left_ours, _ = loaded(group_document(t, per_topic, m, owned=ours_first.assignment, leave=True))
     peer_s2, peer_second = best_of(1, peer_group.assign, left_peer)
-    ours_s2, ours_second = best_of(1, sticky.assign, left_ours)
+    ours_s2, ours_second = best_of(1, solve, left_ours, "sticky")
     rows.append(("one member leaves", None, peer_s2, peer_second, ours_s2, ours_second.answer))
     for (case, _, p_s, p_owner, o_s, o_owner), (p_problem, o_problem) in zip(rows, ((fresh, fresh), (left_peer, left_ours))):
         p_obj = evaluate(p_problem, p_owner, "sticky").objective
