@@ -265,7 +265,8 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         replicas = checks.expect(part["replicas"], list, f"{field}.replicas", "a list of broker ids")
         if not replicas:
             raise ProblemError(f"{field}.replicas", "must have at least one replica")
-        checks.integers(replicas, lambda j: f"{field}.replicas[{j}]")
+        if set(map(type, replicas)) != {int}:  # types here (the set below needs them), ranges once below
+            checks.integers(replicas, lambda j: f"{field}.replicas[{j}]")
         if len(set(replicas)) != len(replicas):
             dup = next(b for j, b in enumerate(replicas) if b in replicas[:j])
             raise ProblemError(f"{field}.replicas", f"broker {dup} appears twice")
@@ -281,13 +282,15 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         if len(flat) > checks.MAX_PARTITIONS:
             checks.at_most(len(flat), checks.MAX_PARTITIONS, "partitions", "replicas in all")
 
+    replica_start = np.array(starts, dtype=np.int64)
+    replica_brokers = checks.integers(flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas"))
     return PlacementProblem(
         broker_ids=_frozen(np.array(ids, dtype=np.int64)),
         broker_racks=tuple(racks),
         topics=tuple(topics),
         partitions=_frozen(np.array(indices, dtype=np.int64)),
-        replica_start=_frozen(np.array(starts, dtype=np.int64)),
-        replica_brokers=_frozen(np.array(flat, dtype=np.int64)),
+        replica_start=_frozen(replica_start),
+        replica_brokers=_frozen(replica_brokers),
     )
 
 
