@@ -219,6 +219,44 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
 
 
 # --------------------------------------------------------- replica placement
+def _placement_lists(partitions_doc: list, live: int):
+    """``(topics, indices, starts, flat replicas)`` when every partition passes the loop's checks, else None.
+
+    The loop's checks of :func:`_parse_placement`, done in bulk (the int32 range of replicas is checked
+    once after either); on any failure the loop runs and names the first problem, so errors are unchanged.
+    """
+    if not partitions_doc or set(map(type, partitions_doc)) != {dict}:
+        return None
+    try:
+        topics = [part["topic"] for part in partitions_doc]
+        indices = [part["partition"] for part in partitions_doc]
+        replicas = [part["replicas"] for part in partitions_doc]
+    except KeyError:
+        return None
+    if set(map(type, topics)) != {str} or set(map(type, indices)) != {int} or set(map(type, replicas)) != {list}:
+        return None
+    lengths = np.fromiter(map(len, replicas), dtype=np.int64, count=len(replicas))
+    if int(lengths.min()) < 1 or int(lengths.max()) > live or int(lengths.sum()) > checks.MAX_PARTITIONS:
+        return None
+    flat = list(chain.from_iterable(replicas))
+    if set(map(type, flat)) != {int} or len(set(zip(topics, indices))) != len(topics):
+        return None
+    try:
+        checks.strings(topics, str)
+        checks.integers(indices, str)
+        flat_array = checks.integers(flat, str, high=checks.INT64_MAX)
+    except ProblemError:
+        return None
+    # A broker twice in one partition: equal neighbours once each partition's replicas are sorted.
+    owner = np.repeat(np.arange(len(replicas)), lengths)
+    order = np.lexsort((flat_array, owner))
+    if np.any((owner[order][1:] == owner[order][:-1]) & (flat_array[order][1:] == flat_array[order][:-1])):
+        return None
+    starts = np.zeros(len(replicas) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return topics, indices, starts.tolist(), flat
+
+
 def _parse_placement(doc: dict) -> PlacementProblem:
     brokers_doc = checks.expect(doc.get("brokers"), list, "brokers", "a list of brokers")
     ids: list[int] = []
@@ -246,10 +284,12 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         raise ProblemError("brokers", "must list at least one live broker")
     partitions_doc = checks.expect(doc.get("partitions"), list, "partitions", "a list of partitions")
     checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
-    topics: list[str] = []
-    indices: list[int] = []
-    starts = [0]
-    flat: list[int] = []
+    bulk = _placement_lists(partitions_doc, len(ids))
+    if bulk is not None:
+        topics, indices, starts, flat = bulk
+        partitions_doc = []  # every check passed in bulk: the loop below only names a problem
+    else:
+        topics, indices, starts, flat = [], [], [0], []
     seen: dict[tuple[str, int], int] = {}
     for i, part in enumerate(partitions_doc):
         field = f"partitions[{i}]"
@@ -281,13 +321,15 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         if len(flat) > checks.MAX_PARTITIONS:
             checks.at_most(len(flat), checks.MAX_PARTITIONS, "partitions", "replicas in all")
 
+    replica_start = np.array(starts, dtype=np.int64)
+    replica_brokers = checks.integers(flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas"))
     return PlacementProblem(
         broker_ids=_frozen(np.array(ids, dtype=np.int64)),
         broker_racks=tuple(racks),
         topics=tuple(topics),
         partitions=_frozen(np.array(indices, dtype=np.int64)),
-        replica_start=_frozen(np.array(starts, dtype=np.int64)),
-        replica_brokers=_frozen(np.array(flat, dtype=np.int64)),
+        replica_start=_frozen(replica_start),
+        replica_brokers=_frozen(replica_brokers),
     )
 
 
