@@ -20,7 +20,7 @@ import pandas as pd
 
 from experiments.cli import available_solvers, call_with_options, module_exists, solver_function
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
-from problems import OBJECTIVES, STRATEGY_OBJECTIVE, evaluate, load_problem
+from problems import OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
 
 #: Heuristics (strategy, variant) judged on each objective: the strategy's own
 #: heuristic, its named variants, and the Kafka baselines whose answers are
@@ -109,6 +109,8 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
                     row[f"level{i}"] = value
             for i, value in enumerate((result.bound or ())[: len(names)], start=1):
                 row[f"bound{i}"] = value
+        except ProblemError as error:  # a model refusing the instance (too large, beyond its exact range)
+            row.update(status="unknown", valid=False, error=f"refused: {error}")
         except Exception as error:  # a crashing solver is a row, not a failed job
             row.update(status="error", valid=False, error=_describe(error))
         rows.append(row)

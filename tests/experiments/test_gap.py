@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from experiments.gap import disagreements, gaps, headline
 
@@ -75,3 +76,12 @@ def test_headline_and_no_reference():
     table = headline(gaps(rows)).set_index("heuristic")
     assert table.loc["range", "scenarios"] == 2
     assert np.isclose(table.loc["range", "mean_rel_gap1"], 3 / 27)
+
+
+def test_certified_interval_columns_when_only_a_bound_exists():
+    """Tests the interval columns: [H - E, H - B] with H = 110, E = 100, B = 95; relative high over B; width E - B."""
+    rows = frame(row("b", "sticky", "heuristic", "heuristic", [110, 3]),
+                 row("b", "sticky", "cpsat", "feasible", [100, 3], bound=[95]))
+    gap = gaps(rows).iloc[0]
+    assert (gap["gap1_low"], gap["gap1_high"], gap["certified_width1"]) == (10, 15, 5)
+    assert gap["rel_gap1_high"] == pytest.approx(15 / 95)
