@@ -5,7 +5,9 @@ reference is an exact row with status ``optimal`` when there is one (all
 optimal rows of a scenario must agree: :func:`disagreements` lists those that
 do not); otherwise the lexicographically best ``feasible`` row, whose proven
 bound turns the level-1 gap into an interval ``[H - E, H - B]`` (H heuristic,
-E incumbent, B bound).  Everything here is plain pandas over the Parquet rows.
+E incumbent, B bound): columns ``gap1_low``, ``gap1_high``, ``rel_gap1`` (low, over E),
+``rel_gap1_high`` (high, over B) and ``certified_width1`` (``E - B``).  Everything
+here is plain pandas over the Parquet rows.
 """
 
 from __future__ import annotations
@@ -71,6 +73,14 @@ def gaps(rows: pd.DataFrame) -> pd.DataFrame:
     merged["gap1_low"] = merged["gap1"]
     merged["gap1_high"] = np.where(optimal_reference, merged["gap1"],
                                    _floats(merged["level1"]) - _floats(merged["ref_bound1"]))
+    # The interval relative to what it is measured from (low: the best found, high: the bound), and its
+    # width (best found - bound: 0 where the reference is proven), for certified-gap tables and plots.
+    bound = np.where(optimal_reference, _floats(merged["ref_level1"]), _floats(merged["ref_bound1"]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        merged["rel_gap1_high"] = np.where(bound > 0, merged["gap1_high"] / bound,
+                                           np.where(merged["gap1_high"] == 0, 0.0, np.inf))
+    merged["rel_gap1_high"] = np.where(np.isnan(merged["gap1_high"]), np.nan, merged["rel_gap1_high"])
+    merged["certified_width1"] = merged["gap1_high"] - merged["gap1_low"]
     equal = np.ones(len(merged), dtype=bool)
     for column in LEVEL:  # a level the objective does not have is missing on both sides
         value, ref = _floats(merged[column]), _floats(merged[f"ref_{column}"])

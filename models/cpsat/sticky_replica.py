@@ -30,6 +30,7 @@ from models.cpsat._common import add_hint, solve_ranked
 from models.cpsat._replica_questions import (
     balanced_level1,
     build_answer,
+    check_model_size,
     count_bounds,
     frontier as _frontier,
     original_sets,
@@ -148,6 +149,7 @@ def solve(
         ``optimal`` only when every level is proven; otherwise ``feasible``
         with the proven bound, or ``infeasible`` / ``unknown``.
     """
+    check_model_size(problem, "CP-SAT")
     target = None if beat is None else target_levels(problem, beat)
     model = cp_model.CpModel()
     brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)

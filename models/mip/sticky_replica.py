@@ -15,6 +15,7 @@ import pulp
 
 from models.cpsat._replica_questions import (
     build_answer,
+    check_model_size,
     count_bounds,
     frontier as _frontier,
     original_sets,
@@ -59,6 +60,7 @@ def solve(
     backend, seed, log
         ``highs`` or ``cbc``, the solver's seed, its log.
     """
+    check_model_size(problem, "MIP")
     target = None if beat is None else target_levels(problem, beat)
     model = pulp.LpProblem("sticky_replica", pulp.LpMinimize)
     brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)

@@ -72,3 +72,12 @@ def test_level_two_gaps_count_only_where_level_one_ties():
     assert tied_gap(gap_rows, 2, relative=True)["a"] == 3.5
     assert headline(gaps(rows))["mean_gap2"].tolist() == [7.0]   # not (7 - 5) / 2
     assert not tied_above(gap_rows, 3).any()                     # sticky has no level 3
+
+
+def test_certified_interval_columns_when_only_a_bound_exists():
+    """Tests the interval columns: [H - E, H - B] with H = 110, E = 100, B = 95; relative high over B; width E - B."""
+    rows = frame(row("b", "sticky", "heuristic", "heuristic", [110, 3]),
+                 row("b", "sticky", "cpsat", "feasible", [100, 3], bound=[95]))
+    gap = gaps(rows).iloc[0]
+    assert (gap["gap1_low"], gap["gap1_high"], gap["certified_width1"]) == (10, 15, 5)
+    assert gap["rel_gap1_high"] == pytest.approx(15 / 95)
