@@ -98,6 +98,8 @@ def _parse_group(doc: dict) -> GroupProblem:
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
+        if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
+            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
         key = tuple(subscription)
         if key not in checked:  # members mostly share a few subscriptions: each is checked once
             checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
