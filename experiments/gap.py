@@ -84,14 +84,38 @@ def _floats(column: pd.Series) -> np.ndarray:
     return pd.to_numeric(column, errors="coerce").astype("float64").to_numpy()
 
 
+# ------------------------------------------------- level-k statistics: the tie rule (DESIGN §3)
+def tied_above(gap_rows: pd.DataFrame, level: int) -> np.ndarray:
+    """Rows whose levels 1 .. ``level - 1`` equal their reference's (and that have a level ``level`` gap).
+
+    A lexicographic gap at level k means nothing below an unequal level, so
+    level-k statistics are taken only over these rows (DESIGN §3).
+    """
+    mask = np.isfinite(_floats(gap_rows[f"gap{level}"]))
+    for above in range(1, level):
+        mask &= _floats(gap_rows[f"gap{above}"]) == 0
+    return mask
+
+
+def tied_gap(gap_rows: pd.DataFrame, level: int, *, relative: bool = False) -> pd.Series:
+    """The level-``level`` gap (``rel_gap`` when ``relative``) where the levels above tie, NaN elsewhere."""
+    column = f"rel_gap{level}" if relative else f"gap{level}"
+    return pd.Series(np.where(tied_above(gap_rows, level), _floats(gap_rows[column]), np.nan),
+                     index=gap_rows.index, name=column)
+
+
 def _p95(values: pd.Series) -> float:
     values = values.dropna()
     return float(np.percentile(values, 95)) if len(values) else np.nan
 
 
 def summary(gap_rows: pd.DataFrame, by: tuple[str, ...] = ("family", "objective", "heuristic", "churn", "size")) -> pd.DataFrame:
-    """Mean, p95 and max of the level-1 relative gap; share of scenarios solved optimally; validity."""
+    """Mean, p95 and max of the level-1 relative gap; share of scenarios solved optimally; validity.
+
+    ``mean_gap2`` is taken only over rows whose level 1 ties with the reference (:func:`tied_gap`).
+    """
     compared = gap_rows[gap_rows["ref_status"].notna()]
+    compared = compared.assign(gap2=tied_gap(compared, 2))
     grouped = gap_rows.groupby(list(by), dropna=False)
     out = pd.DataFrame({
         "scenarios": grouped["scenario_id"].nunique(),

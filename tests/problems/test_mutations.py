@@ -26,7 +26,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments.cli import main, solver_function
+import models
+from experiments.cli import main
 from problems import GroupProblem, ProblemError, evaluate, load_problem, owner_from_assignment
 
 ROOT = Path(__file__).parents[2]
@@ -144,7 +145,7 @@ def check_dict(doc: dict, strategy: str) -> None:
     kind = "assign" if isinstance(problem, GroupProblem) else "reassign"
     if (kind == "assign") != (strategy in GROUP_STRATEGIES):
         return
-    result = solver_function(strategy, "heuristic")(problem)
+    result = models.solve(problem, strategy)
     assert result.valid, result.evaluation.violations
 
 
