@@ -9,6 +9,7 @@ backend or a variant added there appears here.  ``lags``, ``compare`` and
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -176,13 +177,19 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
+@functools.lru_cache(maxsize=2)
+def _parser(command_modules: bool) -> argparse.ArgumentParser:
+    """:func:`build_parser`, built once per process (``main`` may be called many times in one)."""
+    return build_parser(command_modules=command_modules)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rebalance-lab`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
     builtin = bool(argv) and argv[0] in ("assign", "reassign")
-    args = build_parser(command_modules=not builtin).parse_args(argv)
+    args = _parser(not builtin).parse_args(argv)
     try:
         return args.handler(args)
     except ProblemError as error:

@@ -38,10 +38,10 @@ def _optional_string(doc: dict, key: str, field: str) -> str | None:
     return None if value is None else checks.string(value, f"{field}.{key}")
 
 
-def _offsets(lengths: list[int]) -> np.ndarray:
-    """``[0, l0, l0 + l1, ...]``: where each of consecutive runs of ``lengths`` starts (length n + 1)."""
-    start = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=len(lengths)), out=start[1:])
+def _offsets(items: list) -> np.ndarray:
+    """``[0, l0, l0 + l1, ...]``: where each of consecutive runs of ``len(item)`` starts (length n + 1)."""
+    start = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=start[1:])
     return start
 
 
@@ -98,6 +98,8 @@ def _parse_group(doc: dict) -> GroupProblem:
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
+        if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
+            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
         key = tuple(subscription)
         if key not in checked:  # members mostly share a few subscriptions: each is checked once
             checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
@@ -156,7 +158,7 @@ def _parse_group(doc: dict) -> GroupProblem:
 def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, int],
                  notes: list[tuple[int, int, str]]) -> dict[str, Any]:
     """Every member's ``owned`` flattened into the arrays of :class:`GroupProblem`, checked in bulk."""
-    entry_start = _offsets(list(map(len, owned_docs)))
+    entry_start = _offsets(owned_docs)
     entry_member = np.repeat(np.arange(len(owned_docs)), np.diff(entry_start))
     names = list(chain.from_iterable(owned_docs))
     lists = list(chain.from_iterable(map(dict.values, owned_docs)))
@@ -164,11 +166,14 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
     def entry_field(e: int) -> str:
         return f"members[{entry_member[e]}].owned.{names[e]}"
 
-    checks.strings(names, lambda e: f"members[{entry_member[e]}].owned")
+    try:  # the distinct names first: a few hundred topics, not a million claims
+        checks.strings(list(set(names)), lambda _: "")
+    except ProblemError:
+        checks.strings(names, lambda e: f"members[{entry_member[e]}].owned")
     if lists and set(map(type, lists)) != {list}:
         e = next(e for e, v in enumerate(lists) if type(v) is not list)
         raise ProblemError(entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}")
-    start = _offsets(list(map(len, lists)))
+    start = _offsets(lists)
     checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
     flat = list(chain.from_iterable(lists))
     indices = checks.integers(flat, _item_field(start, entry_field))
@@ -213,7 +218,7 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
         if len(values) != count:
             raise ProblemError(f"lags.{name}", f"has {len(values)} lags but the topic has {count} partitions")
         lists.append(values)
-    start = _offsets(counts.tolist())
+    start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
     return _frozen(checks.integers(flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX))
 
