@@ -14,8 +14,9 @@ import experiments.solve
 from experiments.cli import main
 from experiments.pipeline import load_results, results_folder, scenario_frame, write_batch
 from experiments.plots import PLOTS
-from experiments.report import FORMATS, build, default_folder, summary_json
+from experiments.report import FORMATS, build, default_folder, render_markdown, summary_json
 from experiments.tables import SEED
+from result_rows import frame, row
 from experiments.scenarios import suite
 from experiments.solve import solve_frame
 
@@ -133,3 +134,19 @@ def test_report_command_rejects_what_is_not_one_run(smoke_run, tmp_path, capsys)
         assert main(["report", str(folder)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"error: {folder}: ") and problem in err[0]
+
+
+def test_disagreeing_exact_solvers_are_listed_with_labels():
+    """Tests the disagreements section: both 'optimal' rows of a scenario whose levels differ, counted in JSON."""
+    rows = frame(row("a", "sticky", "heuristic", "heuristic", [100, 9]),
+                 row("a", "sticky", "flow", "optimal", [100, 2]),
+                 row("a", "sticky", "mip", "optimal", [100, 1_752]),
+                 row("b", "sticky", "heuristic", "heuristic", [100, 0]),
+                 row("b", "sticky", "flow", "optimal", [100, 0]))
+    content, _ = build(rows, "hand-made rows")
+    assert content.disagreements.to_dict("records") == [
+        {"scenario": "a", "strategy": "sticky", "solver": "flow", "status": "optimal", "level 1": "100", "level 2": "2"},
+        {"scenario": "a", "strategy": "sticky", "solver": "mip", "status": "optimal", "level 1": "100",
+         "level 2": "1,752"}]
+    assert summary_json(content, SEED)["disagreements"] == 1
+    assert "at least one claim is false" in render_markdown(content)
