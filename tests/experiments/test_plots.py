@@ -7,15 +7,13 @@ import pytest
 from matplotlib.colors import to_hex
 
 from experiments.gap import gaps
-from experiments.pipeline import scenario_frame
+from experiments.pipeline import load_results
 from experiments.plots import MAX_SERIES, PLOTS
-from experiments.scenarios import suite
-from experiments.solve import solve_frame
 
 
 @pytest.fixture(scope="module")
-def figures():
-    rows = solve_frame(scenario_frame(suite("smoke")), time_limit=2)
+def figures(smoke_run):
+    rows = load_results(smoke_run)
     gap_rows = gaps(rows)
     drawn = {name: plot(rows, gap_rows) for name, plot in PLOTS.items()}
     for figure in drawn.values():
