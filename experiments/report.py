@@ -138,7 +138,7 @@ def render_html(content: Content, images: dict[str, bytes]) -> str:
                      f"<figcaption>{html.escape(plot.caption)} "
                      f"(<a href='{name}.png'>PNG</a>, <a href='{name}.svg'>SVG</a>)</figcaption></figure>")
     parts += ["<h2>Runs that failed</h2>", to_html(content.errors) if len(content.errors) else "<p>None.</p>",
-              "<details><summary>By objective, heuristic, churn event and size</summary>",
+              "<details><summary>By objective, heuristic, churn event and size (scenarios with a proven optimum)</summary>",
               to_html(content.detail), "</details>",
               "<details><summary>Median runtime by size</summary>", to_html(content.runtime), "</details>"]
     style = ("body{font-family:sans-serif;margin:2em auto;max-width:1200px;color:#222}"
@@ -162,7 +162,7 @@ def render_markdown(content: Content) -> str:
     for name, plot in PLOTS.items():
         parts += [f"## {plot.title}", f"![{plot.title}]({name}.png)", f"*{plot.caption}* ([SVG]({name}.svg))"]
     parts += ["## Runs that failed", to_markdown(content.errors) if len(content.errors) else "None.",
-              "## By objective, heuristic, churn event and size", to_markdown(content.detail)]
+              "## By objective, heuristic, churn event and size (scenarios with a proven optimum)", to_markdown(content.detail)]
     return "\n\n".join(parts) + "\n"
 
 
