@@ -45,6 +45,7 @@ and exits 2).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -189,21 +190,25 @@ class LagModel:
         The sticky variant's level 2 (moves) is not a level of the lag-aware
         objective: its bound and the answer's moves go to ``info``.
         """
-        answer, info = None, {}
-        if ranked.status in ("optimal", "feasible"):
+        info: dict = {}
+        status, bound = ranked.status, ranked.bound
+        if status in ("optimal", "feasible"):
             answer = np.full(self.problem.num_partitions, -1, dtype=np.int32)
             for (p, m), var in x.items():
                 if ranked.value(var):
                     answer[p] = m
-            if self.variant:
-                info["moves"] = evaluate(self.problem, answer, "sticky").objective[1]
-        bound = ranked.bound
+        else:
+            # No answer in time, or a solver's numerical "infeasible" (every group has an
+            # assignment): the hint, the heuristic's answer, is never lost.
+            answer, status = self.hint[0].astype(np.int32), "feasible"
+        if self.variant:
+            info["moves"] = evaluate(self.problem, answer, "sticky").objective[1]
         if bound is not None and self.variant:
             info.update({"moves_bound": int(bound[1])} if len(bound) > 1 else {})
             bound = bound[:1]
         if bound is not None:
             bound = tuple(int(b) * f for b, f in zip(bound, (self.scale, self.scale**2)))
-        return Result(self.problem, "lag-aware", answer, ranked.status, bound, info)
+        return Result(self.problem, "lag-aware", answer, status, bound, info)
 
 def solve(
     problem: GroupProblem,
@@ -238,6 +243,7 @@ def solve(
         When the lags exceed the 64-bit bound stated in the module docstring.
     """
     # CP-SAT's overflow check: sum_m L[m] = S adds M + 1 sums, the objective M squares, a tangent cut 4.
+    started = time.perf_counter()  # the time limit covers building the model
     members = problem.num_members
     data = LagModel(problem, variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4))
     model = cp_model.CpModel()
@@ -288,5 +294,6 @@ def solve(
         second = sum(square.values())
     owner, _ = data.hint
     add_hint(model, ((var, owner[p] == m) for (p, m), var in x.items()))
-    ranked = solve_ranked(model, [z, second], time_limit=time_limit, workers=workers, seed=seed, log=log)
+    ranked = solve_ranked(model, [z, second], time_limit=time_limit, workers=workers, seed=seed, log=log,
+                          started=started)
     return data.result(ranked, x)

@@ -10,6 +10,8 @@ most a few million on the benchmark, far from HiGHS's trouble zone).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pulp
 
@@ -59,6 +61,7 @@ def solve(
     backend, seed, log
         ``highs`` or ``cbc``, the solver's seed, its log.
     """
+    started = time.perf_counter()  # the time limit covers building the model
     target = None if beat is None else target_levels(problem, beat)
     model = pulp.LpProblem("sticky_replica", pulp.LpMinimize)
     brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
@@ -117,7 +120,8 @@ def solve(
         model += level3 <= target[2] + (upper3 - target[2]) * (1 - within)
         model += better1 + better2 + within >= 1
 
-    ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log)
+    ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log,
+                          started=started)
     info = {} if max_moves is None else {"max_moves": max_moves}
     if ranked.status not in ("optimal", "feasible"):
         return Result(problem, "sticky-replica", None, ranked.status, info=info)
