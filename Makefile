@@ -5,15 +5,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test
+# Kafka's own code as test and benchmark peers (peers/): the Java assignors and
+# replica placement of the release peers/java/pom.xml pins (Maven), and franz-go's
+# sticky balancer (Go).  Built when missing or changed (a stamp in target/, the binary).
+PEER_JAVA := peers/java/target/.built
+PEER_GO := peers/franz_go/franz-go-peer
+
+.PHONY: run test peers test-setup
 
 ## run: the main job: the default suite on local Spark; the report lands in results/report/
-run: $(STAMP)
+run: $(STAMP) peers
 	$(BIN)/rebalance-lab compare --suite default --out results
 
 ## test: the whole test suite, then the regression gate on heuristic quality
 ## (pytest's "no tests collected", exit 5, counts as success)
-test: $(STAMP)
+test: $(STAMP) peers test-setup
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
@@ -27,3 +33,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $@
+
+## peers: build Kafka's Java peer (Maven) and the franz-go peer (Go) if missing or changed
+peers: $(PEER_JAVA) $(PEER_GO)
+
+$(PEER_JAVA): peers/java/pom.xml $(wildcard peers/java/src/main/java/rebalancelab/peers/*.java)
+	@command -v mvn >/dev/null 2>&1 || { echo "the Java peer (peers/java) needs Maven 3.8+ (mvn) and Java 17+"; exit 1; }
+	cd peers/java && mvn -q -B package dependency:copy-dependencies
+	@touch $@
+
+$(PEER_GO): peers/franz_go/go.mod peers/franz_go/go.sum $(wildcard peers/franz_go/*.go)
+	@command -v go >/dev/null 2>&1 || { echo "the franz-go peer (peers/franz_go) needs Go 1.26+ (go; franz-go 1.22 requires it)"; exit 1; }
+	cd peers/franz_go && go build -o franz-go-peer .
+
+## test-setup: the system programs the tests use, installed from Debian when missing (as root):
+## headless Chromium (the report as a browser shows it) and pdflatex with booktabs (the LaTeX tables)
+test-setup:
+	@command -v chromium >/dev/null && command -v pdflatex >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium texlive-latex-recommended; \
+	  else echo "the tests need chromium and pdflatex: sudo apt-get install chromium texlive-latex-recommended"; \
+	    exit 1; fi; }

@@ -20,8 +20,7 @@ import time
 
 import numpy as np
 
-import heuristics.lag_aware as heuristic
-import models.cpsat.lag_aware as cpsat
+from models import solve
 from problems import load_problem
 
 LADDER = "8x2,12x3,16x4,20x4,24x4,32x4,40x5,48x6,64x8,96x8,128x8"
@@ -64,7 +63,7 @@ def main() -> None:
             best = float("inf")
             for _ in range(args.repeat):
                 started = time.perf_counter()
-                result = heuristic.assign(problem, variant=variant)
+                result = solve(problem, "lag-aware", variant=variant)
                 best = min(best, time.perf_counter() - started)
             assert result.valid
             print(f"| {args.partitions:,} x {args.members:,} ({args.topics} topics) | {shape} | {variant or 'kip-169'} "
@@ -78,9 +77,9 @@ def main() -> None:
             partitions, members = map(int, size.split("x"))
             problem = group(partitions, 1, members, shape)
             started = time.perf_counter()
-            result = cpsat.solve(problem, time_limit=args.time_limit, workers=args.workers)
+            result = solve(problem, "lag-aware", "cpsat", time_limit=args.time_limit, workers=args.workers)
             seconds = time.perf_counter() - started
-            greedy = heuristic.assign(problem).objective[0]
+            greedy = solve(problem, "lag-aware").objective[0]
             level = result.objective[0] if result.objective else "-"
             print(f"| {partitions} x {members} | {shape} | {result.status} | {seconds:.1f} | {level:,} ({greedy:,}) "
                   f"| {list(result.bound) if result.bound else '-'} |", flush=True)

@@ -31,19 +31,17 @@ side's own first answer.  Both answers are scored by ``problems.evaluate``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import resource
+import sys
 import time
 from pathlib import Path
 
-import heuristics.sticky as sticky
-import models.cpsat.sticky as sticky_cpsat
-import models.flow.sticky as sticky_flow
-import models.mip.sticky as sticky_mip
+from models import solve
 from problems import evaluate, load_problem
 from _timing import best_of
 
-PEER = Path(__file__).parents[1] / "tests" / "kafka_python_sticky_peer.py"
+# The repository root, for the test-and-benchmark-only ``peers`` package (not installed).
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
 
 def group_document(topics: int, partitions: int, members: int, *, odd_member: bool = False,
@@ -72,7 +70,7 @@ def large(args) -> None:
     t, p, m = args.topics, args.partitions, args.members
     fresh_doc = group_document(t, p, m)
     fresh, load_s = loaded(fresh_doc)
-    first = sticky.assign(fresh).assignment
+    first = solve(fresh, "sticky").assignment
     cases = [
         (f"{t * p:,} x {m:,}, equal, fresh", fresh, load_s),
         (f"{t * p:,} x {m - 1:,}, equal, one member left", *loaded(group_document(t, p, m, owned=first, leave=True))),
@@ -80,8 +78,8 @@ def large(args) -> None:
         (f"{t * p:,} x {m:,}, last member moves to topic 0 only", *loaded(group_document(t, p, m, odd_member=True, owned=first))),
     ]
     for name, problem, load_s in cases:
-        for solver, function in (("heuristic", sticky.assign), ("flow", sticky_flow.solve)):
-            seconds, result = best_of(args.repeat, function, problem)
+        for solver in ("heuristic", "flow"):
+            seconds, result = best_of(args.repeat, solve, problem, "sticky", solver)
             verdict = evaluate(problem, result.answer, "sticky")
             assert verdict.valid, verdict.violations
             label = solver + (f" ({result.info['algorithm']})" if "algorithm" in result.info else "")
@@ -97,25 +95,20 @@ def exact(args) -> None:
     print(f"\n| {t * per_topic:,} partitions x {m} members | solver | seconds | status | objective | flow optimum |")
     print("| --- | --- | --- | --- | --- | --- |")
     fresh, _ = loaded(group_document(t, per_topic, m))
-    first = sticky.assign(fresh).assignment
+    first = solve(fresh, "sticky").assignment
     cases = [("fresh", fresh),
              ("one member left", loaded(group_document(t, per_topic, m, owned=first, leave=True))[0]),
              ("last member moves to topic 0 only", loaded(group_document(t, per_topic, m, owned=first, odd_member=True))[0])]
     for name, problem in cases:
-        optimum = evaluate(problem, sticky_flow.solve(problem).answer, "sticky").objective
-        for solver, function in (("cpsat", sticky_cpsat.solve), ("mip (highs)", sticky_mip.solve)):
-            seconds, result = best_of(1, function, problem, args.time_limit)
+        optimum = evaluate(problem, solve(problem, "sticky", "flow").answer, "sticky").objective
+        for solver, backend in (("cpsat", "cpsat"), ("mip (highs)", "mip")):
+            seconds, result = best_of(1, lambda p: solve(p, "sticky", backend, time_limit=args.time_limit), problem)
             print(f"| {name} | {solver} | {seconds:.2f} | {result.status} | {list(result.objective)} | {list(optimum)} |",
                   flush=True)
 
 
 def peer(args) -> None:
-    # The test-support module, loaded by path (tests/ must not go on sys.path:
-    # its folders would shadow the packages of the same name).
-    spec = importlib.util.spec_from_file_location("kafka_python_sticky_peer", PEER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    PeerStickyGroup = module.PeerStickyGroup
+    from peers.kafka_python import PeerStickyGroup
 
     t, m = args.peer_topics, args.peer_members
     per_topic = args.peer_partitions // t
@@ -124,12 +117,12 @@ def peer(args) -> None:
     fresh, _ = loaded(group_document(t, per_topic, m))
     peer_group = PeerStickyGroup()
     peer_s, peer_first = best_of(1, peer_group.assign, fresh)
-    ours_s, ours_first = best_of(1, sticky.assign, fresh)
+    ours_s, ours_first = best_of(1, solve, fresh, "sticky")
     rows = [("fresh", fresh, peer_s, peer_first, ours_s, ours_first.answer)]
     left_peer, _ = loaded(group_document(t, per_topic, m, owned=peer_group.assignment_json(fresh, peer_first), leave=True))
     left_ours, _ = loaded(group_document(t, per_topic, m, owned=ours_first.assignment, leave=True))
     peer_s2, peer_second = best_of(1, peer_group.assign, left_peer)
-    ours_s2, ours_second = best_of(1, sticky.assign, left_ours)
+    ours_s2, ours_second = best_of(1, solve, left_ours, "sticky")
     rows.append(("one member leaves", None, peer_s2, peer_second, ours_s2, ours_second.answer))
     for (case, _, p_s, p_owner, o_s, o_owner), (p_problem, o_problem) in zip(rows, ((fresh, fresh), (left_peer, left_ours))):
         p_obj = evaluate(p_problem, p_owner, "sticky").objective

@@ -17,8 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from heuristics import kafka_default, sticky_replica
-from models.cpsat import sticky_replica as cpsat
+from models import solve
 from problems import load_problem
 
 
@@ -27,7 +26,7 @@ def cluster(partitions: int, brokers: int, racks: int, factor: int, removed: int
     full = [{"id": b, "rack": f"rack{b % racks}"} for b in range(brokers)]
     topics = [{"topic": f"topic{p // 20:03d}", "partition": p % 20, "replicas": list(range(factor))}
               for p in range(partitions)]
-    placed = kafka_default.assign(load_problem({"brokers": full, "partitions": topics}), seed=0)
+    placed = solve(load_problem({"brokers": full, "partitions": topics}), "kafka-default", seed=0)
     return load_problem({"brokers": full[: brokers - removed], "partitions": placed.assignment["partitions"]})
 
 
@@ -62,14 +61,14 @@ def main() -> None:
     problem = cluster(args.partitions, *shape)
     case = (f"{args.partitions:,} x RF {args.factor}, {args.brokers} brokers, {args.racks} racks, "
             f"{args.removed} removed")
-    print(row(case, "kafka-default (seed 0)", *timed(kafka_default.assign, problem, seed=0)))
-    print(row(case, "sticky-replica heuristic", *timed(sticky_replica.assign, problem)))
-    print(row(case, f"cpsat ({args.time_limit:g} s)", *timed(cpsat.solve, problem, time_limit=args.time_limit)))
+    print(row(case, "kafka-default (seed 0)", *timed(solve, problem, "kafka-default", seed=0)))
+    print(row(case, "sticky-replica heuristic", *timed(solve, problem, "sticky-replica")))
+    print(row(case, f"cpsat ({args.time_limit:g} s)", *timed(solve, problem, "sticky-replica", "cpsat", time_limit=args.time_limit)))
     if args.no_scan:
         return
     partitions, largest = args.scan_from, None
     while True:
-        seconds, result = timed(cpsat.solve, cluster(partitions, *shape), time_limit=args.time_limit)
+        seconds, result = timed(solve, cluster(partitions, *shape), "sticky-replica", "cpsat", time_limit=args.time_limit)
         if result.status != "optimal":
             break
         largest = (partitions, seconds, result)

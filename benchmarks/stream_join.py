@@ -29,10 +29,7 @@ import time
 
 import numpy as np
 
-import heuristics.stream_join as heuristic
-import models.cpsat.stream_join as cpsat
-import models.flow.stream_join as flow
-import models.mip.stream_join as mip
+from models import solve
 from problems import load_problem, problem_to_json
 
 
@@ -41,7 +38,7 @@ def previous_group(numbers: int, topics: int, members: int) -> dict:
     names = [f"topic{t}" for t in range(topics)]
     doc = {"topics": {name: numbers for name in names},
            "members": [{"id": f"consumer{m:04d}", "topics": names} for m in range(members)]}
-    result = heuristic.assign(load_problem(doc))
+    result = solve(load_problem(doc), "stream-join")
     for member in doc["members"]:
         member["owned"] = result.assignment[member["id"]]
         member["generation"] = result.info["epoch"]
@@ -85,10 +82,10 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0)
     args = parser.parse_args()
     solvers = {
-        "heuristic": heuristic.assign,
-        "cpsat": lambda p: cpsat.solve(p, time_limit=args.time_limit, workers=1),
-        "mip (highs)": lambda p: mip.solve(p, time_limit=args.time_limit),
-        "flow": flow.solve,
+        "heuristic": lambda p: solve(p, "stream-join"),
+        "cpsat": lambda p: solve(p, "stream-join", "cpsat", time_limit=args.time_limit, workers=1),
+        "mip (highs)": lambda p: solve(p, "stream-join", "mip", time_limit=args.time_limit),
+        "flow": lambda p: solve(p, "stream-join", "flow"),
     }
     base = previous_group(args.numbers, args.topics, args.members)
     print(f"{args.numbers:,} partition numbers x {args.topics} topics x {args.members} members")

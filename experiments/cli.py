@@ -1,37 +1,29 @@
-"""The ``rebalance-lab`` command line (DESIGN.md section 5).
+"""The ``rebalance-lab`` command line (DESIGN.md section 5): argument parsing only.
 
-Strategies and solvers are found, not listed: strategy ``S`` is available when
-``heuristics/<S>.py`` exists, and solver ``B`` for it when
-``models/<B>/<S>.py`` exists (``-`` in a strategy name becomes ``_``), so a
-new strategy family appears here by adding its modules.
+``assign`` and ``reassign`` run :func:`models.solve`, which looks the strategy
+and solver up in the table :data:`models.registry.STRATEGIES`; a strategy, a
+backend or a variant added there appears here.  ``lags``, ``compare`` and
+``gate`` add their own subcommands (``register``).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
-import inspect
 import json
 import sys
 import time
 from typing import Any, Callable, Sequence
 
+from models import solve
+from models.registry import SOLVERS, UsageError, strategies
 from problems import (
-    GROUP_STRATEGIES,
-    PLACEMENT_STRATEGIES,
     GroupProblem,
     PlacementProblem,
     ProblemError,
     evaluate,
     load_problem,
 )
-
-SOLVER_BACKENDS = ("cpsat", "mip", "flow")
-
-#: Modules that add a subcommand of their own through ``register(subcommands)``,
-#: wired in when they exist (e.g. ``lags``, ``compare``, ``gate``).
-COMMAND_MODULES = ("experiments.lags", "experiments.compare", "experiments.gate")
+from problems.output import result_bytes
 
 FORMATS = """\
 problem formats (JSON; see README.md and DESIGN.md section 2):
@@ -61,60 +53,6 @@ and the problem.
 """
 
 
-# ---------------------------------------------------------------- discovery
-def module_name(strategy: str) -> str:
-    """``lag-aware`` -> ``lag_aware``: the module name of a strategy."""
-    return strategy.replace("-", "_")
-
-
-def module_exists(module: str) -> bool:
-    """Whether ``module`` can be imported (without importing it)."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-def available_strategies(family: Sequence[str]) -> list[str]:
-    """The strategies of ``family`` whose heuristic module exists."""
-    return [s for s in family if module_exists(f"heuristics.{module_name(s)}")]
-
-
-def available_solvers(strategy: str) -> list[str]:
-    """``heuristic`` plus every backend with a model of ``strategy``."""
-    name = module_name(strategy)
-    return ["heuristic"] + [b for b in SOLVER_BACKENDS if module_exists(f"models.{b}.{name}")]
-
-
-def solver_function(strategy: str, solver: str) -> Callable[..., Any]:
-    """The ``assign`` (heuristic) or ``solve`` (model) function of a strategy."""
-    name = module_name(strategy)
-    if solver == "heuristic":
-        return importlib.import_module(f"heuristics.{name}").assign
-    return importlib.import_module(f"models.{solver}.{name}").solve
-
-
-class UsageError(Exception):
-    """A command-line choice that does not fit the strategy or the problem."""
-
-
-def call_with_options(function: Callable[..., Any], problem, options: dict[str, Any], *, strict: bool):
-    """Call ``function(problem, **options)`` with the options it takes.
-
-    Options set to ``None`` are not passed.  An option the function does not
-    take is a :class:`UsageError` when ``strict`` (the command line: a flag
-    must not be silently ignored) and left out otherwise (the harness passes
-    ``workers``/``seed`` to every solver).
-    """
-    parameters = inspect.signature(function).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    given = {k: v for k, v in options.items() if v is not None}
-    unknown = [k for k in given if k not in parameters and not takes_any]
-    if unknown and strict:
-        raise UsageError(f"--{unknown[0].replace('_', '-')} is not an option of {function.__module__}")
-    return function(problem, **{k: v for k, v in given.items() if k not in unknown})
-
-
 # ----------------------------------------------------------------- commands
 def _load(path: str, kind: type):
     problem = load_problem(path)
@@ -128,20 +66,9 @@ def _load(path: str, kind: type):
 
 
 def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
-    if args.solver not in available_solvers(args.strategy):
-        raise UsageError(
-            f"--solver {args.solver} is not available for --strategy {args.strategy} "
-            f"(available: {', '.join(available_solvers(args.strategy))})"
-        )
-    function = solver_function(args.strategy, args.solver)
-    variants = getattr(sys.modules[function.__module__], "VARIANTS", None)
-    if options.get("variant") is not None and variants is not None and options["variant"] not in variants:
-        known = ", ".join(v for v in variants if v is not None)
-        raise UsageError(f"--variant {options['variant']} is not a variant of --strategy {args.strategy} "
-                         f"--solver {args.solver} (variants: {known})")
     started = time.perf_counter()
     try:
-        result = call_with_options(function, problem, options, strict=True)
+        result = solve(problem, args.strategy, args.solver, **options)
     except ProblemError as error:  # a solver refusing this input (e.g. lags beyond its exact range)
         raise (error if error.source else error.with_source(args.problem)) from None
     elapsed = time.perf_counter() - started
@@ -156,8 +83,11 @@ def _command_assign(args: argparse.Namespace) -> int:
     problem = _load(args.problem, GroupProblem)
     options = {"variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers}
     result = _run(args, problem, options)
-    json.dump(result.to_json(), sys.stdout, indent=2 if args.pretty else None)
-    sys.stdout.write("\n")
+    if args.pretty:
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:  # the same bytes as json.dump, written from the arrays in one pass
+        sys.stdout.write(result_bytes(result).decode("ascii") + "\n")
     return _outcome(args, result)
 
 
@@ -167,11 +97,6 @@ def _outcome(args: argparse.Namespace, result) -> int:
         return EXIT_ANSWER
     print(f"rebalance-lab {args.command}: no answer ({result.status})", file=sys.stderr)
     return EXIT_NO_ANSWER
-
-
-def _default_time_limit(function: Callable[..., Any]) -> float:
-    default = inspect.signature(function).parameters["time_limit"].default
-    return float(default)
 
 
 def _command_reassign(args: argparse.Namespace) -> int:
@@ -193,15 +118,14 @@ def _command_reassign(args: argparse.Namespace) -> int:
             print(f"moves: {result.objective[3]} ({forced} forced by removed brokers)", file=sys.stderr)
         if args.solver != "heuristic" and args.max_moves is not None:
             print("frontier (best levels 1-3 within k moves): k, status, levels 1-3, moves", file=sys.stderr)
-            solve = solver_function(args.strategy, args.solver)
-            limit = args.time_limit if args.time_limit is not None else _default_time_limit(solve)
+            limit = args.time_limit if args.time_limit is not None else DEFAULT_TIME_LIMIT
             for k in range(args.max_moves + 1):  # one budget: the solve above and every point share the limit
                 left = started + limit - time.perf_counter()
                 if left <= 0:
                     print(f"  {k}..{args.max_moves}: not solved (the --time-limit of {limit:g} s is spent)",
                           file=sys.stderr)
                     break
-                point = call_with_options(solve, problem, {**options, "max_moves": k, "time_limit": left}, strict=True)
+                point = solve(problem, args.strategy, args.solver, **{**options, "max_moves": k, "time_limit": left})
                 shown = (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
                 print(f"  {k}, {point.status}, {shown[0]}, {shown[1]}", file=sys.stderr)
     if result.answer is None:
@@ -217,6 +141,8 @@ def _command_reassign(args: argparse.Namespace) -> int:
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
 INT32_MAX = 2**31 - 1
+#: The exact models' own default ``time_limit`` (seconds), the budget of ``--report --max-moves`` without one.
+DEFAULT_TIME_LIMIT = 10.0
 #: At most this many CP-SAT workers (CP-SAT starts one thread each).
 MAX_WORKERS = 64
 
@@ -256,7 +182,7 @@ def seconds(text: str) -> float:
 def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     sub.add_argument("problem", metavar="PROBLEM.json", help="the problem file (see the formats below)")
     sub.add_argument("--strategy", required=True, choices=strategies, help="the strategy to run")
-    sub.add_argument("--solver", default="heuristic", choices=("heuristic", *SOLVER_BACKENDS),
+    sub.add_argument("--solver", default="heuristic", choices=SOLVERS,
                      help="the documented heuristic (default) or an exact model")
     sub.add_argument("--variant", help="a named variant of the strategy (e.g. kafka-9987 for sticky)")
     sub.add_argument("--time-limit", type=seconds, metavar="SEC",
@@ -266,7 +192,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     sub.add_argument("--pretty", action="store_true", help="indent the JSON output")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rebalance-lab",
         description="Kafka's partition assignors and replica placement: the documented heuristics "
@@ -281,10 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Assign a consumer group's partitions; prints {assignment, status, objective}.",
         epilog=FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _common(assign, available_strategies(GROUP_STRATEGIES))
+    _common(assign, strategies("group"))
     assign.set_defaults(handler=_command_assign)
 
-    placement = available_strategies(PLACEMENT_STRATEGIES)
+    placement = strategies("placement")
     if placement:
         reassign = commands.add_parser(
             "reassign", help="place a cluster's replicas (output: kafka-reassign-partitions JSON)",
@@ -298,15 +224,23 @@ def build_parser() -> argparse.ArgumentParser:
                               help="at most K replica moves (exact solvers)")
         reassign.add_argument("--report", action="store_true", help="print levels before/after on stderr")
         reassign.set_defaults(handler=_command_reassign)
-    for module in COMMAND_MODULES:
-        if module_exists(module):
-            importlib.import_module(module).register(commands)
+    if command_modules:
+        # Imported here, not at the top: pandas, Spark and matplotlib take seconds to import,
+        # and `assign`/`reassign` need none of them.
+        from experiments import compare, gate, lags, report
+
+        for module in (lags, compare, gate, report):
+            module.register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rebalance-lab`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
+    # seconds of imports before a one-second assignment).
+    builtin = bool(argv) and argv[0] in ("assign", "reassign")
+    args = build_parser(command_modules=not builtin).parse_args(argv)
     try:
         return args.handler(args)
     except ProblemError as error:

@@ -6,10 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from experiments.gap import gaps, headline
+from experiments.gap import disagreements, gaps
 from experiments.pipeline import TIME_LIMITS, load_results, run_suite
 from experiments.report import write_report
+from experiments.run_lock import check_writable
 from experiments.scenarios import SUITES
+from experiments.tables import headline_numbers, headline_tables, to_markdown
 
 
 def register(subcommands) -> None:
@@ -18,7 +20,7 @@ def register(subcommands) -> None:
         "compare", help="run a scenario suite on Spark and report every heuristic's gap to optimal",
         description="Run a scenario suite as a Spark job (resumable with --run-id), write one Parquet row per "
         "(scenario, strategy, solver) under OUT/results/, print the headline table and write an HTML report "
-        "under OUT/report/.",
+        "under OUT/report/ (Markdown and LaTeX beside it; `rebalance-lab report` renders them again).",
     )
     parser.add_argument("--suite", default="default", choices=SUITES, help="scenario suite (default: default)")
     parser.add_argument("--master", help="Spark master, e.g. local[2] or spark://host:7077 (default local[*])")
@@ -35,13 +37,21 @@ def register(subcommands) -> None:
 
 def command(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    check_writable(out)  # before any solving: a bad --out is exit 2 now, not a traceback after the run
     info = run_suite(args.suite, out, run_id=args.run_id, master=args.master, batch_size=args.batch_size,
                      time_limit=args.time_limit, limit=args.limit, progress=not args.no_progress)
     print(f"run {info.run_id}: {info.computed} scenarios solved now, {info.skipped} already done, "
           f"{info.scenarios} in suite {args.suite}; rows in {info.folder}", file=sys.stderr)
     rows = load_results(info.folder)
-    table = headline(gaps(rows))
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    for objective, table in headline_tables(headline_numbers(gaps(rows))).items():
+        print(f"{objective}\n\n{to_markdown(table)}\n")
+    contradicted = disagreements(rows)
+    if len(contradicted):
+        shown = contradicted[["scenario_id", "solver", "status", "reason"]]
+        print(f"exact solvers disagree (a solver bug) on {contradicted['scenario_id'].nunique()} scenarios\n\n"
+              f"{to_markdown(shown)}\n")
+        print(f"warning: exact solvers disagree on {contradicted['scenario_id'].nunique()} scenarios "
+              "(listed above and in the report)", file=sys.stderr)
     report = write_report(rows, out / "report" / f"{args.suite}-{info.run_id}", str(info.folder))
     print(f"report: {report}", file=sys.stderr)
     return 0

@@ -3,7 +3,7 @@
 Heuristic rows are joined to the exact reference of the same scenario.  The
 reference is an exact row with status ``optimal`` when there is one (all
 optimal rows of a scenario must agree: :func:`disagreements` lists those that
-do not); otherwise the lexicographically best ``feasible`` row, whose proven
+do not, nor any valid answer beat them); otherwise the lexicographically best ``feasible`` row, whose proven
 bound turns the level-1 gap into an interval ``[H - E, H - B]`` (H heuristic,
 E incumbent, B bound).  Everything here is plain pandas over the Parquet rows.
 """
@@ -43,14 +43,33 @@ def reference(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
-    """Scenarios where two exact solvers both claim ``optimal`` with different levels (a bug if any)."""
+    """Exact ``optimal`` rows that other rows contradict (a bug if any; issue 11).
+
+    Two contradictions: two exact rows of a scenario both ``optimal`` with
+    different levels, or a valid answer of any run (another backend, a
+    heuristic, a frontier point) lexicographically better than an ``optimal``
+    one.  Returns the contradicted ``optimal`` rows with a ``reason`` column.
+    """
     optimal = rows[(rows["role"] == "exact") & (rows["status"] == "optimal")]
     key = _lexicographic_key(optimal)
     if optimal.empty or not key:
-        return optimal.iloc[0:0]
+        return optimal.iloc[0:0].assign(reason=pd.Series(dtype="string"))
     spread = optimal.groupby("scenario_id")[key].nunique(dropna=False)
-    bad = spread[(spread > 1).any(axis=1)].index
-    return optimal[optimal["scenario_id"].isin(bad)]
+    differ = optimal["scenario_id"].isin(spread[(spread > 1).any(axis=1)].index).to_numpy()
+    answers = rows[rows["valid"].fillna(False).astype(bool) & rows[key[0]].notna()].copy()
+    answers["_who"] = label(answers) + "/" + answers["solver"].astype(str)
+    best = answers.sort_values(["scenario_id", *key]).drop_duplicates("scenario_id").set_index("scenario_id")
+    best = best.reindex(optimal["scenario_id"])
+    beaten, tied = np.zeros(len(optimal), dtype=bool), np.ones(len(optimal), dtype=bool)
+    for column in key:  # best < optimal, lexicographically (a level missing on both sides ties)
+        mine, theirs = _floats(optimal[column]), _floats(best[column])
+        beaten |= tied & (theirs < mine)
+        tied &= (theirs == mine) | (np.isnan(theirs) & np.isnan(mine))
+    levels = best[key].astype("string").fillna("-").agg(", ".join, axis=1).to_numpy()
+    reason = np.where(beaten, "beaten by " + best["_who"].astype(str).to_numpy() + " [" + levels + "]",
+                      "another optimal row differs")
+    out = optimal.assign(reason=reason)
+    return out[beaten | differ]
 
 
 def gaps(rows: pd.DataFrame) -> pd.DataFrame:
@@ -84,14 +103,38 @@ def _floats(column: pd.Series) -> np.ndarray:
     return pd.to_numeric(column, errors="coerce").astype("float64").to_numpy()
 
 
+# ------------------------------------------------- level-k statistics: the tie rule (DESIGN §3)
+def tied_above(gap_rows: pd.DataFrame, level: int) -> np.ndarray:
+    """Rows whose levels 1 .. ``level - 1`` equal their reference's (and that have a level ``level`` gap).
+
+    A lexicographic gap at level k means nothing below an unequal level, so
+    level-k statistics are taken only over these rows (DESIGN §3).
+    """
+    mask = np.isfinite(_floats(gap_rows[f"gap{level}"]))
+    for above in range(1, level):
+        mask &= _floats(gap_rows[f"gap{above}"]) == 0
+    return mask
+
+
+def tied_gap(gap_rows: pd.DataFrame, level: int, *, relative: bool = False) -> pd.Series:
+    """The level-``level`` gap (``rel_gap`` when ``relative``) where the levels above tie, NaN elsewhere."""
+    column = f"rel_gap{level}" if relative else f"gap{level}"
+    return pd.Series(np.where(tied_above(gap_rows, level), _floats(gap_rows[column]), np.nan),
+                     index=gap_rows.index, name=column)
+
+
 def _p95(values: pd.Series) -> float:
     values = values.dropna()
     return float(np.percentile(values, 95)) if len(values) else np.nan
 
 
 def summary(gap_rows: pd.DataFrame, by: tuple[str, ...] = ("family", "objective", "heuristic", "churn", "size")) -> pd.DataFrame:
-    """Mean, p95 and max of the level-1 relative gap; share of scenarios solved optimally; validity."""
+    """Mean, p95 and max of the level-1 relative gap; share of scenarios solved optimally; validity.
+
+    ``mean_gap2`` is taken only over rows whose level 1 ties with the reference (:func:`tied_gap`).
+    """
     compared = gap_rows[gap_rows["ref_status"].notna()]
+    compared = compared.assign(gap2=tied_gap(compared, 2))
     grouped = gap_rows.groupby(list(by), dropna=False)
     out = pd.DataFrame({
         "scenarios": grouped["scenario_id"].nunique(),

@@ -39,8 +39,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.spark import quiet_pyspark_warnings, spark_session
+from experiments.spark import jvm_output_to_log, quiet_pyspark_warnings, spark_session
 from problems import ProblemError
+from problems.checks import INT32_MAX
 
 #: Snapshot columns (CSV and Parquet), in order.
 COLUMNS = ("group", "topic", "partition", "committed_offset", "log_start_offset", "log_end_offset")
@@ -67,14 +68,22 @@ def read_snapshot(path: str | Path) -> pd.DataFrame:
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             return _read_parquet(path)
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark (Excel's CSV) is not data
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise ProblemError("", f"cannot read the snapshot: {error}", str(path)) from None
     first = next((line.split() for line in text.splitlines() if line.strip()), None)
     if first is None:
         raise ProblemError("", "empty snapshot", str(path))
     rows = _read_describe(text, path) if first[0] == "GROUP" else _read_csv(text, path)
-    return pd.DataFrame(rows, columns=["line", *COLUMNS])
+    return _grouped(pd.DataFrame(rows, columns=["line", *COLUMNS]), path)
+
+
+def _grouped(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``frame`` if every row names its group (the Spark job's key), else the first such error."""
+    missing = frame["line"][frame["group"].isna()]
+    if len(missing):
+        raise ProblemError(f"line {int(missing.min())}, group", "missing", str(path))
+    return frame
 
 
 def _read_csv(text: str, path: Path) -> list[list]:
@@ -128,7 +137,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     frame = pd.DataFrame({"line": np.arange(1, len(table) + 1, dtype=np.int64)})
     for column in COLUMNS:
         frame[column] = [_text(v) for v in table[column].astype(object)]
-    return frame
+    return _grouped(frame, path)
 
 
 def _text(value) -> str | None:
@@ -175,6 +184,9 @@ def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
             shown = "missing" if pd.isna(value) else f"got {value!r}"
             errors.append((int(line), f"{column}: must be an integer >= 0 of at most 18 digits, {shown}"))
         numbers[column] = (values.where(good, "0").astype(np.int64).to_numpy(), good)
+    index, _ = numbers["partition"]
+    for line, value in zip(lines[index > INT32_MAX], index[index > INT32_MAX]):
+        errors.append((int(line), f"partition: must be at most {INT32_MAX} (an int32, as in Kafka), got {value}"))
     end, _ = numbers["log_end_offset"]
     start, has_start = numbers["log_start_offset"]
     committed, has_committed = numbers["committed_offset"]
@@ -214,8 +226,8 @@ def _coverage(frame: pd.DataFrame, partitions: np.ndarray, lines: np.ndarray) ->
                                                                           top=("partition", "max"),
                                                                           line=("line", "max"))
     for (group, topic), row in counts[counts.n != counts.top + 1].iterrows():
-        have = set(keyed[(keyed.group == group) & (keyed.topic == topic)].partition.tolist())
-        gap = min(set(range(int(row.top) + 1)) - have)
+        have = np.unique(keyed[(keyed.group == group) & (keyed.topic == topic)].partition.to_numpy())
+        gap = int(np.flatnonzero(have != np.arange(len(have)))[0])  # the first index missing
         errors.append((int(row.line), f"partition: group {group!r} topic {topic!r} has no row for partition {gap} "
                                       f"(it has partitions up to {int(row.top)})"))
     return errors
@@ -308,7 +320,17 @@ def register(subcommands) -> None:
 
 def _command(args: argparse.Namespace) -> int:
     frame = read_snapshot(args.snapshot)
-    rows = compute_lags(spark_session(args.master, app_name="rebalance-lab lags"), frame, args.reset)
+    if args.out and not Path(args.out).absolute().parent.is_dir():  # before a minute of Spark
+        raise ProblemError("--out", "cannot write: its folder does not exist", args.out)
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    with jvm_output_to_log() as log:
+        try:
+            rows = compute_lags(spark_session(args.master, app_name="rebalance-lab lags"), frame, args.reset)
+        except (Py4JError, PySparkException) as error:
+            first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+            raise ProblemError("", f"the Spark job failed: {first} (Spark's log: {log})", args.snapshot) from None
     documents, warnings = lags_documents(rows, args.snapshot)
     if args.group is not None:
         if args.group not in documents:
@@ -319,7 +341,10 @@ def _command(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     text = json.dumps(documents, indent=2 if args.pretty else None) + "\n"
     if args.out:
-        Path(args.out).write_text(text)
+        try:
+            Path(args.out).write_text(text)
+        except OSError as error:
+            raise ProblemError("--out", f"cannot write: {error.strerror or error}", args.out) from None
     else:
         sys.stdout.write(text)
     return 0

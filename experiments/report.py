@@ -1,197 +1,251 @@
-"""The comparison report: plots (matplotlib) and tables in one self-contained HTML file.
+"""The comparison report: tables and plots of a results folder, as HTML, Markdown or LaTeX.
 
-Every number in the report comes from the Parquet rows of a run (the tables
-are computed by :mod:`experiments.gap`; the plots draw those rows), and the
-report names the results folder it was built from.  PNG files are written
-beside the HTML too, for slides and READMEs.
+Every number comes from the Parquet rows of a run: the tables from
+:mod:`experiments.tables` (over :mod:`experiments.gap`), the figures from
+:mod:`experiments.plots`.  :func:`write_report` writes, into one folder, the
+chosen renderings (``report.html``, self-contained; ``report.md``;
+``report.tex``, a complete document, and ``tables.tex``, the headline tables
+alone for ``\\input``), every figure as PNG and SVG, the tables as CSV and the
+headline numbers as ``summary.json``.  ``rebalance-lab report RESULTS_DIR``
+re-renders any results folder without solving anything again.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import html
-import io
+import json
+import math
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from experiments.gap import disagreements, gaps, runtime_scaling, summary
+from experiments.plots import PLOTS, save
+from experiments.tables import (
+    SEED,
+    detail_table,
+    headline_caption,
+    headline_numbers,
+    headline_tables,
+    latex_escape,
+    runtime_table,
+    to_html,
+    to_latex,
+    to_markdown,
+)
 
-from experiments.gap import gaps, headline, label, runtime_scaling, summary  # noqa: E402
+FORMATS = ("html", "markdown", "latex")
+FILES = {"html": "report.html", "markdown": "report.md", "latex": "report.tex"}
 
-
-def _figure() -> tuple[plt.Figure, plt.Axes]:
-    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
-    return figure, axes
-
-
-def _empty(axes: plt.Axes, text: str) -> None:
-    axes.text(0.5, 0.5, text, ha="center", va="center", transform=axes.transAxes, color="grey")
-    axes.set_xticks([])
-    axes.set_yticks([])
-
-
-def plot_gap_distribution(gap_rows: pd.DataFrame) -> plt.Figure:
-    """Relative level-1 gap of every heuristic run, one box per objective/heuristic."""
-    figure, axes = _figure()
-    compared = gap_rows[gap_rows["rel_gap1"].notna() & np.isfinite(gap_rows["rel_gap1"].astype(float))]
-    if compared.empty:
-        _empty(axes, "no heuristic run has an exact reference yet")
-    else:
-        groups = sorted(compared.groupby(["objective", "heuristic"]), key=lambda g: g[0])
-        axes.boxplot([g["rel_gap1"].astype(float) * 100 for _, g in groups], showfliers=True)
-        axes.set_xticks(range(1, len(groups) + 1), [f"{o}\n{h}" for (o, h), _ in groups], fontsize=7, rotation=30)
-        axes.set_ylabel("level-1 gap to optimum (%)")
-    axes.set_title("Gap distribution per heuristic (level 1, relative)")
-    figure.tight_layout()
-    return figure
+#: The columns of the "exact solvers disagree" and "runs that failed" tables.
+DISAGREEMENT_COLUMNS = ["scenario_id", "strategy", "solver", "status", "level1", "level2", "level3", "level4",
+                        "reason"]
+ERROR_COLUMNS = ["scenario_id", "strategy", "variant", "solver", "error"]
 
 
-def plot_runtime(rows: pd.DataFrame) -> plt.Figure:
-    """Median runtime against size, log-log, heuristic (solid) and exact (dashed)."""
-    figure, axes = _figure()
-    scaling = runtime_scaling(rows)
-    scaling = scaling[scaling["median_runtime_s"] > 0]
-    if scaling.empty:
-        _empty(axes, "no runtimes yet")
-    else:
-        for (objective, run, role), series in scaling.groupby(["objective", "run", "role"]):
-            series = series.sort_values("size")
-            axes.plot(series["size"], series["median_runtime_s"], "-" if role == "heuristic" else "--",
-                      marker="o", markersize=3, label=f"{objective}: {run}")
-        axes.set_xscale("log")
-        axes.set_yscale("log")
-        axes.set_xlabel("size (partitions, or replicas for placements)")
-        axes.set_ylabel("median runtime (s)")
-        axes.legend(fontsize=6, ncol=2)
-    axes.set_title("Runtime against size")
-    figure.tight_layout()
-    return figure
+@dataclass(frozen=True)
+class Content:
+    """What every rendering shows, computed once from the rows."""
+
+    source: str
+    rows: pd.DataFrame
+    headline: dict[str, pd.DataFrame]
+    numbers: pd.DataFrame
+    disagreements: pd.DataFrame
+    errors: pd.DataFrame
+    detail: pd.DataFrame
+    runtime: pd.DataFrame
+
+    @property
+    def intro(self) -> str:
+        runs = ", ".join(sorted(str(r) for r in self.rows["run_id"].dropna().unique())) \
+            if "run_id" in self.rows else ""
+        return (f"{len(self.rows):,} result rows, {self.rows['scenario_id'].nunique():,} scenarios"
+                + (f", run {runs}" if runs else "") + f", from {self.source}.")
 
 
-def plot_moves_per_churn(gap_rows: pd.DataFrame, rows: pd.DataFrame) -> plt.Figure:
-    """Mean moves (sticky objective, level 2) per churn event: each heuristic and the exact optimum."""
-    figure, axes = _figure()
-    sticky = rows[(rows["objective"] == "sticky") & rows["valid"]].copy()
-    if sticky.empty:
-        _empty(axes, "no sticky-objective rows yet")
-    else:
-        sticky["run"] = np.where(sticky["role"] == "exact", "optimum (" + sticky["solver"] + ")", label(sticky))
-        table = sticky.groupby(["churn", "run"])["level2"].mean().unstack("run")
-        table.plot.bar(ax=axes, width=0.8)
-        axes.set_ylabel("mean moves")
-        axes.set_xlabel("churn event")
-        axes.legend(fontsize=7)
-        axes.tick_params(axis="x", labelrotation=30, labelsize=7)
-    axes.set_title("Moves per churn event (KAFKA-9987 vs KAFKA-12464, sticky vs range)")
-    figure.tight_layout()
-    return figure
-
-
-def plot_replica_frontier(rows: pd.DataFrame) -> plt.Figure:
-    """The exact moves/quality frontier (levels 1 and 2 within k moves), heuristics as points.
-
-    One line per small placement scenario (rows with role ``frontier``); PR 18903's
-    two-move case is drawn thick: nothing better at k = 1, the swap at k = 2.
-    """
-    figure, panels = plt.subplots(1, 2, figsize=(10, 4.5), dpi=100)
-    frontier = rows[(rows["role"] == "frontier") & rows["valid"]]
-    if frontier.empty:
-        for axes in panels:
-            _empty(axes, "no frontier rows yet")
-    else:
-        heuristics = rows[(rows["objective"] == "sticky-replica") & (rows["role"] == "heuristic") & rows["valid"]]
-        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        for index, (scenario, series) in enumerate(sorted(frontier.groupby("scenario_id"))[:8]):
-            series = series.assign(k=series["variant"].str.removeprefix("k=").astype(int)).sort_values("k")
-            two_move = "two-move-limit" in scenario
-            colour = colours[index % len(colours)]
-            name = "PR 18903 two-move case" if two_move else scenario.split("/")[1] + " " + scenario.split("/")[3]
-            for axes, level in zip(panels, ("level1", "level2")):
-                axes.step(series["k"], series[level].astype(float), where="post", color=colour,
-                          linewidth=3 if two_move else 1, label=f"optimum: {name}")
-                points = heuristics[heuristics["scenario_id"] == scenario]
-                for marker, (strategy, point) in zip("os", points.groupby("strategy")):
-                    axes.scatter(point["level4"].astype(float), point[level].astype(float), marker=marker,
-                                 color=colour, s=30, label=f"{strategy}: {name}")
-        for axes, title in zip(panels, ("level 1: replicas per broker", "level 2: rack spread")):
-            axes.set_xlabel("moves (budget k for the optimum)")
-            axes.set_ylabel("sum of squares")
-            axes.set_title(title, fontsize=9)
-        panels[1].legend(fontsize=5, ncol=1)
-    figure.suptitle("Replica placement: the moves/quality frontier (PR 18903's open question)")
-    figure.tight_layout()
-    return figure
-
-
-def plot_lag_balance(rows: pd.DataFrame) -> plt.Figure:
-    """Largest member lag (level 1 of lag-aware): each heuristic against the optimum, per scenario."""
-    figure, axes = _figure()
-    lag = gaps(rows[rows["objective"] == "lag-aware"]) if (rows["objective"] == "lag-aware").any() else None
-    if lag is None or lag["ref_level1"].isna().all():
-        _empty(axes, "no lag-aware rows with an exact reference yet")
-    else:
-        for name, series in lag.groupby("heuristic"):
-            axes.scatter(series["ref_level1"], series["level1"], s=14, label=name, alpha=0.7)
-        top = float(np.nanmax(lag[["ref_level1", "level1"]].astype(float).to_numpy()))
-        axes.plot([0, top], [0, top], color="grey", linewidth=0.8, label="optimal")
-        axes.set_xlabel("optimal max member lag")
-        axes.set_ylabel("heuristic max member lag")
-        axes.legend(fontsize=7)
-    axes.set_title("Lag balance: KIP-169 (and range) against the optimum")
-    figure.tight_layout()
-    return figure
-
-
-PLOTS = {
-    "gap_distribution": lambda rows, g: plot_gap_distribution(g),
-    "runtime_vs_size": lambda rows, g: plot_runtime(rows),
-    "moves_per_churn": lambda rows, g: plot_moves_per_churn(g, rows),
-    "replica_frontier": lambda rows, g: plot_replica_frontier(rows),
-    "lag_balance": lambda rows, g: plot_lag_balance(rows),
-}
-
-
-def _png(figure: plt.Figure, path: Path) -> str:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    path.write_bytes(buffer.getvalue())
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _table(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-", border=0, classes="t")
-
-
-def write_report(rows: pd.DataFrame, folder: Path, source: str) -> Path:
-    """Write ``report.html`` (plots embedded) and the PNGs and CSV tables into ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
+def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content, pd.DataFrame]:
+    """The report's content and the gap rows it is computed from."""
     gap_rows = gaps(rows)
-    images = {name: _png(plot(rows, gap_rows), folder / f"{name}.png") for name, plot in PLOTS.items()}
-    head = headline(gap_rows)
-    detail = summary(gap_rows)
-    scaling = runtime_scaling(rows)
-    head.to_csv(folder / "headline.csv", index=False)
-    scaling.to_csv(folder / "runtime_scaling.csv", index=False)
-    detail.to_csv(folder / "summary.csv", index=False)
-    errors = rows[rows["status"] == "error"][["scenario_id", "strategy", "variant", "solver", "error"]]
-    sections = [
-        f"<h1>rebalance-lab comparison</h1><p>Rows: {len(rows)} from <code>{html.escape(source)}</code>; "
-        f"scenarios: {rows['scenario_id'].nunique()}.</p>",
-        "<h2>Headline: gap to optimum per heuristic</h2>", _table(head),
-        *[f"<h2>{name.replace('_', ' ')}</h2><img src='data:image/png;base64,{data}'>" for name, data in images.items()],
-        "<h2>By family, objective, heuristic, churn event and size</h2>", _table(detail),
-        "<h2>Runtime by size (median seconds)</h2>", _table(scaling),
-        "<h2>Runs that failed</h2>", _table(errors) if len(errors) else "<p>none</p>",
-    ]
-    style = ("body{font-family:sans-serif;margin:2em;max-width:1100px} table.t{border-collapse:collapse;font-size:12px}"
-             " table.t td,table.t th{padding:2px 6px;border-bottom:1px solid #ddd} img{max-width:100%}")
-    page = f"<!doctype html><html><head><meta charset='utf-8'><title>rebalance-lab report</title>" \
-           f"<style>{style}</style></head><body>{''.join(sections)}</body></html>"
-    path = folder / "report.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+    numbers = headline_numbers(gap_rows, seed=seed)
+    found = disagreements(rows)
+    content = Content(
+        source=source, rows=rows, headline=headline_tables(numbers), numbers=numbers,
+        disagreements=found[[c for c in DISAGREEMENT_COLUMNS if c in found]],
+        errors=rows.loc[rows["status"] == "error", [c for c in ERROR_COLUMNS if c in rows]],
+        detail=detail_table(gap_rows), runtime=runtime_table(runtime_scaling(rows)),
+    )
+    return content, gap_rows
+
+
+# ---------------------------------------------------------------- summary.json
+def _plain(value):
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def summary_json(content: Content, seed: int) -> dict:
+    """The headline numbers for scripts (fractions, not percentages; null where undefined)."""
+    heuristics = [{key: _plain(value) for key, value in record.items()}
+                  for record in content.numbers.to_dict(orient="records")]
+    return {
+        "source": content.source,
+        "rows": int(len(content.rows)),
+        "scenarios": int(content.rows["scenario_id"].nunique()),
+        "run_ids": sorted(str(r) for r in content.rows["run_id"].dropna().unique()) if "run_id" in content.rows
+        else [],
+        "bootstrap": {"confidence": 0.95, "seed": seed, "statistic": "mean relative level-1 gap"},
+        "headline": heuristics,
+        "disagreements": int(content.disagreements["scenario_id"].nunique()) if len(content.disagreements) else 0,
+        "failed_runs": int(len(content.errors)),
+    }
+
+
+# ------------------------------------------------------------------ renderers
+_NO_DISAGREEMENT = "None: every pair of exact solvers that proved optimality agrees on every level."
+
+
+def render_html(content: Content, images: dict[str, bytes]) -> str:
+    """One self-contained page (figures embedded as PNG; PNG and SVG files linked)."""
+    parts = ["<h1>rebalance-lab comparison</h1>", f"<p>{html.escape(content.intro)}</p>",
+             "<h2>Headline: each heuristic's gap to the optimum</h2>"]
+    for objective, table in content.headline.items():
+        parts += [f"<h3>{html.escape(objective)}</h3>", to_html(table),
+                  f"<p class='caption'>{html.escape(headline_caption(objective))}</p>"]
+    parts += ["<h2 id='disagreements'>Exact solvers that disagree</h2>",
+              to_html(content.disagreements) if len(content.disagreements)
+              else f"<p>{html.escape(_NO_DISAGREEMENT)}</p>"]
+    for name, plot in PLOTS.items():
+        data = base64.b64encode(images[name]).decode("ascii")
+        parts.append(f"<h2>{html.escape(plot.title)}</h2><figure id='{name}'>"
+                     f"<img src='data:image/png;base64,{data}' alt='{html.escape(plot.title)}'>"
+                     f"<figcaption>{html.escape(plot.caption)} "
+                     f"(<a href='{name}.png'>PNG</a>, <a href='{name}.svg'>SVG</a>)</figcaption></figure>")
+    parts += ["<h2>Runs that failed</h2>", to_html(content.errors) if len(content.errors) else "<p>None.</p>",
+              "<details><summary>By objective, heuristic, churn event and size</summary>",
+              to_html(content.detail), "</details>",
+              "<details><summary>Median runtime by size</summary>", to_html(content.runtime), "</details>"]
+    style = ("body{font-family:sans-serif;margin:2em auto;max-width:1200px;color:#222}"
+             "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
+             "table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;vertical-align:top}"
+             "table.t th{text-align:left;background:#f4f4f4}table.t td{text-align:right}"
+             "table.t td:first-child{text-align:left}img{max-width:100%}"
+             "figure{margin:0 0 2em}figcaption,.caption{color:#555;font-size:14px;max-width:900px}")
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>rebalance-lab report</title>"
+            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>")
+
+
+def render_markdown(content: Content) -> str:
+    """The report as Markdown (figures as links to the PNGs beside it)."""
+    parts = ["# rebalance-lab comparison", content.intro, "## Headline: each heuristic's gap to the optimum"]
+    for objective, table in content.headline.items():
+        parts += [f"### {objective}", to_markdown(table), headline_caption(objective)]
+    parts += ["## Exact solvers that disagree",
+              to_markdown(content.disagreements) if len(content.disagreements) else _NO_DISAGREEMENT]
+    for name, plot in PLOTS.items():
+        parts += [f"## {plot.title}", f"![{plot.title}]({name}.png)", f"*{plot.caption}* ([SVG]({name}.svg))"]
+    parts += ["## Runs that failed", to_markdown(content.errors) if len(content.errors) else "None.",
+              "## By objective, heuristic, churn event and size", to_markdown(content.detail)]
+    return "\n\n".join(parts) + "\n"
+
+
+def latex_tables(content: Content) -> str:
+    """The headline tables alone, one ``table`` per objective (needs booktabs and array)."""
+    return "\n".join(to_latex(table, caption=headline_caption(objective), label=f"tab:headline-{objective}")
+                     for objective, table in content.headline.items())
+
+
+def render_latex(content: Content) -> str:
+    """A complete LaTeX document: the headline tables (booktabs) and the figures (PNG) with captions."""
+    figures = "\n".join(
+        "\\begin{figure}[htbp]\n\\centering\n"
+        f"\\includegraphics[width=\\linewidth,height=0.8\\textheight,keepaspectratio]{{{name}.png}}\n"
+        f"\\caption{{{latex_escape(plot.caption)}}}\n\\label{{fig:{name}}}\n\\end{{figure}}"
+        for name, plot in PLOTS.items())
+    return ("\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=1.5cm]{geometry}\n"
+            "\\usepackage{booktabs}\n\\usepackage{array}\n\\usepackage{graphicx}\n"
+            "\\begin{document}\n\\section*{rebalance-lab comparison}\n"
+            f"{latex_escape(content.intro)}\n\n{latex_tables(content)}\n{figures}\n\\end{{document}}\n")
+
+
+# --------------------------------------------------------------------- writing
+def write_report(rows: pd.DataFrame, folder: Path, source: str, *, formats: tuple[str, ...] = FORMATS,
+                 seed: int = SEED) -> Path:
+    """Write the report of ``rows`` into ``folder``; returns the path of the first format's file."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    content, gap_rows = build(rows, source, seed=seed)
+    images = {}
+    for name, plot in PLOTS.items():
+        png, _ = save(plot(rows, gap_rows), folder, name)
+        images[name] = png.read_bytes()
+    content.numbers.to_csv(folder / "headline.csv", index=False)
+    summary(gap_rows).to_csv(folder / "summary.csv", index=False)
+    runtime_scaling(rows).to_csv(folder / "runtime_scaling.csv", index=False)
+    (folder / "summary.json").write_text(json.dumps(summary_json(content, seed), indent=2) + "\n", encoding="utf-8")
+    written = []
+    for fmt in formats:
+        path = folder / FILES[fmt]
+        if fmt == "html":
+            path.write_text(render_html(content, images), encoding="utf-8")
+        elif fmt == "markdown":
+            path.write_text(render_markdown(content), encoding="utf-8")
+        else:
+            path.write_text(render_latex(content), encoding="utf-8")
+            (folder / "tables.tex").write_text(latex_tables(content), encoding="utf-8")
+        written.append(path)
+    return written[0]
+
+
+# ------------------------------------------------------------ `report` command
+def register(subcommands) -> None:
+    """Add the ``report`` subcommand to the command line."""
+    parser = subcommands.add_parser(
+        "report", help="re-render the report of a results folder (no solving)",
+        description="Re-render the report of a results folder that `rebalance-lab compare` wrote (one run: "
+        "OUT/results/suite=S/run_id=R, or a folder holding exactly one run) as HTML, Markdown and/or LaTeX, "
+        "with PNG and SVG figures, CSV tables and summary.json. Nothing is solved again.",
+    )
+    parser.add_argument("results", metavar="RESULTS_DIR", help="a results folder (a run, or a folder holding one)")
+    parser.add_argument("--format", action="append", choices=FORMATS, dest="formats",
+                        help="output format; repeat for several (default: html)")
+    parser.add_argument("--out", help="report folder (default: OUT/report/<suite>-<run id> for a run folder "
+                        "under OUT/results/, else RESULTS_DIR/report)")
+    parser.set_defaults(handler=command)
+
+
+def default_folder(results: Path, suite: str, run_id: str) -> Path:
+    """Where ``compare`` puts the report of a run: ``OUT/report/<suite>-<run id>``."""
+    parts = results.resolve().parts
+    if len(parts) >= 3 and parts[-1].startswith("run_id=") and parts[-2].startswith("suite=") \
+            and parts[-3] == "results":
+        return Path(*parts[:-3]) / "report" / f"{suite}-{run_id}"
+    return results / "report"
+
+
+def command(args: argparse.Namespace) -> int:
+    from experiments.pipeline import load_results
+    from problems import ProblemError
+
+    results = Path(args.results)
+    if not results.is_dir():
+        raise ProblemError("", "is not a folder", str(results))
+    rows = load_results(results)
+    if rows.empty:
+        raise ProblemError("", "holds no result rows (no *.parquet files under it)", str(results))
+    runs = sorted(rows["run_id"].dropna().unique()) if "run_id" in rows else []
+    if len(runs) > 1:
+        raise ProblemError("run_id", f"holds {len(runs)} runs ({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''});"
+                           " pass one run's folder", str(results))
+    suite = str(rows["suite"].dropna().iloc[0]) if "suite" in rows and rows["suite"].notna().any() else "results"
+    folder = Path(args.out) if args.out else default_folder(results, suite, runs[0] if runs else "run")
+    formats = tuple(dict.fromkeys(args.formats or ["html"]))
+    write_report(rows, folder, str(results), formats=formats)
+    for fmt in formats:
+        print(f"report: {folder / FILES[fmt]}", file=sys.stderr)
+    return 0

@@ -18,19 +18,10 @@ from importlib import metadata
 
 import pandas as pd
 
-from experiments.cli import available_solvers, call_with_options, module_exists, solver_function
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
+from models import frontier, solve
+from models.registry import STRATEGIES
 from problems import OBJECTIVES, STRATEGY_OBJECTIVE, evaluate, load_problem
-
-#: Heuristics (strategy, variant) judged on each objective: the strategy's own
-#: heuristic, its named variants, and the Kafka baselines whose answers are
-#: valid under that objective's hard constraints.
-HEURISTICS: dict[str, list[tuple[str, str | None]]] = {
-    "sticky": [("range", None), ("roundrobin", None), ("sticky", None), ("sticky", "kafka-9987")],
-    "lag-aware": [("range", None), ("lag-aware", None), ("lag-aware", "cumulative"), ("lag-aware", "sticky")],
-    "stream-join": [("range", None), ("stream-join", None)],
-    "sticky-replica": [("kafka-default", None), ("sticky-replica", None)],
-}
 
 LEVELS = 4
 #: Placements up to this many partitions also get the exact moves/quality frontier
@@ -68,11 +59,16 @@ def _versions() -> str:
 VERSIONS = _versions()
 
 
-def runs_for(objective: str) -> list[tuple[str, str | None, str]]:
-    """The (strategy, variant, solver) runs of an objective that exist in this checkout."""
-    runs = [(s, v, "heuristic") for s, v in HEURISTICS[objective]
-            if module_exists(f"heuristics.{s.replace('-', '_')}")]
-    runs += [(objective, None, b) for b in available_solvers(objective) if b != "heuristic"]
+def runs_for(strategy: str) -> list[tuple[str, str | None, str]]:
+    """The (strategy, variant, solver) runs judged on ``strategy``'s objective.
+
+    From :data:`models.registry.STRATEGIES`: the Kafka baselines' heuristics, the
+    strategy's heuristic with each of its variants, and each exact backend.
+    """
+    entry = STRATEGIES[strategy]
+    runs = [(baseline, None, "heuristic") for baseline in entry.baselines]
+    runs += [(strategy, variant, "heuristic") for variant in entry.heuristic.variants]
+    runs += [(strategy, None, backend) for backend in entry.exact]
     return runs
 
 
@@ -91,11 +87,11 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
     for strategy, variant, solver in runs_for(scenario.objective):
         row = {**base, "strategy": strategy, "variant": variant or "", "solver": solver,
                "role": "heuristic" if solver == "heuristic" else "exact"}
-        options = {"variant": variant, "time_limit": time_limit, "workers": 1, "seed": 0}
+        # Only exact backends that honour a time limit get one (flow runs to its optimum).
+        limit = time_limit if STRATEGIES[strategy].runner(solver).takes("time_limit") else None
         try:
-            function = solver_function(strategy, solver)
             started = time.perf_counter()
-            result = call_with_options(function, problem, options, strict=False)
+            result = solve(problem, strategy, solver, variant=variant, time_limit=limit, workers=1, seed=0)
             row["runtime_s"] = time.perf_counter() - started
             row["peak_rss_mb"] = _peak_rss_mb()
             row["status"] = result.status
@@ -118,15 +114,12 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
 
 def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
     """The exact moves/quality frontier (PR 18903's open question (b)), one row per move budget k."""
-    if not module_exists("models.cpsat.sticky_replica"):
-        return []
-    from models.cpsat.sticky_replica import frontier
-
     row = {**base, "strategy": "sticky-replica", "solver": "cpsat", "role": "frontier"}
     try:
         started = time.perf_counter()
         forced = int((problem.replica_positions < 0).sum())  # replicas on removed brokers must move
-        points = frontier(problem, forced + FRONTIER_MOVES, time_limit=time_limit, workers=1, seed=0)
+        points = frontier(problem, "sticky-replica", "cpsat", forced + FRONTIER_MOVES,
+                          time_limit=time_limit, workers=1, seed=0)
         runtime = (time.perf_counter() - started) / max(len(points), 1)
     except Exception as error:  # a crashing solver is a row, not a failed job
         return [{**row, "variant": "frontier", "status": "error", "valid": False, "error": _describe(error)}]

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import warnings
+from contextlib import contextmanager
 
 MASTER_VARIABLE = "REBALANCE_LAB_SPARK_MASTER"
 
@@ -74,3 +76,30 @@ def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextmanager
+def jvm_output_to_log():
+    """Send what a JVM started inside the block writes to stderr (Spark's start-up banner, its log, its
+    workers' tracebacks) to a log file instead of the terminal; yields the log's path.
+
+    The JVM inherits file descriptor 2 when it starts: it is pointed at the log for the block
+    and restored afterwards for Python, so a command's own errors stay one line on stderr.
+    A JVM already running (a session created earlier in the process) is not affected.  The log
+    is kept when the block raises (so that an error can point to it), removed otherwise.
+    """
+    log = tempfile.NamedTemporaryFile(prefix="rebalance-lab-spark-", suffix=".log", delete=False)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(log.fileno(), 2)
+    try:
+        yield log.name
+    except BaseException:
+        raise
+    else:
+        os.unlink(log.name)
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        log.close()

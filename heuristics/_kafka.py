@@ -41,3 +41,46 @@ def member_rank(problem: GroupProblem) -> np.ndarray:
 def topics_in_name_order(problem: GroupProblem) -> list[int]:
     """Topic positions ordered by name as Java's ``TreeSet<String>`` orders them."""
     return sorted(range(problem.num_topics), key=lambda t: java_order_key(problem.topics[t]))
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units, 32-bit signed)."""
+    h = 0
+    units = text.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_spread(h: int) -> int:
+    """``HashMap.hash``: the key's hash with its high half folded in (unsigned 32-bit result)."""
+    h &= 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def hash_map_order(keys: list[str]) -> np.ndarray:
+    """Positions of ``keys`` in the iteration order of a Java ``HashMap`` filled in list order.
+
+    A ``HashMap`` iterates its table from bucket 0 up, each bucket in insertion
+    order; the table starts at 16 buckets and doubles when the size passes 3/4
+    of it, or when a bucket of a table under 64 buckets reaches 9 entries
+    (``treeifyBin``).  A bucket of 9+ entries in a larger table becomes a
+    red-black tree, whose order this does not reproduce (it needs thousands of
+    colliding ids).  Kafka's consumer leader hands the assignor such a map of
+    member id -> subscription, and the sticky assignor's tie-breaks follow it.
+    """
+    spread = [java_spread(java_string_hash(k)) for k in keys]
+    capacity, sizes = 16, {}
+    for i, h in enumerate(spread):
+        bucket = h & (capacity - 1)
+        sizes[bucket] = sizes.get(bucket, 0) + 1
+        grow = sizes[bucket] >= 9 and capacity < 64
+        if grow or i + 1 > capacity * 3 // 4:
+            capacity *= 2
+            if grow and i + 1 > capacity * 3 // 4:
+                capacity *= 2
+            sizes = {}
+            for g in spread[: i + 1]:
+                sizes[g & (capacity - 1)] = sizes.get(g & (capacity - 1), 0) + 1
+    buckets = np.array([h & (capacity - 1) for h in spread], dtype=np.int64)
+    return np.argsort(buckets, kind="stable")

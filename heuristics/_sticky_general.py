@@ -1,90 +1,116 @@
-"""KIP-54's general sticky algorithm (unequal subscriptions), as Apache Kafka runs it.
+"""Kafka's general sticky algorithm (unequal subscriptions), as Kafka 4.x runs it, without its quadratic cost.
 
-Source: ``shared/seeds/002`` (KIP-54 with the KIP-341 fix); where the seed is
-silent, Apache Kafka's ``AbstractStickyAssignor.generalAssign`` / ``balance`` /
-``performReassignments``:
+Source: ``shared/seeds/002`` (KIP-54) and Apache Kafka 4.1's
+``AbstractStickyAssignor.GeneralAssignmentBuilder``, step for step:
 
-1. *Keep*: every partition stays with its valid previous owner
-   (:func:`problems.previous_owners`, KIP-341).
-2. *Assign*: topics are sorted by their number of subscribers, fewest first,
-   then by name (Kafka's ``TopicComparator``); each unassigned partition, in
-   that order and then by index, goes to the subscriber with the fewest
-   partitions, ties by member id (Kafka's ``sortedCurrentSubscriptions``).  The
-   one-at-a-time choice is computed per topic in one step (water-filling: the
-   k-th partition goes to the k-th smallest ``(count before, member id)``
-   among the subscribers' successive counts), which is exactly the same.
-3. *Balance* (KIP-54's condition): partitions are visited in the same order,
-   first the ones that step 2 assigned (unless a subscription change forced a
-   revocation), then all of them, in repeated passes until a pass moves
-   nothing.  A partition whose owner has 2+ more partitions than another
-   subscriber of its topic moves: back to its *earlier* owner (the claim with
-   the next-highest generation, Kafka's ``prevAssignment``) when that one has
-   2+ fewer, else to the least-loaded subscriber (ties by member id).  A pass
-   visits only the topics that break the condition when it starts: no
-   partition of another topic can move (its owner is within one of every
-   subscriber of the topic), so nothing is skipped.  Topics with a single
-   subscriber never move (Kafka's ``fixedPartitions``).
-   *No ping-pong* (Kafka's ``PartitionMovements``): moving a partition of topic
-   t from c to d, when a partition of t moved earlier from d to c, moves that
-   one back instead, so no partition travels c -> d -> c.
-   Each move lowers the sum of squared counts by at least 2, so this ends, and
-   it ends KIP-54-balanced (:func:`problems.is_kip54_balanced`).
-4. *Revert*: if the group was not empty before and the balancing did not
-   lower Kafka's balance score (the sum over member pairs of the difference in
-   counts, over the members that can take part), the moves of step 3 are undone.
+1. *Keep*: each partition stays with the previous owner that Kafka's claim
+   resolution kept (:func:`heuristics._sticky_kafka.resolve_claims`) if that
+   member still subscribes its topic; a kept claim on an unsubscribed topic is
+   dropped and sets *revocation required*.
+2. *Assign*: topics sorted by their number of subscribers, fewest first, then by
+   name (``TopicComparator``); each unassigned partition, in that order and then
+   by index, goes to the subscriber with the fewest partitions, ties by member id
+   (``sortedCurrentSubscriptions``).  Computed per topic in one step
+   (water-filling: the k-th partition goes to the k-th smallest
+   ``(count before, member id)`` among the subscribers' successive counts).
+3. *Balance* (``performReassignments``) over the topics with 2+ subscribers and
+   the members that can take part (``canConsumerParticipateInReassignment``):
+   first over the partitions step 2 assigned (unless revocation is required),
+   then over all of them, in the order of step 2, pass after pass until a pass
+   moves nothing or the assignment is KIP-54-balanced.  A partition moves when
+   its owner has 2+ more partitions than its *earlier owner* (``prevAssignment``:
+   the claimant of the highest generation below the group's highest, first in
+   map order) -- to that member -- or than some subscriber of its topic -- to
+   the subscriber with the fewest partitions, ties by member id.  Each move goes
+   through Kafka's ``PartitionMovements``: if the partition already moved from
+   ``a`` to its owner, ``a`` counts as the source; if some partition of the
+   topic moved from the destination to that source, the first of them in Java
+   ``HashSet`` order moves back instead (which may leave the owner untouched).
+4. *Revert*: unless every member was empty before step 2, if step 3's second
+   round moved anything and did not lower Kafka's balance score (the sum over
+   pairs of participating members of their count difference), everything goes
+   back to the end of step 2.
+
+Where this differs from Kafka (README, "Where rebalance-lab differs from
+Kafka"): an earlier owner that no longer subscribes the topic, or that cannot
+take part, is ignored -- Kafka moves the partition to the former (a member that
+did not subscribe it) and throws ``NullPointerException`` on the latter.
+
+Cost: a pass scans its partitions in growing windows with numpy (the first
+partition that fires is found in time proportional to the distance to it), and
+each move updates each topic's least subscriber count incrementally, so a
+rebalance costs O(P) per pass plus O(topics of the two members) per move,
+instead of Kafka's O(P) balance check before every partition.
 """
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
-from heuristics._kafka import java_order_key
-from problems import GroupProblem, member_counts, member_topic_counts
+from heuristics._kafka import java_order_key, java_spread, java_string_hash
+from problems import GroupProblem
+
+_MIN_WINDOW, _MAX_WINDOW = 64, 1 << 16
+_FEW_TOPICS = 32  # members with up to this many topics update ``least`` topic by topic
 
 
-def general_assign(problem: GroupProblem, previous: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
-    """Steps 1-4 of the module docstring; returns the ``owner`` array."""
-    owner = previous.copy()
-    counts = member_counts(problem, owner).astype(np.int64)
-    topics = _topic_order(problem)
-    fresh = counts.max(initial=0) == 0
-    newly = _assign_unassigned(problem, owner, counts, topics, id_rank)
-    before = owner.copy()
-    earlier = _earlier_owners(problem, previous)
-    movable = [t for t in topics if len(problem.topic_subscribers[t]) >= 2]
-    balancer = _Balancer(problem, owner, counts, earlier, id_rank)
-    moved = False
-    if not _revocation_required(problem):
-        moved |= balancer.run([(t, newly[t]) for t in movable if len(newly[t])])
-    moved |= balancer.run([(t, problem.topic_start[t] + np.arange(problem.partition_counts[t])) for t in movable])
-    if not fresh and moved:
-        taking_part = _can_take_part(problem, before)
-        if _balance_score(counts[taking_part]) >= _balance_score(member_counts(problem, before)[taking_part]):
+def general_assign(
+    problem: GroupProblem,
+    kept: np.ndarray,
+    prev: np.ndarray,
+    revocation: bool,
+    id_rank: np.ndarray,
+    live: np.ndarray,
+) -> np.ndarray:
+    """Steps 1-4 of the module docstring; returns the ``owner`` array.
+
+    ``kept``: step 1's owners (-1: none); ``prev``: Kafka's ``prevAssignment``
+    (-1: none); ``revocation``: whether a kept claim was on an unsubscribed
+    topic; ``id_rank``: members' positions by id; ``live``: topics that exist,
+    have partitions and a subscriber.
+    """
+    owner = kept.copy()
+    counts = np.bincount(owner[owner >= 0], minlength=problem.num_members).astype(np.int64)
+    initializing = int(counts.max(initial=0)) == 0
+    topics = topic_order(problem, live)
+    unassigned_before = owner < 0
+    _assign_unassigned(problem, owner, counts, topics, id_rank)
+    subscribers = problem.subscribes.sum(axis=0)
+    movable = [t for t in topics if subscribers[t] >= 2]
+    start, size = problem.topic_start, problem.partition_counts
+    every = np.concatenate([np.arange(start[t], start[t] + size[t]) for t in movable] or [np.zeros(0, np.int64)])
+    taking_part = _can_take_part(problem, owner, counts, subscribers)
+    before, before_counts = owner.copy(), counts.copy()
+    balancer = _Balancer(problem, owner, counts, prev, id_rank, taking_part)
+    if not revocation:
+        balancer.perform(every[unassigned_before[every]])
+    performed = balancer.perform(every)
+    if not initializing and performed:
+        if _balance_score(counts[taking_part]) >= _balance_score(before_counts[taking_part]):
             return before
     return owner
 
 
-def _topic_order(problem: GroupProblem) -> list[int]:
-    """Existing topics with subscribers: fewest subscribers first, then by name (Java order)."""
-    subscribed = [t for t in range(problem.num_topics) if len(problem.topic_subscribers[t])]
-    return sorted(subscribed, key=lambda t: (len(problem.topic_subscribers[t]), java_order_key(problem.topics[t])))
+def topic_order(problem: GroupProblem, live: np.ndarray) -> list[int]:
+    """Live topics, fewest subscribers first, then by name (Kafka's ``TopicComparator``)."""
+    subscribers = problem.subscribes.sum(axis=0)
+    return sorted(np.flatnonzero(live).tolist(), key=lambda t: (subscribers[t], java_order_key(problem.topics[t])))
 
 
-def _assign_unassigned(problem, owner, counts, topics, id_rank) -> dict[int, np.ndarray]:
-    """Step 2, topic by topic; returns the partitions assigned per topic."""
-    newly: dict[int, np.ndarray] = {}
+def _assign_unassigned(problem, owner, counts, topics, id_rank) -> None:
+    """Step 2, topic by topic (``maybeAssign``)."""
     for t in topics:
         start = problem.topic_start[t]
         block = owner[start : start + problem.partition_counts[t]]
         free = np.flatnonzero(block < 0)
-        newly[t] = start + free
         if len(free) == 0:
             continue
         subscribers = problem.topic_subscribers[t]
         got = _water_fill(counts[subscribers], id_rank[subscribers], len(free))
         block[free] = subscribers[got]
         counts += np.bincount(subscribers[got], minlength=len(counts))
-    return newly
 
 
 def _water_fill(current: np.ndarray, rank: np.ndarray, k: int) -> np.ndarray:
@@ -108,40 +134,13 @@ def _water_fill(current: np.ndarray, rank: np.ndarray, k: int) -> np.ndarray:
     return who[np.lexsort((rank[who], step))]
 
 
-def _earlier_owners(problem: GroupProblem, previous: np.ndarray) -> np.ndarray:
-    """Kafka's ``prevAssignment``: the unique next-highest-generation valid claim, -1 if none."""
-    earlier = np.full(problem.num_partitions, -1, dtype=np.int32)
-    members, partitions = problem.owned_claims
-    generations = problem.generations[members]
-    winner = previous[partitions]
-    valid = problem.subscribes[members, problem.partition_topic[partitions]] & (winner >= 0)
-    valid &= generations < np.where(winner >= 0, problem.generations[np.maximum(winner, 0)], 0)
-    members, partitions, generations = members[valid], partitions[valid], generations[valid]
-    if len(partitions) == 0:
-        return earlier
-    order = np.lexsort((-generations, partitions))
-    members, partitions, generations = members[order], partitions[order], generations[order]
-    first = np.ones(len(partitions), dtype=bool)
-    first[1:] = partitions[1:] != partitions[:-1]
-    tied = np.zeros(len(partitions), dtype=bool)
-    tied[:-1] = (partitions[1:] == partitions[:-1]) & (generations[1:] == generations[:-1])
-    keep = first & ~tied
-    earlier[partitions[keep]] = members[keep]
-    return earlier
-
-
-def _revocation_required(problem: GroupProblem) -> bool:
-    """Whether a member claims a partition of an existing topic it no longer subscribes."""
-    members, partitions = problem.owned_claims
-    return bool(np.any(~problem.subscribes[members, problem.partition_topic[partitions]]))
-
-
-def _can_take_part(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
-    """Kafka's ``canParticipateInReassignment`` for every member."""
-    counts = member_counts(problem, owner)
+def _can_take_part(problem: GroupProblem, owner, counts, subscribers) -> np.ndarray:
+    """Kafka's ``canConsumerParticipateInReassignment`` for every member."""
     reach = problem.subscribes.astype(np.int64) @ problem.partition_counts
-    shared = np.array([len(s) >= 2 for s in problem.topic_subscribers], dtype=bool)
-    holds_shared = (member_topic_counts(problem, owner)[:, shared] > 0).any(axis=1)
+    assigned = owner >= 0
+    shared = subscribers[problem.partition_topic[assigned]] >= 2
+    holds_shared = np.zeros(problem.num_members, dtype=bool)
+    holds_shared[owner[assigned][shared]] = True
     return (counts < reach) | holds_shared
 
 
@@ -152,69 +151,210 @@ def _balance_score(counts: np.ndarray) -> int:
     return int(np.dot(ordered, 2 * np.arange(n) - n + 1))
 
 
+class _JavaHashSet:
+    """The iteration order of a ``java.util.HashSet`` under adds and removes: only ``first()`` is needed.
+
+    Buckets in index order, each in insertion order; 16 buckets at first,
+    doubled when the size passes 3/4 of them or a bucket of a table under 64
+    reaches 9 entries.  (A 9-entry bucket in a larger table is a red-black tree
+    in Java, whose order is not reproduced.)
+    """
+
+    __slots__ = ("capacity", "entries", "sizes", "heap", "seq")
+
+    def __init__(self) -> None:
+        self.capacity, self.entries, self.sizes, self.heap, self.seq = 16, {}, {}, [], 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def add(self, item: int, spread: int) -> None:
+        self.seq += 1
+        self.entries[item] = (self.seq, spread)
+        bucket = spread & (self.capacity - 1)
+        self.sizes[bucket] = self.sizes.get(bucket, 0) + 1
+        grew = self.sizes[bucket] >= 9 and self.capacity < 64
+        if grew:
+            self._grow()
+        if len(self.entries) > self.capacity * 3 // 4:
+            self._grow()
+        elif not grew:
+            heapq.heappush(self.heap, (bucket, self.seq, item))
+
+    def remove(self, item: int) -> None:
+        _, spread = self.entries.pop(item)
+        self.sizes[spread & (self.capacity - 1)] -= 1
+
+    def first(self) -> int:
+        heap, entries = self.heap, self.entries
+        while True:
+            _, seq, item = heap[0]
+            if item in entries and entries[item][0] == seq:
+                return item
+            heapq.heappop(heap)
+
+    def _grow(self) -> None:
+        self.capacity *= 2
+        mask = self.capacity - 1
+        self.heap = [(spread & mask, seq, item) for item, (seq, spread) in self.entries.items()]
+        heapq.heapify(self.heap)
+        self.sizes = {}
+        for bucket, _, _ in self.heap:
+            self.sizes[bucket] = self.sizes.get(bucket, 0) + 1
+
+
 class _Balancer:
     """Step 3 on shared state: ``owner`` and ``counts`` are updated in place."""
 
-    def __init__(self, problem, owner, counts, earlier, id_rank):
-        self.problem, self.owner, self.counts, self.earlier, self.id_rank = problem, owner, counts, earlier, id_rank
-        self.topic_counts = member_topic_counts(problem, owner)
-        self.returns: dict[tuple[int, int, int], list[int]] = {}  # (topic, from, to) -> partitions moved
+    def __init__(self, problem: GroupProblem, owner, counts, prev, id_rank, taking_part):
+        self.problem, self.owner, self.counts, self.id_rank = problem, owner, counts, id_rank
+        self.topic_of = problem.partition_topic
+        # Earlier owners Kafka would consult and we follow (see the module docstring).
+        ok = prev >= 0
+        ok[ok] = taking_part[prev[ok]] & problem.subscribes[prev[ok], self.topic_of[ok]]
+        self.prev = np.where(ok, prev, -1).astype(np.int32)
+        self.subscribers = problem.topic_subscribers
+        self.member_topics = problem.subscribed_topics
+        self.member_topic_lists = [topics.tolist() for topics in self.member_topics]
+        self.scale = problem.num_members + 1
+        lengths = np.array([len(s) for s in self.subscribers], dtype=np.int64)
+        self.sub_ptr = np.concatenate(([0], np.cumsum(lengths)))
+        self.sub_idx = np.concatenate([*self.subscribers, np.zeros(0, np.int32)]).astype(np.int64)
+        self.least = np.zeros(problem.num_topics, dtype=np.int64)
+        self.at_least = np.zeros(problem.num_topics, dtype=np.int64)
+        self._recompute(np.flatnonzero(lengths > 0))
+        # PartitionMovements: each moved partition's original source, and the (topic, from, to) sets.
+        self.source = np.full(problem.num_partitions, -1, dtype=np.int32)
+        self.moves: dict[tuple[int, int, int], _JavaHashSet] = {}
+        self.topic_moves = np.zeros(problem.num_topics, dtype=np.int64)
+        self.topic_hash = [java_string_hash(name) for name in problem.topics]
 
-    def violating(self) -> np.ndarray:
-        """Topics where a holder has 2+ more partitions than some subscriber."""
-        counts = self.counts[:, None]
-        holder_max = np.where(self.topic_counts > 0, counts, -1).max(axis=0, initial=-1)
-        big = np.iinfo(np.int64).max
-        subscriber_min = np.where(self.problem.subscribes, counts, big).min(axis=0, initial=big)
-        return holder_max - subscriber_min >= 2
-
-    def run(self, work: list[tuple[int, np.ndarray]]) -> bool:
-        """Passes over ``work`` ((topic, partitions in order) pairs) until one moves nothing."""
-        moved_any = False
+    # -------------------------------------------------------------- passes
+    def perform(self, parts: np.ndarray) -> bool:
+        """``performReassignments`` over ``parts`` (global ids, in order); whether anything moved."""
+        n = len(parts)
+        if n == 0:
+            return False
+        owner, counts = self.owner, self.counts
+        topic = self.topic_of[parts]
+        earlier = self.prev[parts]
+        any_earlier = bool((earlier >= 0).any())
+        performed = False
         while True:
-            bad = self.violating()
-            moved = False
-            for t, partitions in work:
-                if bad[t]:
-                    moved |= self._pass(t, partitions)
-            moved_any |= moved
-            if not moved:
-                return moved_any
+            modified, i, width = False, 0, _MIN_WINDOW
+            while i < n:
+                end = min(n, i + width)
+                held = counts[owner[parts[i:end]]]
+                fire = held > self.least[topic[i:end]] + 1
+                if any_earlier:
+                    back = earlier[i:end]
+                    to_earlier = (back >= 0) & (held > counts[back] + 1)
+                    fire |= to_earlier
+                k = int(fire.argmax())
+                if not fire[k]:
+                    i, width = end, min(2 * width, _MAX_WINDOW)
+                    continue
+                j = i + k
+                if any_earlier and to_earlier[k]:
+                    target = int(earlier[j])
+                else:
+                    subs = self.subscribers[topic[j]]
+                    target = int(subs[np.argmin(counts[subs] * self.scale + self.id_rank[subs])])
+                self._reassign(int(parts[j]), target)
+                modified = performed = True
+                i, width = j + 1, max(_MIN_WINDOW, width // 2)
+            if not modified:
+                return performed
 
-    def _pass(self, t: int, partitions: np.ndarray) -> bool:
-        subscribers = self.problem.topic_subscribers[t]
-        tie = self.id_rank[subscribers]
-        scale = len(self.id_rank) + 1
-        earlier = self.earlier[partitions]
-        pointer, moved = 0, False
-        while pointer < len(partitions):
-            counts = self.counts
-            held = counts[self.owner[partitions[pointer:]]]
-            back = earlier[pointer:]
-            to_earlier = (back >= 0) & (held > counts[np.maximum(back, 0)] + 1)
-            lightest = int(counts[subscribers].min())
-            hits = np.flatnonzero(to_earlier | (held > lightest + 1))
-            if len(hits) == 0:
-                return moved
-            i = pointer + int(hits[0])
-            if to_earlier[hits[0]]:
-                target = int(earlier[i])
-            else:
-                target = int(subscribers[np.argmin(counts[subscribers] * scale + tie)])
-            self._move(t, int(partitions[i]), target)
-            pointer, moved = i + 1, True
-        return moved
+    # ------------------------------------------------------------- moves
+    def _reassign(self, partition: int, target: int) -> None:
+        """``reassignPartition``: ``getTheActualPartitionToBeMoved``, then the move."""
+        t = int(self.topic_of[partition])
+        if self.topic_moves[t]:
+            source = int(self.source[partition])
+            source = int(self.owner[partition]) if source < 0 else source
+            reverse = self.moves.get((t, target, source))
+            if reverse:
+                partition = reverse.first()
+        self._move(partition, target)
 
-    def _move(self, t: int, partition: int, target: int) -> None:
-        source = int(self.owner[partition])
-        undo = [p for p in self.returns.get((t, target, source), []) if self.owner[p] == source]
-        if undo:  # a partition of t went target -> source earlier: send that one back instead
-            partition = undo[-1]
-            self.returns[(t, target, source)].remove(partition)
+    def _move(self, partition: int, target: int) -> None:
+        """``processPartitionMovement``: the move and its ``PartitionMovements`` record."""
+        t = int(self.topic_of[partition])
+        old = int(self.owner[partition])
+        source = int(self.source[partition])
+        if source >= 0:
+            key = (t, source, old)
+            self.moves[key].remove(partition)
+            if not self.moves[key]:
+                del self.moves[key]
+            self.topic_moves[t] -= 1
+            self.source[partition] = -1
         else:
-            self.returns.setdefault((t, source, target), []).append(partition)
+            source = old
+        if source != target:
+            key = (t, source, target)
+            if key not in self.moves:
+                self.moves[key] = _JavaHashSet()
+            self.moves[key].add(partition, self._hash(partition, t))
+            self.topic_moves[t] += 1
+            self.source[partition] = source
         self.owner[partition] = target
-        self.counts[source] -= 1
+        self.counts[old] -= 1
         self.counts[target] += 1
-        self.topic_counts[source, t] -= 1
-        self.topic_counts[target, t] += 1
+        self._lowered(old)
+        self._raised(target)
+
+    def _hash(self, partition: int, t: int) -> int:
+        """``HashMap.hash`` of Kafka's ``TopicPartition``: ``31 * (31 + index) + topic.hashCode()``."""
+        index = int(partition - self.problem.topic_start[t])
+        return java_spread(31 * (31 + index) + self.topic_hash[t])
+
+    # ------------------------------------ each topic's least subscriber count
+    # ``least[t]``: the fewest partitions a subscriber of t has; ``at_least[t]``:
+    # how many subscribers have that many.  Members with few topics are updated
+    # one topic at a time (cheaper than numpy's call overhead), others in bulk.
+    def _lowered(self, member: int) -> None:
+        topics, value = self.member_topics[member], int(self.counts[member])
+        least, at_least = self.least, self.at_least
+        if len(topics) <= _FEW_TOPICS:
+            for t in self.member_topic_lists[member]:
+                if value < least[t]:
+                    least[t], at_least[t] = value, 1
+                elif value == least[t]:
+                    at_least[t] += 1
+            return
+        was = least[topics]
+        lower = topics[value < was]
+        least[lower] = value
+        at_least[lower] = 1
+        at_least[topics[value == was]] += 1
+
+    def _raised(self, member: int) -> None:
+        topics, value = self.member_topics[member], int(self.counts[member]) - 1
+        least, at_least = self.least, self.at_least
+        if len(topics) <= _FEW_TOPICS:
+            for t in self.member_topic_lists[member]:
+                if least[t] == value:
+                    at_least[t] -= 1
+                    if at_least[t] == 0:
+                        values = self.counts[self.subscribers[t]]
+                        least[t] = smallest = values.min()
+                        at_least[t] = np.count_nonzero(values == smallest)
+            return
+        was = topics[least[topics] == value]
+        at_least[was] -= 1
+        self._recompute(was[at_least[was] == 0])
+
+    def _recompute(self, topics: np.ndarray) -> None:
+        """``least`` and ``at_least`` of ``topics`` from scratch (gathered at once, reduced per topic)."""
+        if len(topics) == 0:
+            return
+        starts, ends = self.sub_ptr[topics], self.sub_ptr[topics + 1]
+        lengths = ends - starts
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        index = np.arange(int(lengths.sum())) - np.repeat(offsets - starts, lengths)
+        values = self.counts[self.sub_idx[index]]
+        least = np.minimum.reduceat(values, offsets)
+        self.least[topics] = least
+        self.at_least[topics] = np.add.reduceat((values == np.repeat(least, lengths)).astype(np.int64), offsets)

@@ -37,12 +37,14 @@ the maximum member lag first, then moves.
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from heuristics._kafka import java_order_key, topics_in_name_order
 from problems import GroupProblem, Result, previous_owners
 
-VARIANTS = (None, "cumulative", "sticky")
+VARIANTS = (None, "cumulative", "sticky", "differencing")
 
 
 def assign(problem: GroupProblem, variant: str | None = None) -> Result:
@@ -55,7 +57,8 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
     variant
         ``None`` (KIP-169 and its prototype: per-topic lag totals),
         ``"cumulative"`` (member lag totals carried across topics) or
-        ``"sticky"`` (previous owners keep what the balance allows first).
+        ``"sticky"`` (previous owners keep what the balance allows first) or
+        ``"differencing"`` (balanced largest differencing, carried totals; not Kafka's).
 
     Returns
     -------
@@ -63,7 +66,7 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
         Status ``"heuristic"``, judged on the lag-aware objective.
     """
     if variant not in VARIANTS:
-        raise ValueError(f"unknown lag-aware variant {variant!r} (choose from cumulative, sticky)")
+        raise ValueError(f"unknown lag-aware variant {variant!r} (choose from cumulative, sticky, differencing)")
     lags = problem.lags if problem.lags is not None else np.zeros(problem.num_partitions, np.int64)
     if int(lags.max(initial=0)) * max(problem.num_partitions, 1) >= 2**63:  # totals could overflow int64
         lags = lags.astype(object)
@@ -81,6 +84,9 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
             continue
         topic_lags = lags[start:end]
         order = start + np.lexsort((np.arange(end - start), -topic_lags))  # decreasing lag, then index
+        if variant == "differencing":
+            _difference(order, subscribers, totals, owner, lags)
+            continue
         if variant != "cumulative":
             totals[subscribers] = 0
         counts = np.zeros(len(subscribers), dtype=np.int64)
@@ -128,3 +134,46 @@ def _keep_owned(order, previous, subscribers, counts, owner, totals, lags) -> np
         else:
             rest.append(g)
     return np.asarray(rest, dtype=np.int64)
+
+
+def _difference(order, subscribers, totals, owner, lags) -> None:
+    """Differencing variant: one topic's partitions (``order``: decreasing lag) by BLDM, ``totals`` carried."""
+    k = len(subscribers)
+    rounds = -(-len(order) // k)
+    padded = np.full(rounds * k, -1, dtype=np.int64)
+    padded[: len(order)] = order
+    # A tuple: (spread, sequence, sums[k], rows[k, c]); rows hold partition ids (-1: a dummy)
+    # and, in the carried tuple's column, -2 - member.
+    heap = []
+    sums = np.asarray(totals[subscribers])
+    heap.append((-_spread(sums), 0, sums, (-2 - subscribers.astype(np.int64))[:, None]))
+    values = np.where(padded >= 0, lags[np.maximum(padded, 0)], 0).astype(sums.dtype)
+    for r in range(rounds):
+        row_sums = values[r * k : (r + 1) * k]
+        heap.append((-_spread(row_sums), r + 1, row_sums, padded[r * k : (r + 1) * k, None]))
+    heapq.heapify(heap)
+    sequence = rounds + 1
+    while len(heap) > 1:
+        _, _, a_sums, a_rows = heapq.heappop(heap)
+        _, _, b_sums, b_rows = heapq.heappop(heap)
+        a = np.argsort(-a_sums, kind="stable") if a_sums.dtype != object else _object_order(a_sums, True)
+        b = np.argsort(b_sums, kind="stable") if b_sums.dtype != object else _object_order(b_sums, False)
+        joined = a_sums[a] + b_sums[b]
+        heapq.heappush(heap, (-_spread(joined), sequence, joined, np.hstack((a_rows[a], b_rows[b]))))
+        sequence += 1
+    _, _, final, rows = heap[0]
+    member_column = np.argmax(rows <= -2, axis=1)
+    members = -2 - rows[np.arange(k), member_column]
+    for row, m in zip(rows, members.tolist()):
+        taken = row[row >= 0]
+        owner[taken] = m
+        totals[m] += lags[taken].sum()
+
+
+def _spread(sums: np.ndarray):
+    return sums.max() - sums.min() if len(sums) else 0
+
+
+def _object_order(sums: np.ndarray, descending: bool) -> np.ndarray:
+    """Stable argsort of Python-integer sums (lags beyond int64)."""
+    return np.array(sorted(range(len(sums)), key=lambda i: -sums[i] if descending else sums[i]), dtype=np.int64)

@@ -1,14 +1,26 @@
-"""Kafka's sticky assignor: KIP-54 with the KIP-341 fix, KAFKA-12464 and KAFKA-9987.
+"""Kafka's sticky assignor: Kafka 4.x's own by default, the seeds' algorithms as variants.
 
-Sources: ``shared/seeds/002`` (KIP-54, with the KIP-341 generation fix) and
-``shared/seeds/000`` (KAFKA-12464, which quotes the four phases of KAFKA-9987).
+Sources: ``shared/seeds/002`` (KIP-54, with the KIP-341 generation fix),
+``shared/seeds/000`` (KAFKA-12464, which quotes the four phases of KAFKA-9987)
+and Apache Kafka 4.1's ``AbstractStickyAssignor``.
 
-Previous ownership (KIP-341)
+Default: Kafka's ``StickyAssignor``, output for output
+    :mod:`heuristics._sticky_kafka` (member order, which path, claims, the
+    constrained path) and :mod:`heuristics._sticky_general` (the general path).
+    ``info["algorithm"]`` is ``"kafka-constrained"`` or ``"kafka-general"``.
+    README, "Where rebalance-lab differs from Kafka", lists how it differs from
+    the variants below and from the seeds' text.
+
+``variant="kafka-12464"`` and ``variant="kafka-9987"``: the seeds' algorithms
+    for equal subscriptions (equal here: the same *existing* topics); unequal
+    subscriptions run Kafka's general path as the default does.
+
+Previous ownership of the variants (KIP-341)
     :func:`problems.previous_owners`: claims on deleted or unsubscribed topics
     are dropped, the highest generation wins, equal generations keep neither
     claim, a member without a generation counts as generation -1.
 
-Equal subscriptions: the constrained algorithm of KAFKA-12464 (the default)
+Equal subscriptions, ``variant="kafka-12464"``: the seed's two phases
     The seed's two-phase pseudo-code, literally: ``C_f = P // N``,
     ``C_c = ceil(P / N)``, ``C_r = P % N``.  Phase 1 visits the members sorted
     by member id; a member owning fewer than ``C_f`` partitions keeps them all
@@ -50,19 +62,16 @@ Equal subscriptions, ``variant="kafka-9987"``: the four phases it replaced
        gives up ``t1p3``);
     4. otherwise every remaining partition goes to the head of the min queue.
 
-Unequal subscriptions: KIP-54's general algorithm
-    See :mod:`heuristics._sticky_general`.
-
-Members are sorted by member id in Java's string order, as Kafka's sticky
-assignor sorts them (``group.instance.id`` plays no part there).
+Members are sorted by member id in Java's string order (``group.instance.id``
+plays no part in Kafka's sticky assignor).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import java_order_key, topics_in_name_order
-from heuristics._sticky_general import general_assign
+import heuristics._sticky_kafka as kafka
+from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas
 from problems import GroupProblem, Result, previous_owners
 
 VARIANTS = ("kafka-12464", "kafka-9987")
@@ -76,10 +85,10 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
     problem
         The consumer group, with previous ownership in ``owned`` / ``generation``.
     variant
-        ``None`` or ``"kafka-12464"`` (today's constrained algorithm) or
-        ``"kafka-9987"`` (the four-phase algorithm it replaced); it selects the
-        algorithm for equal subscriptions only (unequal ones always run the
-        general algorithm, as in Kafka).
+        ``None`` (Kafka 4.x's ``StickyAssignor``), ``"kafka-12464"`` (the seed's
+        two-phase pseudo-code) or ``"kafka-9987"`` (the four phases it
+        replaced); the variants change the algorithm for equal subscriptions
+        only.
 
     Returns
     -------
@@ -88,64 +97,22 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
     """
     if variant not in (None, *VARIANTS):
         raise ValueError(f"unknown sticky variant {variant!r} (choose from {', '.join(VARIANTS)})")
-    previous = previous_owners(problem)
     subscribes = problem.subscribes
     if problem.num_members == 0:
         owner, algorithm = np.full(problem.num_partitions, -1, dtype=np.int32), "none"
-    elif (subscribes == subscribes[0]).all():
+    elif variant is not None and (subscribes == subscribes[0]).all():
         if variant == "kafka-9987":
-            owner, algorithm = _four_phase(problem, previous), "kafka-9987"
+            owner, algorithm = _four_phase(problem, previous_owners(problem)), "kafka-9987"
         else:
-            owner, algorithm = _constrained(problem, previous), "kafka-12464"
+            owner, algorithm = _constrained(problem, previous_owners(problem)), "kafka-12464"
     else:
-        owner, algorithm = general_assign(problem, previous, _member_id_rank(problem)), "general"
+        owner, path = kafka.assign(problem)
+        algorithm = f"kafka-{path}"
     return Result(problem, "sticky", owner, info={"algorithm": algorithm})
 
 
 # ------------------------------------------------------------------ orders
-def _member_id_rank(problem: GroupProblem) -> np.ndarray:
-    """Each member's position when members are sorted by member id (Java order)."""
-    order = sorted(range(problem.num_members), key=lambda m: java_order_key(problem.members[m]))
-    rank = np.empty(problem.num_members, dtype=np.int64)
-    rank[order] = np.arange(problem.num_members)
-    return rank
-
-
-def _partitions(problem: GroupProblem, index_first: bool) -> np.ndarray:
-    """Global ids of the subscribed partitions, by (index, topic name) or (topic name, index)."""
-    topics = [t for t in topics_in_name_order(problem) if problem.subscribes[0, t]]
-    start, counts = problem.topic_start, problem.partition_counts
-    blocks = [np.arange(start[t], start[t] + counts[t]) for t in topics]
-    by_topic = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
-    if not index_first:
-        return by_topic
-    index = problem.partition_index[by_topic]
-    small = index.max(initial=0) < 2**16
-    return by_topic[np.argsort(index.astype(np.uint16) if small else index, kind="stable")]
-
-
-def _owned_in_order(previous: np.ndarray, parts: np.ndarray, num_members: int):
-    """Each member's valid owned partitions in ``parts`` order, grouped by member.
-
-    Returns ``(grouped, owner_of, rank, counts)``: partitions grouped by owner
-    (members ascending, ``parts`` order inside), their owner, their rank inside
-    the owner's list, and how many each member owns.
-    """
-    held = previous[parts]
-    claimed = held >= 0
-    claims, owners = parts[claimed], held[claimed]
-    key = owners.astype(np.int16) if num_members < 2**15 else owners
-    order = np.argsort(key, kind="stable")
-    grouped, owner_of = claims[order], owners[order]
-    counts = np.bincount(owners, minlength=num_members)
-    starts = np.cumsum(counts) - counts
-    rank = np.arange(len(grouped)) - starts[owner_of]
-    return grouped, owner_of, rank, counts
-
-
-def _quotas(total: int, members: int) -> tuple[int, int, int]:
-    floor, extra = divmod(total, members)
-    return floor, floor + (extra > 0), extra
+_member_id_rank = kafka.member_id_rank
 
 
 # --------------------------------------------------------- KAFKA-12464
@@ -155,27 +122,19 @@ def _constrained(problem: GroupProblem, previous: np.ndarray, phases: list | Non
     ``phases``, when given, receives a copy of the owner array after each phase.
     """
     members = problem.num_members
-    parts = _partitions(problem, index_first=True)
-    c_f, c_c, c_r = _quotas(len(parts), members)
-    grouped, owner_of, rank, owned = _owned_in_order(previous, parts, members)
+    parts = partitions(problem, index_first=True)
+    c_f, c_c, c_r = quotas(len(parts), members)
+    grouped, owner_of, rank, owned = owned_in_order(previous, parts, members)
     by_id = np.argsort(_member_id_rank(problem))
     # Phase 1, members by id: the first C_r members owning >= C_c keep C_c.
-    count = owned[by_id]
-    unfilled = count < c_f
-    big = ~unfilled & (count >= c_c) & (c_r > 0)
-    takes_max = big & (np.cumsum(big) <= c_r)
-    keep = np.empty(members, dtype=np.int64)
-    keep[by_id] = np.where(unfilled, count, np.where(takes_max, c_c, c_f))
-    at_max = int(takes_max.sum())
-    # Kafka's exactly-C_f list, emptied as soon as C_r members hold C_c.
-    exactly_min = by_id[~unfilled & ~takes_max] if at_max < c_r else by_id[:0]
+    keep, fill, exactly_min = phase_one(owned, by_id, c_f, c_c, c_r)
+    at_max = int((keep == c_c).sum()) if c_r else 0  # under-filled members keep fewer than C_f
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     kept = rank < keep[owner_of]
     owner[grouped[kept]] = owner_of[kept]
     _snapshot(phases, owner)
     # Phase 2: unfilled members by id, up to C_c while fewer than C_r hold C_c.
     unassigned = parts[owner[parts] < 0]
-    fill = by_id[unfilled]
     targets = np.where(np.arange(len(fill)) < c_r - at_max, c_c, c_f)
     dealt = np.repeat(fill, targets - owned[fill])
     owner[unassigned[: len(dealt)]] = dealt
@@ -194,9 +153,9 @@ def _four_phase(problem: GroupProblem, previous: np.ndarray, phases: list | None
     ``phases``, when given, receives a copy of the owner array after each phase.
     """
     members = problem.num_members
-    parts = _partitions(problem, index_first=False)
-    c_f, c_c, _ = _quotas(len(parts), members)
-    grouped, owner_of, rank, owned = _owned_in_order(previous, parts, members)
+    parts = partitions(problem, index_first=False)
+    c_f, c_c, _ = quotas(len(parts), members)
+    grouped, owner_of, rank, owned = owned_in_order(previous, parts, members)
     by_id = np.argsort(_member_id_rank(problem))
     # Phase 1: keep up to C_c owned partitions.
     keep = np.minimum(owned, c_c)

@@ -28,93 +28,279 @@ to the broker listed first.  Reordering a partition's replicas is not a move of
 the PR, so leaders change only when a first replica moves.
 
 Each score is updated from its delta: moving one replica from broker ``a`` to
-``b`` changes property 1 by ``2 (r_b - r_a) + 2``, property 2 by
-``2 (c_{p,rack b} - c_{p,rack a}) + 2`` across racks (else 0), property 3 by
-``2 (l_b - l_a) + 2`` for a first replica (else 0).  Each iteration scores all
-(replica, broker) pairs at once with numpy, restricted to replicas on brokers
-above the minimum count (no other move can keep property 1).
+``b`` changes property 1 by ``d1 = 2 (r_b - r_a) + 2``, property 2 by
+``d2 = 2 (c_{p,rack b} - c_{p,rack a}) + 2`` across racks (else 0), property 3
+by ``d3 = 2 (l_b - l_a) + 2`` for a first replica (else 0).  The best move is
+the least ``(fresh, d1, d2, d3, replica, broker)``.
+
+How each step stays cheap (same answers as scoring every pair; the property
+test and the pinned outputs in ``tests/heuristics/test_sticky_replica.py``
+check it):
+
+* stage 1 ranks the brokers of one replica with one integer key per broker;
+* stage 2 keeps, per (class moved/fresh, leader or not, source broker ``a``,
+  target rack ``k``), a sorted list of the replicas on ``a`` that may go to
+  rack ``k`` without worsening property 2, ordered by ``(d2, replica)``; a
+  move updates only the lists of its partition's replicas;
+* per rack, the target with the fewest replicas (then leaders, then listed
+  first) gives each (class, leader, broker, rack) cell a lower bound of its
+  best move, read off the lists' heads; the least cell's move is exact unless
+  its target already holds that partition, and then that cell alone is solved
+  exactly over its rack's brokers and the least cell taken again.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from sortedcontainers import SortedList
 
 from problems import PlacementProblem, Result
 
+_NONE = np.iinfo(np.int64).max
 
-class _State:
-    """Counts of the current placement: r_b, l_b, c_{p,k} and which broker holds which partition."""
+
+class _Cluster:
+    """Counts of the current placement: ``r_b``, ``l_b``, ``c_{p,k}`` and each replica's broker."""
 
     def __init__(self, problem: PlacementProblem):
         self.problem = problem
-        brokers, partitions = problem.num_brokers, problem.num_partitions
+        partitions = problem.num_partitions
+        self.brokers = problem.num_brokers
+        self.racks = len(problem.rack_names)
         self.rack = problem.broker_rack.astype(np.int64)
-        self.part = np.repeat(np.arange(partitions, dtype=np.int64), problem.replication_factors)
+        self.start = problem.replica_start.astype(np.int64)
+        factors = problem.replication_factors
+        self.part = np.repeat(np.arange(partitions, dtype=np.int64), factors)
         self.lead = np.zeros(len(self.part), dtype=bool)
-        self.lead[problem.replica_start[:-1][problem.replication_factors > 0]] = True
-        self.pos = problem.replica_positions.astype(np.int64).copy()
-        self.moved = self.pos < 0
-        live = self.pos >= 0
-        self.r = np.bincount(self.pos[live], minlength=brokers).astype(np.int64)
-        self.l = np.bincount(self.pos[live & self.lead], minlength=brokers).astype(np.int64)
-        self.c = np.zeros((partitions, len(problem.rack_names)), dtype=np.int64)
-        np.add.at(self.c, (self.part[live], self.rack[self.pos[live]]), 1)
-        self.has = np.zeros((partitions, brokers), dtype=bool)
-        self.has[self.part[live], self.pos[live]] = True
-
-    def put(self, i: int, b: int) -> None:
-        """Place replica slot ``i`` on broker ``b`` (taking it off its current broker, if live)."""
-        p, a = self.part[i], self.pos[i]
-        if a >= 0:
-            self.r[a] -= 1
-            self.l[a] -= self.lead[i]
-            self.c[p, self.rack[a]] -= 1
-            self.has[p, a] = False
-        self.r[b] += 1
-        self.l[b] += self.lead[i]
-        self.c[p, self.rack[b]] += 1
-        self.has[p, b] = True
-        self.pos[i] = b
-        self.moved[i] = True
+        self.lead[self.start[:-1][factors > 0]] = True
+        self.pos = problem.replica_positions.astype(np.int64)  # a copy: the problem's array is frozen
+        self.fresh = self.pos >= 0
+        live = self.fresh
+        self.r = np.bincount(self.pos[live], minlength=self.brokers).astype(np.int64)
+        self.l = np.bincount(self.pos[live & self.lead], minlength=self.brokers).astype(np.int64)
+        cells = self.part[live] * self.racks + self.rack[self.pos[live]]
+        self.c = np.bincount(cells, minlength=partitions * self.racks).reshape(partitions, self.racks)
+        self.max_factor = int(factors.max(initial=0))
 
     def answer(self) -> np.ndarray:
         return self.problem.broker_ids[self.pos]
 
 
-def _assign_unassigned(state: _State) -> int:
-    """Stage 1: each unassigned replica to the broker with the best new-state scores."""
-    slots = np.flatnonzero(state.pos < 0)
+def _place_unassigned(cluster: _Cluster) -> int:
+    """Stage 1: each unassigned replica to the broker with the best new-state scores.
+
+    The new state's scores minus a constant rank as ``(r_b, c_{p,rack b}, l_b if
+    a leader, b)``, packed into one integer per broker.
+    """
+    slots = np.flatnonzero(cluster.pos < 0)
+    brokers, pos, start, part, lead = cluster.brokers, cluster.pos, cluster.start, cluster.part, cluster.lead
+    r, l, c, rack = cluster.r, cluster.l, cluster.c, cluster.rack
+    ids = np.arange(brokers, dtype=np.int64)
+    leaders_span = len(cluster.c) + 1  # l_b <= P
+    counts_span = cluster.max_factor + 1  # c_{p,k} <= the largest replication factor
+    if (len(pos) + 1) * counts_span * leaders_span * brokers >= 2**62:
+        raise ValueError("cluster too large for stage 1's packed ranking keys")
     for i in slots.tolist():
-        p = state.part[i]
-        # New-state score minus a constant: (r_b, c_{p,rack b}, l_b if a leader) ranks as the new state does.
-        keys = (state.r, state.c[p, state.rack], state.l * state.lead[i])
-        order = np.lexsort((np.arange(len(state.r)), *reversed(keys)))
-        b = next(int(b) for b in order if not state.has[p, b])
-        state.put(i, b)
+        p = part[i]
+        key = ((r * counts_span + c[p, rack]) * leaders_span + (l if lead[i] else 0)) * brokers + ids
+        holders = pos[start[p] : start[p + 1]]
+        key[holders[holders >= 0]] = _NONE
+        b = int(key.argmin())
+        if key[b] == _NONE:
+            raise ValueError(f"partition {p} has more replicas than live brokers")
+        r[b] += 1
+        l[b] += lead[i]
+        c[p, rack[b]] += 1
+        pos[i] = b
+        cluster.fresh[i] = False
     return len(slots)
 
 
-def _best_move(state: _State) -> tuple[int, int] | None:
-    """Stage 2's best possible move ``(replica slot, broker)``, or ``None``."""
-    source_count = state.r[state.pos]
-    rows = np.flatnonzero(source_count > state.r.min())  # others cannot keep property 1
-    if len(rows) == 0:
+class _Moves:
+    """Stage 2: the possible moves, indexed so that finding the best one is cheap.
+
+    List ``(x, L, a, k)`` (``x`` 0 for moved replicas, 1 for fresh ones, ``L``
+    1 for first replicas) holds the replicas of that class on broker ``a``
+    that may move to a broker of rack ``k`` without worsening property 2, as
+    the integer ``(c_{p,k} - c_{p,rack a} + offset) * N + slot`` (a replica's
+    own rack counts as ``-1``: ``d2 = 0``), so the head is the least
+    ``(d2, slot)``.  ``head_d2`` / ``head_slot`` hold each list's head.
+    """
+
+    def __init__(self, cluster: _Cluster):
+        self.cluster = cluster
+        self.brokers, self.racks = cluster.brokers, cluster.racks
+        self.size = len(cluster.pos)
+        self.offset = cluster.max_factor + 1
+        # Python scalars for the per-move bookkeeping.
+        self.part = cluster.part.tolist()
+        self.start = cluster.start.tolist()
+        self.lead = cluster.lead.tolist()
+        self.rack = cluster.rack.tolist()
+        self.pos = cluster.pos.tolist()
+        self.fresh = cluster.fresh.tolist()
+        self.c = cluster.c.tolist()
+        self.rack_brokers = [np.flatnonzero(cluster.rack == k).tolist() for k in range(self.racks)]
+        self.by_rack = np.argsort(cluster.rack, kind="stable")
+        self.rack_bounds = np.searchsorted(cluster.rack[self.by_rack], np.arange(self.racks))
+        shape = (2, 2, self.brokers, self.racks)
+        self.head_d2 = np.zeros(shape, dtype=np.int64)
+        self.head_slot = np.full(shape, _NONE, dtype=np.int64)
+        self.lists: list[SortedList | None] = [None] * int(np.prod(shape))
+        self._build()
+
+    def _build(self) -> None:
+        """All lists at once, vectorised."""
+        cl, n, racks = self.cluster, self.size, self.racks
+        slots = np.arange(n, dtype=np.int64)
+        base = ((cl.fresh.astype(np.int64) * 2 + cl.lead) * self.brokers + cl.pos) * racks
+        own = cl.rack[cl.pos]
+        own_count = cl.c[cl.part, own]
+        ids, keys = [base + own], [(self.offset - 1) * n + slots]
+        for k in range(racks):
+            diff = cl.c[cl.part, k] - own_count
+            allowed = diff <= -1
+            ids.append(base[allowed] + k)
+            keys.append((diff[allowed] + self.offset) * n + slots[allowed])
+        ids, keys = np.concatenate(ids), np.concatenate(keys)
+        order = np.lexsort((keys, ids))
+        ids, keys = ids[order], keys[order]
+        firsts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, dtype=np.int64)
+        bounds = np.r_[firsts, len(ids)].tolist()
+        for lid, begin, end in zip(ids[firsts].tolist(), bounds[:-1], bounds[1:]):
+            self.lists[lid] = SortedList(keys[begin:end].tolist())
+        heads = keys[firsts]
+        self.head_slot.flat[ids[firsts]] = heads % n
+        self.head_d2.flat[ids[firsts]] = 2 * (heads // n - self.offset) + 2
+
+    def _entries(self, j: int):
+        """The ``(list id, key)`` of every list holding replica slot ``j``."""
+        counts = self.c[self.part[j]]
+        a = self.pos[j]
+        own = self.rack[a]
+        base = ((self.fresh[j] * 2 + self.lead[j]) * self.brokers + a) * self.racks
+        n, offset, mine = self.size, self.offset, counts[own]
+        yield base + own, (offset - 1) * n + j
+        if mine >= 1 and self.racks > 1:
+            for k, count in enumerate(counts):
+                if count < mine:
+                    yield base + k, (count - mine + offset) * n + j
+
+    def move(self, i: int, b: int) -> None:
+        """Execute moving replica slot ``i`` to broker ``b``, updating counts and the touched lists."""
+        cl, p = self.cluster, self.part[i]
+        partition_slots = range(self.start[p], self.start[p + 1])
+        touched = set()
+        for j in partition_slots:
+            for lid, key in self._entries(j):
+                self.lists[lid].remove(key)
+                touched.add(lid)
+        a = self.pos[i]
+        cl.r[a] -= 1
+        cl.r[b] += 1
+        if self.lead[i]:
+            cl.l[a] -= 1
+            cl.l[b] += 1
+        counts = self.c[p]
+        counts[self.rack[a]] -= 1
+        counts[self.rack[b]] += 1
+        self.pos[i] = b
+        self.fresh[i] = 0
+        for j in partition_slots:
+            for lid, key in self._entries(j):
+                entries = self.lists[lid]
+                if entries is None:
+                    entries = self.lists[lid] = SortedList()
+                entries.add(key)
+                touched.add(lid)
+        n, offset = self.size, self.offset
+        for lid in touched:
+            entries = self.lists[lid]
+            if entries:
+                head = entries[0]
+                self.head_slot.flat[lid] = head % n
+                self.head_d2.flat[lid] = 2 * (head // n - offset) + 2
+            else:
+                self.head_slot.flat[lid] = _NONE
+
+    def _targets(self) -> list[np.ndarray]:
+        """Per rack, the target of least ``(r_b, b)`` (non-leaders) and of least ``(r_b, l_b, b)`` (leaders)."""
+        r, l, brokers = self.cluster.r, self.cluster.l, self.brokers
+        ids = np.arange(brokers, dtype=np.int64)
+        plain = np.minimum.reduceat((r * brokers + ids)[self.by_rack], self.rack_bounds) % brokers
+        leaders_span = len(self.c) + 1
+        leaders = np.minimum.reduceat(((r * leaders_span + l) * brokers + ids)[self.by_rack], self.rack_bounds)
+        return [plain, leaders % brokers]
+
+    def _exact_cell(self, x: int, lead: int, a: int, k: int):
+        """Cell ``(x, lead, a, k)``'s best move over every broker of rack ``k``: ``(-R, d2, d3, slot, b)`` or None."""
+        r, l = self.cluster.r, self.cluster.l
+        entries = self.lists[((x * 2 + lead) * self.brokers + a) * self.racks + k]
+        n, offset, pos, start, part = self.size, self.offset, self.pos, self.start, self.part
+        best = None
+        for b in self.rack_brokers[k]:
+            gap = int(r[a] - r[b])
+            if gap <= 0:
+                continue
+            d3 = 2 * int(l[b] - l[a]) + 2 if lead else 0
+            for key in entries:
+                j = key % n
+                p = part[j]
+                if b not in pos[start[p] : start[p + 1]]:
+                    d2 = 2 * (key // n - offset) + 2
+                    if gap >= 2 or d2 < 0 or d3 < 0:
+                        candidate = (-gap, d2, d3, j, b)
+                        if best is None or candidate < best:
+                            best = candidate
+                    break
+        return best
+
+    def best(self) -> tuple[int, int] | None:
+        """The best possible move ``(replica slot, broker)``, or ``None``."""
+        r, l = self.cluster.r, self.cluster.l
+        targets = self._targets()
+        gaps = [r[:, None] - r[t][None, :] for t in targets]
+        d3s = [np.zeros_like(gaps[0]), 2 * (l[targets[1]][None, :] - l[:, None]) + 2]
+        for x in (0, 1):
+            cells = []
+            for lead in (0, 1):
+                slot, d2 = self.head_slot[x, lead].copy(), self.head_d2[x, lead].copy()
+                gap, d3 = gaps[lead].copy(), d3s[lead].copy()
+                target = np.broadcast_to(targets[lead], gap.shape).copy()
+                cells.append([gap, d2, d3, slot, target])
+            while True:
+                oks = [(slot != _NONE) & (gap > 0) & ((gap >= 2) | (d2 < 0) | (d3 < 0))
+                       for gap, d2, d3, slot, _ in cells]
+                if not any(ok.any() for ok in oks):
+                    break
+                top = max(int(cell[0][ok].max()) for cell, ok in zip(cells, oks) if ok.any())
+                found = []
+                for lead, (cell, ok) in enumerate(zip(cells, oks)):
+                    a, k = np.nonzero(ok & (cell[0] == top))
+                    found += [(int(cell[1][u, v]), int(cell[2][u, v]), int(cell[3][u, v]), int(cell[4][u, v]),
+                               lead, int(u), int(v)) for u, v in zip(a.tolist(), k.tolist())]
+                d2, d3, i, b, lead, a, k = min(found)
+                p = self.part[i]
+                if b not in self.pos[self.start[p] : self.start[p + 1]]:
+                    return i, b
+                exact = self._exact_cell(x, lead, a, k)
+                cell = cells[lead]
+                if exact is None:
+                    cell[3][a, k] = _NONE
+                else:
+                    cell[0][a, k], cell[1][a, k], cell[2][a, k], cell[3][a, k], cell[4][a, k] = exact
+                    cell[0][a, k] = -exact[0]
         return None
-    src, part, lead = state.pos[rows], state.part[rows], state.lead[rows]
-    d1 = 2 * (state.r[None, :] - state.r[src][:, None]) + 2
-    c_part = state.c[part]
-    c_target = c_part[:, state.rack]
-    c_source = c_part[np.arange(len(rows)), state.rack[src]][:, None]
-    same_rack = state.rack[None, :] == state.rack[src][:, None]
-    d2 = np.where(same_rack, 0, 2 * (c_target - c_source) + 2)
-    d3 = lead[:, None] * (2 * (state.l[None, :] - state.l[src][:, None]) + 2)
-    possible = ~state.has[part] & (d1 <= 0) & (d2 <= 0) & ((d1 < 0) | (d2 < 0) | (d3 < 0))
-    row, broker = np.nonzero(possible)
-    if len(row) == 0:
-        return None
-    fresh = ~state.moved[rows[row]]
-    best = np.lexsort((broker, row, d3[row, broker], d2[row, broker], d1[row, broker], fresh))[0]
-    return int(rows[row[best]]), int(broker[best])
+
+    def answer(self) -> np.ndarray:
+        return self.cluster.problem.broker_ids[np.asarray(self.pos, dtype=np.int64)]
+
+
+def stage_one(problem: PlacementProblem) -> np.ndarray:
+    """The placement after stage 1 (every replica on a live broker), as broker ids."""
+    cluster = _Cluster(problem)
+    _place_unassigned(cluster)
+    return cluster.answer()
 
 
 def assign(problem: PlacementProblem) -> Result:
@@ -132,10 +318,11 @@ def assign(problem: PlacementProblem) -> Result:
         Status ``"heuristic"``; ``info`` holds ``placed`` (stage 1) and
         ``moved`` (stage 2 iterations).
     """
-    state = _State(problem)
-    placed = _assign_unassigned(state)
+    cluster = _Cluster(problem)
+    placed = _place_unassigned(cluster)
+    moves = _Moves(cluster)
     iterations = 0
-    while (move := _best_move(state)) is not None:
-        state.put(*move)
+    while (move := moves.best()) is not None:
+        moves.move(*move)
         iterations += 1
-    return Result(problem, "sticky-replica", state.answer(), info={"placed": placed, "moved": iterations})
+    return Result(problem, "sticky-replica", moves.answer(), info={"placed": placed, "moved": iterations})

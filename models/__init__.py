@@ -1,7 +1,13 @@
-"""Exact formulations: ``models/cpsat/<strategy>.py`` (OR-Tools CP-SAT),
-``models/mip/<strategy>.py`` (PuLP with HiGHS or CBC) and
-``models/flow/<strategy>.py`` (OR-Tools min-cost flow, where it is exact).
+"""Exact formulations, and the one way to run any strategy.
 
-Every module has one public function, ``solve(problem, time_limit=..., **options)``,
-returning a :class:`problems.Result` whose objective is re-scored by the evaluator.
+``models.solve(problem, strategy, solver)`` runs a strategy's heuristic or one of
+its exact backends as listed in :data:`models.registry.STRATEGIES`:
+``models/cpsat/<strategy>.py`` (OR-Tools CP-SAT), ``models/mip/<strategy>.py``
+(PuLP with HiGHS or CBC) and ``models/flow/<strategy>.py`` (OR-Tools min-cost
+flow, where it is exact).  Every backend returns a :class:`problems.Result`
+whose objective is re-scored by the evaluator.
 """
+
+from models.registry import STRATEGIES, UsageError, frontier, solve
+
+__all__ = ["STRATEGIES", "UsageError", "frontier", "solve"]

@@ -292,10 +292,16 @@ def replica_moves(problem: PlacementProblem, replicas: np.ndarray) -> int:
     """Replicas placed on a broker outside the partition's original replica set."""
     rf = problem.replication_factors
     owner_partition = np.repeat(np.arange(problem.num_partitions, dtype=np.int64), rf)
-    span = int(max(problem.replica_brokers.max(initial=0), np.max(replicas, initial=0))) + 1
-    before = owner_partition * span + problem.replica_brokers
-    after = owner_partition * span + np.asarray(replicas, dtype=np.int64)
-    return int(np.count_nonzero(~np.isin(after, before)))
+    before, after = _dense(problem.replica_brokers, np.asarray(replicas, dtype=np.int64))
+    span = max(int(before.max(initial=0)), int(after.max(initial=0))) + 1
+    return int(np.count_nonzero(~np.isin(owner_partition * span + after, owner_partition * span + before)))
+
+
+def _dense(*ids: np.ndarray) -> list[np.ndarray]:
+    """Broker ids as dense codes ``0 .. distinct - 1`` (shared by all ``ids``), so that keys
+    ``partition * span + code`` stay far from int64 overflow whatever the ids."""
+    codes = np.unique(np.concatenate(ids), return_inverse=True)[1].astype(np.int64)
+    return np.split(codes, np.cumsum([len(a) for a in ids])[:-1])
 
 
 def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[str]:
@@ -309,8 +315,8 @@ def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[s
     problems += _examples(
         ~live, lambda i: f"{name(owner_partition[i])} has a replica on broker {replicas[i]}, which is not live"
     )
-    span = int(max(replicas.max(initial=0), 0)) + 1
-    keys = owner_partition.astype(np.int64) * span + replicas
+    (codes,) = _dense(replicas.astype(np.int64))
+    keys = owner_partition.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     problems += _examples(counts > 1, lambda i: f"{name(owner_partition[first[i]])} has broker {replicas[first[i]]} twice")
     return problems

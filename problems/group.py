@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 
 import numpy as np
 
@@ -41,9 +42,14 @@ class GroupProblem:
     subscriptions
         Each member's subscription as given, including topics missing from
         ``topics`` (deleted or not yet created: they contribute no partitions).
-    owned
-        Each member's previous assignment as given (topic -> partition indices),
-        stale claims included, so that writing the problem back loses nothing.
+    owned_topics, owned_entry_start, owned_start, owned_indices
+        Every member's previous assignment as given, stale claims included (so
+        that writing the problem back loses nothing), flattened once at load:
+        member ``m``'s owned lists are entries ``owned_entry_start[m] ..
+        owned_entry_start[m + 1] - 1``; entry ``e`` names topic
+        ``owned_topics[e]`` and holds the partition indexes
+        ``owned_indices[owned_start[e]:owned_start[e + 1]]``.  :attr:`owned`
+        gives them back as one ``{topic: indexes}`` dict per member.
     generations
         Each member's generation (``int64``); -1 where absent, as in KIP-341.
     has_generation
@@ -63,7 +69,10 @@ class GroupProblem:
     partition_counts: np.ndarray
     members: tuple[str, ...]
     subscriptions: tuple[tuple[str, ...], ...]
-    owned: tuple[dict[str, tuple[int, ...]], ...]
+    owned_topics: tuple[str, ...]
+    owned_entry_start: np.ndarray
+    owned_start: np.ndarray
+    owned_indices: np.ndarray
     generations: np.ndarray
     has_generation: tuple[bool, ...]
     racks: tuple[str | None, ...]
@@ -121,11 +130,12 @@ class GroupProblem:
     @cached_property
     def subscribed_topics(self) -> tuple[np.ndarray, ...]:
         """Each member's subscribed *existing* topics, ascending positions."""
-        index = self.topic_index
-        return tuple(
-            _frozen(np.array(sorted({index[t] for t in sub if t in index}), dtype=np.int32))
-            for sub in self.subscriptions
-        )
+        get, known = self.topic_index.get, {}
+        for sub in self.subscriptions:
+            if sub not in known:
+                positions = np.fromiter(map(get, sub, repeat(-1)), dtype=np.int32, count=len(sub))
+                known[sub] = _frozen(np.unique(positions[positions >= 0]))
+        return tuple(known[sub] for sub in self.subscriptions)
 
     @cached_property
     def subscribes(self) -> np.ndarray:
@@ -149,28 +159,48 @@ class GroupProblem:
         return _frozen(self.subscribes.any(axis=0)[self.partition_topic])
 
     @cached_property
+    def owned(self) -> tuple[dict[str, tuple[int, ...]], ...]:
+        """Each member's previous assignment as given: ``{topic: partition indexes}``."""
+        indices = self.owned_indices.tolist()
+        start = self.owned_start.tolist()
+        entries = [tuple(indices[start[e] : start[e + 1]]) for e in range(len(self.owned_topics))]
+        bounds = self.owned_entry_start.tolist()
+        return tuple(
+            dict(zip(self.owned_topics[bounds[m] : bounds[m + 1]], entries[bounds[m] : bounds[m + 1]]))
+            for m in range(self.num_members)
+        )
+
+    @cached_property
+    def owned_entry_topic(self) -> np.ndarray:
+        """Topic position of every owned entry; -1 for a topic that does not exist."""
+        get = self.topic_index.get
+        topics = self.owned_topics
+        return _frozen(np.fromiter(map(get, topics, repeat(-1)), dtype=np.int64, count=len(topics)))
+
+    @cached_property
+    def owned_claim_topic(self) -> np.ndarray:
+        """Topic position of every item of ``owned_indices`` (-1: the topic does not exist)."""
+        return _frozen(np.repeat(self.owned_entry_topic, np.diff(self.owned_start)))
+
+    @cached_property
     def owned_claims(self) -> tuple[np.ndarray, np.ndarray]:
         """Every claim on an existing partition, as ``(member, partition)`` arrays.
 
         Claims on deleted topics or out-of-range indices are left out (they are
         in ``notes``); the subscription is *not* checked here, that is
         part of KIP-341's validity, see :func:`problems.previous_owners`.
+        Built from the flat arrays in a few vectorised steps (at load time by
+        :func:`problems.load_problem`).
         """
-        members: list[np.ndarray] = []
-        partitions: list[np.ndarray] = []
-        index = self.topic_index
-        for m, owned in enumerate(self.owned):
-            for topic, indices in owned.items():
-                t = index.get(topic)
-                if t is None or not indices:
-                    continue
-                ids = np.asarray(indices, dtype=np.int64)
-                ids = ids[ids < self.partition_counts[t]] + self.topic_start[t]
-                partitions.append(ids)
-                members.append(np.full(len(ids), m, dtype=np.int32))
-        if not partitions:
-            return _frozen(np.zeros(0, np.int32)), _frozen(np.zeros(0, np.int64))
-        return _frozen(np.concatenate(members)), _frozen(np.concatenate(partitions))
+        entry_member = np.repeat(np.arange(self.num_members, dtype=np.int32), np.diff(self.owned_entry_start))
+        member = np.repeat(entry_member, np.diff(self.owned_start))
+        topic = self.owned_claim_topic
+        indices = self.owned_indices
+        counts = np.append(self.partition_counts, 0)  # topic -1 -> count 0: every claim stale
+        keep = indices < counts[topic]
+        if keep.all():
+            return _frozen(member), _frozen(self.topic_start[topic] + indices)
+        return _frozen(member[keep]), _frozen(self.topic_start[topic[keep]] + indices[keep])
 
     # --------------------------------------------------------------- helpers
     def partition_name(self, g: int) -> str:

@@ -12,13 +12,19 @@ partitions, and owned partitions that do not exist are stale claims, dropped
 
 from __future__ import annotations
 
+import codecs
+import gc
 import json
 import os
+from contextlib import contextmanager
+from itertools import chain, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+import orjson
 
+from problems import checks
 from problems.errors import ProblemError
 from problems.group import GroupProblem, _frozen
 from problems.placement import PlacementProblem
@@ -27,87 +33,61 @@ Problem = GroupProblem | PlacementProblem
 
 
 # ------------------------------------------------------------------ helpers
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-
-
-def _expect(value: Any, kind: type, field: str, what: str) -> Any:
-    if type(value) is not kind:
-        raise ProblemError(field, f"must be {what}, got {_type_name(value)}")
-    return value
-
-
-def _count(value: Any, field: str) -> int:
-    if type(value) is not int:
-        raise ProblemError(field, f"must be an integer >= 0, got {_type_name(value)}")
-    if value < 0:
-        raise ProblemError(field, f"must be an integer >= 0, got {value}")
-    return value
-
-
-def _string(value: Any, field: str) -> str:
-    _expect(value, str, field, "a string")
-    if not value:
-        raise ProblemError(field, "must be a non-empty string")
-    return value
-
-
 def _optional_string(doc: dict, key: str, field: str) -> str | None:
     value = doc.get(key)
-    return None if value is None else _string(value, f"{field}.{key}")
+    return None if value is None else checks.string(value, f"{field}.{key}")
 
 
-def _int_list(value: Any, field: str, *, unique: bool) -> list[int]:
-    _expect(value, list, field, "a list of integers >= 0")
-    for i, item in enumerate(value):
-        if type(item) is not int or item < 0:
-            shown = item if type(item) is int else _type_name(item)
-            raise ProblemError(f"{field}[{i}]", f"must be an integer >= 0, got {shown}")
-    if unique and len(set(value)) != len(value):
-        seen: set[int] = set()
-        for i, item in enumerate(value):
-            if item in seen:
-                raise ProblemError(f"{field}[{i}]", f"duplicate partition {item}")
-            seen.add(item)
-    return value
+def _offsets(lengths: list[int]) -> np.ndarray:
+    """``[0, l0, l0 + l1, ...]``: where each of consecutive runs of ``lengths`` starts (length n + 1)."""
+    start = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=len(lengths)), out=start[1:])
+    return start
+
+
+def _item_field(start: np.ndarray, names: Callable[[int], str]) -> Callable[[int], str]:
+    """Field name of item ``i`` of runs starting at ``start``: ``NAME[k]``."""
+    def field(i: int) -> str:
+        run = int(np.searchsorted(start, i, side="right")) - 1
+        return f"{names(run)}[{i - int(start[run])}]"
+    return field
 
 
 # ------------------------------------------------------------ consumer group
+MEMBER_FIELDS = frozenset({"id", "topics", "owned", "generation", "rack", "instance_id"})
+
+
 def _parse_group(doc: dict) -> GroupProblem:
     topics_doc = doc.get("topics")
     if topics_doc is None:
         raise ProblemError("topics", "missing (an object of topic name -> partition count)")
-    _expect(topics_doc, dict, "topics", "an object of topic name -> partition count")
+    checks.expect(topics_doc, dict, "topics", "an object of topic name -> partition count")
     topics = tuple(topics_doc)
-    for name in topics:
-        if not name:
-            raise ProblemError("topics", "topic names must be non-empty")
-    counts = np.array(
-        [_count(topics_doc[name], f"topics.{name}") for name in topics], dtype=np.int64
-    )
+    checks.strings(list(topics), lambda i: "topics")
+    counts = checks.integers(list(topics_doc.values()), lambda i: f"topics.{topics[i]}")
+    checks.at_most(int(counts.sum()), checks.MAX_PARTITIONS, "topics", "partitions in all")
 
     members_doc = doc.get("members")
     if members_doc is None:
         raise ProblemError("members", "missing (a list of members)")
-    _expect(members_doc, list, "members", "a list of members")
+    checks.expect(members_doc, list, "members", "a list of members")
+    checks.at_most(len(members_doc) * len(topics), checks.MAX_MEMBER_TOPICS, "members",
+                   f"members x topics ({len(members_doc):,} x {len(topics):,})")
 
     ids: list[str] = []
     seen_ids: dict[str, int] = {}
-    subscriptions, owned, generations, has_generation, racks, instances = [], [], [], [], [], []
-    notes: list[str] = []
-    count_of = dict(zip(topics, counts.tolist()))
+    subscriptions, owned_docs, generations, has_generation, racks, instances = [], [], [], [], [], []
+    notes: list[tuple[int, int, str]] = []  # (member, 0 subscription / 1 owned, text): sorted at the end
+    known = set(topics)
+    checked: dict[tuple, bool] = {}  # subscription -> whether every topic exists
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
-        _expect(member, dict, field, "an object")
-        unknown = set(member) - {"id", "topics", "owned", "generation", "rack", "instance_id"}
-        if unknown:
-            raise ProblemError(f"{field}.{sorted(unknown)[0]}", "unknown field")
+        checks.expect(member, dict, field, "an object")
+        if not member.keys() <= MEMBER_FIELDS:
+            raise ProblemError(f"{field}.{sorted(map(str, member.keys() - MEMBER_FIELDS))[0]}", "unknown field")
         if "id" not in member:
             raise ProblemError(f"{field}.id", "missing")
-        member_id = _string(member["id"], f"{field}.id")
+        member_id = checks.string(member["id"], f"{field}.id")
         if member_id in seen_ids:
             raise ProblemError(
                 f"{field}.id", f"duplicate member id {member_id!r} (also members[{seen_ids[member_id]}])"
@@ -117,37 +97,28 @@ def _parse_group(doc: dict) -> GroupProblem:
 
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
-        subscription = _expect(member["topics"], list, f"{field}.topics", "a list of topic names")
-        for j, name in enumerate(subscription):
-            _string(name, f"{field}.topics[{j}]")
-        if len(set(subscription)) != len(subscription):
-            dup = next(n for j, n in enumerate(subscription) if n in subscription[:j])
-            raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
-        subscriptions.append(tuple(subscription))
-        for j, name in enumerate(subscription):
-            if name not in count_of:
-                notes.append(f"{field}.topics[{j}]: topic {name!r} does not exist (contributes no partitions)")
+        subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
+        key = tuple(subscription)
+        if key not in checked:  # members mostly share a few subscriptions: each is checked once
+            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
+            distinct = set(subscription)
+            if len(distinct) != len(subscription):
+                dup = next(n for j, n in enumerate(subscription) if n in subscription[:j])
+                raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
+            checked[key] = distinct <= known
+        subscriptions.append(key)
+        if not checked[key]:
+            for j, name in enumerate(subscription):
+                if name not in known:
+                    notes.append((i, 0, f"{field}.topics[{j}]: topic {name!r} does not exist "
+                                        "(contributes no partitions)"))
 
-        owned_doc = member.get("owned") or {}
-        _expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list")
-        member_owned: dict[str, tuple[int, ...]] = {}
-        for topic, indices in owned_doc.items():
-            indices = _int_list(indices, f"{field}.owned.{topic}", unique=True)
-            member_owned[topic] = tuple(indices)
-            if topic not in count_of:
-                notes.append(f"{field}.owned.{topic}: topic does not exist (stale claim dropped)")
-            else:
-                beyond = [k for k in indices if k >= count_of[topic]]
-                if beyond:
-                    notes.append(
-                        f"{field}.owned.{topic}: partitions {beyond} do not exist "
-                        f"(topic has {count_of[topic]}; stale claims dropped)"
-                    )
-        owned.append(member_owned)
+        owned_doc = {} if member.get("owned") is None else member["owned"]
+        owned_docs.append(checks.expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list"))
 
         generation = member.get("generation")
         if generation is not None:
-            _expect(generation, int, f"{field}.generation", "an integer")
+            checks.integer(generation, f"{field}.generation", low=-1)
         has_generation.append(generation is not None)
         generations.append(-1 if generation is None else generation)
         racks.append(_optional_string(member, "rack", field))
@@ -164,56 +135,101 @@ def _parse_group(doc: dict) -> GroupProblem:
             )
         seen_instances[instance] = i
 
-    lags = None
-    if doc.get("lags") is not None:
-        lags_doc = _expect(doc["lags"], dict, "lags", "an object of topic -> list of lags")
-        for name in lags_doc:
-            if name not in count_of:
-                raise ProblemError(f"lags.{name}", "topic is not in topics")
-        parts = []
-        for name, count in zip(topics, counts.tolist()):
-            if name not in lags_doc:
-                raise ProblemError(f"lags.{name}", f"missing ({count} lags expected)")
-            values = lags_doc[name]
-            _expect(values, list, f"lags.{name}", "a list of integers >= 0")
-            if len(values) != count:
-                raise ProblemError(
-                    f"lags.{name}", f"has {len(values)} lags but the topic has {count} partitions"
-                )
-            for k, value in enumerate(values):
-                if type(value) is not int or value < 0:
-                    shown = value if type(value) is int else _type_name(value)
-                    raise ProblemError(f"lags.{name}[{k}]", f"must be an integer >= 0, got {shown}")
-            parts.append(np.asarray(values, dtype=np.int64))
-        lags = _frozen(np.concatenate(parts) if parts else np.zeros(0, np.int64))
-
+    owned = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
+    lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
+    notes.sort(key=lambda note: note[:2])
     return GroupProblem(
         topics=topics,
         partition_counts=_frozen(counts),
         members=tuple(ids),
         subscriptions=tuple(subscriptions),
-        owned=tuple(owned),
+        **owned,
         generations=_frozen(np.array(generations, dtype=np.int64)),
         has_generation=tuple(has_generation),
         racks=tuple(racks),
         instance_ids=tuple(instances),
         lags=lags,
-        notes=tuple(notes),
+        notes=tuple(note[2] for note in notes),
     )
+
+
+def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, int],
+                 notes: list[tuple[int, int, str]]) -> dict[str, Any]:
+    """Every member's ``owned`` flattened into the arrays of :class:`GroupProblem`, checked in bulk."""
+    entry_start = _offsets(list(map(len, owned_docs)))
+    entry_member = np.repeat(np.arange(len(owned_docs)), np.diff(entry_start))
+    names = list(chain.from_iterable(owned_docs))
+    lists = list(chain.from_iterable(map(dict.values, owned_docs)))
+
+    def entry_field(e: int) -> str:
+        return f"members[{entry_member[e]}].owned.{names[e]}"
+
+    checks.strings(names, lambda e: f"members[{entry_member[e]}].owned")
+    if lists and set(map(type, lists)) != {list}:
+        e = next(e for e, v in enumerate(lists) if type(v) is not list)
+        raise ProblemError(entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}")
+    start = _offsets(list(map(len, lists)))
+    checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
+    flat = list(chain.from_iterable(lists))
+    indices = checks.integers(flat, _item_field(start, entry_field))
+    claim_entry = np.repeat(np.arange(len(lists)), np.diff(start))
+    same_entry = claim_entry[1:] == claim_entry[:-1]
+    if np.any(same_entry & (indices[1:] <= indices[:-1])):  # not strictly ascending: look for a repeat
+        order = np.lexsort((indices, claim_entry))
+        twice = np.flatnonzero((claim_entry[order][1:] == claim_entry[order][:-1])
+                               & (indices[order][1:] == indices[order][:-1]))
+        if len(twice):
+            e = int(claim_entry[order][twice].min())
+            items, seen = lists[e], set()
+            k = next(k for k, v in enumerate(items) if v in seen or seen.add(v))
+            raise ProblemError(f"{entry_field(e)}[{k}]", f"duplicate partition {items[k]}")
+
+    entry_topic = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+    limit = np.append(counts, 0)[entry_topic]  # a missing topic (-1) has no partitions
+    stale = indices >= np.repeat(limit, np.diff(start))
+    for e in np.unique(np.concatenate([np.flatnonzero(entry_topic < 0), claim_entry[stale]])).tolist():
+        m = int(entry_member[e])
+        if entry_topic[e] < 0:
+            notes.append((m, 1, f"{entry_field(e)}: topic does not exist (stale claim dropped)"))
+        else:
+            beyond = [k for k in lists[e] if k >= limit[e]]
+            notes.append((m, 1, f"{entry_field(e)}: partitions {beyond} do not exist "
+                                f"(topic has {limit[e]}; stale claims dropped)"))
+    return {"owned_topics": tuple(names), "owned_entry_start": _frozen(entry_start),
+            "owned_start": _frozen(start), "owned_indices": _frozen(indices)}
+
+
+def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> np.ndarray:
+    checks.expect(lags_doc, dict, "lags", "an object of topic -> list of lags")
+    known = set(topics)
+    for name in lags_doc:
+        if name not in known:
+            raise ProblemError(f"lags.{name}", "topic is not in topics")
+    lists = []
+    for name, count in zip(topics, counts.tolist()):
+        if name not in lags_doc:
+            raise ProblemError(f"lags.{name}", f"missing ({count} lags expected)")
+        values = checks.expect(lags_doc[name], list, f"lags.{name}", "a list of integers >= 0")
+        if len(values) != count:
+            raise ProblemError(f"lags.{name}", f"has {len(values)} lags but the topic has {count} partitions")
+        lists.append(values)
+    start = _offsets(counts.tolist())
+    flat = list(chain.from_iterable(lists))
+    return _frozen(checks.integers(flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX))
 
 
 # --------------------------------------------------------- replica placement
 def _parse_placement(doc: dict) -> PlacementProblem:
-    brokers_doc = _expect(doc.get("brokers"), list, "brokers", "a list of brokers")
+    brokers_doc = checks.expect(doc.get("brokers"), list, "brokers", "a list of brokers")
     ids: list[int] = []
     racks: list[str | None] = []
     position: dict[int, int] = {}
     for i, broker in enumerate(brokers_doc):
         field = f"brokers[{i}]"
-        _expect(broker, dict, field, "an object")
+        checks.expect(broker, dict, field, "an object")
         if "id" not in broker:
             raise ProblemError(f"{field}.id", "missing")
-        broker_id = _expect(broker["id"], int, f"{field}.id", "an integer")
+        broker_id = checks.integer(broker["id"], f"{field}.id")
         if broker_id in position:
             raise ProblemError(f"{field}.id", f"duplicate broker id {broker_id} (also brokers[{position[broker_id]}])")
         position[broker_id] = i
@@ -226,7 +242,10 @@ def _parse_placement(doc: dict) -> PlacementProblem:
             "missing while other brokers have racks (as in Kafka, either every broker has a rack or none does)",
         )
 
-    partitions_doc = _expect(doc.get("partitions"), list, "partitions", "a list of partitions")
+    if not ids:
+        raise ProblemError("brokers", "must list at least one live broker")
+    partitions_doc = checks.expect(doc.get("partitions"), list, "partitions", "a list of partitions")
+    checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
     topics: list[str] = []
     indices: list[int] = []
     starts = [0]
@@ -234,20 +253,19 @@ def _parse_placement(doc: dict) -> PlacementProblem:
     seen: dict[tuple[str, int], int] = {}
     for i, part in enumerate(partitions_doc):
         field = f"partitions[{i}]"
-        _expect(part, dict, field, "an object")
+        checks.expect(part, dict, field, "an object")
         for key in ("topic", "partition", "replicas"):
             if key not in part:
                 raise ProblemError(f"{field}.{key}", "missing")
-        topic = _string(part["topic"], f"{field}.topic")
-        index = _count(part["partition"], f"{field}.partition")
+        topic = checks.string(part["topic"], f"{field}.topic")
+        index = checks.integer(part["partition"], f"{field}.partition")
         if (topic, index) in seen:
             raise ProblemError(f"{field}", f"duplicate partition {topic}-{index} (also partitions[{seen[topic, index]}])")
         seen[topic, index] = i
-        replicas = _expect(part["replicas"], list, f"{field}.replicas", "a list of broker ids")
+        replicas = checks.expect(part["replicas"], list, f"{field}.replicas", "a list of broker ids")
         if not replicas:
             raise ProblemError(f"{field}.replicas", "must have at least one replica")
-        for j, broker in enumerate(replicas):
-            _expect(broker, int, f"{field}.replicas[{j}]", "a broker id (an integer)")
+        checks.integers(replicas, lambda j: f"{field}.replicas[{j}]")
         if len(set(replicas)) != len(replicas):
             dup = next(b for j, b in enumerate(replicas) if b in replicas[:j])
             raise ProblemError(f"{field}.replicas", f"broker {dup} appears twice")
@@ -260,6 +278,8 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         indices.append(index)
         flat.extend(replicas)
         starts.append(len(flat))
+        if len(flat) > checks.MAX_PARTITIONS:
+            checks.at_most(len(flat), checks.MAX_PARTITIONS, "partitions", "replicas in all")
 
     return PlacementProblem(
         broker_ids=_frozen(np.array(ids, dtype=np.int64)),
@@ -274,50 +294,170 @@ def _parse_placement(doc: dict) -> PlacementProblem:
 # ------------------------------------------------------------------- public
 def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
     """Build a problem from a parsed JSON document (errors name no file)."""
-    _expect(doc, dict, "", "a JSON object")
+    checks.expect(doc, dict, "", "a JSON object")
     if "brokers" in doc or "partitions" in doc:
-        unknown = set(doc) - {"brokers", "partitions"}
+        unknown = doc.keys() - {"brokers", "partitions"}
         if unknown:
-            raise ProblemError(sorted(unknown)[0], "unknown field in a replica placement")
+            raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a replica placement")
         return _parse_placement(doc)
     if "topics" in doc or "members" in doc:
-        unknown = set(doc) - {"topics", "members", "lags"}
+        unknown = doc.keys() - {"topics", "members", "lags"}
         if unknown:
-            raise ProblemError(sorted(unknown)[0], "unknown field in a consumer group")
-        return _parse_group(doc)
+            raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a consumer group")
+        problem = _parse_group(doc)
+        problem.owned_claims  # noqa: B018 - resolved at load, vectorised, not inside the first assign
+        return problem
     raise ProblemError(
         "", "neither a consumer group (topics, members) nor a replica placement (brokers, partitions)"
     )
 
 
+def read_json(data: bytes, name: str) -> Any:
+    """Parse a JSON document (UTF-8, an optional byte order mark) with ``orjson``, strictly.
+
+    Beyond JSON's grammar and valid UTF-8, ``orjson`` refuses nesting deeper
+    than 1,024 levels (an error, not a ``RecursionError``).  Keys given twice
+    are looked for by :func:`_check_keys` once the document is known.
+
+    Raises
+    ------
+    ProblemError
+        Naming ``name``.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise ProblemError("", f"not JSON: {error.msg} at line {error.lineno} column {error.colno}", name) from None
+
+
+def _check_keys(data: bytes, doc: Any, name: str) -> None:
+    """An error naming the path of the first object key given twice in ``data``, if any.
+
+    JSON allows a key twice (``orjson`` and Python's ``json`` keep the last value
+    silently); a problem file must not.  Every member of every object puts one
+    ``:`` in the text outside strings, so when the text has no more ``:`` than the
+    objects of the format hold keys (:func:`_format_keys`, an undercount at
+    worst), no key was given twice: the common case costs one ``bytes.count``.
+    Otherwise (a ``:`` inside a string, or a repeated key) the exact search runs.
+    """
+    if data.count(b":") != _format_keys(doc):
+        _find_duplicate_key(data, name)
+
+
+def _format_keys(doc: Any) -> int:
+    """Keys of the objects the two formats have (the document, topics, lags, members, owned,
+    brokers, partitions); objects elsewhere are not counted."""
+    if type(doc) is not dict:
+        return 0
+    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags") if type(doc.get(k)) is dict)
+    for key in ("members", "brokers", "partitions"):
+        items = doc.get(key)
+        if type(items) is list:
+            for item in items:
+                if type(item) is dict:
+                    total += len(item)
+                    if type(item.get("owned")) is dict:
+                        total += len(item["owned"])
+    return total
+
+
+_CONTAINERS = {dict, list}
+
+
+class _Repeated(dict):
+    """An object parsed by :func:`_find_duplicate_key` whose ``key`` was given twice."""
+
+    key: str
+
+
+def _find_duplicate_key(data: bytes, name: str) -> None:
+    """Raise the first key given twice in an object of ``data`` (with its path), if there is one."""
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
+        result = dict(pairs)
+        if len(result) == len(pairs):
+            return result
+        seen: set[str] = set()
+        repeated = _Repeated(result)
+        repeated.key = next(key for key, _ in pairs if key in seen or seen.add(key))
+        return repeated
+
+    try:
+        doc = json.loads(data.removeprefix(codecs.BOM_UTF8), object_pairs_hook=pairs_hook)
+    except RecursionError:  # deeper than Python's json goes (orjson took it): no search
+        return
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _Repeated):
+            raise ProblemError(path, f"key {node.key!r} given twice in the same object", name)
+        if type(node) is list:
+            stack.extend((item, f"{path}[{i}]") for i, item in reversed(list(enumerate(node)))
+                         if type(item) in _CONTAINERS or isinstance(item, dict))
+        elif isinstance(node, dict):
+            stack.extend((item, f"{path}.{key}" if path else str(key)) for key, item in reversed(node.items())
+                         if type(item) in _CONTAINERS or isinstance(item, dict))
+
+
+def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, bytes | None, Any]:
+    """``(name, text, document)`` of a path, JSON text or an in-memory ``dict`` (text ``None``).
+
+    A string is a path when a file of that name exists or when it does not
+    start with ``{`` or ``[``; otherwise it is JSON text (named ``<text>``).
+    """
+    if not isinstance(source, (str, os.PathLike)):
+        return "<dict>", None, source
+    if isinstance(source, str) and source.lstrip().startswith(("{", "[")) and not os.path.exists(source):
+        data = source.encode("utf-8", "surrogatepass")
+        return "<text>", data, read_json(data, "<text>")
+    name = os.fspath(source)
+    try:
+        data = Path(source).read_bytes()
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ProblemError("", f"cannot read: {reason}", name) from None
+    return name, data, read_json(data, name)
+
+
 def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementProblem:
     """Load a problem from a path, JSON text or a parsed ``dict``.
+
+    Every entry point goes through the same checks (:mod:`problems.checks`):
+    Kafka's integer types, totals before any array is sized, valid Unicode;
+    files and text also reject keys given twice (with their path) and nesting
+    deeper than 1,024 levels.
 
     Raises
     ------
     ProblemError
         The document is malformed; the message names the file, field and problem.
     """
-    if not isinstance(source, (str, os.PathLike)):
-        name, doc = "<dict>", source
-    else:
-        text_given = isinstance(source, str) and source.lstrip().startswith(("{", "["))
-        name = "<text>" if text_given else os.fspath(source)
+    with _no_gc():
+        name, data, doc = read_problem_source(source)
         try:
-            text = source if text_given else Path(source).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            raise ProblemError("", f"cannot read: {reason}", name) from None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ProblemError(
-                "", f"not JSON: {error.msg} at line {error.lineno} column {error.colno}", name
-            ) from None
+            problem = parse_problem(doc)
+        except ProblemError as error:
+            if data is not None:  # a key given twice may be the cause: say so first
+                _check_keys(data, doc, name)
+            raise error.with_source(name) from None
+        if data is not None:
+            _check_keys(data, doc, name)
+        return problem
+
+
+@contextmanager
+def _no_gc():
+    """The cyclic garbage collector paused: a document of millions of lists and
+    strings (none of them in a cycle) otherwise triggers repeated full collections
+    while it is parsed and checked (half the reading time at Kafka's large shape)."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        return parse_problem(doc)
-    except ProblemError as error:
-        raise error.with_source(name) from None
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:

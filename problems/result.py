@@ -82,8 +82,12 @@ class Result:
         return assignment_json(self.problem, self.answer)
 
     def to_json(self) -> dict[str, Any]:
-        """What ``rebalance-lab assign`` prints."""
-        doc: dict[str, Any] = {"assignment": self.assignment, "status": self.status, "objective": self.objective}
+        """What ``rebalance-lab assign`` prints (:func:`problems.output.result_bytes` writes it fast)."""
+        return {"assignment": self.assignment, **self.json_fields()}
+
+    def json_fields(self) -> dict[str, Any]:
+        """:meth:`to_json` without the assignment: status, objective, bound, violations, info."""
+        doc: dict[str, Any] = {"status": self.status, "objective": self.objective}
         if self.bound is not None:
             doc["bound"] = list(self.bound)
         if self.evaluation is not None and not self.evaluation.valid:

@@ -28,3 +28,12 @@ def spark():
     session = spark_session("local[2]", app_name="rebalance-lab-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_java():
+    """Kafka's own Java code (``peers/kafka_java.py``), its JVM started once for the whole run."""
+    from peers import kafka_java as peer
+
+    peer.start()
+    return peer

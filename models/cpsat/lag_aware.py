@@ -29,8 +29,17 @@ symmetry classes and the hint are shared with the MIP through :class:`LagModel`)
   variant, nothing validly owned) in order of non-decreasing total lag;
   partitions of one topic with equal lag (and no valid owner, for the sticky
   variant) have non-decreasing owners;
-* the hint is the KIP-169 heuristic's answer, relabelled to satisfy the
-  symmetry breaking.
+* the hint is the best answer of KIP-169, its cumulative and its differencing
+  variants, relabelled to satisfy the symmetry breaking; ``z`` starts at the
+  size-free lower bound of :mod:`models.lag_bounds`, and every reported bound is
+  strengthened by it.
+
+Beyond ``MODEL_PAIRS`` (partition, subscriber) pairs no model is built: the
+answer is that best heuristic answer, ``feasible`` with the bounds of
+:mod:`models.lag_bounds` (``optimal`` when it meets both), so the harness gets
+a certified interval at any size.  The same answer stands in when a solve runs
+out of time before returning any answer (it was the hint), so no lag-aware
+solver returns ``unknown``.
 
 Numbers: lags are divided by their greatest common divisor (exact: both levels
 scale by a constant); nothing else is scaled.  CP-SAT works in 64-bit integers
@@ -54,9 +63,15 @@ from ortools.sat.python import cp_model
 
 from heuristics import lag_aware as heuristic
 from models.cpsat._common import add_hint, solve_ranked
+from models.lag_bounds import combine, lower_bound
 from problems import GroupProblem, ProblemError, Result, evaluate, member_lags, previous_owners
 
 VARIANTS = (None, "sticky")
+#: Beyond this many (partition, subscriber) pairs no model is built: the answer is the best
+#: heuristic's, ``feasible`` with the bounds of :mod:`models.lag_bounds` (``optimal`` if it meets them).
+MODEL_PAIRS = 200_000
+#: The heuristics whose best answer hints the models (and answers beyond ``MODEL_PAIRS``).
+HINTS = (None, "cumulative", "differencing")
 
 
 @dataclass
@@ -89,6 +104,8 @@ class LagModel:
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown lag-aware variant {self.variant!r} (choose from sticky)")
+        if self.too_large:  # no model is built: nothing to overflow
+            return
         total = sum(self.lags[p] for p in self.partitions)
         checks = [(self.sum_factor, total, "it")] + ([] if self.variant else [(self.square_factor, total**2, "its square")])
         for factor, value, what in checks:
@@ -171,9 +188,35 @@ class LagModel:
         return [c for c in classes.values() if len(c) > 1]
 
     @cached_property
+    def best_heuristic(self) -> Result:
+        """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its variants)."""
+        return min((heuristic.assign(self.problem, variant=v) for v in HINTS), key=lambda r: r.objective)
+
+    @property
+    def too_large(self) -> bool:
+        subscribers = np.array([len(s) for s in self.problem.topic_subscribers], dtype=np.int64)
+        return int((self.problem.partition_counts * subscribers).sum()) > MODEL_PAIRS
+
+    def bounds_only(self) -> Result:
+        """The best heuristic answer with the size-free lower bounds (beyond ``MODEL_PAIRS``, or out of time
+        before the solver returned any answer)."""
+        best = self.best_heuristic
+        bound = lower_bound(self.problem)
+        if self.variant:
+            info = {"moves": evaluate(self.problem, best.answer, "sticky").objective[1], "method": "bounds"}
+            return Result(self.problem, "lag-aware", best.answer, "feasible", bound[:1], info)
+        status = "optimal" if tuple(best.objective) == bound else "feasible"
+        return Result(self.problem, "lag-aware", best.answer, status, bound, {"method": "bounds"})
+
+    @property
+    def level1_floor(self) -> int:
+        """:func:`models.lag_bounds.lower_bound`'s level 1 in divided units (a valid floor of ``z``)."""
+        return -(-lower_bound(self.problem)[0] // self.scale)
+
+    @cached_property
     def hint(self) -> tuple[np.ndarray, int]:
-        """The heuristic's owner array made canonical for the symmetry breaking, and its level 1 (divided)."""
-        owner = heuristic.assign(self.problem).answer.copy()
+        """The best heuristic's owner array made canonical for the symmetry breaking, and its level 1 (divided)."""
+        owner = self.best_heuristic.answer.copy()
         totals = member_lags(self.problem, owner)
         relabel = np.arange(self.problem.num_members)
         for members in self.member_classes():
@@ -191,24 +234,25 @@ class LagModel:
         objective: its bound and the answer's moves go to ``info``.
         """
         info: dict = {}
-        status, bound = ranked.status, ranked.bound
-        if status in ("optimal", "feasible"):
-            answer = np.full(self.problem.num_partitions, -1, dtype=np.int32)
-            for (p, m), var in x.items():
-                if ranked.value(var):
-                    answer[p] = m
-        else:
-            # No answer in time, or a solver's numerical "infeasible" (every group has an
-            # assignment): the hint, the heuristic's answer, is never lost.
-            answer, status = self.hint[0].astype(np.int32), "feasible"
+        if ranked.status in ("unknown", "infeasible"):
+            # Out of time before any answer, or a solver's numerical "infeasible" (every group has an
+            # assignment): the hint is one, with the bounds.
+            return self.bounds_only()
+        answer = np.full(self.problem.num_partitions, -1, dtype=np.int32)
+        for (p, m), var in x.items():
+            if ranked.value(var):
+                answer[p] = m
         if self.variant:
             info["moves"] = evaluate(self.problem, answer, "sticky").objective[1]
+        bound = ranked.bound
         if bound is not None and self.variant:
             info.update({"moves_bound": int(bound[1])} if len(bound) > 1 else {})
             bound = bound[:1]
         if bound is not None:
             bound = tuple(int(b) * f for b, f in zip(bound, (self.scale, self.scale**2)))
-        return Result(self.problem, "lag-aware", answer, status, bound, info)
+        # Strengthened by the size-free bounds (level 1 only for the sticky variant).
+        bound = combine(self.problem, bound)[: 1 if self.variant else 2]
+        return Result(self.problem, "lag-aware", answer, ranked.status, bound, info)
 
 def solve(
     problem: GroupProblem,
@@ -246,6 +290,8 @@ def solve(
     started = time.perf_counter()  # the time limit covers building the model
     members = problem.num_members
     data = LagModel(problem, variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4))
+    if data.too_large:
+        return data.bounds_only()
     model = cp_model.CpModel()
     x = {(p, m): model.new_bool_var(f"x[{p},{m}]") for p in data.partitions.tolist() for m in data.candidates(p).tolist()}
     for p in data.partitions.tolist():
@@ -263,7 +309,7 @@ def solve(
     for m, terms in load.items():
         model.add(lag[m] == sum(c * v for v, c in terms))
     model.add(sum(lag.values()) == total)  # redundant: gives the LP the bound z >= total / members
-    z = model.new_int_var(0, total, "z")
+    z = model.new_int_var(min(data.level1_floor, total), total, "z")
     for m in range(problem.num_members):
         model.add(z >= lag[m])
     for members in data.member_classes():

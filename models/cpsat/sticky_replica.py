@@ -118,6 +118,8 @@ def solve(
     workers: int = 1,
     seed: int = 0,
     log: bool = False,
+    hint=None,
+    level2_optimum: int | None = None,
 ) -> Result:
     """Place replicas optimally: levels 1-4 lexicographically.
 
@@ -135,6 +137,12 @@ def solve(
         levels 1-3 (:func:`fewest_moves`).
     workers, seed, log
         CP-SAT's ``num_workers``, ``random_seed`` and search log.
+    hint
+        A ``replicas`` array to hint instead of the heuristic's answer.
+    level2_optimum
+        Level 2's optimum, proven by the caller (the flow model): level 2 is
+        constrained to it and only levels 3 and 4 are searched (without
+        ``max_moves`` / ``beat`` only).
 
     Returns
     -------
@@ -193,7 +201,10 @@ def solve(
     if max_moves is not None:
         model.add(moves <= max_moves)
     balanced = max_moves is None and target is None
-    if balanced:  # level 1 is fixed by the {q, q + 1} counts: nothing to search
+    if balanced and level2_optimum is not None:  # levels 1-2 proven elsewhere: fixed
+        model.add(level2 <= level2_optimum)
+        objectives = [level3, moves]
+    elif balanced:  # level 1 is fixed by the {q, q + 1} counts: nothing to search
         objectives = [level2, level3, moves]
     elif target is None:
         objectives = [level1, level2, level3, moves]
@@ -207,7 +218,8 @@ def solve(
         model.add(level3 <= target[2]).only_enforce_if(within)
         model.add_bool_or([better1, better2, within])
 
-    hint = _hint(problem, max_moves, target)
+    if hint is None:
+        hint = _hint(problem, max_moves, target)
     if hint is not None:  # a complete hint: CP-SAT spends its time repairing an incomplete one
         index = problem.broker_index
         start = problem.replica_start
@@ -232,7 +244,7 @@ def solve(
     answer = build_answer(problem, holds, leaders)
     bound = ranked.bound
     if balanced and bound is not None:
-        bound = (balanced_level1(problem), *bound)
+        bound = (balanced_level1(problem), *(() if level2_optimum is None else (level2_optimum,)), *bound)
     if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
         info["moves_bound"] = bound[0] if bound else None
         bound = None

@@ -19,23 +19,20 @@ from models.flow._common import solve_convex_assignment
 from problems import GroupProblem, Result
 
 
-def solve(problem: GroupProblem, time_limit: float | None = None) -> Result:
+def solve(problem: GroupProblem) -> Result:
     """Solve the sticky objective exactly.
 
     Parameters
     ----------
     problem
-        The consumer group.
-    time_limit
-        Accepted for the common solver interface and unused: the flow always
-        runs to its proven optimum.
+        The consumer group.  (No time limit: the flow always runs to its
+        proven optimum in polynomial time.)
 
     Returns
     -------
     Result
         Status ``"optimal"``, ``bound`` equal to the optimum's levels.
     """
-    del time_limit
     classes = partition_classes(problem)
     if len(classes.sizes) == 0:
         return Result(problem, "sticky", np.full(problem.num_partitions, -1, np.int32), status="optimal", bound=(0, 0))

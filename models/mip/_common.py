@@ -98,6 +98,7 @@ class _Level:
     status: str  # optimal | feasible | infeasible | unknown
     values: dict[str, float] | None = None
     dual: float | None = None  # proven lower bound of the level's objective (constant included)
+    slack: float = 0.0  # how far ``dual`` may be above the solver's own bound (the log's rounding)
 
 
 def _highs_binary() -> str:
@@ -286,6 +287,7 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, fo
                 names = [v.name for v in variables]
                 level = _SOLVE[backend](mps, here, names, seconds, deadline, seed, log)
                 if level.dual is not None:
+                    level.slack = _slack(level.dual)
                     level.dual += constant
                 if magnitude > TRUSTED_MAGNITUDE:  # numbers beyond the solver's reliable range
                     level = _Level("unknown" if level.values is None else "feasible", level.values)
@@ -293,24 +295,29 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, fo
             if i == 0:
                 return Ranked(level.status, seconds=time.perf_counter() - started)
             # A later level failed (time, solver error): keep the previous level's answer.
-            return _feasible(objectives, values, levels, level.dual, started)
+            return _feasible(objectives, values, levels, level, started)
         values = level.values
         value = Ranked("feasible", _values=values).value(objective)
-        if level.status != "optimal" or level.dual is None or math.ceil(level.dual - 1e-6) < value:
-            return _feasible(objectives, values, levels, level.dual, started)
+        if level.status != "optimal" or level.dual is None or math.ceil(level.dual - level.slack) < value:
+            return _feasible(objectives, values, levels, level, started)
         levels.append(value)
         if i + 1 < len(objectives):
             problem += (objective <= value, f"_ranked_level_{i + 1}")
     return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, values)
 
 
-def _feasible(objectives, values, proven: list[int], dual: float | None, started: float) -> Ranked:
+def _feasible(objectives, values, proven: list[int], level: _Level, started: float) -> Ranked:
     """``feasible``: the answer's levels; the bound = proven levels, then the dual bound (never above the answer)."""
     found = _levels(objectives, values)
     bound = list(proven)
-    if dual is not None:
-        bound.append(min(math.ceil(dual - 1e-6), found[len(proven)]))
+    if level.dual is not None:
+        bound.append(min(math.ceil(level.dual - level.slack), found[len(proven)]))
     return Ranked("feasible", found, tuple(bound) or None, time.perf_counter() - started, values)
+
+
+def _slack(bound: float) -> float:
+    """How far a bound read from a log may be above the solver's own (HiGHS prints 12 significant digits)."""
+    return 1e-6 + abs(bound) * 1e-11
 
 
 def _levels(objectives, values: dict[str, float]) -> tuple[int, ...]:

@@ -11,8 +11,9 @@ for small instances).  Variant ``"sticky"``: level 2 is the moves.  NP-hard
 (it contains PARTITION with equal cardinalities).
 
 PuLP's command-line backends take no MIP start, so the heuristic enters as a
-valid cut instead of a hint: ``z <=`` the heuristic's level 1 (the optimum is
-never above it).
+valid cut instead of a hint: ``z <=`` the best heuristic's level 1 (the optimum
+is never above it), and ``z >=`` the size-free bound of :mod:`models.lag_bounds`.
+Beyond ``MODEL_PAIRS`` pairs: as CP-SAT, the best heuristic answer with those bounds.
 
 Numbers: lags are divided by their gcd; HiGHS and CBC compute in doubles,
 exact on integers up to ``2**53``, so the sum ``S`` of the divided lags must be
@@ -26,7 +27,7 @@ import time
 
 import pulp
 
-from models.cpsat.lag_aware import VARIANTS, LagModel  # noqa: F401 (VARIANTS: the command line checks --variant)
+from models.cpsat.lag_aware import LagModel
 from models.mip._common import Ranked, solve_ranked
 from problems import GroupProblem, Result
 
@@ -67,6 +68,8 @@ def solve(
     """
     started = time.perf_counter()  # the time limit covers building the model
     data = LagModel(problem, variant, 2**53, "MIP")
+    if data.too_large:  # as CP-SAT: the best heuristic answer with the size-free bounds
+        return data.bounds_only()
     model = pulp.LpProblem("lag_aware", pulp.LpMinimize)
     x = {
         (p, m): pulp.LpVariable(f"x_{p}_{m}", cat="Binary")
@@ -87,7 +90,7 @@ def solve(
             load[m].append(data.lags[p] * var)
     lag = {m: pulp.lpSum(terms) for m, terms in load.items()}
     _, heuristic_level = data.hint
-    z = pulp.LpVariable("z", 0, heuristic_level)
+    z = pulp.LpVariable("z", min(data.level1_floor, heuristic_level), heuristic_level)
     for m in range(problem.num_members):
         model += z >= lag[m]
     for members in data.member_classes():

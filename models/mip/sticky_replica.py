@@ -31,6 +31,10 @@ from problems import PlacementProblem, Result
 def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pulp.LpVariable:
     """A continuous ``s >= value^2`` (equal at the optimum) for integer ``value`` in ``[low, high]``."""
     square = pulp.LpVariable(name, low * low, high * high)
+    if len(value) > 1:  # one row defines the count; each secant is then a two-term row (not a copy of value)
+        count = pulp.LpVariable(f"{name}_count", low, high)
+        model += count == value
+        value = count
     for t in secant_range(low, high):
         model += square >= (2 * t + 1) * value - t * (t + 1)
     return square
@@ -81,7 +85,11 @@ def solve(
 
     bounds = count_bounds(problem, max_moves, target)
     level1, level3, upper1, upper3 = [], [], 0, 0
+    info = {} if max_moves is None else {"max_moves": max_moves}
+    late = Result(problem, "sticky-replica", None, "unknown", info=info)  # the limit ran out while building
     for b in brokers:
+        if time.perf_counter() > started + time_limit:
+            return late
         low, high = bounds[b]
         r = pulp.lpSum(x[p, b] for p in partitions)
         model += r >= low
@@ -94,6 +102,8 @@ def solve(
 
     squares2, constant2, upper2 = [], 0, 0
     for p in partitions:
+        if time.perf_counter() > started + time_limit:
+            return late
         for k in racks:
             if len(racks) == 1:
                 constant2 += factors[p] ** 2  # one rack: every replica is on it
@@ -122,7 +132,6 @@ def solve(
 
     ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log,
                           started=started)
-    info = {} if max_moves is None else {"max_moves": max_moves}
     if ranked.status not in ("optimal", "feasible"):
         return Result(problem, "sticky-replica", None, ranked.status, info=info)
     holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]

@@ -104,8 +104,10 @@ def test_kafka_normal_oddities_still_produce_a_result(tmp_path):
 
 def test_option_a_strategy_does_not_take_exits_2():
     """Tests that an option the chosen strategy does not take is refused, not ignored."""
+    done = run("assign", "--strategy", "range", "--time-limit", "5", "examples/group/kip-169-three-lags.json")
+    assert done.returncode == 2 and "--time-limit is not an option of --strategy range" in done.stderr
     done = run("assign", "--strategy", "range", "--variant", "kafka-9987", "examples/group/kip-169-three-lags.json")
-    assert done.returncode == 2 and "--variant is not an option of heuristics.range" in done.stderr
+    assert done.returncode == 2 and "--variant kafka-9987 is not a variant of --strategy range" in done.stderr
 
 
 def test_solver_without_a_model_exits_2():

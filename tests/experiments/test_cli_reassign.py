@@ -85,10 +85,13 @@ def test_option_the_strategy_does_not_take_exits_2():
     assert "--start-index" in done.stderr
 
 
-def test_report_frontier_shares_one_time_budget(tmp_path):
-    """Tests that --report --max-moves K spends one --time-limit across its K + 2 solves (was one each)."""
+def test_report_frontier_shares_one_time_budget(tmp_path, capsys):
+    """Tests that --report --max-moves K spends one --time-limit across its K + 2 solves (was one each:
+    18.4 s for --time-limit 1 --max-moves 36).  In-process, so start-up time does not count."""
     import random
     import time
+
+    from experiments.cli import main
 
     rng = random.Random(0)
     path = tmp_path / "big.json"
@@ -97,9 +100,10 @@ def test_report_frontier_shares_one_time_budget(tmp_path):
         "partitions": [{"topic": f"t{p % 4}", "partition": p // 4, "replicas": rng.sample(range(9), 3)}
                        for p in range(200)]}))
     started = time.perf_counter()
-    done = run("--strategy", "sticky-replica", "--solver", "cpsat", "--time-limit", "1", "--report",
-               "--max-moves", "30", str(path))
+    status = main(["reassign", "--strategy", "sticky-replica", "--solver", "cpsat", "--time-limit", "1", "--report",
+                   "--max-moves", "30", str(path)])
     elapsed = time.perf_counter() - started
-    assert done.returncode in (0, 3), done.stderr  # 3: no placement within 30 moves found in time
-    assert elapsed < 1 + 30 * 0.25, f"{elapsed:.1f} s"  # 31 full-limit solves took 31+ s
-    assert "is spent)" in done.stderr or done.stderr.count("\n  ") == 31
+    err = capsys.readouterr().err
+    assert status in (0, 3), err  # 3: no placement within 30 moves found in time
+    assert elapsed < 1 + 3, f"{elapsed:.1f} s"  # one budget, plus CP-SAT's hint completion and scoring
+    assert "is spent)" in err or err.count("\n  ") == 31

@@ -3,28 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+import pytest
 
-from experiments.gap import disagreements, gaps, headline
-
-
-def row(scenario, strategy, solver, status, levels, bound=None, valid=True, variant=""):
-    out = {"scenario_id": scenario, "family": "group", "objective": "sticky", "churn": "fresh", "size": 10,
-           "strategy": strategy, "variant": variant, "solver": solver,
-           "role": "heuristic" if solver == "heuristic" else "exact", "status": status, "valid": valid,
-           "runtime_s": 0.1}
-    for i in range(1, 5):
-        out[f"level{i}"] = levels[i - 1] if i <= len(levels) else pd.NA
-        out[f"bound{i}"] = (bound[i - 1] if bound and i <= len(bound) else pd.NA)
-    return out
-
-
-def frame(*rows):
-    out = pd.DataFrame(rows)
-    for i in range(1, 5):
-        out[f"level{i}"] = out[f"level{i}"].astype("Int64")
-        out[f"bound{i}"] = out[f"bound{i}"].astype("Int64")
-    return out
+from experiments.gap import disagreements, gaps, headline, tied_above, tied_gap
+from result_rows import frame, row
 
 
 def test_gap_against_an_optimal_reference():
@@ -75,3 +57,33 @@ def test_headline_and_no_reference():
     table = headline(gaps(rows)).set_index("heuristic")
     assert table.loc["range", "scenarios"] == 2
     assert np.isclose(table.loc["range", "mean_rel_gap1"], 3 / 27)
+
+
+def test_level_two_gaps_count_only_where_level_one_ties():
+    """Tests the tie rule: a level-2 gap under an unequal level 1 is left out of level-2 statistics."""
+    rows = frame(row("a", "sticky", "heuristic", "heuristic", [100, 9]),   # level 1 ties: +7 counts
+                 row("a", "sticky", "flow", "optimal", [100, 2]),
+                 row("b", "sticky", "heuristic", "heuristic", [120, 0]),   # level 1 worse: -5 means nothing
+                 row("b", "sticky", "flow", "optimal", [110, 5]))
+    gap_rows = gaps(rows).set_index("scenario_id")
+    assert list(tied_above(gap_rows, 1)) == [True, True]
+    assert list(tied_above(gap_rows, 2)) == [True, False]
+    assert tied_gap(gap_rows, 2).to_dict() == {"a": 7.0, "b": pytest.approx(np.nan, nan_ok=True)}
+    assert tied_gap(gap_rows, 2, relative=True)["a"] == 3.5
+    assert headline(gaps(rows))["mean_gap2"].tolist() == [7.0]   # not (7 - 5) / 2
+    assert not tied_above(gap_rows, 3).any()                     # sticky has no level 3
+
+
+def test_an_optimal_beaten_by_another_answer_is_flagged():
+    """Tests issue 11's `equal-hot` case: the MIP's `optimal` level 2 beaten by CP-SAT's feasible answer
+    (and a heuristic beating an `optimal` one); an optimal equal to the best answer is not flagged."""
+    rows = frame(row("h", "lag-aware", "mip", "optimal", [1000333, 1000683024780]),
+                 row("h", "lag-aware", "cpsat", "feasible", [1000333, 1000682996020]),
+                 row("g", "sticky", "cpsat", "optimal", [50, 3]),
+                 row("g", "sticky", "heuristic", "heuristic", [50, 2]),
+                 row("k", "sticky", "cpsat", "optimal", [50, 2]),
+                 row("k", "sticky", "heuristic", "heuristic", [50, 2]))
+    found = disagreements(rows).set_index("scenario_id")
+    assert sorted(found.index) == ["g", "h"]
+    assert found.loc["h", "reason"] == "beaten by lag-aware/cpsat [1000333, 1000682996020]"
+    assert found.loc["g", "reason"].startswith("beaten by sticky/heuristic")

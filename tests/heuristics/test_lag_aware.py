@@ -145,3 +145,22 @@ def test_sticky_variant_moves_the_fewest_partitions_balance_allows(doc):
     result = lag_aware.assign(problem, variant="sticky")
     moves = evaluate(problem, result.answer, "sticky").objective[1]
     assert moves == int((previous >= 0).sum()) - kept_at_most
+
+
+def test_differencing_variant_beats_the_kip_here():
+    """Tests the differencing variant (BLDM, not Kafka's) on a pinned case: rounds (19, 17), (11, 9), (3, 0);
+    joining (3, 0) with (17, 19), then with (11, 9), gives 30 / 29, the optimum, where KIP-169 gives 31."""
+    problem = group(["t0"], ["c0", "c1"], {"t0": [9, 17, 19, 3, 11]})
+    assert lag_aware.assign(problem).objective[0] == 31
+    result = lag_aware.assign(problem, variant="differencing")
+    assert result.assignment == {"c0": {"t0": [2, 4]}, "c1": {"t0": [0, 1, 3]}}
+    assert result.objective == [30, 30**2 + 29**2]
+
+
+def test_differencing_carries_totals_across_topics():
+    """Tests that the differencing variant starts each topic from the totals so far: the member that took
+    the large lag of the first topic gets the small one of the second."""
+    problem = group(["a", "b"], ["c0", "c1"], {"a": [100, 1], "b": [50, 2]})
+    result = lag_aware.assign(problem, variant="differencing")
+    assert sorted(result.assignment.values(), key=str) == sorted([{"a": [0], "b": [1]}, {"a": [1], "b": [0]}], key=str)
+    assert result.objective[0] == 102

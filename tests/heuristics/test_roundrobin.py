@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given, strategies as st
 
 import heuristics.roundrobin as roundrobin_assignor
-from kafka_python_peer import peer_assignment
+from peers.kafka_python import peer_assignment
 from problem_strategies import group_documents, groups
 from problems import load_problem
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import heuristics.sticky as sticky
 import models.flow.sticky as flow
-from kafka_python_sticky_peer import PeerStickyGroup
+from peers.kafka_python import PeerStickyGroup
 from problem_strategies import groups
 from problems import evaluate, is_kip54_balanced, load_problem, previous_owners
 from sticky_strategies import equal_groups, rebalances
@@ -51,7 +51,9 @@ def test_kafka_9987_fills_round_robin_where_kafka_12464_fills_in_blocks():
         {"id": "B", "topics": ["t"]}, {"id": "C", "topics": ["t"]}]})
     assert sticky.assign(problem, variant="kafka-9987").assignment == {
         "A": {"t": [0, 1, 2]}, "B": {"t": [3, 5]}, "C": {"t": [4, 6]}}
-    assert sticky.assign(problem).assignment == {"A": {"t": [0, 1, 2]}, "B": {"t": [3, 4]}, "C": {"t": [5, 6]}}
+    assert sticky.assign(problem, variant="kafka-12464").assignment == {
+        "A": {"t": [0, 1, 2]}, "B": {"t": [3, 4]}, "C": {"t": [5, 6]}}
+    assert sticky.assign(problem).assignment == {"A": {"t": [0, 1, 2]}, "B": {"t": [3, 5]}, "C": {"t": [4, 6]}}
 
 
 def test_kafka_9987_phase_four_hands_leftovers_to_the_min_capacity_queue():
@@ -75,7 +77,7 @@ def test_kafka_12464_worked_example_two_phases():
     assert after[0] == {"C0": ["t1p0", "t1p1", "t1p2", "t1p3"], "C1": ["t1p5", "t1p6", "t1p7"], "C2": []}
     assert after[1] == {"C0": ["t1p0", "t1p1", "t1p2", "t1p3"], "C1": ["t1p5", "t1p6", "t1p7"],
                         "C2": ["t1p4", "t1p8", "t1p9"]}
-    result = sticky.assign(problem)
+    result = sticky.assign(problem, variant="kafka-12464")
     assert result.info == {"algorithm": "kafka-12464"}
     assert named(problem, result.answer) == after[1]
     assert result.objective == [16 + 9 + 9, 3]
@@ -88,8 +90,9 @@ def test_one_member_leaves_a_balanced_group_fills_a_member_at_c_f():
     sticky._constrained(problem, previous_owners(problem), phases)
     # The seed's two phases alone leave t0p6 unassigned: nobody is below C_f.
     assert phases[0][6] == -1
-    assert sticky.assign(problem).assignment == {"A": {"t0": [0, 1, 6]}, "B": {"t0": [2, 3]}, "C": {"t0": [4, 5]}}
-    assert sticky.assign(problem).objective == [9 + 4 + 4, 0]
+    result = sticky.assign(problem, variant="kafka-12464")
+    assert result.assignment == {"A": {"t0": [0, 1, 6]}, "B": {"t0": [2, 3]}, "C": {"t0": [4, 5]}}
+    assert result.objective == [9 + 4 + 4, 0]
 
 
 def test_only_c_r_members_keep_c_c():
@@ -98,14 +101,14 @@ def test_only_c_r_members_keep_c_c():
         {"id": "B", "topics": ["t"], "owned": {"t": [3, 4, 5]}, "generation": 1},
         {"id": "A", "topics": ["t"], "owned": {"t": [0, 1, 2]}, "generation": 1},
         {"id": "C", "topics": ["t"], "owned": {"t": [6]}, "generation": 1}]})
-    result = sticky.assign(problem)
+    result = sticky.assign(problem, variant="kafka-12464")
     assert result.assignment == {"B": {"t": [3, 4]}, "A": {"t": [0, 1, 2]}, "C": {"t": [5, 6]}}
     assert result.objective == [9 + 4 + 4, 1]
 
 
 def test_kip54_three_consumers_fresh_follows_the_seed_partition_order():
     """Tests a fresh group of three on t0-t3 (2 each): blocks of the order t0p0, t1p0, t2p0, t3p0, t0p1, ..."""
-    result = sticky.assign(load_problem(EXAMPLES / "kip-54-three-consumers.json"))
+    result = sticky.assign(load_problem(EXAMPLES / "kip-54-three-consumers.json"), variant="kafka-12464")
     assert result.assignment == {
         "C0": {"t0": [0], "t1": [0], "t2": [0]},
         "C1": {"t0": [1], "t1": [1], "t3": [0]},
@@ -121,7 +124,7 @@ KIP54_UNEQUAL = {"topics": {"t0": 1, "t1": 2, "t2": 3}, "members": [
 def test_general_kip54_unequal_subscriptions():
     """Tests KIP-54's unequal example: C0 t0p0, C1 t1p0 t1p1, C2 t2p0-t2p2 (topics with fewest subscribers first)."""
     result = sticky.assign(load_problem(KIP54_UNEQUAL))
-    assert result.info == {"algorithm": "general"}
+    assert result.info == {"algorithm": "kafka-general"}
     assert result.assignment == {"C0": {"t0": [0]}, "C1": {"t1": [0, 1]}, "C2": {"t2": [0, 1, 2]}}
 
 
@@ -203,7 +206,7 @@ def test_valid_and_balanced_through_joins_leaves_and_deleted_topics(problem):
 def test_kafka_12464_reaches_the_flow_optimum_with_equal_subscriptions(problem):
     """Tests that with equal subscriptions KAFKA-12464 is optimal on both levels and KAFKA-9987 is never better."""
     best = tuple(flow.solve(problem).objective)
-    assert tuple(sticky.assign(problem).objective) == best
+    assert tuple(sticky.assign(problem, variant="kafka-12464").objective) == best
     assert tuple(sticky.assign(problem, variant="kafka-9987").objective) >= best
 
 

@@ -8,15 +8,20 @@ move is left, scored by the one evaluator.
 
 from __future__ import annotations
 
-import numpy as np
-from hypothesis import given, settings
+import json
+from pathlib import Path
 
-from cluster_strategies import clusters
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cluster_strategies import cluster_documents, clusters
 from heuristics import kafka_default, sticky_replica
-from heuristics.sticky_replica import _assign_unassigned, _State
 from problems import evaluate, load_problem
 
 TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
+PINNED = json.loads((Path(__file__).parents[1] / "data" / "sticky_replica_pinned.json").read_text())["cases"]
 
 
 def levels(problem, replicas):
@@ -27,9 +32,25 @@ def levels(problem, replicas):
 
 def after_stage_one(problem) -> np.ndarray:
     """The placement after stage 1 (every replica on a live broker)."""
-    state = _State(problem)
-    _assign_unassigned(state)
-    return state.answer()
+    return sticky_replica.stage_one(problem)
+
+
+def pinned_document(cluster: dict) -> dict:
+    """A pinned cluster from its compact form (brokers ``[id, rack]``, partitions ``[topic, index, replicas]``)."""
+    return {"brokers": [{"id": b} if rack is None else {"id": b, "rack": rack} for b, rack in cluster["brokers"]],
+            "partitions": [{"topic": t, "partition": i, "replicas": r} for t, i, r in cluster["partitions"]]}
+
+
+@pytest.mark.parametrize("case", range(len(PINNED)))
+def test_pinned_outputs_of_the_scoring_implementation(case):
+    """Tests the answers against those of the first implementation (every movable replica scored against
+    every broker on each step; tests/heuristics/_make_sticky_replica_pinned.py in git history): 50 random
+    clusters with removed brokers, added empty brokers, racks and RF 1-3, and three larger kafka-default
+    placements (1,200 partitions with 2 brokers removed, with one empty broker added; 600 on one rack)."""
+    pinned = PINNED[case]
+    result = sticky_replica.assign(load_problem(pinned_document(pinned["cluster"])))
+    assert result.answer.tolist() == pinned["answer"]
+    assert result.info == pinned["info"]
 
 
 def test_two_move_limit_proposes_no_move():
@@ -193,3 +214,27 @@ def test_stops_exactly_when_no_possible_move_is_left(problem):
 def test_deterministic(problem):
     """Tests that the heuristic gives the same answer twice."""
     assert sticky_replica.assign(problem).answer.tolist() == sticky_replica.assign(problem).answer.tolist()
+
+
+@st.composite
+def grown_clusters(draw):
+    """Clusters of ``cluster_documents`` plus 0-3 empty brokers added (racked like the others)."""
+    doc = draw(cluster_documents(max_factor=3))
+    racks = sorted({b["rack"] for b in doc["brokers"] if "rack" in b})
+    for k in range(draw(st.integers(0, 3))):
+        entry = {"id": 2000 + k}
+        if racks:
+            entry["rack"] = draw(st.sampled_from(racks + ["r-new"]))
+        doc["brokers"].append(entry)
+    return load_problem(doc)
+
+
+@settings(max_examples=400)
+@given(grown_clusters())
+def test_equals_the_scoring_implementation(problem):
+    """Tests the fast implementation against the frozen first one on random clusters (removed and added brokers)."""
+    from _sticky_replica_old import assign as scoring_assign
+
+    expected, result = scoring_assign(problem), sticky_replica.assign(problem)
+    assert result.answer.tolist() == expected.answer.tolist()
+    assert result.info == expected.info

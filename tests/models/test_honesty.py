@@ -162,3 +162,44 @@ def test_lag_aware_optimal_answers_agree_and_are_never_beaten(problem):
             assert result.bound[0] <= result.objective[0], name
         if result.status == "optimal":
             assert result.objective[0] <= min(answers), name
+
+
+def _check_family(problem, strategy: str) -> None:
+    """Every backend of ``strategy`` (heuristic included) on ``problem``: `optimal` answers agree and none is
+    beaten by another backend's answer; a bound never exceeds its answer (lexicographically)."""
+    from models import registry
+
+    solvers = registry.STRATEGIES[strategy].solvers
+    found = {s: registry.solve(problem, strategy, s, **({} if s in ("heuristic", "flow") else {"time_limit": 5}))
+             for s in solvers}
+    answers = {s: tuple(r.objective) for s, r in found.items() if r.answer is not None and r.valid}
+    optimal = {s: answers[s] for s, r in found.items() if r.status == "optimal"}
+    assert len(set(optimal.values())) <= 1, (strategy, optimal)
+    for s, value in optimal.items():
+        assert all(value <= other for other in answers.values()), (strategy, s, answers)
+    for s, r in found.items():
+        if r.answer is not None:
+            assert r.valid, (strategy, s)
+            if r.bound:
+                assert tuple(r.bound) <= tuple(r.objective[: len(r.bound)]), (strategy, s, r.bound, r.objective)
+
+
+@settings(max_examples=10)
+@given(st.data())
+def test_sticky_and_stream_join_backends_agree_on_optimal(data):
+    """Tests the cross-backend property on sticky groups and stream joins (CP-SAT, MIP, flow, heuristic)."""
+    from stream_join_strategies import joins
+    from sticky_strategies import equal_groups
+
+    _check_family(data.draw(equal_groups(max_members=4, max_partitions=5)), "sticky")
+    _check_family(data.draw(joins(max_members=4, max_numbers=8)), "stream-join")
+
+
+@settings(max_examples=8)
+@given(st.data())
+def test_replica_backends_agree_on_optimal(data):
+    """Tests the cross-backend property on small replica placements (CP-SAT, MIP, flow, heuristic)."""
+    from cluster_strategies import clusters
+
+    _check_family(data.draw(clusters(max_brokers=5, max_racks=2, max_topics=2, max_partitions=3, max_factor=3,
+                                     max_removed=1)), "sticky-replica")

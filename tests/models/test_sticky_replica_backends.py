@@ -1,4 +1,4 @@
-"""One behaviour suite for every exact replica model (PyJobShop style): CP-SAT, PuLP-HiGHS, PuLP-CBC.
+"""One behaviour suite for every exact replica model (PyJobShop style): CP-SAT, PuLP-HiGHS, PuLP-CBC, flow.
 
 Each backend module has the same three public functions, ``solve``,
 ``fewest_moves`` and ``frontier``; every test below runs against each, and the
@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from cluster_strategies import clusters
 from heuristics import kafka_default, sticky_replica as heuristic
 from models.cpsat import sticky_replica as cpsat
+from models.flow import sticky_replica as flow
 from models.mip import sticky_replica as mip
 from problems import load_problem
 
@@ -35,6 +36,7 @@ BACKENDS = {
     "cpsat": Backend(cpsat, workers=1, seed=0),
     "mip-highs": Backend(mip, backend="highs"),
     "mip-cbc": Backend(mip, backend="cbc"),
+    "flow": Backend(flow, workers=1, seed=0),
 }
 backends = pytest.mark.parametrize("backend", BACKENDS.values(), ids=BACKENDS.keys())
 
@@ -125,7 +127,7 @@ def test_exact_is_never_worse_than_the_heuristic_and_backends_agree(problem):
         assert result.valid
         assert result.objective <= best
         found[name] = result.objective
-    assert found["cpsat"] == found["mip-highs"] == found["mip-cbc"]
+    assert found["cpsat"] == found["mip-highs"] == found["mip-cbc"] == found["flow"]
 
 
 @settings(max_examples=8)

@@ -9,7 +9,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from experiments.pipeline import results_folder, scenario_frame, write_batch
-from experiments.report import PLOTS
+from experiments.plots import PLOTS
 from experiments.scenarios import suite
 from experiments.solve import solve_frame
 
@@ -30,3 +30,6 @@ def test_notebook_runs_on_smoke_results(tmp_path, monkeypatch):
     assert len(images) >= len(PLOTS)
     text = "".join(o.get("text", "") for o in outputs)
     assert "scenarios, runs: ['notebook']" in text
+    shown = "".join(o.get("data", {}).get("text/markdown", "") for o in outputs)
+    assert all(plot.caption in shown for plot in PLOTS.values())   # the report's captions, same functions
+    assert shown.count("### ") >= 4 + len(PLOTS)                     # a headline table per objective

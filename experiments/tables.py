@@ -1,0 +1,245 @@
+"""The report's tables: headline numbers with labels, counts and uncertainty, in HTML, Markdown and LaTeX.
+
+:func:`headline_numbers` computes, per objective and heuristic, the numbers a
+reader cites: how many scenarios have a proven optimum and how many only an
+interval (a feasible incumbent and its bound), the mean level-1 gap to the
+proven optimum with a seeded 95% bootstrap confidence interval, its p95 and
+maximum, the mean extra level 2 over the scenarios whose level 1 ties
+(:func:`experiments.gap.tied_gap`: a level-2 gap below an unequal level 1
+means nothing), and the share of scenarios where the heuristic is optimal on
+every level.  :func:`headline_tables` turns them into one table per objective
+with human labels and formatted numbers; :func:`to_html`, :func:`to_markdown`
+and :func:`to_latex` render a table (LaTeX: booktabs rules, escaped text).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+import pandas as pd
+
+from experiments.gap import summary, tied_gap
+
+#: Short names of levels 1 and 2 of each objective (the tables' column labels) ...
+OBJECTIVE_LEVELS: dict[str, tuple[str, str]] = {
+    "sticky": ("partition balance", "moves"),
+    "lag-aware": ("max member lag", "lag balance"),
+    "stream-join": ("number balance", "number moves"),
+    "sticky-replica": ("broker balance", "rack spread"),
+}
+
+#: ... and what they measure (DESIGN §3), said in each table's caption.
+LEVEL_DEFINITIONS: dict[str, str] = {
+    "sticky": "partition balance = sum over members of the squared partition count; "
+              "moves = partitions that change owner",
+    "lag-aware": "max member lag = the largest total lag of a member (messages); "
+                 "lag balance = sum over members of the squared total lag",
+    "stream-join": "number balance = sum over members of the squared count of partition numbers; "
+                   "number moves = partition numbers that change owner",
+    "sticky-replica": "broker balance = sum over brokers of the squared replica count; "
+                      "rack spread = sum over partitions and racks of the squared replica count",
+}
+
+#: Human names of the heuristic runs (``gap.label`` -> name); others are shown as labelled.
+HEURISTIC_NAMES: dict[str, str] = {
+    "range": "range",
+    "roundrobin": "round robin",
+    "sticky": "KAFKA-12464 (KIP-54 when unequal)",
+    "sticky[kafka-9987]": "KAFKA-9987",
+    "lag-aware": "KIP-169",
+    "lag-aware[cumulative]": "KIP-169, cumulative totals",
+    "lag-aware[sticky]": "KIP-169, sticky",
+    "stream-join": "KIP-315",
+    "kafka-default": "kafka-reassign-partitions (kafka-default)",
+    "sticky-replica": "PR 18903",
+}
+
+#: Bootstrap resamples and seed of the confidence intervals (fixed: the report is reproducible).
+RESAMPLES = 2000
+SEED = 20261123
+
+
+def heuristic_name(label: str) -> str:
+    """The human name of a heuristic run label such as ``lag-aware[cumulative]``."""
+    return HEURISTIC_NAMES.get(label, label)
+
+
+def level_names(objective: str) -> tuple[str, str]:
+    """What levels 1 and 2 of ``objective`` measure."""
+    return OBJECTIVE_LEVELS.get(objective, ("level 1", "level 2"))
+
+
+# ------------------------------------------------------------------ numbers
+def bootstrap_ci(values: np.ndarray, *, key: str, seed: int = SEED, resamples: int = RESAMPLES,
+                 level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values``, seeded by ``seed`` and ``key``.
+
+    The key (e.g. ``objective/heuristic``) gives every table row its own
+    stream of resamples, so a row's interval does not depend on which other
+    rows the report holds.  NaN for no values; the value itself for one.
+    """
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return (math.nan, math.nan)
+    if len(values) == 1 or np.all(values == values[0]):
+        return (float(values[0]), float(values[0]))
+    rng = np.random.default_rng([seed, zlib.crc32(key.encode())])
+    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
+    """One row per objective and heuristic: counts, level-1 gap statistics with CI, tied level 2."""
+    records = []
+    for (objective, heuristic), group in gap_rows.groupby(["objective", "heuristic"], sort=True):
+        status = group["ref_status"].astype(object)
+        proven = group[status == "optimal"]
+        gap1 = pd.to_numeric(proven["rel_gap1"], errors="coerce").astype(float).to_numpy()
+        gap1 = gap1[~np.isnan(gap1)]
+        extra2 = tied_gap(proven, 2).dropna().to_numpy()
+        low, high = bootstrap_ci(gap1, key=f"{objective}/{heuristic}", seed=seed)
+        records.append({
+            "objective": objective,
+            "heuristic": heuristic,
+            "name": heuristic_name(heuristic),
+            "scenarios": int(group["scenario_id"].nunique()),
+            "proven_optimal": int(proven["scenario_id"].nunique()),
+            "bounded": int(group.loc[status == "feasible", "scenario_id"].nunique()),
+            "valid": float(group["valid"].mean()),
+            "mean_gap1": float(gap1.mean()) if len(gap1) else math.nan,
+            "ci95_low": low,
+            "ci95_high": high,
+            "p95_gap1": float(np.percentile(gap1, 95)) if len(gap1) else math.nan,
+            "max_gap1": float(gap1.max()) if len(gap1) else math.nan,
+            "level1_ties": int(len(extra2)),
+            "mean_extra2": float(extra2.mean()) if len(extra2) else math.nan,
+            "share_optimal": float(proven["heuristic_optimal"].mean()) if len(proven) else math.nan,
+        })
+    return pd.DataFrame.from_records(records, columns=[
+        "objective", "heuristic", "name", "scenarios", "proven_optimal", "bounded", "valid", "mean_gap1",
+        "ci95_low", "ci95_high", "p95_gap1", "max_gap1", "level1_ties", "mean_extra2", "share_optimal"])
+
+
+# --------------------------------------------------------------- formatting
+def percent(fraction: float) -> str:
+    """A fraction as a percentage with sensible precision: 0%, 0.03%, 9.1%, 100%."""
+    if fraction is None or (isinstance(fraction, float) and math.isnan(fraction)):
+        return "-"
+    if math.isinf(fraction):
+        return "∞" if fraction > 0 else "-∞"
+    value = fraction * 100
+    if value == 0:
+        return "0%"
+    if abs(value) < 1:
+        return f"{value:.2g}%"
+    text = f"{value:,.1f}"
+    return (text[:-2] if text.endswith(".0") else text) + "%"
+
+
+def number(value: float, *, signed: bool = False) -> str:
+    """A count or level value with thousands separators (one decimal below 100)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    sign = "+" if signed and value != 0 else ""
+    if abs(value) >= 100 or float(value).is_integer():
+        return f"{value:{sign},.0f}"
+    return f"{value:{sign},.1f}"
+
+
+def headline_caption(objective: str) -> str:
+    """One sentence under an objective's headline table: what is compared, and the level names."""
+    definition = LEVEL_DEFINITIONS.get(objective, "levels as in DESIGN §3")
+    return (f"Heuristics against the exact optimum on the {objective} objective: relative gap in level 1 over the "
+            f"scenarios with a proven optimum, seeded 95% bootstrap interval of the mean; level 2 compared only where "
+            f"level 1 ties ({definition}).")
+
+
+def headline_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """One labelled, formatted table per objective (one row per heuristic), for every output format."""
+    tables = {}
+    for objective, group in numbers.groupby("objective", sort=True):
+        level1, level2 = level_names(objective)
+        tables[objective] = pd.DataFrame({
+            "heuristic": group["name"],
+            "scenarios: proven optimum": group["proven_optimal"].map(number),
+            "scenarios: bounded": group["bounded"].map(number),
+            f"mean gap to optimum, {level1} [95% CI]": [
+                f"{percent(m)} [{percent(lo)}, {percent(hi)}]" if not math.isnan(m) else "-"
+                for m, lo, hi in zip(group["mean_gap1"], group["ci95_low"], group["ci95_high"])],
+            "p95 gap": group["p95_gap1"].map(percent),
+            "max gap": group["max_gap1"].map(percent),
+            f"mean extra {level2} where {level1} ties (scenarios)": [
+                f"{number(m, signed=True)} ({number(n)})" if n else "-"
+                for m, n in zip(group["mean_extra2"], group["level1_ties"])],
+            "optimal on every level": group["share_optimal"].map(percent),
+        }).reset_index(drop=True)
+    return tables
+
+
+def detail_table(gap_rows: pd.DataFrame) -> pd.DataFrame:
+    """:func:`experiments.gap.summary` by family, objective, heuristic, churn event and size, labelled."""
+    detail = summary(gap_rows)
+    return pd.DataFrame({
+        "objective": detail["objective"],
+        "heuristic": detail["heuristic"].map(heuristic_name),
+        "churn event": detail["churn"],
+        "size": detail["size"].map(number),
+        "scenarios": detail["scenarios"].map(number),
+        "valid answers": detail["valid"].map(percent),
+        "mean gap, level 1": detail["mean_rel_gap1"].map(percent),
+        "p95 gap, level 1": detail["p95_rel_gap1"].map(percent),
+        "max gap, level 1": detail["max_rel_gap1"].map(percent),
+        "mean extra level 2 where level 1 ties": detail["mean_gap2"].map(lambda v: number(v, signed=True)),
+        "optimal on every level": detail["share_optimal"].map(percent),
+        "mean runtime (s)": detail["mean_runtime_s"].map(lambda v: f"{v:.3g}"),
+    })
+
+
+def runtime_table(scaling: pd.DataFrame) -> pd.DataFrame:
+    """:func:`experiments.gap.runtime_scaling` with labels."""
+    return pd.DataFrame({
+        "objective": scaling["objective"],
+        "run (strategy/solver)": scaling["run"],
+        "role": scaling["role"],
+        "size": scaling["size"].map(number),
+        "median runtime (s)": scaling["median_runtime_s"].map(lambda v: f"{v:.3g}"),
+    })
+
+
+# ---------------------------------------------------------------- renderers
+def to_html(table: pd.DataFrame) -> str:
+    """An HTML table (text escaped, no index)."""
+    return table.to_html(index=False, escape=True, border=0, classes="t", na_rep="-")
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    """A GitHub Markdown pipe table (``|`` in a cell escaped)."""
+    safe = table.rename(columns=lambda c: str(c).replace("|", r"\|"))
+    safe = safe.apply(lambda column: column.astype(str).str.replace("|", r"\|", regex=False))
+    return safe.to_markdown(index=False, tablefmt="github")
+
+
+def to_latex(table: pd.DataFrame, *, caption: str, label: str) -> str:
+    """A LaTeX ``table`` with booktabs rules and every cell and header escaped.
+
+    Needs ``\\usepackage{booktabs}`` and ``\\usepackage{array}`` (the numeric
+    columns are right-aligned paragraph columns so the long labels wrap).
+    """
+    columns = "l" + r">{\raggedleft\arraybackslash}p{2.1cm}" * (table.shape[1] - 1)
+    styler = table.style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
+    text = styler.to_latex(hrules=True, column_format=columns, environment="table", position="htbp",
+                           caption=latex_escape(caption), label=label, position_float="centering")
+    return text.replace("∞", r"$\infty$")
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Plain text (a caption, a paragraph) with LaTeX's ten special characters escaped."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)

@@ -1,0 +1,178 @@
+"""Apache Kafka 4.x's ``StickyAssignor`` (``AbstractStickyAssignor``), output for output.
+
+Facts from Kafka's source (``AbstractStickyAssignor`` of Kafka 4.1), checked
+against Kafka's own jar by ``tests/peers/test_sticky_equality.py``:
+
+*Member order.*  Kafka's consumer leader passes ``Map<memberId, Subscription>``
+as a Java ``HashMap``; every "for each member" below follows its iteration
+order (:func:`heuristics._kafka.hash_map_order`), and ties between members of
+equal count are broken by member id (Java order).
+
+*Which path* (``allSubscriptionsEqual``).  The raw subscription lists are
+compared as sets, topics that do not exist included, so ``["t0", "ghost"]`` and
+``["t0"]`` are unequal.  (Kafka lets a member with an empty list met before
+the first non-empty one pass as equal and gives it partitions it did not
+subscribe; here an empty list is unequal to a non-empty one.)  Topics without
+partitions are treated as missing (Kafka's ``AbstractPartitionAssignor`` skips
+them).
+
+*Previous owners* (also ``allSubscriptionsEqual``, for both paths).  Claims on
+existing topics that somebody subscribes are read member by member; a claim on
+a partition already claimed is settled against the member that claimed it last:
+a higher generation takes it over, a lower one is ignored, an equal one removes
+it from both and marks the partition *doubly claimed*.  So the outcome can
+depend on the member order (generations 1, 1, 2 leave the partition to the
+generation-2 member but marked; 2, 1, 1 leave it unmarked).  An older member
+keeps its uncontested partitions (no "drop everything of an old generation").
+
+*Equal subscriptions* (``ConstrainedAssignmentBuilder``).  ``C_f = P // N``,
+``C_c = ceil(P / N)``, ``C_r = P % N``.  Phase 1, members in map order: a
+member's claims (doubly claimed ones removed) sorted by partition index then
+topic name; fewer than ``C_f``: keeps them all (*under-filled*); ``C_c`` or
+more while fewer than ``C_r`` members kept ``C_c``: keeps its first ``C_c``;
+otherwise its first ``C_f``, and joins the *exactly-C_f* list while fewer than
+``C_r`` members kept ``C_c`` (the list is emptied when the ``C_r``-th does).
+Phase 2: the unassigned partitions by topic name then index go round robin, one
+per member per round, to the under-filled members sorted by id, each leaving
+the rotation at ``C_f`` and joining the end of the exactly-C_f list (sorted by
+id before phase 2); partitions left then go one each to the head of that list.
+
+*Unequal subscriptions*: :mod:`heuristics._sticky_general`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from heuristics._kafka import hash_map_order, java_order_key
+from heuristics._sticky_general import general_assign
+from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas
+from problems import GroupProblem
+
+
+def assign(problem: GroupProblem) -> tuple[np.ndarray, str]:
+    """Kafka's ``StickyAssignor.assign``; returns ``(owner, path)``, path ``"constrained"`` or ``"general"``."""
+    order = hash_map_order(list(problem.members))
+    position = np.empty(problem.num_members, dtype=np.int64)
+    position[order] = np.arange(problem.num_members)
+    id_rank = member_id_rank(problem)
+    kept, doubly = resolve_claims(problem, position)
+    if subscriptions_equal(problem):
+        kept[doubly] = -1
+        return constrained(problem, kept, order, id_rank), "constrained"
+    live = live_topics(problem)
+    claimed = kept >= 0
+    subscribed = np.zeros(problem.num_partitions, dtype=bool)
+    subscribed[claimed] = problem.subscribes[kept[claimed], problem.partition_topic[claimed]]
+    revocation = bool((claimed & ~subscribed).any())
+    kept[~subscribed] = -1
+    prev = earlier_owners(problem, position)
+    return general_assign(problem, kept, prev, revocation, id_rank, live), "general"
+
+
+def member_id_rank(problem: GroupProblem) -> np.ndarray:
+    """Each member's position when members are sorted by member id (Java order)."""
+    order = sorted(range(problem.num_members), key=lambda m: java_order_key(problem.members[m]))
+    rank = np.empty(problem.num_members, dtype=np.int64)
+    rank[order] = np.arange(problem.num_members)
+    return rank
+
+
+def live_topics(problem: GroupProblem) -> np.ndarray:
+    """Kafka's ``partitionsPerTopic``: topics with partitions that somebody subscribes."""
+    return (problem.partition_counts > 0) & problem.subscribes.any(axis=0)
+
+
+def subscriptions_equal(problem: GroupProblem) -> bool:
+    """``allSubscriptionsEqual``: the raw lists compared as sets (see the module docstring).
+
+    Kafka fills its reference set from the first non-empty list in map order,
+    so members with an empty list met before it pass as equal and then get
+    partitions of topics they do not subscribe; here they make the group unequal.
+    """
+    reference = set(problem.subscriptions[0])
+    return all(len(topics) == len(reference) and reference.issuperset(topics) for topics in problem.subscriptions)
+
+
+def resolve_claims(problem: GroupProblem, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each partition's kept previous owner (-1: none) and whether it was doubly claimed.
+
+    ``position``: each member's place in the map order.
+    """
+    kept = np.full(problem.num_partitions, -1, dtype=np.int32)
+    doubly = np.zeros(problem.num_partitions, dtype=bool)
+    members, partitions = problem.owned_claims
+    live = live_topics(problem)[problem.partition_topic[partitions]]
+    members, partitions = members[live], partitions[live]
+    if len(partitions) == 0:
+        return kept, doubly
+    order = np.lexsort((position[members], partitions))
+    members, partitions = members[order], partitions[order]
+    first = np.ones(len(partitions), dtype=bool)
+    first[1:] = partitions[1:] != partitions[:-1]
+    single = first.copy()
+    single[:-1] &= first[1:]
+    kept[partitions[single]] = members[single]
+    generation = problem.generations
+    starts = np.flatnonzero(first & ~single)
+    ends = np.append(np.flatnonzero(first)[1:], len(partitions))
+    ends = ends[np.searchsorted(np.flatnonzero(first), starts)]
+    for s, e in zip(starts.tolist(), ends.tolist()):  # contested partitions only: few
+        last, holder, twice = -1, -1, False
+        for x in members[s:e].tolist():
+            if last < 0 or generation[x] > generation[last]:
+                holder = last = x
+            elif generation[x] == generation[last]:
+                holder, last, twice = -1, x, True
+        kept[partitions[s]] = holder
+        doubly[partitions[s]] = twice
+    return kept, doubly
+
+
+def earlier_owners(problem: GroupProblem, position: np.ndarray) -> np.ndarray:
+    """Kafka's ``prevAssignment``: among claimants of a generation below the highest, the highest, first in map order.
+
+    Every claim counts here, also on topics the member no longer subscribes.
+    """
+    prev = np.full(problem.num_partitions, -1, dtype=np.int32)
+    members, partitions = problem.owned_claims
+    top = int(problem.generations.max(initial=-1))
+    older = problem.generations[members] < top
+    members, partitions = members[older], partitions[older]
+    if len(partitions) == 0:
+        return prev
+    order = np.lexsort((position[members], -problem.generations[members], partitions))
+    members, partitions = members[order], partitions[order]
+    first = np.ones(len(partitions), dtype=bool)
+    first[1:] = partitions[1:] != partitions[:-1]
+    prev[partitions[first]] = members[first]
+    return prev
+
+
+def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
+    """``ConstrainedAssignmentBuilder`` (see the module docstring); ``kept``: valid owned partitions."""
+    # Every member subscribes the same topics: member 0's are the live ones (and empty topics).
+    c_f, c_c, c_r = quotas(int(problem.partition_counts[problem.subscribes[0]].sum()), problem.num_members)
+    grouped, owner_of, rank, owned = owned_in_order(kept, partitions(problem, index_first=True), problem.num_members)
+    keep, fill, exactly = phase_one(owned, order, c_f, c_c, c_r)
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    stays = rank < keep[owner_of]
+    owner[grouped[stays]] = owner_of[stays]
+    # Phase 2: round robin over the under-filled members (by id) up to C_f.
+    by_topic = partitions(problem, index_first=False)
+    unassigned = by_topic[owner[by_topic] < 0]
+    fill = fill[np.argsort(id_rank[fill], kind="stable")]
+    deficit = c_f - owned[fill]
+    slot = np.repeat(np.arange(len(fill)), deficit)
+    rounds = np.arange(len(slot)) - np.repeat(np.cumsum(deficit) - deficit, deficit)
+    schedule = np.lexsort((slot, rounds))
+    owner[unassigned[: len(slot)]] = fill[slot[schedule]]
+    # The exactly-C_f list: sorted by id, then the filled members as they reached C_f.
+    done_at = np.full(len(fill), -1, dtype=np.int64)
+    np.maximum.at(done_at, slot[schedule], np.arange(len(schedule)))
+    queue = np.concatenate((exactly[np.argsort(id_rank[exactly], kind="stable")], fill[np.argsort(done_at, kind="stable")]))
+    left = unassigned[len(slot) :]
+    if len(left) > len(queue):
+        raise AssertionError("Kafka's constrained assignment: partitions left, no member under C_c")  # pragma: no cover
+    owner[left] = queue[: len(left)]
+    return owner

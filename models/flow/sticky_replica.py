@@ -1,0 +1,389 @@
+"""Exact replica placement by min-cost flow: levels 1, 2 and moves, then leaders (DESIGN.md section 3).
+
+Stage A: replica sets (levels 1, 2 and moves)
+---------------------------------------------
+Partitions with the same replication factor and the same original *live*
+broker set are interchangeable (moves count brokers outside that set; the
+removed brokers are gone whatever the answer), so they form one class ``c``
+of ``n_c`` partitions.  One OR-Tools ``SimpleMinCostFlow`` network places the
+classes:
+
+* class ``c`` supplies ``n_c * RF_c`` units;
+* ``c -> (c, k)`` for every rack ``k``: ``RF_c`` parallel arcs of capacity
+  ``n_c`` and unit costs ``W (2t - 1)``, ``t = 1 .. RF_c``.  ``x_ck`` units on
+  rack ``k`` cost ``W ((n - s) a^2 + s (a + 1)^2)`` for ``x_ck = a n + s``: the
+  least rack spread ``sum_p c_pk^2`` any ``n_c`` partitions can have with
+  ``x_ck`` replicas on rack ``k`` (the spread evened out), a convex function;
+* ``(c, k) -> b`` for every broker ``b`` of rack ``k``: capacity ``n_c`` (a
+  partition holds a broker at most once) and cost 1 when ``b`` is outside the
+  class's original set (a move), else 0;
+* ``b -> sink``: level 1 needs no search.  Its optimum is exactly the broker
+  counts ``q = T // B`` and ``q + 1`` (reachable: one cyclic walk over the
+  brokers gives every partition distinct brokers, see
+  :func:`models.cpsat._replica_questions.count_bounds`; and a count vector
+  with sum ``T`` has the least sum of squares exactly when every count is
+  ``q`` or ``q + 1``).  So the arc has lower bound ``q`` (broker ``b`` demands
+  ``q`` units) and one more unit of capacity when ``T % B > 0``: every
+  feasible flow is level-1 optimal and every level-1 optimal placement is a
+  feasible flow.
+
+Lexicographic by weights, proven within 64 bits.  Moves are at most ``T``
+(the replicas), so with ``W = T + 1`` any change of level 2 (at least 1)
+outweighs any change of moves: the minimum of ``W * level2 + moves`` is the
+lexicographic minimum of (level 2, moves) among level-1 optimal placements.
+Before solving, :func:`_check_cost_range` proves that the largest arc cost
+times (nodes + 1) (OR-Tools' cost scaling) and ``T`` times the largest arc
+cost stay below ``2^62``; otherwise the input is refused (exit 2 on the
+command line) rather than solved inexactly.  In practice ``W`` is about the
+number of replicas, far from the limit.
+
+From class flows to partitions: the units of class ``c`` listed rack by rack,
+broker by broker, are dealt to its partitions cyclically (unit ``j`` to the
+``j mod n_c``-th).  A broker's units are consecutive and at most ``n_c``, so no
+partition gets a broker twice; a rack's ``x_ck`` units are consecutive, so each
+partition gets ``floor`` or ``ceil`` of ``x_ck / n_c`` of them - exactly the
+spread the flow paid for.  Moves depend only on the class's flows.  So the
+placement's levels 1, 2 and 4 equal the flow's: proven optimal.
+
+Stage B: leaders (level 3) on the chosen sets
+----------------------------------------------
+A second min-cost flow (:func:`models.flow._common.solve_convex_assignment`,
+convex ``sum_b l_b^2``) picks each partition's leader among its replicas
+(reordering; no move).  Level 3 ranks before moves, so this two-stage answer
+is the lexicographic optimum exactly when its level 3 equals a lower bound of
+level 3 over all placements with optimal levels 1-2: then no placement beats
+it on level 3, and stage A already had the fewest moves among all placements
+with optimal levels 1-2 (a superset of those with optimal levels 1-3).  The
+bound used is the leaders evened out over the brokers (``P'`` partitions with
+a replica, ``ql = P' // B``: counts ``ql`` and ``ql + 1``).  When that bound is
+met (the usual case) the answer is ``optimal`` on all four levels by flow
+alone.
+
+When it is not, CP-SAT (:func:`models.cpsat.sticky_replica.solve` with
+``level2_optimum``: level 1 confined to its optimal counts, level 2 constrained
+to its proven optimum, hinted with the flow answer) minimises
+level 3 then moves, for instances of at most ``REFINE_CELLS`` partition x
+broker pairs; the answer is ``optimal`` only when CP-SAT proves both,
+otherwise ``feasible`` with the bound ``(L1*, L2*, l3, m)``: ``l3`` the larger
+of the evened-out bound and CP-SAT's, ``m`` stage A's moves (a lower bound of
+moves over all placements with optimal levels 1-2, hence of the optimum's).
+
+The two PR questions
+--------------------
+* ``frontier(k)`` (best levels 1-3 within ``k`` moves, then fewest moves):
+  exact by flow when ``k`` is at least the moves of the proven lexicographic
+  optimum (that optimum is then feasible and best over a superset) and when
+  ``k`` is below the replicas on removed brokers (``infeasible``).  In between
+  a move budget is a side constraint, not a flow: CP-SAT
+  (:mod:`models.cpsat.sticky_replica`) answers, with its own status.
+* ``fewest_moves(placement)``: exact by flow when the placement's levels 1-2
+  are the proven optima and the proven lexicographic optimum meets its level 3
+  with stage A's moves (every placement matching it has optimal levels 1-2, so
+  at least stage A's moves).  Otherwise CP-SAT.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ortools.graph.python import min_cost_flow
+
+from models.cpsat import sticky_replica as cpsat_replica
+from models.cpsat._replica_questions import balanced_level1, target_levels
+from models.flow._common import solve_convex_assignment
+from problems import PlacementProblem, ProblemError, Result
+
+#: CP-SAT refines level 3 only up to this many partition x broker pairs.
+REFINE_CELLS = 60_000
+_COST_LIMIT = 2**62
+
+
+def _classes(problem: PlacementProblem):
+    """Partitions grouped by (replication factor, original live broker set).
+
+    Returns ``(class_of_partition, members, key)``: ``members`` the partitions
+    sorted by class then id, ``key`` rows ``[RF, sorted live brokers padded
+    with B]`` per class.
+    """
+    rf = problem.replication_factors.astype(np.int64)
+    partitions, brokers = problem.num_partitions, problem.num_brokers
+    width = int(rf.max(initial=0))
+    table = np.full((partitions, width), brokers, dtype=np.int64)
+    owner = np.repeat(np.arange(partitions), rf)
+    slot = np.arange(len(owner)) - np.repeat(problem.replica_start[:-1], rf)
+    positions = problem.replica_positions.astype(np.int64)
+    table[owner, slot] = np.where(positions >= 0, positions, brokers)
+    table.sort(axis=1)
+    key, inverse = np.unique(np.column_stack((rf, table)), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    return inverse, np.argsort(inverse, kind="stable"), key
+
+
+def _check_cost_range(max_cost: int, nodes: int, units: int) -> None:
+    if max_cost * (nodes + 1) >= _COST_LIMIT or max_cost * max(units, 1) >= _COST_LIMIT:
+        raise ProblemError(
+            "partitions",
+            f"the weighted flow costs (largest arc cost {max_cost}, {nodes} nodes, {units} replicas) "
+            f"exceed the exact 64-bit range of min-cost flow",
+        )
+
+
+def _stage_a(problem: PlacementProblem):
+    """Replica sets with levels 1, 2 and moves proven optimal: ``(sets, moves)``.
+
+    ``sets`` is ``int64[P, RFmax]`` of broker positions (padded with -1).
+    """
+    rf = problem.replication_factors.astype(np.int64)
+    brokers = problem.num_brokers
+    inverse, members, key = _classes(problem)
+    classes = len(key)
+    sizes = np.bincount(inverse, minlength=classes).astype(np.int64)
+    factor = key[:, 0]
+    original = key[:, 1:]
+    rack = problem.broker_rack.astype(np.int64)
+    racks = len(problem.rack_names)
+    rack_size = np.bincount(rack, minlength=racks)
+    total = int(rf.sum())
+    weight = total + 1
+
+    # Node ids: classes, then (class, rack), then brokers, then the sink.
+    rack_node = classes + np.arange(classes * racks).reshape(classes, racks)
+    broker_node = classes + classes * racks + np.arange(brokers)
+    sink = classes + classes * racks + brokers
+    nodes = sink + 1
+
+    # class -> (class, rack): t = 1 .. min(RF, rack size), capacity n_c, cost W (2t - 1).
+    c_idx, k_idx = np.meshgrid(np.arange(classes), np.arange(racks), indexing="ij")
+    c_idx, k_idx = c_idx.ravel(), k_idx.ravel()
+    steps = np.minimum(factor[c_idx], rack_size[k_idx])
+    a_class = np.repeat(c_idx, steps)
+    a_rack = np.repeat(k_idx, steps)
+    a_t = np.arange(int(steps.sum())) - np.repeat(np.cumsum(steps) - steps, steps) + 1
+    tails = [a_class]
+    heads = [rack_node[a_class, a_rack]]
+    caps = [sizes[a_class]]
+    costs = [weight * (2 * a_t - 1)]
+
+    # (class, rack) -> broker: capacity n_c, cost 1 outside the original set; ordered by
+    # class, rack, broker (the dealing below relies on that order).
+    by_rack = np.argsort(rack, kind="stable")
+    b_class = np.repeat(np.arange(classes), brokers)
+    b_broker = np.tile(by_rack, classes)
+    in_original = (original[b_class] == b_broker[:, None]).any(axis=1)
+    tails.append(rack_node[b_class, rack[b_broker]])
+    heads.append(broker_node[b_broker])
+    caps.append(sizes[b_class])
+    costs.append((~in_original).astype(np.int64))
+    first_broker_arc = len(a_class)
+
+    # broker -> sink: lower bound q (as demands), one more unit when T % B > 0.
+    q, extra = divmod(total, brokers)
+    if extra:
+        tails.append(broker_node)
+        heads.append(np.full(brokers, sink))
+        caps.append(np.ones(brokers, np.int64))
+        costs.append(np.zeros(brokers, np.int64))
+
+    max_cost = weight * (2 * int(factor.max(initial=1)) - 1)
+    _check_cost_range(max_cost, nodes, total)
+    flow = min_cost_flow.SimpleMinCostFlow()
+    flow.add_arcs_with_capacity_and_unit_cost(
+        np.concatenate(tails).astype(np.int32), np.concatenate(heads).astype(np.int32),
+        np.concatenate(caps).astype(np.int64), np.concatenate(costs).astype(np.int64),
+    )
+    supplies = np.zeros(nodes, dtype=np.int64)
+    supplies[:classes] = sizes * factor
+    supplies[broker_node] = -q
+    supplies[sink] = -extra
+    flow.set_nodes_supplies(np.arange(nodes, dtype=np.int32), supplies)
+    status = flow.solve()
+    if status != flow.OPTIMAL:
+        raise RuntimeError(f"min-cost flow failed with status {status}")
+    arcs = np.arange(first_broker_arc, first_broker_arc + len(b_class), dtype=np.int32)
+    units = flow.flows(arcs).astype(np.int64)
+    moves = int(units[~in_original].sum())
+
+    # Deal each class's units (class, rack, broker order) to its partitions cyclically.
+    unit_class = np.repeat(b_class, units)
+    unit_broker = np.repeat(b_broker, units)
+    class_units = sizes * factor
+    class_first_unit = np.cumsum(class_units) - class_units
+    rank = np.arange(len(unit_class)) - class_first_unit[unit_class]
+    class_first_member = np.cumsum(sizes) - sizes
+    partition = members[class_first_member[unit_class] + rank % sizes[unit_class]]
+    column = rank // sizes[unit_class]
+    width = int(rf.max(initial=0))
+    sets = np.full((problem.num_partitions, width), -1, dtype=np.int64)
+    sets[partition, column] = unit_broker
+    return sets, moves
+
+
+def _leaders(problem: PlacementProblem, sets: np.ndarray) -> np.ndarray:
+    """Each partition's leader (broker position, -1 without replicas), level 3 optimal on ``sets``."""
+    partitions, brokers = problem.num_partitions, problem.num_brokers
+    leaders = np.full(partitions, -1, dtype=np.int64)
+    led = np.flatnonzero(problem.replication_factors > 0)
+    if len(led) == 0:
+        return leaders
+    rows = np.sort(np.where(sets[led] >= 0, sets[led], brokers), axis=1)
+    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    counts = np.bincount(inverse, minlength=len(distinct)).astype(np.int64)
+    valid = distinct < brokers
+    start = np.concatenate(([0], np.cumsum(valid.sum(axis=1))))
+    cls, member, count = solve_convex_assignment(
+        counts, start, distinct[valid], np.full(len(distinct), -1), brokers
+    )
+    # Hand the leaderships of each distinct set to its partitions in order.
+    order = np.lexsort((cls,))
+    cls, member, count = cls[order], member[order], count[order]
+    by_set = led[np.argsort(inverse, kind="stable")]
+    leaders[by_set] = np.repeat(member, count)
+    return leaders
+
+
+def _replicas(problem: PlacementProblem, sets: np.ndarray, leaders: np.ndarray) -> np.ndarray:
+    """The ``replicas`` array: kept replicas in their slots, new ones in the freed slots, leader first."""
+    partitions, brokers = problem.num_partitions, problem.num_brokers
+    rf = problem.replication_factors.astype(np.int64)
+    width = sets.shape[1]
+    owner = np.repeat(np.arange(partitions), rf)
+    slot = np.arange(len(owner)) - np.repeat(problem.replica_start[:-1], rf)
+    current = np.full((partitions, width), -2, dtype=np.int64)
+    current[owner, slot] = problem.replica_positions
+    kept = (current[:, :, None] == sets[:, None, :]).any(axis=2) & (current >= 0)
+    is_new = ~(sets[:, :, None] == current[:, None, :]).any(axis=2) & (sets >= 0)
+    out = np.where(kept, current, -1)
+    # Fill the freed slots (in slot order) with the new brokers (ascending).
+    new_sorted = np.sort(np.where(is_new, sets, brokers + 1), axis=1)
+    freed = ~kept & (np.arange(width)[None, :] < rf[:, None])
+    fill_rank = np.cumsum(freed, axis=1) - 1
+    out[freed] = new_sorted[freed.nonzero()[0], fill_rank[freed]]
+    # Leader into the first slot.
+    has = rf > 0
+    at = np.argmax(out == leaders[:, None], axis=1)
+    rows = np.flatnonzero(has)
+    first = out[rows, 0].copy()
+    out[rows, 0] = out[rows, at[rows]]
+    out[rows, at[rows]] = first
+    return problem.broker_ids[out[owner, slot]]
+
+
+def _leader_bound(problem: PlacementProblem) -> int:
+    led, brokers = int(np.count_nonzero(problem.replication_factors)), problem.num_brokers
+    q, extra = divmod(led, brokers)
+    return (brokers - extra) * q * q + extra * (q + 1) * (q + 1)
+
+
+def solve(
+    problem: PlacementProblem,
+    time_limit: float = 10.0,
+    max_moves: int | None = None,
+    beat=None,
+    workers: int = 1,
+    seed: int = 0,
+    log: bool = False,
+) -> Result:
+    """Place replicas optimally: levels 1-4, by flow (levels 1, 2, moves), leaders by a second flow.
+
+    Parameters
+    ----------
+    problem
+        The cluster and its current placement.
+    time_limit
+        Seconds for CP-SAT, when it runs (level 3 not met by the flow bound;
+        ``max_moves`` / ``beat`` outside the flow-exact cases).  The flows
+        themselves always finish.
+    max_moves
+        At most this many moves (a point of :func:`frontier`).
+    beat
+        A ``replicas`` array to match or beat on levels 1-3 (:func:`fewest_moves`).
+    workers, seed, log
+        CP-SAT's options.
+
+    Returns
+    -------
+    Result
+        ``optimal`` only when all four levels are proven; otherwise
+        ``feasible`` with the proven bound.  ``info["method"]`` says what
+        proved it: ``flow``, ``flow+cpsat`` or ``cpsat``.
+    """
+    cp_options = {"time_limit": time_limit, "workers": workers, "seed": seed, "log": log}
+    if beat is not None:
+        return fewest_moves(problem, beat, **cp_options)
+    if max_moves is not None:
+        return _frontier_point(problem, max_moves, _optimum(problem, **cp_options), **cp_options)
+    return _optimum(problem, **cp_options)
+
+
+def _optimum(problem: PlacementProblem, time_limit: float = 10.0, workers: int = 1, seed: int = 0,
+             log: bool = False) -> Result:
+    if problem.num_partitions == 0:
+        return Result(problem, "sticky-replica", problem.replica_brokers.copy(), "optimal", (0, 0, 0, 0),
+                      {"method": "flow", "flow_moves": 0})
+    sets, moves = _stage_a(problem)
+    leaders = _leaders(problem, sets)
+    answer = _replicas(problem, sets, leaders)
+    result = Result(problem, "sticky-replica", answer, "optimal", None, {"method": "flow", "flow_moves": moves})
+    level1, level2, level3, _ = result.objective
+    if level1 != balanced_level1(problem):  # the flow is exact: this would be a bug
+        raise RuntimeError(f"flow placement has level 1 {level1}, not the optimum {balanced_level1(problem)}")
+    lower3 = _leader_bound(problem)
+    if level3 == lower3:
+        result.bound = (level1, level2, level3, moves)
+        return result
+    bound = (level1, level2, lower3, moves)
+    if problem.num_partitions * problem.num_brokers > REFINE_CELLS:
+        result.status, result.bound = "feasible", bound
+        return result
+    refined = cpsat_replica.solve(problem, time_limit=time_limit, workers=workers, seed=seed, log=log,
+                                  hint=answer, level2_optimum=level2)
+    best = result
+    if refined.answer is not None and tuple(refined.objective) < tuple(result.objective):
+        best = Result(problem, "sticky-replica", refined.answer, info=dict(result.info))
+    best.info["method"] = "flow+cpsat"
+    if refined.status == "optimal":
+        best.status, best.bound = "optimal", tuple(best.objective)
+        return best
+    cp_bound = refined.bound or ()  # (L1, L2, level 3, moves) as far as CP-SAT got
+    level3_bound = max(lower3, cp_bound[2]) if len(cp_bound) > 2 else lower3
+    moves_bound = max(moves, cp_bound[3]) if len(cp_bound) > 3 else moves
+    best.status, best.bound = "feasible", (level1, level2, level3_bound, moves_bound)
+    return best
+
+
+def _frontier_point(problem: PlacementProblem, k: int, optimum: Result, **options) -> Result:
+    forced = int(np.count_nonzero(problem.replica_positions < 0))
+    info = {"max_moves": k}
+    if k < forced:
+        return Result(problem, "sticky-replica", None, "infeasible", info={**info, "method": "flow"})
+    if optimum.status == "optimal" and optimum.objective[3] <= k:
+        return Result(problem, "sticky-replica", optimum.answer, "optimal", optimum.bound,
+                      {**info, "method": optimum.info["method"]})
+    result = cpsat_replica.solve(problem, max_moves=k, **options)
+    result.info["method"] = "cpsat"
+    return result
+
+
+def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
+    """The fewest moves that match or beat ``placement`` on levels 1-3 (lexicographically).
+
+    Exact by flow when ``placement`` has the optimal levels 1-2 and the proven
+    optimum meets its level 3 with stage A's moves; otherwise CP-SAT's
+    :func:`models.cpsat.sticky_replica.fewest_moves` (its status).
+    """
+    target = target_levels(problem, placement)
+    optimum = _optimum(problem, **options)
+    if (optimum.status == "optimal" and tuple(optimum.objective[:2]) == target[:2]
+            and optimum.objective[2] <= target[2] and optimum.objective[3] == optimum.info.get("flow_moves")):
+        moves = optimum.objective[3]
+        return Result(problem, "sticky-replica", optimum.answer, "optimal", None,
+                      {"moves_bound": moves, "method": optimum.info["method"]})
+    result = cpsat_replica.fewest_moves(problem, placement, **options)
+    result.info["method"] = "cpsat"
+    return result
+
+
+def frontier(problem: PlacementProblem, max_k: int, **options) -> list[Result]:
+    """The moves/quality frontier for ``k = 0..max_k`` (see the module docstring for which points are flow)."""
+    optimum = _optimum(problem, **options)
+    return [_frontier_point(problem, k, optimum, **options) for k in range(max_k + 1)]

@@ -1,0 +1,82 @@
+"""Lower bounds of the lag-aware objective (DESIGN.md section 3), valid at any size, in O(P log P).
+
+Level 1 (the largest member total lag) is at least each of:
+
+* **averages**: for every topic ``t``, some subscriber of ``t`` gets at least
+  ``S_t / k_t`` from ``t`` alone (``S_t`` its lag, ``k_t`` its subscribers); and
+  the members with a subscription share the whole lag ``S``.  When every member
+  subscribes every topic this is the LP relaxation's value (the even fractional
+  split is LP-feasible and meets ``S / M``);
+* **largest lags with the per-topic cardinalities**: in topic ``t`` (lags in
+  decreasing order ``a_1 >= a_2 >= ...``), the ``j k_t + 1`` largest go to
+  ``k_t`` members, so one of them gets ``j + 1`` of them, at least
+  ``a_{jk-j+1} + ... + a_{jk+1}`` (``j = 0`` is the largest lag alone).  That
+  member also gets at least ``floor_t - j - 1`` more partitions of ``t`` (at
+  least the smallest lags of ``t``) and at least ``floor_u`` partitions of each
+  other topic ``u`` it subscribes (at least the ``floor_u`` smallest lags of
+  ``u``); the bound adds the least such extra over the subscribers of ``t``.
+
+Level 2 (the sum of squared member totals) is at least the integer
+sum of squares of ``S`` split as evenly as possible over the members with a
+subscription (any assignment's totals are integers summing to ``S``).
+
+Both hold for every valid assignment, so they bound the optimum; every
+lag-aware solver reports ``max(its own bound, these)``
+(:func:`combine`).  Exact integers throughout (Python integers when sums could
+pass 64 bits).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from problems import GroupProblem
+
+
+def _sorted_lags(problem: GroupProblem, t: int) -> np.ndarray:
+    start, end = int(problem.topic_start[t]), int(problem.topic_start[t + 1])
+    lags = problem.lags[start:end] if problem.lags is not None else np.zeros(end - start, np.int64)
+    wide = int(lags.max(initial=0)) * max(len(lags), 1) >= 2**62
+    return np.sort(lags.astype(object) if wide else lags.astype(np.int64))[::-1]
+
+
+def lower_bound(problem: GroupProblem) -> tuple[int, int]:
+    """``(level 1, level 2)`` lower bounds of the lag-aware objective for ``problem``."""
+    subscribed = [t for t, s in enumerate(problem.topic_subscribers) if len(s) and problem.partition_counts[t]]
+    if not subscribed:
+        return 0, 0
+    lags = {t: _sorted_lags(problem, t) for t in subscribed}
+    floors = {t: int(problem.partition_counts[t]) // len(problem.topic_subscribers[t]) for t in subscribed}
+    # The floor_t smallest lags of each topic: what any subscriber gets at least from it.
+    least = {t: int(lags[t][len(lags[t]) - floors[t]:].sum()) if floors[t] else 0 for t in subscribed}
+    active = int(np.count_nonzero(problem.subscribes[:, subscribed].any(axis=1)))
+    total = sum(int(lags[t].sum()) for t in subscribed)
+    best = -(-total // active)
+    for t in subscribed:
+        a, k = lags[t], len(problem.topic_subscribers[t])
+        best = max(best, -(-int(a.sum()) // k))
+        # The least extra from the other topics over t's subscribers.
+        others = min(sum(least[u] for u in subscribed if u != t and problem.subscribes[m, u])
+                     for m in problem.topic_subscribers[t].tolist())
+        prefix = np.concatenate(([0], np.cumsum(a)))
+        j = np.arange(0, (len(a) - 1) // k + 1)  # j k + 1 <= n
+        top = prefix[j * k + 1] - prefix[j * k - j]  # a_{jk-j+1} + ... + a_{jk+1}
+        # Then floor_t - j - 1 more of t, at least its smallest lags not among the top j k + 1.
+        more = np.maximum(floors[t] - j - 1, 0)
+        n = len(a)
+        smallest = prefix[n] - prefix[np.maximum(n - more, j * k + 1)]
+        best = max(best, int((top + smallest).max()) + others)
+    q, extra = divmod(total, active)
+    return best, (active - extra) * q * q + extra * (q + 1) * (q + 1)
+
+
+def combine(problem: GroupProblem, bound: tuple[int, ...] | None) -> tuple[int, ...]:
+    """A solver's lexicographic bound strengthened by :func:`lower_bound`, level by level.
+
+    Each entry of :func:`lower_bound` bounds its level over every valid
+    assignment, so the larger of the two is a bound too.
+    """
+    ours = lower_bound(problem)
+    theirs = tuple(bound or ())
+    return tuple(max(int(a), b) if i < len(theirs) else b
+                 for i, (a, b) in enumerate(zip(theirs + (0,) * (2 - len(theirs)), ours)))

@@ -1,0 +1,276 @@
+/*
+ * Bulk conversions between rebalance-lab's array-backed problems and Kafka's own
+ * assignor inputs, and timing loops that run inside the JVM.  Loaded by
+ * peers/kafka_java.py through JPype; test and benchmark support only.
+ *
+ * Arrays cross the JPype boundary whole (one call per group, not one per partition):
+ * partitions are global ids (topic t's partitions are topicStart[t] .. topicStart[t+1]-1),
+ * members are positions, and an answer is an owner array (member position per partition).
+ */
+package rebalancelab.peers;
+
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignment;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.RebalanceProtocol;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
+import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
+import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+public final class KafkaPeers {
+    private KafkaPeers() {
+    }
+
+    /** What the group leader's consumer hands its assignor: cluster metadata and every member's subscription. */
+    public static final class ClientInput {
+        public final Cluster cluster;
+        public final GroupSubscription group;
+
+        ClientInput(Cluster cluster, GroupSubscription group) {
+            this.cluster = cluster;
+            this.group = group;
+        }
+    }
+
+    /**
+     * Kafka's cluster metadata for the topics: every partition of every topic, with its replicas' racks
+     * when {@code partitionRacks} is not null (one array of rack names per global partition id; one
+     * rack-carrying replica node per distinct rack).
+     */
+    public static Cluster cluster(String[] topics, int[] counts, String[][] partitionRacks) {
+        Map<String, Node> nodesByRack = new HashMap<>();
+        Node plain = new Node(0, "localhost", 9092);
+        List<PartitionInfo> partitions = new ArrayList<>();
+        int global = 0;
+        for (int t = 0; t < topics.length; t++) {
+            for (int p = 0; p < counts[t]; p++, global++) {
+                Node[] replicas;
+                if (partitionRacks == null) {
+                    replicas = new Node[] {plain};
+                } else {
+                    String[] racks = partitionRacks[global];
+                    replicas = new Node[racks.length];
+                    for (int r = 0; r < racks.length; r++) {
+                        String rack = racks[r];
+                        replicas[r] = nodesByRack.computeIfAbsent(rack,
+                            key -> new Node(1 + nodesByRack.size(), "localhost", 9092, key));
+                    }
+                }
+                partitions.add(new PartitionInfo(topics[t], p, replicas.length > 0 ? replicas[0] : null, replicas, replicas));
+            }
+        }
+        List<Node> nodes = new ArrayList<>(nodesByRack.values());
+        nodes.add(plain);
+        return new Cluster("rebalance-lab", nodes, partitions, Collections.emptySet(), Collections.emptySet());
+    }
+
+    /**
+     * Every member's subscription as the group leader's consumer sees it (ConsumerCoordinator.onLeaderElected):
+     * each member's consumer builds its Subscription (ConsumerCoordinator.metadata(): the topics in the order of
+     * the HashSet KafkaConsumer.subscribe keeps, its assignor's user data, its owned partitions when the protocol
+     * is cooperative (an eager consumer revokes everything before it joins), its generation and rack), serializes
+     * it with ConsumerProtocol; the leader deserializes each, sets the group.instance.id and puts it in a HashMap
+     * keyed by member id, so Java's hash order of member ids is the order the assignor iterates, as in Kafka.
+     *
+     * The user data comes from a fresh instance of the member's assignor told its previous assignment and
+     * generation through onAssignment, as the member's own assignor instance would be (StickyAssignor encodes
+     * them there).  A member with no previous assignment and no generation ({@code hasPrevious[m] == false})
+     * is a new consumer: its assignor was never told anything.
+     *
+     * @param subscriptionStart member m subscribes subscriptionTopics[subscriptionStart[m] .. subscriptionStart[m+1]-1]
+     * @param ownedStart member m owned (ownedTopic[i], ownedPartition[i]) for i in ownedStart[m] .. ownedStart[m+1]-1,
+     *                   in the order the member holds them
+     */
+    public static GroupSubscription subscriptions(
+        String assignorClass,
+        String[] members, String[] instanceIds, String[] racks,
+        int[] subscriptionStart, String[] subscriptionTopics,
+        int[] ownedStart, String[] ownedTopic, int[] ownedPartition,
+        int[] generations, boolean[] hasPrevious
+    ) throws ReflectiveOperationException {
+        Map<String, Subscription> subscriptions = new HashMap<>();
+        for (int m = 0; m < members.length; m++) {
+            ConsumerPartitionAssignor assignor = newAssignor(assignorClass);
+            boolean cooperative = assignor.supportedProtocols().contains(RebalanceProtocol.COOPERATIVE);
+            Set<String> topics = new HashSet<>(Arrays.asList(subscriptionTopics).subList(subscriptionStart[m], subscriptionStart[m + 1]));
+            List<TopicPartition> owned = new ArrayList<>(ownedStart[m + 1] - ownedStart[m]);
+            for (int i = ownedStart[m]; i < ownedStart[m + 1]; i++)
+                owned.add(new TopicPartition(ownedTopic[i], ownedPartition[i]));
+            if (hasPrevious[m])
+                assignor.onAssignment(new Assignment(owned), new ConsumerGroupMetadata("rebalance-lab", generations[m], members[m], Optional.ofNullable(instanceIds[m])));
+            Subscription sent = new Subscription(
+                new ArrayList<>(topics),
+                assignor.subscriptionUserData(topics),
+                cooperative ? owned : Collections.emptyList(),
+                generations[m],
+                Optional.ofNullable(racks[m]));
+            ByteBuffer wire = ConsumerProtocol.serializeSubscription(sent);
+            Subscription received = ConsumerProtocol.deserializeSubscription(wire);
+            received.setGroupInstanceId(Optional.ofNullable(instanceIds[m]));
+            subscriptions.put(members[m], received);
+        }
+        return new GroupSubscription(subscriptions);
+    }
+
+    /** A new instance of a client assignor class, as each consumer creates its own. */
+    public static ConsumerPartitionAssignor newAssignor(String assignorClass) throws ReflectiveOperationException {
+        return (ConsumerPartitionAssignor) Class.forName(assignorClass).getDeclaredConstructor().newInstance();
+    }
+
+    public static ClientInput clientInput(Cluster cluster, GroupSubscription group) {
+        return new ClientInput(cluster, group);
+    }
+
+    /** The owner array (member position per global partition id, -1 unassigned) of a client assignor's answer. */
+    public static int[] owners(GroupAssignment answer, String[] topics, long[] topicStart, String[] members) {
+        Map<String, Integer> topicIndex = new HashMap<>();
+        for (int t = 0; t < topics.length; t++)
+            topicIndex.put(topics[t], t);
+        int[] owner = new int[(int) topicStart[topics.length]];
+        Arrays.fill(owner, -1);
+        Map<String, Assignment> assignments = answer.groupAssignment();
+        for (int m = 0; m < members.length; m++) {
+            Assignment assignment = assignments.get(members[m]);
+            if (assignment == null)
+                continue;
+            for (TopicPartition tp : assignment.partitions()) {
+                int global = (int) (topicStart[topicIndex.get(tp.topic())] + tp.partition());
+                if (owner[global] != -1)
+                    throw new IllegalStateException(tp + " assigned twice");
+                owner[global] = m;
+            }
+        }
+        return owner;
+    }
+
+    /**
+     * Runs {@code assignor.assign} {@code warmups} times untimed (JIT warm-up), then {@code runs} times timed with
+     * System.nanoTime; returns the seconds of each timed run.  Each run starts from the same Cluster and
+     * GroupSubscription and builds all its own structures, as the group leader does.
+     */
+    public static double[] time(ConsumerPartitionAssignor assignor, Cluster cluster, GroupSubscription group, int warmups, int runs) throws Exception {
+        return timed(() -> assignor.assign(cluster, group), warmups, runs);
+    }
+
+    private static double[] timed(Callable<?> call, int warmups, int runs) throws Exception {
+        for (int i = 0; i < warmups; i++)
+            call.call();
+        double[] seconds = new double[runs];
+        for (int i = 0; i < runs; i++) {
+            long start = System.nanoTime();
+            call.call();
+            seconds[i] = (System.nanoTime() - start) / 1e9;
+        }
+        return seconds;
+    }
+
+    // ------------------------------------------------------------------ KIP-848 server assignors
+
+    /** The topic id the server assignors see for topic position t (deterministic; Kafka's are random). */
+    public static Uuid topicId(int t) {
+        return new Uuid(1L, t);
+    }
+
+    /** A SubscribedTopicDescriber over the topics' partition counts (and replica racks when not null). */
+    public static SubscribedTopicDescriber describer(int[] counts, String[][] partitionRacks, long[] topicStart) {
+        return new SubscribedTopicDescriber() {
+            @Override
+            public int numPartitions(Uuid topicId) {
+                int t = (int) topicId.getLeastSignificantBits();
+                return topicId.getMostSignificantBits() == 1L && t >= 0 && t < counts.length ? counts[t] : -1;
+            }
+
+            @Override
+            public Set<String> racksForPartition(Uuid topicId, int partition) {
+                if (partitionRacks == null)
+                    return Collections.emptySet();
+                int t = (int) topicId.getLeastSignificantBits();
+                return new HashSet<>(Arrays.asList(partitionRacks[(int) (topicStart[t] + partition)]));
+            }
+        };
+    }
+
+    /**
+     * The GroupSpec the group coordinator builds for a consumer group (KIP-848): every member's subscribed topic
+     * ids, rack, instance id and current assignment; homogeneous when all subscriptions are equal.
+     */
+    public static GroupSpec groupSpec(
+        String[] members, String[] instanceIds, String[] racks,
+        int[] subscriptionStart, int[] subscriptionTopic,
+        int[] ownedStart, int[] ownedTopic, int[] ownedPartition
+    ) {
+        Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();
+        Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
+        Set<Set<Uuid>> distinct = new HashSet<>();
+        for (int m = 0; m < members.length; m++) {
+            Set<Uuid> topics = new HashSet<>();
+            for (int i = subscriptionStart[m]; i < subscriptionStart[m + 1]; i++)
+                topics.add(topicId(subscriptionTopic[i]));
+            distinct.add(topics);
+            Map<Uuid, Set<Integer>> owned = new HashMap<>();
+            for (int i = ownedStart[m]; i < ownedStart[m + 1]; i++) {
+                Uuid id = topicId(ownedTopic[i]);
+                owned.computeIfAbsent(id, key -> new HashSet<>()).add(ownedPartition[i]);
+                inverted.computeIfAbsent(id, key -> new HashMap<>()).put(ownedPartition[i], members[m]);
+            }
+            specs.put(members[m], new MemberSubscriptionAndAssignmentImpl(
+                Optional.ofNullable(racks[m]), Optional.ofNullable(instanceIds[m]), topics,
+                new org.apache.kafka.coordinator.group.modern.Assignment(owned)));
+        }
+        SubscriptionType type = distinct.size() <= 1 ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
+        return new GroupSpecImpl(specs, type, inverted);
+    }
+
+    /** The owner array of a server assignor's answer. */
+    public static int[] serverOwners(org.apache.kafka.coordinator.group.api.assignor.GroupAssignment answer, long[] topicStart, String[] members) {
+        int topics = topicStart.length - 1;
+        int[] owner = new int[(int) topicStart[topics]];
+        Arrays.fill(owner, -1);
+        Map<String, MemberAssignment> assignments = answer.members();
+        for (int m = 0; m < members.length; m++) {
+            MemberAssignment assignment = assignments.get(members[m]);
+            if (assignment == null)
+                continue;
+            for (Map.Entry<Uuid, Set<Integer>> entry : assignment.partitions().entrySet()) {
+                int t = (int) entry.getKey().getLeastSignificantBits();
+                for (int p : entry.getValue()) {
+                    int global = (int) (topicStart[t] + p);
+                    if (owner[global] != -1)
+                        throw new IllegalStateException(t + "-" + p + " assigned twice");
+                    owner[global] = m;
+                }
+            }
+        }
+        return owner;
+    }
+
+    /** As {@link #time} for a KIP-848 server assignor. */
+    public static double[] timeServer(ConsumerGroupPartitionAssignor assignor, GroupSpec spec, SubscribedTopicDescriber describer, int warmups, int runs) throws Exception {
+        return timed(() -> assignor.assign(spec, describer), warmups, runs);
+    }
+}

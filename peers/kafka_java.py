@@ -1,0 +1,289 @@
+"""Kafka's own Java assignors and replica placement, in-process through JPype (tests and benchmarks only).
+
+One JVM per Python process (:func:`start`, idempotent; JPype cannot restart a JVM), on the
+classpath ``peers/java/target``: the pinned Apache Kafka release (``peers/java/pom.xml``) and a
+small helper, ``KafkaPeers.java``, that converts whole arrays in one call, so a million-partition
+group crosses the boundary in a handful of calls.  ``make test`` / ``make run`` build it
+(``make peers``); nothing under ``problems/``, ``heuristics/``, ``models/`` or ``experiments/``
+imports this module.
+
+Client assignors (``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky``) get exactly what
+the group leader's consumer hands them (``ConsumerCoordinator.onLeaderElected``):
+
+* each member's ``Subscription`` as its own consumer builds it (``ConsumerCoordinator.metadata``):
+  the subscribed topics as given (topics missing from the cluster included), in the iteration order
+  of the ``HashSet`` ``KafkaConsumer.subscribe`` keeps; the user data of a fresh instance of the
+  member's assignor class told the member's previous assignment (``owned``, as given, stale claims
+  included) and generation through ``onAssignment`` (``StickyAssignor`` carries them there); the
+  owned partitions in the subscription only for cooperative assignors (an eager consumer revokes
+  everything before it joins); the generation (-1 when absent); the rack.  A member with neither
+  ``owned`` nor ``generation`` is a new consumer whose assignor was never told anything;
+* every subscription through ``ConsumerProtocol``'s serialization and back, ``group.instance.id``
+  set, in a ``java.util.HashMap`` keyed by member id: wherever Kafka's assignors break a tie by
+  Java's hash-map iteration order, the order is the one Kafka's consumer produces;
+* a ``Cluster`` with every partition of ``problem.topics``; partition replica racks only when
+  ``partition_racks`` is given (the problem format has none, so by default no partition has a rack
+  and KIP-881's rack-aware paths stay off, as in Kafka without partition racks).
+
+``kafka_default`` calls ``org.apache.kafka.admin.AdminUtils.assignReplicasToBrokers`` (in
+``kafka-server-common`` in Kafka 4.x) per topic, brokers in the problem's order, with a fixed start
+index (Kafka's ``fixedStartIndex``).  ``server_assign`` runs the KIP-848 server assignors
+(``uniform``, ``range``) on the ``GroupSpec`` the coordinator would build; topic ids are
+deterministic (``Uuid(1, t)``) where Kafka's are random.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from problems import GroupProblem, PlacementProblem
+
+JAVA_DIR = Path(__file__).resolve().parent / "java"
+TARGET = JAVA_DIR / "target"
+HELPER_JAR = TARGET / "kafka-peers-1.jar"
+LIBRARIES = TARGET / "lib"
+
+CLIENT_ASSIGNORS = {
+    "range": "org.apache.kafka.clients.consumer.RangeAssignor",
+    "roundrobin": "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+    "sticky": "org.apache.kafka.clients.consumer.StickyAssignor",
+    "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+}
+SERVER_ASSIGNORS = {
+    "uniform": "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+    "range": "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
+}
+
+
+class PeerMissing(RuntimeError):
+    """The Java peer is not built (run ``make peers``)."""
+
+
+def start():
+    """Start the JVM once per process (idempotent) and return the ``KafkaPeers`` helper class."""
+    import jpype
+
+    if not jpype.isJVMStarted():
+        if not HELPER_JAR.exists() or not LIBRARIES.is_dir():
+            raise PeerMissing(f"{HELPER_JAR} or {LIBRARIES} is missing: run `make peers`")
+        jpype.startJVM(
+            "-Xss16m",
+            "-XX:+UseParallelGC",
+            classpath=[str(HELPER_JAR), str(LIBRARIES / "*")],
+            convertStrings=False,
+        )
+    return jpype.JClass("rebalancelab.peers.KafkaPeers")
+
+
+def kafka_version() -> str:
+    """The Kafka release on the classpath (``AppInfoParser.getVersion``)."""
+    import jpype
+
+    start()
+    return str(jpype.JClass("org.apache.kafka.common.utils.AppInfoParser").getVersion())
+
+
+# ------------------------------------------------------------------ conversions
+
+
+def _strings(values) -> object:
+    import jpype
+
+    return jpype.JArray(jpype.JString)([None if v is None else str(v) for v in values])
+
+
+def _ints(values) -> object:
+    import jpype
+
+    return jpype.JArray(jpype.JInt)(np.ascontiguousarray(values, dtype=np.int32))
+
+
+def _longs(values) -> object:
+    import jpype
+
+    return jpype.JArray(jpype.JLong)(np.ascontiguousarray(values, dtype=np.int64))
+
+
+def _racks(partition_racks) -> object:
+    import jpype
+
+    if partition_racks is None:
+        return None
+    string_array = jpype.JArray(jpype.JString)
+    return jpype.JArray(string_array)([string_array(list(racks)) for racks in partition_racks])
+
+
+def _offsets(lengths) -> np.ndarray:
+    start = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=start[1:])
+    return start
+
+
+def _owned_flat(problem: GroupProblem) -> tuple[np.ndarray, list[str], list[int]]:
+    """Every member's ``owned`` as given (stale claims included), flattened in its own order."""
+    lengths, topics, partitions = [], [], []
+    for owned in problem.owned:
+        count = 0
+        for topic, indices in owned.items():
+            topics += [topic] * len(indices)
+            partitions += list(indices)
+            count += len(indices)
+        lengths.append(count)
+    return _offsets(lengths), topics, partitions
+
+
+def client_input(problem: GroupProblem, assignor: str, partition_racks=None):
+    """Kafka's ``(Cluster, GroupSubscription)`` for ``problem`` as the leader's consumer builds them.
+
+    ``partition_racks``: optional replica racks of every partition (by global id), a list of lists
+    of rack names; ``None`` (default) gives no partition a rack.
+    """
+    peers = start()
+    cluster = peers.cluster(_strings(problem.topics), _ints(problem.partition_counts), _racks(partition_racks))
+    subscriptions = [list(topics) for topics in problem.subscriptions]
+    owned_start, owned_topics, owned_partitions = _owned_flat(problem)
+    has_previous = [bool(problem.owned[m]) or problem.has_generation[m] for m in range(problem.num_members)]
+    import jpype
+
+    group = peers.subscriptions(
+        CLIENT_ASSIGNORS[assignor],
+        _strings(problem.members),
+        _strings(problem.instance_ids),
+        _strings(problem.racks),
+        _ints(_offsets([len(s) for s in subscriptions])),
+        _strings([t for s in subscriptions for t in s]),
+        _ints(owned_start),
+        _strings(owned_topics),
+        _ints(owned_partitions),
+        _ints(problem.generations),
+        jpype.JArray(jpype.JBoolean)(has_previous),
+    )
+    return peers.clientInput(cluster, group)
+
+
+def owners(problem: GroupProblem, answer) -> np.ndarray:
+    """The ``owner`` array of a client assignor's ``GroupAssignment``."""
+    peers = start()
+    owner = peers.owners(answer, _strings(problem.topics), _longs(problem.topic_start), _strings(problem.members))
+    return np.array(owner, dtype=np.int32)
+
+
+def assign(problem: GroupProblem, assignor: str, partition_racks=None) -> np.ndarray:
+    """Kafka's client assignor ``assignor`` (a key of :data:`CLIENT_ASSIGNORS`) on ``problem``: an ``owner`` array.
+
+    A group without members has no leader to run an assignor (Kafka's round robin would throw on
+    it): everything stays unassigned.
+    """
+    peers = start()
+    if problem.num_members == 0:
+        return np.full(problem.num_partitions, -1, dtype=np.int32)
+    inputs = client_input(problem, assignor, partition_racks)
+    answer = peers.newAssignor(CLIENT_ASSIGNORS[assignor]).assign(inputs.cluster, inputs.group)
+    return owners(problem, answer)
+
+
+def assignment(problem: GroupProblem, assignor: str, partition_racks=None) -> dict:
+    """As :func:`assign`, in DESIGN.md's assignment JSON shape."""
+    from problems import assignment_json
+
+    return assignment_json(problem, assign(problem, assignor, partition_racks))
+
+
+def time_assign(problem: GroupProblem, assignor: str, warmups: int = 3, runs: int = 3) -> tuple[np.ndarray, list[float]]:
+    """Kafka's answer and the seconds of ``runs`` timed ``assign`` calls, timed inside the JVM after
+    ``warmups`` untimed ones (JIT warm-up), all from the same ``Cluster`` and ``GroupSubscription``."""
+    peers = start()
+    inputs = client_input(problem, assignor)
+    instance = peers.newAssignor(CLIENT_ASSIGNORS[assignor])
+    seconds = [float(s) for s in peers.time(instance, inputs.cluster, inputs.group, warmups, runs)]
+    return owners(problem, instance.assign(inputs.cluster, inputs.group)), seconds
+
+
+# ------------------------------------------------------------------ KIP-848 server assignors
+
+
+def _server_inputs(problem: GroupProblem, partition_racks=None):
+    peers = start()
+    index = problem.topic_index
+    subscribed = [[index[t] for t in sub if t in index] for sub in problem.subscriptions]
+    lengths, topics, partitions = [], [], []
+    counts = problem.partition_counts
+    for owned in problem.owned:
+        count = 0
+        for topic, indices in owned.items():
+            t = index.get(topic)
+            valid = [i for i in indices if t is not None and 0 <= i < counts[t]]
+            topics += [t] * len(valid)
+            partitions += valid
+            count += len(valid)
+        lengths.append(count)
+    spec = peers.groupSpec(
+        _strings(problem.members),
+        _strings(problem.instance_ids),
+        _strings(problem.racks),
+        _ints(_offsets([len(s) for s in subscribed])),
+        _ints([t for s in subscribed for t in s]),
+        _ints(_offsets(lengths)),
+        _ints(topics),
+        _ints(partitions),
+    )
+    describer = peers.describer(_ints(counts), _racks(partition_racks), _longs(problem.topic_start))
+    return spec, describer
+
+
+def server_assign(problem: GroupProblem, assignor: str = "uniform", partition_racks=None) -> np.ndarray:
+    """A KIP-848 server assignor (``uniform`` or ``range``) on ``problem``: an ``owner`` array.
+
+    The current assignment is ``owned`` without stale claims (the coordinator only tracks
+    partitions that exist); generations do not exist in KIP-848 and are ignored.  A group without
+    members gets no assignment.
+    """
+    import jpype
+
+    peers = start()
+    if problem.num_members == 0:
+        return np.full(problem.num_partitions, -1, dtype=np.int32)
+    spec, describer = _server_inputs(problem, partition_racks)
+    answer = jpype.JClass(SERVER_ASSIGNORS[assignor])().assign(spec, describer)
+    return np.array(peers.serverOwners(answer, _longs(problem.topic_start), _strings(problem.members)), dtype=np.int32)
+
+
+# ------------------------------------------------------------------ replica placement
+
+
+def kafka_default(problem: PlacementProblem, start_index: int) -> np.ndarray:
+    """``AdminUtils.assignReplicasToBrokers`` per topic with ``fixedStartIndex = start_index``.
+
+    Brokers in the problem's order (``BrokerMetadata`` with the rack when the cluster has racks);
+    each topic's partitions must be contiguous indices with one replication factor (what Kafka
+    places); the loop starts at the topic's lowest index (``startPartitionId``).  Returns the flat
+    replica array in the problem's layout (``replica_start``), as ``heuristics.kafka_default`` does.
+    """
+    import jpype
+
+    start()
+    admin = jpype.JClass("org.apache.kafka.admin.AdminUtils")
+    metadata = jpype.JClass("org.apache.kafka.admin.BrokerMetadata")
+    optional = jpype.JClass("java.util.Optional")
+    brokers = jpype.JClass("java.util.ArrayList")()
+    for broker, rack in zip(problem.broker_ids.tolist(), problem.broker_racks):
+        brokers.add(metadata(int(broker), optional.ofNullable(rack)))
+    replicas = np.array(problem.replica_brokers, dtype=np.int64)
+    by_topic: dict[str, list[int]] = {}
+    for p, topic in enumerate(problem.topics):
+        by_topic.setdefault(topic, []).append(p)
+    factors = problem.replication_factors
+    for topic, members in by_topic.items():
+        indices = sorted(int(problem.partitions[p]) for p in members)
+        if indices != list(range(indices[0], indices[0] + len(indices))):
+            raise ValueError(f"topic {topic!r}: partitions are not contiguous, Kafka cannot place them")
+        factor = int(factors[members[0]])
+        if any(int(factors[p]) != factor for p in members):
+            raise ValueError(f"topic {topic!r}: partitions have different replication factors")
+        placed = admin.assignReplicasToBrokers(brokers, len(members), factor, int(start_index), indices[0])
+        for p in members:
+            chosen = placed.get(jpype.JInt(int(problem.partitions[p])))
+            replicas[problem.replica_start[p] : problem.replica_start[p + 1]] = [int(b) for b in chosen]
+    return replicas

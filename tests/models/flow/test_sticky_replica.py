@@ -1,0 +1,182 @@
+"""Tests of the replica flow model (models.flow.sticky_replica): brute force, CP-SAT, the PR's two-move case."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+
+from cluster_strategies import clusters
+from experiments.scenarios import Scenario, build_problem
+from models.cpsat import sticky_replica as cpsat
+from models.flow import sticky_replica as flow
+from problems import load_problem
+
+ROOT = Path(__file__).parents[3]
+TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
+
+
+def brute_force(problem) -> tuple[int, int, int, int]:
+    """The lexicographic optimum over every placement (each partition: a broker set and a leader in it)."""
+    brokers = range(problem.num_brokers)
+    rack = problem.broker_rack.tolist()
+    factors = problem.replication_factors.tolist()
+    positions = problem.replica_positions.tolist()
+    start = problem.replica_start.tolist()
+    options = []
+    for p, factor in enumerate(factors):
+        original = set(positions[start[p] : start[p + 1]])
+        choices = []
+        for chosen in itertools.combinations(brokers, factor):
+            moved = sum(b not in original for b in chosen)
+            spread = sum(v * v for v in np.bincount([rack[b] for b in chosen]).tolist()) if factor else 0
+            for leader in (chosen or (-1,)):
+                choices.append((chosen, leader, moved, spread))
+        options.append(choices)
+    best = None
+    for combo in itertools.product(*options):
+        r = [0] * problem.num_brokers
+        l = [0] * problem.num_brokers
+        for chosen, leader, _, _ in combo:
+            for b in chosen:
+                r[b] += 1
+            if leader >= 0:
+                l[leader] += 1
+        value = (sum(v * v for v in r), sum(c[3] for c in combo), sum(v * v for v in l), sum(c[2] for c in combo))
+        best = value if best is None or value < best else best
+    return best
+
+
+def test_two_move_case_shows_the_swap():
+    """Tests the PR's limitation case by flow alone: [4, 8, 2, 0] -> [4, 4, 2, 2], proven."""
+    result = flow.solve(load_problem(TWO_MOVE))
+    assert result.status == "optimal" and result.valid
+    assert result.objective == [4, 4, 2, 2]
+    assert result.bound == (4, 4, 2, 2)
+    assert result.info["method"] == "flow"
+
+
+def test_two_move_case_from_the_command_line():
+    """Tests `reassign --strategy sticky-replica --solver flow --report` on the two-move case."""
+    done = subprocess.run([sys.executable, "-m", "experiments.cli", "reassign", "--strategy", "sticky-replica",
+                           "--solver", "flow", "--report", TWO_MOVE], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    placed = [sorted(p["replicas"]) for p in json.loads(done.stdout)["partitions"]]
+    assert sorted(placed) != [[1, 2], [3, 4]]
+    assert "levels before: (4, 8, 2, 0)" in done.stderr
+    assert "levels after:  [4, 4, 2, 2]" in done.stderr
+    assert "sticky-replica/flow: optimal" in done.stderr
+
+
+@settings(max_examples=25, deadline=None)
+@given(clusters(max_brokers=4, max_racks=2, max_topics=2, max_partitions=2, max_factor=3, max_removed=2))
+def test_levels_equal_brute_force(problem):
+    """Tests that the flow's four levels equal the brute-force lexicographic optimum (tiny clusters)."""
+    assume(problem.num_partitions <= 3)
+    result = flow.solve(problem, time_limit=20)
+    assert result.valid and result.status == "optimal"
+    assert tuple(result.objective) == brute_force(problem)
+    assert result.bound == tuple(result.objective)
+
+
+@settings(max_examples=20, deadline=None)
+@given(clusters(max_brokers=6, max_racks=3, max_topics=3, max_partitions=4, max_factor=3, max_removed=2))
+def test_levels_equal_cpsat_up_to_12_partitions(problem):
+    """Tests flow = CP-SAT on all four levels on clusters of at most 12 partitions, both proven."""
+    result = flow.solve(problem, time_limit=20)
+    exact = cpsat.solve(problem, time_limit=20, workers=1, seed=0)
+    assert exact.status == "optimal"
+    assert result.valid and result.status == "optimal"
+    assert result.objective == exact.objective
+
+
+@settings(max_examples=8, deadline=None)
+@given(clusters(max_brokers=12, max_racks=4, max_topics=6, max_partitions=8, max_factor=3, max_removed=2))
+def test_larger_clusters_agree_when_both_proven_and_bounds_hold(problem):
+    """Tests flow = CP-SAT whenever both claim optimal, and every bound is at most the best known answer."""
+    result = flow.solve(problem, time_limit=5)
+    exact = cpsat.solve(problem, time_limit=5, workers=1, seed=0)
+    assert result.valid and result.status in ("optimal", "feasible")
+    best = min(tuple(result.objective), tuple(exact.objective) if exact.answer is not None else (np.inf,))
+    assert result.bound <= best
+    if exact.bound is not None:
+        assert exact.bound <= tuple(result.objective)
+    # Levels 1 and 2 are always proven by the flow.
+    assert result.bound[:2] == tuple(result.objective[:2])
+    if exact.status == "optimal":
+        assert tuple(result.objective[:2]) == tuple(exact.objective[:2])
+    if result.status == exact.status == "optimal":
+        assert result.objective == exact.objective
+
+
+def test_frontier_and_fewest_moves_say_what_proved_them():
+    """Tests which frontier points are flow-exact (k >= the optimum's moves, k < forced) and which CP-SAT's."""
+    points = flow.frontier(load_problem(TWO_MOVE), 3, time_limit=20)
+    assert [p.status for p in points] == ["optimal"] * 4
+    assert [p.info["method"] for p in points] == ["cpsat", "cpsat", "flow", "flow"]
+    assert [p.objective for p in points] == [[4, 8, 2, 0], [4, 8, 2, 0], [4, 4, 2, 2], [4, 4, 2, 2]]
+    problem = load_problem({"brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "b"}],
+                            "partitions": [{"topic": "t", "partition": 0, "replicas": [9, 1]},
+                                           {"topic": "t", "partition": 1, "replicas": [1, 2]}]})
+    below = flow.solve(problem, max_moves=0)
+    assert below.status == "infeasible" and below.info["method"] == "flow"
+    best = flow.solve(problem)
+    same = flow.fewest_moves(problem, best.answer)
+    assert same.status == "optimal" and same.info["method"] == "flow"
+    assert same.objective[3] == best.objective[3] == same.info["moves_bound"]
+
+
+def test_scenario_at_1000_partitions_is_proven_on_all_levels():
+    """Tests the issue's target shape (1,000 x RF 3, 30 brokers, 3 racks, 2 removed): optimal, bound = levels."""
+    scenario = Scenario("placement", "sticky-replica", "broker-removed", 1000, 30, 3, 1, replication=3)
+    problem = load_problem(build_problem(scenario))
+    result = flow.solve(problem)
+    assert result.status == "optimal" and result.valid
+    assert result.bound == tuple(result.objective)
+    assert result.objective[3] == int(np.count_nonzero(problem.replica_positions < 0))
+
+
+def test_cost_range_is_checked():
+    """Tests that weights beyond the exact 64-bit range are refused, not solved inexactly."""
+    with pytest.raises(Exception, match="64-bit"):
+        flow._check_cost_range(2**40, 2**30, 10)
+
+
+def _two_stage(problem):
+    sets, _ = flow._stage_a(problem)
+    return flow.Result(problem, "sticky-replica", flow._replicas(problem, sets, flow._leaders(problem, sets)))
+
+
+def test_two_stage_is_not_always_lexicographic_and_cpsat_repairs_it():
+    """Tests the pinned case where level 3 needs a move the flow's stage A does not make.
+
+    Stage A's fewest moves (1) with leaders chosen after it give level 3 = 6; one
+    more move lets the leaders even out (level 3 = 4, the bound), which the
+    lexicographic order prefers.  CP-SAT on top (levels 1-2 fixed) proves it.
+    """
+    problem = load_problem({"brokers": [{"id": b} for b in range(4)], "partitions": [
+        {"topic": "t0", "partition": 0, "replicas": [3, 1000, 2]}, {"topic": "t1", "partition": 0, "replicas": [2]},
+        {"topic": "t1", "partition": 1, "replicas": [1]}, {"topic": "t1", "partition": 2, "replicas": [1]}]})
+    assert _two_stage(problem).objective == [10, 12, 6, 1]
+    result = flow.solve(problem, time_limit=20)
+    assert result.status == "optimal" and result.info["method"] == "flow+cpsat"
+    assert result.objective == [10, 12, 4, 2] == list(brute_force(problem))
+
+
+def test_tied_replica_sets_can_hide_the_best_leaders():
+    """Tests the pinned case where stage A's sets (among equally few moves) miss the leader bound; CP-SAT finds
+    other sets with the same moves that meet it."""
+    problem = load_problem({"brokers": [{"id": b} for b in range(5)], "partitions": [
+        {"topic": "t0", "partition": 0, "replicas": [1]}, {"topic": "t0", "partition": 1, "replicas": [4]},
+        {"topic": "t1", "partition": 0, "replicas": [1]}, {"topic": "t2", "partition": 0, "replicas": [2, 0]},
+        {"topic": "t2", "partition": 1, "replicas": [2, 0]}]})
+    assert _two_stage(problem).objective == [11, 11, 7, 1]
+    result = flow.solve(problem, time_limit=20)
+    assert result.status == "optimal" and result.objective == [11, 11, 5, 1]

@@ -1,0 +1,71 @@
+"""Tests of the size-free lag-aware lower bounds (models.lag_bounds) and their use by every exact solver."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+
+import heuristics.lag_aware as heuristic
+import models.cpsat.lag_aware as cpsat
+import models.mip.lag_aware as mip
+from lag_strategies import brute_force, lag_groups
+from models.lag_bounds import combine, lower_bound
+from problems import load_problem
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
+SMALL = dict(max_members=3, max_partitions=4, shapes=("uniform", "skewed", "ties", "equal", "zero"))
+
+
+def test_largest_lags_with_cardinalities_meet_the_kip_example():
+    """Tests the pigeonhole bound on KIP-169's three lags: two members, so one gets two of the three largest:
+    at least 60,000 + 50,000 = 110,000, the optimum; level 2 at least 2 x 105,000^2."""
+    assert lower_bound(load_problem(EXAMPLES / "kip-169-three-lags.json")) == (110_000, 2 * 105_000**2)
+
+
+def test_cardinality_adds_the_smallest_lags():
+    """Tests that the holder of the largest lag also gets floor - 1 more partitions (at least the smallest)."""
+    problem = load_problem({"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}],
+                            "lags": {"t": [100, 1, 2, 3]}})
+    assert lower_bound(problem)[0] == 101  # 100 with the smallest other lag; the optimum 100 + 1
+
+
+@settings(max_examples=60)
+@given(lag_groups(**SMALL))
+def test_bounds_never_exceed_the_optimum(problem):
+    """Tests validity: both levels at most the brute-force lexicographic optimum (level 2 bounds every answer)."""
+    level1, level2 = lower_bound(problem)
+    best = brute_force(problem)
+    assert level1 <= best[0]
+    assert level2 <= best[1]
+
+
+@settings(max_examples=60)
+@given(lag_groups(max_members=6, max_partitions=12))
+def test_bounds_never_exceed_any_heuristic_answer(problem):
+    """Tests that the bounds are below every valid answer (all heuristic variants), huge lags included."""
+    bound = lower_bound(problem)
+    for variant in heuristic.VARIANTS:
+        result = heuristic.assign(problem, variant=variant)
+        assert bound[0] <= result.objective[0] and bound[1] <= result.objective[1]
+
+
+def test_combine_keeps_the_larger_bound_per_level():
+    """Tests combine: a solver's level-1 bound above ours stays; a missing level 2 becomes ours."""
+    problem = load_problem(EXAMPLES / "kip-169-three-lags.json")
+    assert combine(problem, (120_000,)) == (120_000, 2 * 105_000**2)
+    assert combine(problem, None) == lower_bound(problem)
+
+
+def test_beyond_the_model_size_the_solvers_certify_the_best_heuristic():
+    """Tests that past MODEL_PAIRS no model is built: the best heuristic answer, feasible, with the bounds."""
+    lags = [(7919 * i) % 10_007 for i in range(30_000)]
+    problem = load_problem({"topics": {"t": 30_000}, "members": [{"id": f"c{m:02d}", "topics": ["t"]} for m in range(10)],
+                            "lags": {"t": lags}})
+    for solve in (cpsat.solve, mip.solve):
+        result = solve(problem, time_limit=5)
+        assert result.status in ("feasible", "optimal") and result.valid
+        assert result.info["method"] == "bounds"
+        assert result.bound == lower_bound(problem)
+        assert result.objective <= min(heuristic.assign(problem, variant=v).objective for v in cpsat.HINTS)
+        assert result.bound[0] <= result.objective[0]

@@ -1,0 +1,63 @@
+"""Tests of problems.output: the assign output written from the arrays is the bytes json.dumps wrote."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import heuristics.range as range_assignor
+import heuristics.roundrobin as roundrobin
+import heuristics.sticky as sticky
+from problem_strategies import group_documents
+from problems import Result, load_problem
+from problems.output import assignment_bytes, result_bytes
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "examples" / "group").glob("*.json"))
+
+
+def old_bytes(result: Result) -> bytes:
+    """What `rebalance-lab assign` printed before: json.dump of the dicts and lists."""
+    return json.dumps(result.to_json()).encode()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("assignor", [range_assignor, roundrobin, sticky])
+def test_examples_give_the_same_bytes(path, assignor):
+    """Tests that every example's output is byte for byte what json.dumps gave."""
+    result = assignor.assign(load_problem(path))
+    assert result_bytes(result) == old_bytes(result)
+
+
+@given(group_documents(lags=True), st.sampled_from([range_assignor, roundrobin, sticky]), st.randoms())
+def test_random_groups_and_answers_give_the_same_bytes(doc, assignor, random):
+    """Tests random groups: the heuristic's answer and a random partial answer, byte for byte."""
+    problem = load_problem(doc)
+    result = assignor.assign(problem)
+    assert result_bytes(result) == old_bytes(result)
+    owner = np.array([random.randrange(-1, problem.num_members) for _ in range(problem.num_partitions)],
+                     dtype=np.int32)
+    assert assignment_bytes(problem, owner) == json.dumps(Result(problem, "sticky", owner).assignment).encode()
+
+
+def test_names_needing_escapes_and_extra_fields():
+    """Tests non-ASCII, quotes and backslashes in names, a bound, violations and info, as json.dumps writes them."""
+    problem = load_problem({"topics": {'t"0': 2, "ü\\1": 1, "empty": 0},
+                            "members": [{"id": "é", "topics": ['t"0', "ü\\1"]}, {"id": "日本", "topics": ["ü\\1"]},
+                                        {"id": "idle", "topics": []}]})
+    result = Result(problem, "stream-join", np.array([0, 1, 0], dtype=np.int32), status="feasible",
+                    bound=(1, 2), info={"algorithm": "x"})
+    assert result_bytes(result) == old_bytes(result)
+    assert b"violations" in result_bytes(result) and b"\\u00e9" in result_bytes(result)
+
+
+def test_no_members_no_answer():
+    """Tests the empty group and a result without an answer."""
+    empty = load_problem({"topics": {"t": 2}, "members": []})
+    assert assignment_bytes(empty, np.full(2, -1)) == b"{}"
+    unanswered = Result(empty, "sticky", None, status="unknown")
+    assert result_bytes(unanswered) == old_bytes(unanswered)
