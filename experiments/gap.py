@@ -3,7 +3,7 @@
 Heuristic rows are joined to the exact reference of the same scenario.  The
 reference is an exact row with status ``optimal`` when there is one (all
 optimal rows of a scenario must agree: :func:`disagreements` lists those that
-do not); otherwise the lexicographically best ``feasible`` row, whose proven
+do not, nor any valid answer beat them); otherwise the lexicographically best ``feasible`` row, whose proven
 bound turns the level-1 gap into an interval ``[H - E, H - B]`` (H heuristic,
 E incumbent, B bound): columns ``gap1_low``, ``gap1_high``, ``rel_gap1`` (low, over E),
 ``rel_gap1_high`` (high, over B) and ``certified_width1`` (``E - B``).  Everything
@@ -45,14 +45,33 @@ def reference(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
-    """Scenarios where two exact solvers both claim ``optimal`` with different levels (a bug if any)."""
+    """Exact ``optimal`` rows that other rows contradict (a bug if any; issue 11).
+
+    Two contradictions: two exact rows of a scenario both ``optimal`` with
+    different levels, or a valid answer of any run (another backend, a
+    heuristic, a frontier point) lexicographically better than an ``optimal``
+    one.  Returns the contradicted ``optimal`` rows with a ``reason`` column.
+    """
     optimal = rows[(rows["role"] == "exact") & (rows["status"] == "optimal")]
     key = _lexicographic_key(optimal)
     if optimal.empty or not key:
-        return optimal.iloc[0:0]
+        return optimal.iloc[0:0].assign(reason=pd.Series(dtype="string"))
     spread = optimal.groupby("scenario_id")[key].nunique(dropna=False)
-    bad = spread[(spread > 1).any(axis=1)].index
-    return optimal[optimal["scenario_id"].isin(bad)]
+    differ = optimal["scenario_id"].isin(spread[(spread > 1).any(axis=1)].index).to_numpy()
+    answers = rows[rows["valid"].fillna(False).astype(bool) & rows[key[0]].notna()].copy()
+    answers["_who"] = label(answers) + "/" + answers["solver"].astype(str)
+    best = answers.sort_values(["scenario_id", *key]).drop_duplicates("scenario_id").set_index("scenario_id")
+    best = best.reindex(optimal["scenario_id"])
+    beaten, tied = np.zeros(len(optimal), dtype=bool), np.ones(len(optimal), dtype=bool)
+    for column in key:  # best < optimal, lexicographically (a level missing on both sides ties)
+        mine, theirs = _floats(optimal[column]), _floats(best[column])
+        beaten |= tied & (theirs < mine)
+        tied &= (theirs == mine) | (np.isnan(theirs) & np.isnan(mine))
+    levels = best[key].astype("string").fillna("-").agg(", ".join, axis=1).to_numpy()
+    reason = np.where(beaten, "beaten by " + best["_who"].astype(str).to_numpy() + " [" + levels + "]",
+                      "another optimal row differs")
+    out = optimal.assign(reason=reason)
+    return out[beaten | differ]
 
 
 def gaps(rows: pd.DataFrame) -> pd.DataFrame:

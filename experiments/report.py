@@ -83,7 +83,8 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
 def disagreement_table(found: pd.DataFrame) -> pd.DataFrame:
     """Exact rows that claim ``optimal`` but disagree (:func:`experiments.gap.disagreements`), labelled."""
     table = pd.DataFrame({"scenario": found["scenario_id"], "strategy": found["strategy"],
-                          "solver": found["solver"], "status": found["status"]})
+                          "solver": found["solver"], "status": found["status"],
+                          "reason": found["reason"] if "reason" in found else ""})
     for level in range(1, 5):
         values = pd.to_numeric(found[f"level{level}"], errors="coerce").astype(float)
         if values.notna().any():
@@ -116,8 +117,10 @@ def summary_json(content: Content, seed: int) -> dict:
 
 
 # ------------------------------------------------------------------ renderers
-_NO_DISAGREEMENT = "None: every pair of exact solvers that proved optimality agrees on every level."
-_DISAGREEMENT = ("These exact runs all claim a proven optimum but their levels differ, so at least one claim is "
+_NO_DISAGREEMENT = ("None: every pair of exact solvers that proved optimality agrees on every level, and no answer "
+                    "beats a proven optimum.")
+_DISAGREEMENT = ("These exact runs claim a proven optimum that another row contradicts (another optimum with "
+                 "different levels, or a valid answer that beats it; see the reason column), so the claim is "
                  "false (a bug); the gaps above measure these scenarios against the lexicographically best claim.")
 
 

@@ -56,6 +56,7 @@ and exits 2).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -239,16 +240,17 @@ class LagModel:
         The sticky variant's level 2 (moves) is not a level of the lag-aware
         objective: its bound and the answer's moves go to ``info``.
         """
-        answer, info = None, {}
-        if ranked.status == "unknown":  # out of time before any answer: the hint is one, with the bounds
+        info: dict = {}
+        if ranked.status in ("unknown", "infeasible"):
+            # Out of time before any answer, or a solver's numerical "infeasible" (every group has an
+            # assignment): the hint is one, with the bounds.
             return self.bounds_only()
-        if ranked.status in ("optimal", "feasible"):
-            answer = np.full(self.problem.num_partitions, -1, dtype=np.int32)
-            for (p, m), var in x.items():
-                if ranked.value(var):
-                    answer[p] = m
-            if self.variant:
-                info["moves"] = evaluate(self.problem, answer, "sticky").objective[1]
+        answer = np.full(self.problem.num_partitions, -1, dtype=np.int32)
+        for (p, m), var in x.items():
+            if ranked.value(var):
+                answer[p] = m
+        if self.variant:
+            info["moves"] = evaluate(self.problem, answer, "sticky").objective[1]
         bound = ranked.bound
         if bound is not None and self.variant:
             info.update({"moves_bound": int(bound[1])} if len(bound) > 1 else {})
@@ -292,6 +294,7 @@ def solve(
         When the lags exceed the 64-bit bound stated in the module docstring.
     """
     # CP-SAT's overflow check: sum_m L[m] = S adds M + 1 sums, the objective M squares, a tangent cut 4.
+    started = time.perf_counter()  # the time limit covers building the model
     members = problem.num_members
     data = LagModel(problem, variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4))
     if data.too_large:
@@ -344,5 +347,6 @@ def solve(
         second = sum(square.values())
     owner, _ = data.hint
     add_hint(model, ((var, owner[p] == m) for (p, m), var in x.items()))
-    ranked = solve_ranked(model, [z, second], time_limit=time_limit, workers=workers, seed=seed, log=log)
+    ranked = solve_ranked(model, [z, second], time_limit=time_limit, workers=workers, seed=seed, log=log,
+                          started=started)
     return data.result(ranked, x)
