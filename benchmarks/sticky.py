@@ -1,12 +1,13 @@
 """Benchmark: the sticky assignor family at Kafka's large test shape, and kafka-python side by side.
 
 Part 1, Kafka's large shape (AbstractStickyAssignorTest): 500 topics x 2,000
-partitions = 1,000,000 partitions, 2,000 members all subscribed (fresh); then
+partitions = 1,000,000 partitions (and, for the growth, 500 topics of 20 and
+of 200: ``--sizes`` 10,000, 100,000, 1,000,000 in all), 2,000 members all subscribed (fresh); then
 the same group after its last member leaves (the others own the first
 assignment, generation 1); then, fresh, with the last member subscribed to
 topic 0 only; then that same change on the owned first assignment.  Times
-``assign(problem)`` / ``solve(problem)`` on a loaded problem (best of
-``--repeat``); loading includes building the problem's cached arrays
+``load_problem`` of the in-memory document (once) and ``solve(problem)``
+apart (best of ``--repeat``), and their sum; loading includes building the problem's cached arrays
 (``subscribes``, ``topic_subscribers``, ``owned_claims``: cached on the
 problem, built once per problem).  The KIP-341 resolution of previous owners
 runs inside every timed call.  Peak memory is the maximum resident set of the
@@ -65,26 +66,30 @@ def loaded(doc: dict):
 
 
 def large(args) -> None:
-    print("| case | solver | load s | assign s | sum of squares | moves | status |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    t, p, m = args.topics, args.partitions, args.members
-    fresh_doc = group_document(t, p, m)
-    fresh, load_s = loaded(fresh_doc)
-    first = solve(fresh, "sticky").assignment
-    cases = [
-        (f"{t * p:,} x {m:,}, equal, fresh", fresh, load_s),
-        (f"{t * p:,} x {m - 1:,}, equal, one member left", *loaded(group_document(t, p, m, owned=first, leave=True))),
-        (f"{t * p:,} x {m:,}, last member on topic 0 only, fresh", *loaded(group_document(t, p, m, odd_member=True))),
-        (f"{t * p:,} x {m:,}, last member moves to topic 0 only", *loaded(group_document(t, p, m, odd_member=True, owned=first))),
-    ]
-    for name, problem, load_s in cases:
-        for solver in ("heuristic", "flow"):
-            seconds, result = best_of(args.repeat, solve, problem, "sticky", solver)
-            verdict = evaluate(problem, result.answer, "sticky")
-            assert verdict.valid, verdict.violations
-            label = solver + (f" ({result.info['algorithm']})" if "algorithm" in result.info else "")
-            print(f"| {name} | {label} | {load_s:.1f} | {seconds:.3f} | {verdict.objective[0]:,} | "
-                  f"{verdict.objective[1]:,} | {result.status} |", flush=True)
+    print("| case | solver | load s | assign s | load + assign s | sum of squares | moves | status |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    t, m = args.topics, args.members
+    for p in (int(size) // t for size in args.sizes.split(",")):
+        fresh_doc = group_document(t, p, m)
+        fresh, load_s = loaded(fresh_doc)
+        first = solve(fresh, "sticky").assignment
+        cases = [
+            (f"{t * p:,} x {m:,}, equal, fresh", fresh, load_s),
+            (f"{t * p:,} x {m - 1:,}, equal, one member left",
+             *loaded(group_document(t, p, m, owned=first, leave=True))),
+            (f"{t * p:,} x {m:,}, last member on topic 0 only, fresh",
+             *loaded(group_document(t, p, m, odd_member=True))),
+            (f"{t * p:,} x {m:,}, last member moves to topic 0 only",
+             *loaded(group_document(t, p, m, odd_member=True, owned=first))),
+        ]
+        for name, problem, load_s in cases:
+            for solver in ("heuristic", "flow"):
+                seconds, result = best_of(args.repeat, solve, problem, "sticky", solver)
+                verdict = evaluate(problem, result.answer, "sticky")
+                assert verdict.valid, verdict.violations
+                label = solver + (f" ({result.info['algorithm']})" if "algorithm" in result.info else "")
+                print(f"| {name} | {label} | {load_s:.2f} | {seconds:.3f} | {load_s + seconds:.2f} | "
+                      f"{verdict.objective[0]:,} | {verdict.objective[1]:,} | {result.status} |", flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
     print(f"\npeak resident memory of the whole run: {peak:.2f} GB")
 
@@ -134,7 +139,8 @@ def peer(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--topics", type=int, default=500)
-    parser.add_argument("--partitions", type=int, default=2000)
+    parser.add_argument("--sizes", default="10000,100000,1000000",
+                        help="partitions in all of part 1 (over --topics topics)")
     parser.add_argument("--members", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--exact-partitions", type=int, default=2_000)

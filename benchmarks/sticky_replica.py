@@ -1,33 +1,70 @@
-"""Benchmark: replica reassignment after removing brokers (PR 18903's use case).
+"""Benchmark: replica reassignment (PR 18903's use case), its growth, and the exact model.
 
-The cluster: ``--brokers`` brokers on ``--racks`` racks (broker ``b`` on rack
-``b % racks``), ``--partitions`` partitions (topics of 20) with replication
-factor ``--factor``, placed as kafka-default places them (seed 0), then the
-last ``--removed`` brokers removed.  Rows: kafka-default (seed 0), the sticky
+Part 1, scaling: ``--scale-brokers`` brokers (100) on ``--scale-racks`` racks
+(5; broker ``b`` on rack ``b % racks``), partitions ``--sizes`` (1,000,
+10,000, 100,000; topics of 20) with replication factor 3, placed as
+kafka-default places them (seed 0); then either the last two brokers removed
+or one empty broker added.  Timed for each heuristic (best of ``--repeat``):
+``load_problem`` of the in-memory document and ``assign`` apart, and their sum;
+the last column divides the sum by ``n log2 n`` (flat or falling: growth no
+worse than n log n).  kafka-default (seed 0) re-places everything from
+scratch; sticky-replica's moves are stage 1's placements plus stage 2's moves.
+
+Part 2, the exact model: ``--brokers`` brokers on ``--racks`` racks,
+``--partitions`` partitions (topics of 20) with replication factor
+``--factor``, placed as kafka-default places them (seed 0), then the last
+``--removed`` brokers removed.  Rows: kafka-default (seed 0), the sticky
 heuristic, and the exact CP-SAT model (``--time-limit`` s, one worker); then
 the largest cluster of the same shape that CP-SAT proves optimal within the
 time limit (partitions doubling from ``--scan-from``).
 
-    .venv/bin/python benchmarks/sticky_replica.py [--partitions 1000] [--brokers 30] [--racks 3] \
-        [--removed 2] [--time-limit 60] [--scan-from 30] [--no-scan]
+    .venv/bin/python benchmarks/sticky_replica.py                  # both parts
+    .venv/bin/python benchmarks/sticky_replica.py --skip-exact     # part 1 only
+    .venv/bin/python benchmarks/sticky_replica.py --skip-scaling [--partitions 1000] [--brokers 30] \
+        [--racks 3] [--removed 2] [--time-limit 60] [--scan-from 30] [--no-scan]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from models import solve
 from problems import load_problem
+from _timing import best_of
+
+
+def cluster_document(partitions: int, brokers: int, racks: int, factor: int, removed: int, added: int = 0) -> dict:
+    """kafka-default's placement (seed 0), then the last ``removed`` brokers gone and ``added`` empty ones new."""
+    full = [{"id": b, "rack": f"rack{b % racks}"} for b in range(brokers + added)]
+    topics = [{"topic": f"topic{p // 20:03d}", "partition": p % 20, "replicas": list(range(factor))}
+              for p in range(partitions)]
+    placed = solve(load_problem({"brokers": full[:brokers], "partitions": topics}), "kafka-default", seed=0)
+    return {"brokers": full[: brokers - removed] + full[brokers:], "partitions": placed.assignment["partitions"]}
 
 
 def cluster(partitions: int, brokers: int, racks: int, factor: int, removed: int):
-    """The benchmark cluster: kafka-default's placement, then the last ``removed`` brokers gone."""
-    full = [{"id": b, "rack": f"rack{b % racks}"} for b in range(brokers)]
-    topics = [{"topic": f"topic{p // 20:03d}", "partition": p % 20, "replicas": list(range(factor))}
-              for p in range(partitions)]
-    placed = solve(load_problem({"brokers": full, "partitions": topics}), "kafka-default", seed=0)
-    return load_problem({"brokers": full[: brokers - removed], "partitions": placed.assignment["partitions"]})
+    """The benchmark cluster, loaded."""
+    return load_problem(cluster_document(partitions, brokers, racks, factor, removed))
+
+
+def scaling(args) -> None:
+    """Part 1: load and assign apart at each size, both changes, both heuristics."""
+    print("| change | partitions x RF 3 | heuristic | load s | assign s | load + assign s | moves | "
+          "us / (n log2 n) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for change, removed, added in (("2 brokers removed", 2, 0), ("1 empty broker added", 0, 1)):
+        for n in (int(size) for size in args.sizes.split(",")):
+            doc = cluster_document(n, args.scale_brokers, args.scale_racks, 3, removed, added)
+            for strategy, seed in (("kafka-default", 0), ("sticky-replica", None)):
+                load_s, problem = best_of(args.repeat, load_problem, doc)
+                assign_s, result = best_of(args.repeat, lambda: solve(problem, strategy, seed=seed))
+                assert result.valid
+                total = load_s + assign_s
+                name = strategy + (f" (seed {seed})" if seed is not None else "")
+                print(f"| {change} | {n:,} | {name} | {load_s:.3f} | {assign_s:.3f} | {total:.3f} | "
+                      f"{result.objective[3]:,} | {total / (n * math.log2(n)) * 1e6:.3f} |", flush=True)
 
 
 def timed(function, *args, **kwargs):
@@ -53,7 +90,18 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--scan-from", type=int, default=30)
     parser.add_argument("--no-scan", action="store_true")
+    parser.add_argument("--sizes", default="1000,10000,100000", help="partition counts of part 1")
+    parser.add_argument("--scale-brokers", type=int, default=100)
+    parser.add_argument("--scale-racks", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--skip-scaling", action="store_true")
+    parser.add_argument("--skip-exact", action="store_true")
     args = parser.parse_args()
+    if not args.skip_scaling:
+        scaling(args)
+    if args.skip_exact:
+        return
+    print()
     shape = (args.brokers, args.racks, args.factor, args.removed)
 
     print("| case | solver | status | level 1 | level 2 | level 3 | moves | proven bound | seconds |")

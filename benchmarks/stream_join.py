@@ -16,10 +16,17 @@ event per row, and every solver answers the churned group:
   50 members join: the draft's steals take turns over every previous owner,
   the 10-number owners too, which costs moves the exact solvers avoid.
 
-Times ``assign(problem)`` / ``solve(problem)`` on a loaded problem (load not
-included), CP-SAT with one worker; every answer is re-scored by the evaluator.
+Times ``load_problem`` of the churned document (with its derived arrays) once per
+event, and ``solve(problem)`` apart, CP-SAT with one worker; every answer is re-scored by the evaluator.
+
+Part 1 (first), the heuristic's growth: the same churn events at ``--sizes``
+partitions in all (10,000, 100,000 and 1,000,000: ``--topics`` topics of
+size / topics numbers), ``--members`` members; ``load_problem`` of the
+in-memory document (with its derived arrays) and ``models.solve`` timed apart
+(best of ``--repeat``).
 
     .venv/bin/python benchmarks/stream_join.py [--numbers 10000] [--topics 5] [--members 500] [--time-limit 60]
+    .venv/bin/python benchmarks/stream_join.py --skip-exact [--sizes 10000,100000,1000000]   # part 1 only
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import numpy as np
 
 from models import solve
 from problems import load_problem, problem_to_json
+from _timing import best_of
 
 
 def previous_group(numbers: int, topics: int, members: int) -> dict:
@@ -74,13 +82,45 @@ def churned(doc: dict, event: str) -> dict:
     return doc
 
 
+EVENTS = ("member leaves", "50 join", "50 leave, 50 join", "zombie", "topic added, count raised", "uneven, 50 join")
+
+
+def loaded(doc: dict):
+    problem = load_problem(doc)
+    problem.subscribes  # noqa: B018 - derived arrays are part of loading
+    return problem
+
+
+def scaling(args) -> None:
+    """Part 1: the heuristic's load and solve apart, at each size."""
+    print("| partitions (numbers x topics) x members | churn | load s | solve s | load + solve s | moves |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for size in (int(size) for size in args.sizes.split(",")):
+        numbers = size // args.topics
+        base = previous_group(numbers, args.topics, args.members)
+        for event in EVENTS:
+            doc = churned(base, event)
+            load_s, problem = best_of(args.repeat, loaded, doc)
+            solve_s, result = best_of(args.repeat, lambda: solve(problem, "stream-join"))
+            assert result.valid, result.evaluation.violations
+            print(f"| {numbers * args.topics:,} ({numbers:,} x {args.topics}) x {args.members} | {event} "
+                  f"| {load_s:.3f} | {solve_s:.3f} | {load_s + solve_s:.3f} | {result.objective[1]:,} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--numbers", type=int, default=10_000)
     parser.add_argument("--topics", type=int, default=5)
     parser.add_argument("--members", type=int, default=500)
     parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="partitions in all, part 1")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-exact", action="store_true")
     args = parser.parse_args()
+    scaling(args)
+    if args.skip_exact:
+        return
+    print()
     solvers = {
         "heuristic": lambda p: solve(p, "stream-join"),
         "cpsat": lambda p: solve(p, "stream-join", "cpsat", time_limit=args.time_limit, workers=1),
@@ -90,20 +130,18 @@ def main() -> None:
     base = previous_group(args.numbers, args.topics, args.members)
     print(f"{args.numbers:,} partition numbers x {args.topics} topics x {args.members} members")
     print()
-    print("| churn | solver | status | sum of squares | moves | seconds |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    events = ("member leaves", "50 join", "50 leave, 50 join", "zombie", "topic added, count raised",
-              "uneven, 50 join")
-    for event in events:
-        problem = load_problem(churned(base, event))
-        problem.subscribes  # noqa: B018 - derived arrays are part of loading
+    print("| churn | load s | solver | status | sum of squares | moves | seconds |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for event in EVENTS:
+        load_s, problem = best_of(1, loaded, churned(base, event))
         for name, solve in solvers.items():
             started = time.perf_counter()
             result = solve(problem)
             seconds = time.perf_counter() - started
             assert result.valid, result.evaluation.violations
             balance, moves = result.objective
-            print(f"| {event} | {name} | {result.status} | {balance:,} | {moves:,} | {seconds:.2f} |", flush=True)
+            print(f"| {event} | {load_s:.3f} | {name} | {result.status} | {balance:,} | {moves:,} | {seconds:.2f} |",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,13 @@ backend or a variant added there appears here.  ``lags``, ``compare`` and
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from models import frontier, solve
+from models import solve
 from models.registry import SOLVERS, UsageError, strategies
 from problems import (
     GroupProblem,
@@ -88,7 +89,15 @@ def _command_assign(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:  # the same bytes as json.dump, written from the arrays in one pass
         sys.stdout.write(result_bytes(result).decode("ascii") + "\n")
-    return 0
+    return _outcome(args, result)
+
+
+def _outcome(args: argparse.Namespace, result) -> int:
+    """The exit status of ``assign`` and ``reassign``: 0 with an answer, 3 without (``unknown``/``infeasible``)."""
+    if result.answer is not None:
+        return EXIT_ANSWER
+    print(f"rebalance-lab {args.command}: no answer ({result.status})", file=sys.stderr)
+    return EXIT_NO_ANSWER
 
 
 def _command_reassign(args: argparse.Namespace) -> int:
@@ -97,6 +106,7 @@ def _command_reassign(args: argparse.Namespace) -> int:
         "variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers,
         "start_index": args.start_index, "max_moves": args.max_moves,
     }
+    started = time.perf_counter()
     result = _run(args, problem, options)
     if args.report:
         before = evaluate(problem, problem.replica_brokers, args.strategy)
@@ -109,34 +119,82 @@ def _command_reassign(args: argparse.Namespace) -> int:
             print(f"moves: {result.objective[3]} ({forced} forced by removed brokers)", file=sys.stderr)
         if args.solver != "heuristic" and args.max_moves is not None:
             print("frontier (best levels 1-3 within k moves): k, status, levels 1-3, moves", file=sys.stderr)
-            points = frontier(problem, args.strategy, args.solver, args.max_moves,
-                              **{k: v for k, v in options.items() if k != "max_moves"})
-            for k, point in enumerate(points):
+            limit = args.time_limit if args.time_limit is not None else DEFAULT_TIME_LIMIT
+            for k in range(args.max_moves + 1):  # one budget: the solve above and every point share the limit
+                left = started + limit - time.perf_counter()
+                if left <= 0:
+                    print(f"  {k}..{args.max_moves}: not solved (the --time-limit of {limit:g} s is spent)",
+                          file=sys.stderr)
+                    break
+                point = solve(problem, args.strategy, args.solver, **{**options, "max_moves": k, "time_limit": left})
                 shown = (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
                 print(f"  {k}, {point.status}, {shown[0]}, {shown[1]}", file=sys.stderr)
     if result.answer is None:
-        print(f"rebalance-lab reassign: no placement ({result.status})", file=sys.stderr)
-        return 1
+        return _outcome(args, result)
     json.dump(result.assignment, sys.stdout, indent=2 if args.pretty else None)
     sys.stdout.write("\n")
-    return 0
+    return EXIT_ANSWER
 
 
 # ------------------------------------------------------------------- parser
+#: Exit statuses (README "Exit statuses"): 0 an answer (heuristic, optimal or feasible); 2 bad
+#: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
+#: stderr).  1 is left to Python: an uncaught error, a bug.
+EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
+INT32_MAX = 2**31 - 1
+#: The exact models' own default ``time_limit`` (seconds), the budget of ``--report --max-moves`` without one.
+DEFAULT_TIME_LIMIT = 10.0
+#: At most this many CP-SAT workers (CP-SAT starts one thread each).
+MAX_WORKERS = 64
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``rebalance-lab CMD: error: ...`` and exit 2, no usage dump."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def integer_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``[low, high]``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range [{low}, {high}]")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type``: a positive, finite number of seconds (at most a year)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 365 * 86400:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, 31536000]")
+    return value
+
+
 def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     sub.add_argument("problem", metavar="PROBLEM.json", help="the problem file (see the formats below)")
     sub.add_argument("--strategy", required=True, choices=strategies, help="the strategy to run")
     sub.add_argument("--solver", default="heuristic", choices=SOLVERS,
                      help="the documented heuristic (default) or an exact model")
     sub.add_argument("--variant", help="a named variant of the strategy (e.g. kafka-9987 for sticky)")
-    sub.add_argument("--time-limit", type=float, metavar="SEC", help="time limit of an exact solver")
-    sub.add_argument("--workers", type=int, help="CP-SAT search workers")
-    sub.add_argument("--seed", type=int, help="random seed (solvers, kafka-default)")
+    sub.add_argument("--time-limit", type=seconds, metavar="SEC",
+                     help="time limit of an exact solver: model building, files and every solve (README)")
+    sub.add_argument("--workers", type=integer_in(1, MAX_WORKERS), help=f"CP-SAT search workers (1-{MAX_WORKERS})")
+    sub.add_argument("--seed", type=integer_in(0, INT32_MAX), help="random seed (solvers, kafka-default; 0-2**31-1)")
     sub.add_argument("--pretty", action="store_true", help="indent the JSON output")
 
 
 def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rebalance-lab",
         description="Kafka's partition assignors and replica placement: the documented heuristics "
         "and exact optimisation models, scored by one evaluator.",
@@ -161,9 +219,10 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
             epilog=FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         _common(reassign, placement)
-        reassign.add_argument("--start-index", type=int, metavar="K",
+        reassign.add_argument("--start-index", type=integer_in(0, INT32_MAX), metavar="K",
                               help="fix kafka-default's start index and replica shift (as Kafka's tests do)")
-        reassign.add_argument("--max-moves", type=int, metavar="K", help="at most K replica moves (exact solvers)")
+        reassign.add_argument("--max-moves", type=integer_in(0, INT32_MAX), metavar="K",
+                              help="at most K replica moves (exact solvers)")
         reassign.add_argument("--report", action="store_true", help="print levels before/after on stderr")
         reassign.set_defaults(handler=_command_reassign)
     if command_modules:
@@ -176,21 +235,27 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
+@functools.lru_cache(maxsize=2)
+def _parser(command_modules: bool) -> argparse.ArgumentParser:
+    """:func:`build_parser`, built once per process (``main`` may be called many times in one)."""
+    return build_parser(command_modules=command_modules)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rebalance-lab`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
     builtin = bool(argv) and argv[0] in ("assign", "reassign")
-    args = build_parser(command_modules=not builtin).parse_args(argv)
+    args = _parser(not builtin).parse_args(argv)
     try:
         return args.handler(args)
     except ProblemError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except UsageError as error:
         print(f"rebalance-lab {args.command}: error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

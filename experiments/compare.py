@@ -6,11 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from experiments.gap import gaps
+from experiments.gap import disagreements, gaps
 from experiments.pipeline import run_suite
 from experiments.report import write_report
 from experiments.results import load_results
 from experiments.runs import TIME_LIMITS
+from experiments.run_lock import check_writable
 from experiments.scenarios import SUITES
 from experiments.tables import headline_numbers, headline_tables, to_markdown
 
@@ -38,6 +39,7 @@ def register(subcommands) -> None:
 
 def command(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    check_writable(out)  # before any solving: a bad --out is exit 2 now, not a traceback after the run
     info = run_suite(args.suite, out, run_id=args.run_id, master=args.master, batch_size=args.batch_size,
                      time_limit=args.time_limit, limit=args.limit, progress=not args.no_progress)
     print(f"run {info.run_id}: {info.computed} scenarios solved now, {info.skipped} already done, "
@@ -45,6 +47,13 @@ def command(args: argparse.Namespace) -> int:
     rows = load_results(info.folder)
     for objective, table in headline_tables(headline_numbers(gaps(rows))).items():
         print(f"{objective}\n\n{to_markdown(table)}\n")
+    contradicted = disagreements(rows)
+    if len(contradicted):
+        shown = contradicted[["scenario_id", "solver", "status", "reason"]]
+        print(f"exact solvers disagree (a solver bug) on {contradicted['scenario_id'].nunique()} scenarios\n\n"
+              f"{to_markdown(shown)}\n")
+        print(f"warning: exact solvers disagree on {contradicted['scenario_id'].nunique()} scenarios "
+              "(listed above and in the report)", file=sys.stderr)
     report = write_report(rows, out / "report" / f"{args.suite}-{info.run_id}", str(info.folder))
     print(f"report: {report}", file=sys.stderr)
     return 0

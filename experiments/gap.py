@@ -3,9 +3,11 @@
 Heuristic rows are joined to the exact reference of the same scenario.  The
 reference is an exact row with status ``optimal`` when there is one (all
 optimal rows of a scenario must agree: :func:`disagreements` lists those that
-do not); otherwise the lexicographically best ``feasible`` row, whose proven
+do not, nor any valid answer beat them); otherwise the lexicographically best ``feasible`` row, whose proven
 bound turns the level-1 gap into an interval ``[H - E, H - B]`` (H heuristic,
-E incumbent, B bound).  Everything here is plain pandas over the Parquet rows.
+E incumbent, B bound): columns ``gap1_low``, ``gap1_high``, ``rel_gap1`` (low, over E),
+``rel_gap1_high`` (high, over B) and ``certified_width1`` (``E - B``).  Everything
+here is plain pandas over the Parquet rows.
 """
 
 from __future__ import annotations
@@ -44,14 +46,33 @@ def reference(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
-    """Scenarios where two exact solvers both claim ``optimal`` with different levels (a bug if any)."""
+    """Exact ``optimal`` rows that other rows contradict (a bug if any; issue 11).
+
+    Two contradictions: two exact rows of a scenario both ``optimal`` with
+    different levels, or a valid answer of any run (another backend, a
+    heuristic, a frontier point) lexicographically better than an ``optimal``
+    one.  Returns the contradicted ``optimal`` rows with a ``reason`` column.
+    """
     optimal = rows[(rows["role"] == "exact") & (rows["status"] == "optimal")]
     key = _lexicographic_key(optimal)
     if optimal.empty or not key:
-        return optimal.iloc[0:0]
+        return optimal.iloc[0:0].assign(reason=pd.Series(dtype="string"))
     spread = optimal.groupby("scenario_id")[key].nunique(dropna=False)
-    bad = spread[(spread > 1).any(axis=1)].index
-    return optimal[optimal["scenario_id"].isin(bad)]
+    differ = optimal["scenario_id"].isin(spread[(spread > 1).any(axis=1)].index).to_numpy()
+    answers = rows[rows["valid"].fillna(False).astype(bool) & rows[key[0]].notna()].copy()
+    answers["_who"] = label(answers) + "/" + answers["solver"].astype(str)
+    best = answers.sort_values(["scenario_id", *key]).drop_duplicates("scenario_id").set_index("scenario_id")
+    best = best.reindex(optimal["scenario_id"])
+    beaten, tied = np.zeros(len(optimal), dtype=bool), np.ones(len(optimal), dtype=bool)
+    for column in key:  # best < optimal, lexicographically (a level missing on both sides ties)
+        mine, theirs = _floats(optimal[column]), _floats(best[column])
+        beaten |= tied & (theirs < mine)
+        tied &= (theirs == mine) | (np.isnan(theirs) & np.isnan(mine))
+    levels = best[key].astype("string").fillna("-").agg(", ".join, axis=1).to_numpy()
+    reason = np.where(beaten, "beaten by " + best["_who"].astype(str).to_numpy() + " [" + levels + "]",
+                      "another optimal row differs")
+    out = optimal.assign(reason=reason)
+    return out[beaten | differ]
 
 
 def gaps(rows: pd.DataFrame) -> pd.DataFrame:
@@ -72,6 +93,14 @@ def gaps(rows: pd.DataFrame) -> pd.DataFrame:
     merged["gap1_low"] = merged["gap1"]
     merged["gap1_high"] = np.where(optimal_reference, merged["gap1"],
                                    _floats(merged["level1"]) - _floats(merged["ref_bound1"]))
+    # The interval relative to what it is measured from (low: the best found, high: the bound), and its
+    # width (best found - bound: 0 where the reference is proven), for certified-gap tables and plots.
+    bound = np.where(optimal_reference, _floats(merged["ref_level1"]), _floats(merged["ref_bound1"]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        merged["rel_gap1_high"] = np.where(bound > 0, merged["gap1_high"] / bound,
+                                           np.where(merged["gap1_high"] == 0, 0.0, np.inf))
+    merged["rel_gap1_high"] = np.where(np.isnan(merged["gap1_high"]), np.nan, merged["rel_gap1_high"])
+    merged["certified_width1"] = merged["gap1_high"] - merged["gap1_low"]
     equal = np.ones(len(merged), dtype=bool)
     for column in LEVEL:  # a level the objective does not have is missing on both sides
         value, ref = _floats(merged[column]), _floats(merged[f"ref_{column}"])

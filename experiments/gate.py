@@ -9,7 +9,8 @@ compares them with a committed baseline (``baselines/gate.json``).  Exit 1 with 
 Only scenarios whose exact reference is proven ``optimal`` count, so the
 statistics do not depend on how far a time-limited solver got; heuristics are
 deterministic, so the statistics are exactly reproducible and the tolerance
-(``TOLERANCE``) only absorbs floating-point noise.  Worse means: a lower share
+(``TOLERANCE``) only absorbs floating-point noise.  Any disagreement between
+exact solvers (:func:`experiments.gap.disagreements`) fails the gate first.  Worse means: a lower share
 of valid answers, a higher mean or max relative level-1 gap, a higher mean
 level-2 gap where level 1 ties, a lower share of optimal answers, or a
 heuristic that is gone.
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.gap import gaps, summary
+from experiments.gap import disagreements, gaps, summary
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import SUITE_VERSION, suite
 
@@ -84,7 +85,14 @@ def register(subcommands) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    current = statistics(gate_rows(args.suite, args.time_limit, progress=not args.no_progress))
+    rows = gate_rows(args.suite, args.time_limit, progress=not args.no_progress)
+    contradicted = disagreements(rows)
+    if len(contradicted):  # an exact solver's "optimal" is wrong: no statistic built on it can be trusted
+        shown = contradicted[["scenario_id", "solver", "status", "reason"]]
+        print(f"gate: FAILED, exact solvers disagree on {contradicted['scenario_id'].nunique()} scenarios:\n"
+              f"{shown.to_string(index=False)}", file=sys.stderr)
+        return 1
+    current = statistics(rows)
     path = Path(args.baseline)
     if args.update:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from experiments.results import done_scenarios, new_run_id, results_folder, write_batch
+from experiments.run_lock import hold
 from experiments.runs import RESULT_COLUMNS, TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import suite
 from experiments.spark import quiet_pyspark_warnings, spark_session
@@ -71,7 +72,8 @@ def run_suite(
     out
         Output folder; rows go to ``out/results/suite=.../run_id=.../*.parquet``.
     run_id
-        Resume this run; a new id (UTC time stamp) when omitted.
+        Resume this run; a new id (UTC time stamp and random suffix) when omitted.
+        A run another process is writing is refused (:mod:`experiments.run_lock`).
     master
         Spark master (``local[*]`` by default).
     batch_size
@@ -86,27 +88,29 @@ def run_suite(
     """
     run_id = run_id or new_run_id()
     folder = results_folder(out, suite_name, run_id)
-    scenarios = suite(suite_name)
-    done = done_scenarios(folder)
-    pending = [s for s in scenarios if s.scenario_id not in done]
-    if limit is not None:
-        pending = pending[:limit]
-    time_limit = TIME_LIMITS[suite_name] if time_limit is None else time_limit
-    if pending:
-        spark = spark_session(master, app_name=f"rebalance-lab compare {suite_name}")
-        cores = spark.sparkContext.defaultParallelism
-        batch_size = batch_size or 16 * cores
-        # Largest scenarios first, so the long tasks do not trail at the end.
-        pending.sort(key=lambda s: -s.size)
-        bar = tqdm(total=len(scenarios), initial=len(done), desc=f"{suite_name} {run_id}", unit="scenario",
-                   disable=not progress)
-        for start in range(0, len(pending), batch_size):
-            batch = pending[start : start + batch_size]
-            # One scenario per task: Spark hands tasks to whichever core is free, so a long
-            # scenario does not hold back the short ones queued behind it in the same task.
-            tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
-            rows = tasks.mapInPandas(_solve_batches(time_limit), schema=RESULT_SCHEMA).toPandas()
-            write_batch(folder, rows)
-            bar.update(len(batch))
-        bar.close()
-    return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
+    with hold(folder):  # one writer per run (a second one: ProblemError, exit 2)
+        scenarios = suite(suite_name)
+        done = done_scenarios(folder)
+        pending = [s for s in scenarios if s.scenario_id not in done]
+        if limit is not None:
+            pending = pending[:limit]
+        time_limit = TIME_LIMITS[suite_name] if time_limit is None else time_limit
+        if pending:
+            spark = spark_session(master, app_name=f"rebalance-lab compare {suite_name}")
+            cores = spark.sparkContext.defaultParallelism
+            batch_size = batch_size or 16 * cores
+            # Largest scenarios first, so the long tasks do not trail at the end.
+            pending.sort(key=lambda s: -s.size)
+            bar = tqdm(total=len(scenarios), initial=len(done), desc=f"{suite_name} {run_id}", unit="scenario",
+                       disable=not progress)
+            for start in range(0, len(pending), batch_size):
+                batch = pending[start : start + batch_size]
+                # One scenario per task: Spark hands tasks to whichever core is free, so a long
+                # scenario does not hold back the short ones queued behind it in the same task.
+                tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
+                rows = tasks.mapInPandas(_solve_batches(time_limit), schema=RESULT_SCHEMA).toPandas()
+                write_batch(folder, rows)
+                bar.update(len(batch))
+            bar.close()
+        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
+

@@ -20,7 +20,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -81,6 +81,20 @@ def empty(text: str) -> plt.Figure:
     return figure
 
 
+def log_axes(axes: plt.Axes) -> None:
+    """Log-log axes in plain numbers: ticks at powers of ten, or at 1, 2, 5 x 10^k over two decades or less.
+
+    Call after drawing (the tick spacing follows the data's range).
+    """
+    for axis, scale, (low, high) in ((axes.xaxis, axes.set_xscale, axes.dataLim.intervalx),
+                                     (axes.yaxis, axes.set_yscale, axes.dataLim.intervaly)):
+        scale("log")
+        narrow = low > 0 and high / low <= 100
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.10g}"))
+        axis.set_minor_formatter(NullFormatter())
+
+
 def by_objective(frame: pd.DataFrame, **options) -> tuple[plt.Figure, list[tuple[plt.Axes, str, pd.DataFrame]]]:
     """Small multiples: one panel per objective of ``frame``, each with the objective's rows."""
     objectives = sorted(frame["objective"].unique())
@@ -113,6 +127,8 @@ def draw_gap_distribution(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Fig
                          **style(index), zorder=3)
         axes.set_yticks(range(1, len(names) + 1), [heuristic_name(n) for n in names], fontsize=8)
         axes.invert_yaxis()
+        top = max(1.0, float(np.max(np.concatenate(values))) if len(values) else 1.0)
+        axes.set_xlim(-0.03 * top, 1.05 * top)
         axes.set_xlabel(f"gap to optimum, {level_names(objective)[0]} (%)")
         axes.set_title(objective, fontsize=10)
     return figure
@@ -133,8 +149,7 @@ def draw_runtime(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
             name = heuristic_name(strategy) if role == "heuristic" else f"exact: {solver}"
             axes.plot(series["size"], series["median_runtime_s"], linestyle="-" if role == "heuristic" else "--",
                       markersize=4, linewidth=1.2, label=name, **style(index))
-        axes.set_xscale("log")
-        axes.set_yscale("log")
+        log_axes(axes)
         axes.set_xlabel("size (partitions; replicas for placements)")
         axes.set_ylabel("median runtime (s)")
         axes.set_title(objective, fontsize=10)
@@ -226,15 +241,14 @@ def draw_lag_balance(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
     if lag.empty:
         return empty("no lag-aware scenario with a proven optimum and non-zero lags")
     names = _first(sorted(lag["heuristic"].unique()))
-    figure, axes_list = panels(len(names), columns=4, legend_width=0.0)
+    figure, axes_list = panels(len(names), legend_width=0.6)
     low = float(lag[["optimum", "heuristic_lag"]].min().min()) / 1.5
     high = float(lag[["optimum", "heuristic_lag"]].max().max()) * 1.5
     for index, (axes, name) in enumerate(zip(axes_list, names)):
         data = lag[lag["heuristic"] == name]
         axes.plot([low, high], [low, high], color="grey", linewidth=0.8)
         axes.scatter(data["optimum"], data["heuristic_lag"], s=14, alpha=0.7, **style(index))
-        axes.set_xscale("log")
-        axes.set_yscale("log")
+        log_axes(axes)
         axes.set_xlim(low, high)
         axes.set_ylim(low, high)
         axes.set_xlabel("optimal max member lag (messages)")

@@ -25,7 +25,8 @@ def results_folder(out: Path, suite_name: str, run_id: str) -> Path:
 
 
 def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    """A UTC time stamp and a random suffix: unique even for runs started in the same second."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
 
 def done_scenarios(folder: Path) -> set[str]:

@@ -22,7 +22,7 @@ from tqdm import tqdm
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
 from models import frontier, solve
 from models.registry import STRATEGIES
-from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, evaluate, load_problem
+from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
 
 #: Exact solvers' time limit per suite (seconds per solver and scenario).
 TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
@@ -106,6 +106,8 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
                     row[f"level{i}"] = value
             for i, value in enumerate((result.bound or ())[: len(names)], start=1):
                 row[f"bound{i}"] = value
+        except ProblemError as error:  # a model refusing the instance (too large, beyond its exact range)
+            row.update(status="unknown", valid=False, error=f"refused: {error}")
         except Exception as error:  # a crashing solver is a row, not a failed job
             row.update(status="error", valid=False, error=_describe(error))
         rows.append(row)

@@ -9,7 +9,10 @@ versions), and previous assignments come from Kafka's own range / round-robin
 assignors run on the group as it was before the churn event.
 
 Suites (``SUITES``): ``smoke`` (seconds, for tests), ``gate`` (about a minute,
-for CI), ``default`` (the main job), ``scale`` (large, for a cluster).
+for CI), ``default`` (the main job; lag-aware up to 200 partitions x 10 members,
+replicas up to 1,000 partitions x RF 3), ``scale`` (large, for a cluster;
+lag-aware at 10,000 and 100,000 partitions, replicas at 10,000 and 100,000,
+where the exact side is the replica flow or the lag-aware bounds).
 ``SUITE_VERSION`` changes whenever any suite's scenarios change.
 """
 
@@ -24,7 +27,7 @@ import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 from problems import load_problem
 
-SUITE_VERSION = 2
+SUITE_VERSION = 3
 
 GROUP_CHURN = ("fresh", "member-joins", "member-leaves", "several-leave", "topic-added", "topic-deleted",
                "partitions-added", "zombie")
@@ -276,8 +279,10 @@ def suite(name: str) -> list[Scenario]:
                      patterns=PATTERNS),
             *_groups(["lag-aware"], ["fresh", "member-joins", "member-leaves"], [(12, 3, 2), (16, 4, 2), (24, 4, 2)],
                      [1], patterns=("equal", "few-topics"), lags=LAGS),
+            *_groups(["lag-aware"], ["fresh"], [(200, 10, 2)], [1], lags=("uniform", "zipf")),
             *_groups(["stream-join"], GROUP_CHURN, [(24, 4, 3), (300, 10, 3), (2000, 50, 5)], [1, 2]),
             *_placements(PLACEMENT_CHURN, [(12, 4, 2, 2), (60, 9, 3, 3), (300, 12, 3, 3)], [1, 2]),
+            *_placements(["broker-removed"], [(1000, 30, 3, 3)], [1]),
             TWO_MOVE_SCENARIO,
         ])
     if name == "scale":
@@ -286,6 +291,9 @@ def suite(name: str) -> list[Scenario]:
                      patterns=("equal", "one-odd")),
             *_groups(["stream-join"], ["member-leaves", "zombie"], [(50_000, 500, 5)], [1]),
             *_placements(PLACEMENT_CHURN, [(10_000, 100, 5, 3)], [1]),
+            *_placements(["broker-removed"], [(100_000, 100, 5, 3)], [1]),
+            *_groups(["lag-aware"], ["fresh", "member-joins"], [(10_000, 100, 10), (100_000, 1000, 10)], [1],
+                     lags=("uniform", "zipf")),
         ])
     raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
 

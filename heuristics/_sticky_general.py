@@ -38,9 +38,10 @@ did not subscribe it) and throws ``NullPointerException`` on the latter.
 
 Cost: a pass scans its partitions in growing windows with numpy (the first
 partition that fires is found in time proportional to the distance to it), and
-each move updates each topic's least subscriber count incrementally, so a
-rebalance costs O(P) per pass plus O(topics of the two members) per move,
-instead of Kafka's O(P) balance check before every partition.
+a topic's least subscriber count is recomputed only when a move changed one of
+its subscribers and the pass reaches it, so a rebalance costs O(P) per pass
+plus, per move, O(topics of the two members + subscribers of the topic at
+hand), instead of Kafka's O(P) balance check before every partition.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ from heuristics._kafka import java_order_key, java_spread, java_string_hash
 from problems import GroupProblem
 
 _MIN_WINDOW, _MAX_WINDOW = 64, 1 << 16
-_FEW_TOPICS = 32  # members with up to this many topics update ``least`` topic by topic
 
 
 def general_assign(
@@ -215,14 +215,12 @@ class _Balancer:
         self.prev = np.where(ok, prev, -1).astype(np.int32)
         self.subscribers = problem.topic_subscribers
         self.member_topics = problem.subscribed_topics
-        self.member_topic_lists = [topics.tolist() for topics in self.member_topics]
         self.scale = problem.num_members + 1
         lengths = np.array([len(s) for s in self.subscribers], dtype=np.int64)
         self.sub_ptr = np.concatenate(([0], np.cumsum(lengths)))
         self.sub_idx = np.concatenate([*self.subscribers, np.zeros(0, np.int32)]).astype(np.int64)
         self.least = np.zeros(problem.num_topics, dtype=np.int64)
-        self.at_least = np.zeros(problem.num_topics, dtype=np.int64)
-        self._recompute(np.flatnonzero(lengths > 0))
+        self.dirty = lengths > 0  # ``least`` to recompute before use
         # PartitionMovements: each moved partition's original source, and the (topic, from, to) sets.
         self.source = np.full(problem.num_partitions, -1, dtype=np.int32)
         self.moves: dict[tuple[int, int, int], _JavaHashSet] = {}
@@ -235,15 +233,30 @@ class _Balancer:
         n = len(parts)
         if n == 0:
             return False
-        owner, counts = self.owner, self.counts
+        owner, counts, dirty = self.owner, self.counts, self.dirty
         topic = self.topic_of[parts]
         earlier = self.prev[parts]
         any_earlier = bool((earlier >= 0).any())
+        # ``parts`` is grouped by topic: its runs, to refresh the topics a window covers.
+        run_start = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1])))
+        run_topic = topic[run_start].tolist()
+        run_of = np.repeat(np.arange(len(run_start)), np.diff(np.append(run_start, n)))
         performed = False
         while True:
             modified, i, width = False, 0, _MIN_WINDOW
             while i < n:
                 end = min(n, i + width)
+                first, last = int(run_of[i]), int(run_of[end - 1])
+                if first == last:  # the window lies in one topic
+                    t = run_topic[first]
+                    if dirty[t]:
+                        self.least[t] = counts[self.subscribers[t]].min()
+                        dirty[t] = False
+                else:
+                    covered = np.array(run_topic[first : last + 1])
+                    stale = covered[dirty[covered]]
+                    if len(stale):
+                        self._recompute(stale)
                 held = counts[owner[parts[i:end]]]
                 fire = held > self.least[topic[i:end]] + 1
                 if any_earlier:
@@ -262,7 +275,7 @@ class _Balancer:
                     target = int(subs[np.argmin(counts[subs] * self.scale + self.id_rank[subs])])
                 self._reassign(int(parts[j]), target)
                 modified = performed = True
-                i, width = j + 1, max(_MIN_WINDOW, width // 2)
+                i, width = j + 1, min(max(_MIN_WINDOW, 2 * (k + 1)), _MAX_WINDOW)  # about the last gap, twice
             if not modified:
                 return performed
 
@@ -302,8 +315,8 @@ class _Balancer:
         self.owner[partition] = target
         self.counts[old] -= 1
         self.counts[target] += 1
-        self._lowered(old)
-        self._raised(target)
+        self.dirty[self.member_topics[old]] = True
+        self.dirty[self.member_topics[target]] = True
 
     def _hash(self, partition: int, t: int) -> int:
         """``HashMap.hash`` of Kafka's ``TopicPartition``: ``31 * (31 + index) + topic.hashCode()``."""
@@ -311,50 +324,14 @@ class _Balancer:
         return java_spread(31 * (31 + index) + self.topic_hash[t])
 
     # ------------------------------------ each topic's least subscriber count
-    # ``least[t]``: the fewest partitions a subscriber of t has; ``at_least[t]``:
-    # how many subscribers have that many.  Members with few topics are updated
-    # one topic at a time (cheaper than numpy's call overhead), others in bulk.
-    def _lowered(self, member: int) -> None:
-        topics, value = self.member_topics[member], int(self.counts[member])
-        least, at_least = self.least, self.at_least
-        if len(topics) <= _FEW_TOPICS:
-            for t in self.member_topic_lists[member]:
-                if value < least[t]:
-                    least[t], at_least[t] = value, 1
-                elif value == least[t]:
-                    at_least[t] += 1
-            return
-        was = least[topics]
-        lower = topics[value < was]
-        least[lower] = value
-        at_least[lower] = 1
-        at_least[topics[value == was]] += 1
-
-    def _raised(self, member: int) -> None:
-        topics, value = self.member_topics[member], int(self.counts[member]) - 1
-        least, at_least = self.least, self.at_least
-        if len(topics) <= _FEW_TOPICS:
-            for t in self.member_topic_lists[member]:
-                if least[t] == value:
-                    at_least[t] -= 1
-                    if at_least[t] == 0:
-                        values = self.counts[self.subscribers[t]]
-                        least[t] = smallest = values.min()
-                        at_least[t] = np.count_nonzero(values == smallest)
-            return
-        was = topics[least[topics] == value]
-        at_least[was] -= 1
-        self._recompute(was[at_least[was] == 0])
-
+    # ``least[t]``: the fewest partitions a subscriber of t has.  A move marks the
+    # topics of its two members ``dirty``; a pass recomputes a dirty topic when
+    # its window reaches it (usually the topic it is in: one small reduction).
     def _recompute(self, topics: np.ndarray) -> None:
-        """``least`` and ``at_least`` of ``topics`` from scratch (gathered at once, reduced per topic)."""
-        if len(topics) == 0:
-            return
+        """``least`` of ``topics`` from scratch (gathered at once, reduced per topic)."""
         starts, ends = self.sub_ptr[topics], self.sub_ptr[topics + 1]
         lengths = ends - starts
         offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         index = np.arange(int(lengths.sum())) - np.repeat(offsets - starts, lengths)
-        values = self.counts[self.sub_idx[index]]
-        least = np.minimum.reduceat(values, offsets)
-        self.least[topics] = least
-        self.at_least[topics] = np.add.reduceat((values == np.repeat(least, lengths)).astype(np.int64), offsets)
+        self.least[topics] = np.minimum.reduceat(self.counts[self.sub_idx[index]], offsets)
+        self.dirty[topics] = False

@@ -1,4 +1,10 @@
-"""The placement ``kafka-reassign-partitions --generate`` proposes today.
+"""The placement ``kafka-reassign-partitions --generate`` proposes (Kafka up to 4.0).
+
+Kafka 4.1 removed ``AdminUtils`` and its ``--generate`` calls the KRaft
+controller's ``StripedReplicaPlacer`` instead (checked in the 4.1.1 bytecode of
+``ReassignPartitionsCommand``); this module stays the 4.0 placement, which the
+tests compare byte for byte with Kafka 4.0.2's own ``AdminUtils``
+(``tests/peers/test_kafka_java_equality.py``).
 
 Source: Apache Kafka, ``ReassignPartitionsCommand.calculateAssignment`` and
 ``org.apache.kafka.admin.AdminUtils.assignReplicasToBrokers`` (seed 004, PR

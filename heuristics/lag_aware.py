@@ -134,37 +134,51 @@ def _keep_owned(order, previous, subscribers, counts, owner, totals, lags) -> np
 
 
 def _difference(order, subscribers, totals, owner, lags) -> None:
-    """Differencing variant: one topic's partitions (``order``: decreasing lag) by BLDM, ``totals`` carried."""
+    """Differencing variant: one topic's partitions (``order``: decreasing lag) by BLDM, ``totals`` carried.
+
+    A tuple is ``k`` sums and ``k`` node ids; joining two makes ``k`` new nodes whose children are the
+    joined entries, so the work is linear: the rows are read back once, top down, at the end.
+    """
     k = len(subscribers)
     rounds = -(-len(order) // k)
     padded = np.full(rounds * k, -1, dtype=np.int64)
     padded[: len(order)] = order
-    # A tuple: (spread, sequence, sums[k], rows[k, c]); rows hold partition ids (-1: a dummy)
-    # and, in the carried tuple's column, -2 - member.
-    heap = []
-    sums = np.asarray(totals[subscribers])
-    heap.append((-_spread(sums), 0, sums, (-2 - subscribers.astype(np.int64))[:, None]))
-    values = np.where(padded >= 0, lags[np.maximum(padded, 0)], 0).astype(sums.dtype)
+    values = np.where(padded >= 0, lags[np.maximum(padded, 0)], 0)
+    # Leaves: nodes 0..k-1 are the subscribers (the carried totals), then the rounds' entries.
+    carried = np.asarray(totals[subscribers])
+    heap = [(-_spread(carried), 0, carried, np.arange(k))]
     for r in range(rounds):
-        row_sums = values[r * k : (r + 1) * k]
-        heap.append((-_spread(row_sums), r + 1, row_sums, padded[r * k : (r + 1) * k, None]))
+        sums = values[r * k : (r + 1) * k].astype(carried.dtype)
+        heap.append((-_spread(sums), r + 1, sums, k + r * k + np.arange(k)))
     heapq.heapify(heap)
-    sequence = rounds + 1
+    joins, next_node = [], k + rounds * k
     while len(heap) > 1:
-        _, _, a_sums, a_rows = heapq.heappop(heap)
-        _, _, b_sums, b_rows = heapq.heappop(heap)
+        _, _, a_sums, a_nodes = heapq.heappop(heap)
+        _, _, b_sums, b_nodes = heapq.heappop(heap)
         a = np.argsort(-a_sums, kind="stable") if a_sums.dtype != object else _object_order(a_sums, True)
         b = np.argsort(b_sums, kind="stable") if b_sums.dtype != object else _object_order(b_sums, False)
+        nodes = next_node + np.arange(k)
+        joins.append((nodes, a_nodes[a], b_nodes[b]))
+        next_node += k
         joined = a_sums[a] + b_sums[b]
-        heapq.heappush(heap, (-_spread(joined), sequence, joined, np.hstack((a_rows[a], b_rows[b]))))
-        sequence += 1
-    _, _, final, rows = heap[0]
-    member_column = np.argmax(rows <= -2, axis=1)
-    members = -2 - rows[np.arange(k), member_column]
-    for row, m in zip(rows, members.tolist()):
-        taken = row[row >= 0]
-        owner[taken] = m
-        totals[m] += lags[taken].sum()
+        heapq.heappush(heap, (-_spread(joined), len(joins) + rounds, joined, nodes))
+    row = np.empty(next_node, dtype=np.int64)
+    row[heap[0][3]] = np.arange(k)
+    for nodes, left, right in reversed(joins):
+        row[left] = row[nodes]
+        row[right] = row[nodes]
+    member_of_row = np.empty(k, dtype=np.int64)
+    member_of_row[row[:k]] = subscribers
+    real = padded >= 0
+    taken = padded[real]
+    members = member_of_row[row[k : k + rounds * k][real]]
+    owner[taken] = members
+    np.add.at(totals, members, lags[taken]) if totals.dtype != object else _add_object(totals, members, lags[taken])
+
+
+def _add_object(totals, members, values) -> None:
+    for m, v in zip(members.tolist(), values.tolist()):
+        totals[m] += v
 
 
 def _spread(sums: np.ndarray):

@@ -139,7 +139,8 @@ class _Moves:
         self.rack = cluster.rack.tolist()
         self.pos = cluster.pos.tolist()
         self.fresh = cluster.fresh.tolist()
-        self.c = cluster.c.tolist()
+        self.partitions = len(cluster.c)
+        self.c = cluster.c.reshape(-1).tolist()  # c_{p,k} at p * racks + k (flat: no per-partition lists)
         self.rack_brokers = [np.flatnonzero(cluster.rack == k).tolist() for k in range(self.racks)]
         self.by_rack = np.argsort(cluster.rack, kind="stable")
         self.rack_bounds = np.searchsorted(cluster.rack[self.by_rack], np.arange(self.racks))
@@ -147,10 +148,11 @@ class _Moves:
         self.head_d2 = np.zeros(shape, dtype=np.int64)
         self.head_slot = np.full(shape, _NONE, dtype=np.int64)
         self.lists: list[SortedList | None] = [None] * int(np.prod(shape))
+        self.flat_d2, self.flat_slot = self.head_d2.reshape(-1), self.head_slot.reshape(-1)  # views
         self._build()
 
     def _build(self) -> None:
-        """All lists at once, vectorised."""
+        """Every list's initial keys and head at once, vectorised (the lists themselves are made lazily)."""
         cl, n, racks = self.cluster, self.size, self.racks
         slots = np.arange(n, dtype=np.int64)
         base = ((cl.fresh.astype(np.int64) * 2 + cl.lead) * self.brokers + cl.pos) * racks
@@ -162,20 +164,28 @@ class _Moves:
             allowed = diff <= -1
             ids.append(base[allowed] + k)
             keys.append((diff[allowed] + self.offset) * n + slots[allowed])
-        ids, keys = np.concatenate(ids), np.concatenate(keys)
-        order = np.lexsort((keys, ids))
-        ids, keys = ids[order], keys[order]
-        firsts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, dtype=np.int64)
-        bounds = np.r_[firsts, len(ids)].tolist()
-        for lid, begin, end in zip(ids[firsts].tolist(), bounds[:-1], bounds[1:]):
-            self.lists[lid] = SortedList(keys[begin:end].tolist())
-        heads = keys[firsts]
-        self.head_slot.flat[ids[firsts]] = heads % n
-        self.head_d2.flat[ids[firsts]] = 2 * (heads // n - self.offset) + 2
+        span = (self.offset + 1) * n
+        packed = np.sort(np.concatenate(ids) * span + np.concatenate(keys))
+        ids, self.sorted_keys = np.divmod(packed, span)
+        every = np.arange(len(self.lists))
+        self.begin, self.end = np.searchsorted(ids, every), np.searchsorted(ids, every, side="right")
+        filled = self.begin < self.end
+        heads = self.sorted_keys[self.begin[filled]]
+        self.flat_slot[filled] = heads % n
+        self.flat_d2[filled] = 2 * (heads // n - self.offset) + 2
+
+    def _list(self, lid: int) -> SortedList:
+        """List ``lid``, made from its slice of the initial sorted keys when first needed."""
+        entries = self.lists[lid]
+        if entries is None:
+            entries = self.lists[lid] = SortedList(self.sorted_keys[self.begin[lid] : self.end[lid]].tolist())
+        return entries
 
     def _entries(self, j: int):
         """The ``(list id, key)`` of every list holding replica slot ``j``."""
-        counts = self.c[self.part[j]]
+        racks = self.racks
+        first = self.part[j] * racks
+        counts = self.c[first : first + racks]
         a = self.pos[j]
         own = self.rack[a]
         base = ((self.fresh[j] * 2 + self.lead[j]) * self.brokers + a) * self.racks
@@ -187,55 +197,51 @@ class _Moves:
                     yield base + k, (count - mine + offset) * n + j
 
     def move(self, i: int, b: int) -> None:
-        """Execute moving replica slot ``i`` to broker ``b``, updating counts and the touched lists."""
+        """Execute moving replica slot ``i`` to broker ``b``, updating counts and the lists whose entries change."""
         cl, p = self.cluster, self.part[i]
         partition_slots = range(self.start[p], self.start[p + 1])
-        touched = set()
-        for j in partition_slots:
-            for lid, key in self._entries(j):
-                self.lists[lid].remove(key)
-                touched.add(lid)
+        before = {entry for j in partition_slots for entry in self._entries(j)}
         a = self.pos[i]
         cl.r[a] -= 1
         cl.r[b] += 1
         if self.lead[i]:
             cl.l[a] -= 1
             cl.l[b] += 1
-        counts = self.c[p]
-        counts[self.rack[a]] -= 1
-        counts[self.rack[b]] += 1
+        self.c[p * self.racks + self.rack[a]] -= 1
+        self.c[p * self.racks + self.rack[b]] += 1
         self.pos[i] = b
         self.fresh[i] = 0
-        for j in partition_slots:
-            for lid, key in self._entries(j):
-                entries = self.lists[lid]
-                if entries is None:
-                    entries = self.lists[lid] = SortedList()
-                entries.add(key)
-                touched.add(lid)
+        after = {entry for j in partition_slots for entry in self._entries(j)}
+        lists, touched = self.lists, set()
+        for lid, key in before - after:
+            self._list(lid).remove(key)
+            touched.add(lid)
+        for lid, key in after - before:
+            self._list(lid).add(key)
+            touched.add(lid)
         n, offset = self.size, self.offset
         for lid in touched:
-            entries = self.lists[lid]
+            entries = lists[lid]
             if entries:
                 head = entries[0]
-                self.head_slot.flat[lid] = head % n
-                self.head_d2.flat[lid] = 2 * (head // n - offset) + 2
+                self.flat_slot[lid] = head % n
+                self.flat_d2[lid] = 2 * (head // n - offset) + 2
             else:
-                self.head_slot.flat[lid] = _NONE
+                self.flat_slot[lid] = _NONE
 
-    def _targets(self) -> list[np.ndarray]:
+    def _targets(self) -> np.ndarray:
         """Per rack, the target of least ``(r_b, b)`` (non-leaders) and of least ``(r_b, l_b, b)`` (leaders)."""
         r, l, brokers = self.cluster.r, self.cluster.l, self.brokers
         ids = np.arange(brokers, dtype=np.int64)
         plain = np.minimum.reduceat((r * brokers + ids)[self.by_rack], self.rack_bounds) % brokers
-        leaders_span = len(self.c) + 1
+        leaders_span = self.partitions + 1
         leaders = np.minimum.reduceat(((r * leaders_span + l) * brokers + ids)[self.by_rack], self.rack_bounds)
-        return [plain, leaders % brokers]
+        return np.stack([plain, leaders % brokers])
 
     def _exact_cell(self, x: int, lead: int, a: int, k: int):
         """Cell ``(x, lead, a, k)``'s best move over every broker of rack ``k``: ``(-R, d2, d3, slot, b)`` or None."""
         r, l = self.cluster.r, self.cluster.l
-        entries = self.lists[((x * 2 + lead) * self.brokers + a) * self.racks + k]
+        entries = self._list(((x * 2 + lead) * self.brokers + a) * self.racks + k)
         n, offset, pos, start, part = self.size, self.offset, self.pos, self.start, self.part
         best = None
         for b in self.rack_brokers[k]:
@@ -258,39 +264,48 @@ class _Moves:
     def best(self) -> tuple[int, int] | None:
         """The best possible move ``(replica slot, broker)``, or ``None``."""
         r, l = self.cluster.r, self.cluster.l
-        targets = self._targets()
-        gaps = [r[:, None] - r[t][None, :] for t in targets]
-        d3s = [np.zeros_like(gaps[0]), 2 * (l[targets[1]][None, :] - l[:, None]) + 2]
-        for x in (0, 1):
-            cells = []
-            for lead in (0, 1):
-                slot, d2 = self.head_slot[x, lead].copy(), self.head_d2[x, lead].copy()
-                gap, d3 = gaps[lead].copy(), d3s[lead].copy()
-                target = np.broadcast_to(targets[lead], gap.shape).copy()
-                cells.append([gap, d2, d3, slot, target])
-            while True:
-                oks = [(slot != _NONE) & (gap > 0) & ((gap >= 2) | (d2 < 0) | (d3 < 0))
-                       for gap, d2, d3, slot, _ in cells]
-                if not any(ok.any() for ok in oks):
-                    break
-                top = max(int(cell[0][ok].max()) for cell, ok in zip(cells, oks) if ok.any())
-                found = []
-                for lead, (cell, ok) in enumerate(zip(cells, oks)):
-                    a, k = np.nonzero(ok & (cell[0] == top))
-                    found += [(int(cell[1][u, v]), int(cell[2][u, v]), int(cell[3][u, v]), int(cell[4][u, v]),
-                               lead, int(u), int(v)) for u, v in zip(a.tolist(), k.tolist())]
-                d2, d3, i, b, lead, a, k = min(found)
+        targets = self._targets()  # (leader flag, rack)
+        gap = r[None, :, None] - r[targets][:, None, :]
+        d3 = np.zeros_like(gap)
+        d3[1] = 2 * (l[targets[1]][None, :] - l[:, None]) + 2
+        target = np.broadcast_to(targets[:, None, :], gap.shape)
+        # Cells (class x, leader flag, a, k): their heads' moves are lower bounds of each cell's best move.
+        ok = self._possible(gap, self.head_d2, d3, self.head_slot)
+        for x in np.flatnonzero(ok.reshape(2, -1).any(axis=1)).tolist():
+            cells = [gap, self.head_d2[x], d3, self.head_slot[x], target]
+            possible, copied = ok[x], False
+            while (cell := self._least(cells, possible)) is not None:
+                i, b = int(cells[3][cell]), int(cells[4][cell])
                 p = self.part[i]
                 if b not in self.pos[self.start[p] : self.start[p + 1]]:
                     return i, b
-                exact = self._exact_cell(x, lead, a, k)
-                cell = cells[lead]
+                if not copied:
+                    cells, copied = [array.copy() for array in cells], True
+                exact = self._exact_cell(x, *cell)
                 if exact is None:
-                    cell[3][a, k] = _NONE
+                    cells[3][cell] = _NONE
                 else:
-                    cell[0][a, k], cell[1][a, k], cell[2][a, k], cell[3][a, k], cell[4][a, k] = exact
-                    cell[0][a, k] = -exact[0]
+                    for array, value in zip(cells, (-exact[0], *exact[1:])):
+                        array[cell] = value
+                possible = self._possible(*cells[:4])
         return None
+
+    @staticmethod
+    def _possible(gap, d2, d3, slot) -> np.ndarray:
+        """Cells whose move keeps properties 1-2 and improves one: ``d1 <= 0``, ``d2 <= 0``, some ``< 0``."""
+        return (slot != _NONE) & (gap > 0) & ((gap >= 2) | (d2 < 0) | (d3 < 0))
+
+    def _least(self, cells, possible) -> tuple[int, int, int] | None:
+        """The possible cell ``(leader flag, a, k)`` of least ``(-gap, d2, d3, slot, b)``, or ``None``."""
+        gap, d2, d3, slot, target = cells
+        if not possible.any():
+            return None
+        at = np.flatnonzero(possible & (gap == gap[possible].max()))
+        # (d2, d3, slot, b) packed in one integer: d2 in [-2 F, 0], |d3| <= 2 P + 2, slot < N, b < B.
+        d3_span = 4 * self.partitions + 8
+        key = (((d2.flat[at] + 2 * self.offset) * d3_span + d3.flat[at] + d3_span // 2) * self.size
+               + slot.flat[at]) * self.brokers + target.flat[at]
+        return np.unravel_index(at[int(key.argmin())], gap.shape)
 
     def answer(self) -> np.ndarray:
         return self.cluster.problem.broker_ids[np.asarray(self.pos, dtype=np.int64)]

@@ -137,6 +137,9 @@ def _owned_flat(problem: GroupProblem) -> tuple[np.ndarray, list[str], list[int]
 def client_input(problem: GroupProblem, assignor: str, partition_racks=None):
     """Kafka's ``(Cluster, GroupSubscription)`` for ``problem`` as the leader's consumer builds them.
 
+    Single use: an assignor that reads user data (``StickyAssignor``) consumes the buffers; pass
+    ``start().unread(group)`` to call an assignor on the same input again.
+
     ``partition_racks``: optional replica racks of every partition (by global id), a list of lists
     of rack names; ``None`` (default) gives no partition a rack.
     """
@@ -198,7 +201,7 @@ def time_assign(problem: GroupProblem, assignor: str, warmups: int = 3, runs: in
     inputs = client_input(problem, assignor)
     instance = peers.newAssignor(CLIENT_ASSIGNORS[assignor])
     seconds = [float(s) for s in peers.time(instance, inputs.cluster, inputs.group, warmups, runs)]
-    return owners(problem, instance.assign(inputs.cluster, inputs.group)), seconds
+    return owners(problem, instance.assign(inputs.cluster, peers.unread(inputs.group))), seconds
 
 
 # ------------------------------------------------------------------ KIP-848 server assignors

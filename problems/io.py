@@ -38,10 +38,10 @@ def _optional_string(doc: dict, key: str, field: str) -> str | None:
     return None if value is None else checks.string(value, f"{field}.{key}")
 
 
-def _offsets(lengths: list[int]) -> np.ndarray:
-    """``[0, l0, l0 + l1, ...]``: where each of consecutive runs of ``lengths`` starts (length n + 1)."""
-    start = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=len(lengths)), out=start[1:])
+def _offsets(items: list) -> np.ndarray:
+    """``[0, l0, l0 + l1, ...]``: where each of consecutive runs of ``len(item)`` starts (length n + 1)."""
+    start = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=start[1:])
     return start
 
 
@@ -98,6 +98,8 @@ def _parse_group(doc: dict) -> GroupProblem:
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
+        if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
+            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
         key = tuple(subscription)
         if key not in checked:  # members mostly share a few subscriptions: each is checked once
             checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
@@ -156,7 +158,7 @@ def _parse_group(doc: dict) -> GroupProblem:
 def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, int],
                  notes: list[tuple[int, int, str]]) -> dict[str, Any]:
     """Every member's ``owned`` flattened into the arrays of :class:`GroupProblem`, checked in bulk."""
-    entry_start = _offsets(list(map(len, owned_docs)))
+    entry_start = _offsets(owned_docs)
     entry_member = np.repeat(np.arange(len(owned_docs)), np.diff(entry_start))
     names = list(chain.from_iterable(owned_docs))
     lists = list(chain.from_iterable(map(dict.values, owned_docs)))
@@ -164,11 +166,14 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
     def entry_field(e: int) -> str:
         return f"members[{entry_member[e]}].owned.{names[e]}"
 
-    checks.strings(names, lambda e: f"members[{entry_member[e]}].owned")
+    try:  # the distinct names first: a few hundred topics, not a million claims
+        checks.strings(list(set(names)), lambda _: "")
+    except ProblemError:
+        checks.strings(names, lambda e: f"members[{entry_member[e]}].owned")
     if lists and set(map(type, lists)) != {list}:
         e = next(e for e, v in enumerate(lists) if type(v) is not list)
         raise ProblemError(entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}")
-    start = _offsets(list(map(len, lists)))
+    start = _offsets(lists)
     checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
     flat = list(chain.from_iterable(lists))
     indices = checks.integers(flat, _item_field(start, entry_field))
@@ -213,12 +218,50 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
         if len(values) != count:
             raise ProblemError(f"lags.{name}", f"has {len(values)} lags but the topic has {count} partitions")
         lists.append(values)
-    start = _offsets(counts.tolist())
+    start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
     return _frozen(checks.integers(flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX))
 
 
 # --------------------------------------------------------- replica placement
+def _placement_lists(partitions_doc: list, live: int):
+    """``(topics, indices, starts, flat replicas)`` when every partition passes the loop's checks, else None.
+
+    The loop's checks of :func:`_parse_placement`, done in bulk (the int32 range of replicas is checked
+    once after either); on any failure the loop runs and names the first problem, so errors are unchanged.
+    """
+    if not partitions_doc or set(map(type, partitions_doc)) != {dict}:
+        return None
+    try:
+        topics = [part["topic"] for part in partitions_doc]
+        indices = [part["partition"] for part in partitions_doc]
+        replicas = [part["replicas"] for part in partitions_doc]
+    except KeyError:
+        return None
+    if set(map(type, topics)) != {str} or set(map(type, indices)) != {int} or set(map(type, replicas)) != {list}:
+        return None
+    lengths = np.fromiter(map(len, replicas), dtype=np.int64, count=len(replicas))
+    if int(lengths.min()) < 1 or int(lengths.max()) > live or int(lengths.sum()) > checks.MAX_PARTITIONS:
+        return None
+    flat = list(chain.from_iterable(replicas))
+    if set(map(type, flat)) != {int} or len(set(zip(topics, indices))) != len(topics):
+        return None
+    try:
+        checks.strings(topics, str)
+        checks.integers(indices, str)
+        flat_array = checks.integers(flat, str, high=checks.INT64_MAX)
+    except ProblemError:
+        return None
+    # A broker twice in one partition: equal neighbours once each partition's replicas are sorted.
+    owner = np.repeat(np.arange(len(replicas)), lengths)
+    order = np.lexsort((flat_array, owner))
+    if np.any((owner[order][1:] == owner[order][:-1]) & (flat_array[order][1:] == flat_array[order][:-1])):
+        return None
+    starts = np.zeros(len(replicas) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return topics, indices, starts.tolist(), flat
+
+
 def _parse_placement(doc: dict) -> PlacementProblem:
     brokers_doc = checks.expect(doc.get("brokers"), list, "brokers", "a list of brokers")
     ids: list[int] = []
@@ -246,10 +289,12 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         raise ProblemError("brokers", "must list at least one live broker")
     partitions_doc = checks.expect(doc.get("partitions"), list, "partitions", "a list of partitions")
     checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
-    topics: list[str] = []
-    indices: list[int] = []
-    starts = [0]
-    flat: list[int] = []
+    bulk = _placement_lists(partitions_doc, len(ids))
+    if bulk is not None:
+        topics, indices, starts, flat = bulk
+        partitions_doc = []  # every check passed in bulk: the loop below only names a problem
+    else:
+        topics, indices, starts, flat = [], [], [0], []
     seen: dict[tuple[str, int], int] = {}
     for i, part in enumerate(partitions_doc):
         field = f"partitions[{i}]"
@@ -281,13 +326,15 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         if len(flat) > checks.MAX_PARTITIONS:
             checks.at_most(len(flat), checks.MAX_PARTITIONS, "partitions", "replicas in all")
 
+    replica_start = np.array(starts, dtype=np.int64)
+    replica_brokers = checks.integers(flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas"))
     return PlacementProblem(
         broker_ids=_frozen(np.array(ids, dtype=np.int64)),
         broker_racks=tuple(racks),
         topics=tuple(topics),
         partitions=_frozen(np.array(indices, dtype=np.int64)),
-        replica_start=_frozen(np.array(starts, dtype=np.int64)),
-        replica_brokers=_frozen(np.array(flat, dtype=np.int64)),
+        replica_start=_frozen(replica_start),
+        replica_brokers=_frozen(replica_brokers),
     )
 
 

@@ -55,7 +55,7 @@ def assignment_bytes(problem: GroupProblem, owner: np.ndarray) -> bytes:
     base += len(first_blob)
     later_blob, later_at, later_len = _blob([_SEPARATOR + name for name in topic_names], base)
     base += len(later_blob)
-    numbers = orjson.dumps(problem.partition_index[order].tolist())  # b"[0,1,...]"
+    numbers = orjson.dumps(problem.partition_index[order], option=orjson.OPT_SERIALIZE_NUMPY)  # b"[0,1,...]"
     digits = np.frombuffer(numbers, dtype=np.uint8)
     commas = np.flatnonzero(digits == ord(","))
     number_at = base + np.concatenate(([1], commas + 1))[:count]
@@ -88,8 +88,10 @@ def assignment_bytes(problem: GroupProblem, owner: np.ndarray) -> bytes:
 def _gather(source: bytes, offsets: np.ndarray, lengths: np.ndarray) -> bytes:
     """The slices ``source[offsets[i]:offsets[i] + lengths[i]]`` concatenated, in one numpy gather."""
     ends = np.cumsum(lengths)
-    positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-    positions += np.repeat(offsets - (ends - lengths), lengths)
+    total = int(ends[-1]) if len(ends) else 0
+    kind = np.int32 if max(total, len(source)) < 2**31 else np.int64  # half the memory traffic
+    positions = np.arange(total, dtype=kind)
+    positions += np.repeat((offsets - (ends - lengths)).astype(kind), lengths)
     return np.frombuffer(source, dtype=np.uint8)[positions].tobytes()
 
 

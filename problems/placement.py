@@ -83,10 +83,13 @@ class PlacementProblem:
     @cached_property
     def replica_positions(self) -> np.ndarray:
         """``replica_brokers`` as broker positions; -1 for a broker that is gone."""
-        index = self.broker_index
-        return _frozen(
-            np.array([index.get(int(b), -1) for b in self.replica_brokers], dtype=np.int32)
-        )
+        order = np.argsort(self.broker_ids, kind="stable")
+        ids = self.broker_ids[order]
+        at = np.minimum(np.searchsorted(ids, self.replica_brokers), max(len(ids) - 1, 0))
+        if len(ids) == 0:
+            return _frozen(np.full(len(self.replica_brokers), -1, dtype=np.int32))
+        live = ids[at] == self.replica_brokers
+        return _frozen(np.where(live, order[at], -1).astype(np.int32))
 
     def replicas(self, p: int) -> np.ndarray:
         """Current replica broker ids of partition ``p``."""

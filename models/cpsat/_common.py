@@ -23,6 +23,9 @@ from ortools.sat.python import cp_model
 
 from models import _ranked
 
+#: Seconds allowed, past the time limit, to complete a hinted answer when the search found none.
+HINT_SECONDS = 1.0
+
 _STATUS = {
     cp_model.OPTIMAL: "optimal",
     cp_model.FEASIBLE: "feasible",
@@ -60,6 +63,7 @@ def solve_ranked(
     workers: int = 1,
     seed: int = 0,
     log: bool = False,
+    started: float | None = None,
 ) -> Ranked:
     """Minimise ``objectives`` lexicographically on ``model`` (which it modifies).
 
@@ -75,8 +79,11 @@ def solve_ranked(
         ``num_workers`` and ``random_seed`` of every solve.
     log
         Print CP-SAT's search log.
+    started
+        ``time.perf_counter()`` when the caller began building the model (the
+        limit covers the building too); default now.
     """
-    started = time.perf_counter()
+    started = time.perf_counter() if started is None else started
     deadline = started + time_limit
     solution: list[int] = []
     levels: list[int] = []
@@ -93,11 +100,14 @@ def solve_ranked(
             raise RuntimeError(f"CP-SAT rejected the model: {solver.status_name(code)} "
                                f"{model.validate()}")
         if status in ("infeasible", "unknown"):
+            if i == 0 and status == "unknown" and model.proto.solution_hint.vars:
+                return _from_hint(model, objectives, solver, workers, seed, started)
             if i == 0 or status == "infeasible":
                 return Ranked(status, seconds=time.perf_counter() - started)
             # Out of time on a later level: keep the previous level's solution.
             bound = (*levels, *_level_bound(solver))
-            return Ranked("feasible", _levels(objectives, solution), bound, time.perf_counter() - started, solution)
+            return Ranked("feasible", _levels(objectives, solution), bound or None, time.perf_counter() - started,
+                          solution)
         solution = list(solver.response_proto.solution)
         if status == "feasible":
             bound = (*levels, math.ceil(solver.best_objective_bound - 1e-9))
@@ -109,6 +119,27 @@ def solve_ranked(
         for index, hinted in enumerate(solution):
             model.add_hint(model.get_int_var_from_proto_index(index), hinted)
     return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, solution)
+
+
+def _from_hint(model, objectives, timed_out: cp_model.CpSolver, workers: int, seed: int, started: float) -> Ranked:
+    """Level 1 ran out of time without a solution: the hinted answer, completed, as ``feasible``.
+
+    The hint (a heuristic's answer) is a solution of the hard constraints; its
+    other variables follow by propagation, which a solve with every hinted
+    variable fixed finds at once (at most :data:`HINT_SECONDS`, past the limit).
+    """
+    solver = cp_model.CpSolver()
+    solver.parameters.fix_variables_to_their_hinted_value = True
+    solver.parameters.stop_after_first_solution = True
+    solver.parameters.max_time_in_seconds = HINT_SECONDS
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Ranked("unknown", seconds=time.perf_counter() - started)
+    solution = list(solver.response_proto.solution)
+    found = _levels(objectives, solution)
+    bound = tuple(min(b, found[0]) for b in _level_bound(timed_out))
+    return Ranked("feasible", found, bound or None, time.perf_counter() - started, solution)
 
 
 def _level_bound(solver: cp_model.CpSolver) -> tuple[int, ...]:

@@ -30,6 +30,8 @@ status: :func:`models.cpsat._common.solve_ranked`.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from ortools.sat.python import cp_model
 
@@ -60,6 +62,7 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
         ``optimal`` (both levels proven), ``feasible`` with the proven
         lexicographic bound, or ``unknown`` when time ran out without an answer.
     """
+    started = time.perf_counter()  # the time limit covers building the model
     classes = partition_classes(problem)
     start = heuristic.assign(problem).answer
     lo, hi = count_bounds(problem, classes, start)
@@ -95,7 +98,8 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
     add_hint(model, [(var, hinted_kept[c]) for c, var in kept.items()])
     add_hint(model, zip(z, hinted_pooled))
     add_hint(model, [(var, counts[m] >= k) for (m, k), var in b.items()])
-    ranked = solve_ranked(model, [sum(squares), moves], time_limit=time_limit, workers=workers, seed=seed, log=log)
+    ranked = solve_ranked(model, [sum(squares), moves], time_limit=time_limit, workers=workers, seed=seed, log=log,
+                          started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)

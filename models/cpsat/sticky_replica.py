@@ -21,6 +21,8 @@ partitions x RF 3 on 28 brokers in 60 s; at 1,000 partitions the answer is
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from ortools.graph.python import min_cost_flow
 from ortools.sat.python import cp_model
@@ -30,6 +32,7 @@ from models.cpsat._common import add_hint, solve_ranked
 from models._replica import (
     balanced_level1,
     build_answer,
+    check_model_size,
     count_bounds,
     frontier as _frontier,
     original_sets,
@@ -148,6 +151,8 @@ def solve(
         ``optimal`` only when every level is proven; otherwise ``feasible``
         with the proven bound, or ``infeasible`` / ``unknown``.
     """
+    started = time.perf_counter()  # the time limit covers building the model
+    check_model_size(problem, "CP-SAT")
     target = None if beat is None else target_levels(problem, beat)
     model = cp_model.CpModel()
     brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
@@ -231,7 +236,8 @@ def solve(
             values[counted], values[square] = count, count * count
         add_hint(model, values.items())
 
-    ranked = solve_ranked(model, objectives, time_limit=time_limit, workers=workers, seed=seed, log=log)
+    ranked = solve_ranked(model, objectives, time_limit=time_limit, workers=workers, seed=seed, log=log,
+                          started=started)
     info = {} if max_moves is None else {"max_moves": max_moves}
     if not ranked.has_solution:
         return ranked.result(problem, "sticky-replica", info=info)

@@ -75,7 +75,9 @@ The two PR questions
   optimum (that optimum is then feasible and best over a superset) and when
   ``k`` is below the replicas on removed brokers (``infeasible``).  In between
   a move budget is a side constraint, not a flow: CP-SAT
-  (:mod:`models.cpsat.sticky_replica`) answers, with its own status.
+  (:mod:`models.cpsat.sticky_replica`) answers, with its own status (it
+  refuses clusters beyond its ``MODEL_PAIRS``, so at 100,000 partitions only
+  the flow-exact points exist).
 * ``fewest_moves(placement)``: exact by flow when the placement's levels 1-2
   are the proven optima and the proven lexicographic optimum meets its level 3
   with stage A's moves (every placement matching it has optimal levels 1-2, so

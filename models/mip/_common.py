@@ -1,4 +1,4 @@
-"""Ranked (lexicographic) objectives with PuLP, written once.
+"""Ranked (lexicographic) objectives with PuLP models, written once.
 
 The same bound-and-resolve scheme as :mod:`models.cpsat._common`: minimise
 level 1; if proven optimal, constrain it to its optimum and minimise level 2;
@@ -9,13 +9,32 @@ optimality; the relative gap is set to 0 (HiGHS's default 1e-4 would call a
 non-optimal answer optimal).
 
 Backends: ``highs`` (default; the HiGHS binary that the ``highsbox`` wheel
-ships, through PuLP's ``HiGHS_CMD``) and ``cbc`` (PuLP's bundled CBC).  Both run
-as child processes, single-threaded with a fixed seed for determinism, and the
-proven dual bound of a timed-out level is read from the solver's own log.  Not
-``highspy`` in-process: ortools' ``libortools`` exports the HiGHS symbols it
-bundles, and in one process with a different highspy the two interpose each
-other (seen here: import errors, or HiGHS ignoring its time limit after CP-SAT
-ran).
+ships) and ``cbc`` (PuLP's bundled CBC binary).  PuLP builds the model; this
+module runs the solver itself (issue 11), because PuLP's ``solve`` rounds
+every number of the model file to 13 digits and reads the first ``Status``
+line of a log that HiGHS appends to, so later levels were read as level 1's.
+Here each level has its own model file (exact numbers:
+:mod:`models.mip._mps`), solution file and log, and reads its own status and
+bound:
+
+* ``optimal`` only when the solver reports an optimal solution for the level
+  and its dual bound reaches the level's exact value (rounded solution,
+  Python integers); ``optimal`` overall only when every level is;
+* a reported bound is never above the returned answer's level;
+* a level that fails (time, solver error, no solution) after level 1 keeps the
+  previous level's answer as ``feasible``; level 1 without a solution is
+  ``unknown`` (the family models then fall back on their heuristic hint).
+
+Deadline: ``started`` (default: the call) plus ``time_limit`` covers the
+model building done by the caller before the call, the file writing and
+reading and every solve.  The solver's own time limit is the time left; a
+solver process still running :data:`GRACE_SECONDS` after the deadline is
+killed, and HiGHS's best incumbent (which it writes to a file at each
+improvement) is returned.  Both run single-threaded with a fixed seed for
+determinism.  Not ``highspy`` in-process: ortools' ``libortools`` exports the
+HiGHS symbols it bundles, and in one process with a different highspy the two
+interpose each other (seen here: import errors, or HiGHS ignoring its time
+limit after CP-SAT ran).
 """
 
 from __future__ import annotations
@@ -23,17 +42,33 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import pulp
 
 from models import _ranked
+from models.mip._mps import write_mps
 
 BACKENDS = ("highs", "cbc")
+
+#: Seconds a solver process may run past the deadline before it is killed.
+GRACE_SECONDS = 1.0
+#: The largest constraint coefficient or right-hand side of a level's model at which the solver's
+#: ``optimal``, bound and ``infeasible`` are believed.  HiGHS 1.15 computes in doubles with
+#: tolerances: measured on 12-partition, 3-member lag-aware groups (level 1 rows
+#: ``z >= sum_p lag_p x[p, m]``), every ``optimal`` held with lags below 1e8, while with lags
+#: near 1e9 CP-SAT beat 4 of 6 ``optimal`` answers and one group was called ``infeasible``.
+#: Beyond it a level's answer is kept as ``feasible``, without bound (issue 11).
+TRUSTED_MAGNITUDE = 2**28
+#: Below this many seconds left, a level is not started (its answer could not be read in time).
+_MINIMUM_SECONDS = 0.05
 
 
 @dataclass
@@ -48,8 +83,19 @@ class Ranked(_ranked.Ranked):
             return round(expression)
         if isinstance(expression, pulp.LpVariable):
             return round(self._values.get(expression.name, 0.0))
-        total = expression.constant + sum(c * self._values.get(v.name, 0.0) for v, c in expression.items())
-        return round(total)
+        return round(expression.constant) + sum(
+            c * round(self._values.get(v.name, 0.0)) for v, c in expression.items()
+        )
+
+
+@dataclass
+class _Level:
+    """What one solver run says about one level."""
+
+    status: str  # optimal | feasible | infeasible | unknown
+    values: dict[str, float] | None = None
+    dual: float | None = None  # proven lower bound of the level's objective (constant included)
+    slack: float = 0.0  # how far ``dual`` may be above the solver's own bound (the log's rounding)
 
 
 def _highs_binary() -> str:
@@ -63,45 +109,121 @@ def _highs_binary() -> str:
     return highsbox.highs_bin_path()
 
 
-def _solver(backend: str, seconds: float, seed: int, log: bool, log_path: str):
-    if backend == "highs":
-        return pulp.HiGHS_CMD(path=_highs_binary(), msg=log, timeLimit=seconds, threads=1, gapRel=0.0,
-                              logPath=log_path, options=[f"random_seed={seed}"])
-    if backend == "cbc":
-        return pulp.PULP_CBC_CMD(msg=log, timeLimit=seconds, threads=1, gapRel=0.0, logPath=log_path,
-                                 options=[f"randomSeed {seed}", f"randomCbcSeed {seed + 1}"])
-    raise ValueError(f"unknown MIP backend {backend!r} (choose from {', '.join(BACKENDS)})")
+def _cbc_binary() -> str:
+    return pulp.PULP_CBC_CMD().path
 
 
-#: The line of each backend's log that carries the proven lower bound.
-_BOUND_LINE = {"highs": re.compile(r"^\s*Dual bound\s+(\S+)"), "cbc": re.compile(r"^Lower bound:\s+(\S+)")}
-
-
-def _dual_bound(backend: str, log_path: str) -> float | None:
+def _number(text: str) -> float | None:
     try:
-        text = Path(log_path).read_text(errors="replace")
-    except OSError:
+        value = float(text)
+    except ValueError:
         return None
-    for line in reversed(text.splitlines()):
-        match = _BOUND_LINE[backend].match(line)
+    return None if math.isinf(value) or math.isnan(value) else value
+
+
+def _columns(lines: list[str], names: list[str]) -> dict[str, float] | None:
+    """The last ``# Columns`` block of a HiGHS solution text, by model variable name."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("# Columns")]
+    if not starts:
+        return None
+    begin = starts[-1] + 1
+    count = int(lines[starts[-1]].split()[2])
+    values: dict[str, float] = {}
+    for line in lines[begin : begin + count]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[0].startswith("c"):
+            return None
+        values[names[int(parts[0][1:])]] = float(parts[1])
+    return values if len(values) == count else None
+
+
+def _run(command: list[str], deadline: float, log_path: str | None) -> bool:
+    """Run a solver; kill it :data:`GRACE_SECONDS` after ``deadline``.  Whether it finished."""
+    with open(log_path, "w") if log_path else open(os.devnull, "w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            process.wait(timeout=max(0.0, deadline + GRACE_SECONDS - time.perf_counter()))
+            return True
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            return False
+
+
+def _solve_highs(mps: str, folder: Path, names: list[str], seconds: float, deadline: float, seed: int,
+                 log: bool) -> _Level:
+    solution, improving, log_file = folder / "solution", folder / "improving", folder / "log"
+    options = folder / "options"
+    options.write_text("\n".join([
+        f"solution_file={solution}", "write_solution_to_file=true", "write_solution_style=0",
+        f"log_file={log_file}", f"log_to_console={'true' if log else 'false'}", "threads=1",
+        "mip_rel_gap=0", f"random_seed={seed}", "mip_improving_solution_save=true",
+        f"mip_improving_solution_file={improving}",
+    ]) + "\n")
+    command = [_highs_binary(), mps, f"--options_file={options}", f"--time_limit={seconds:.3f}"]
+    finished = _run(command, deadline, None)
+    text = log_file.read_text(errors="replace").splitlines() if log_file.exists() else []
+    if log:
+        sys.stderr.write("\n".join(text) + "\n")
+    dual = None
+    for line in text:
+        match = re.match(r"^\s*Dual bound\s+(\S+)", line)
         if match:
-            try:
-                value = float(match.group(1))
-            except ValueError:
-                return None
-            return None if math.isinf(value) or math.isnan(value) else value
-    return None
+            dual = _number(match.group(1))
+    if finished and solution.exists():
+        lines = solution.read_text(errors="replace").splitlines()
+        model_status = lines[1].strip() if len(lines) > 1 else ""
+        values = _columns(lines, names) if "# Primal solution values" in lines and any(
+            line.strip() == "Feasible" for line in lines[:6]) else None
+        if model_status == "Infeasible":
+            return _Level("infeasible")
+        if values is not None:
+            if model_status == "Optimal":
+                objective = next((_number(line.split()[1]) for line in lines if line.startswith("Objective ")), None)
+                return _Level("optimal", values, dual if dual is not None else objective)
+            return _Level("feasible", values, dual)
+    # Killed, or no solution file: HiGHS's last improving solution, if any.
+    values = _columns(improving.read_text(errors="replace").splitlines(), names) if improving.exists() else None
+    return _Level("unknown" if values is None else "feasible", values, dual)
 
 
-def _outcome(problem: pulp.LpProblem) -> str:
-    """``optimal`` | ``feasible`` | ``infeasible`` | ``unknown`` from PuLP's statuses."""
-    if problem.status == pulp.LpStatusInfeasible or problem.sol_status == pulp.LpSolutionInfeasible:
-        return "infeasible"
-    if problem.sol_status == pulp.LpSolutionOptimal:
-        return "optimal"
-    if problem.sol_status == pulp.LpSolutionIntegerFeasible:
-        return "feasible"
-    return "unknown"
+def _solve_cbc(mps: str, folder: Path, names: list[str], seconds: float, deadline: float, seed: int,
+               log: bool) -> _Level:
+    solution, log_file = folder / "solution", folder / "log"
+    command = [_cbc_binary(), mps, "-sec", f"{seconds:.3f}", "-timeMode", "elapsed", "-threads", "1",
+               "-ratioGap", "0", "-randomSeed", str(seed + 1), "-randomCbcSeed", str(seed + 1),  # 0: time of day
+               "-solve", "-solution", str(solution)]
+    finished = _run(command, deadline, str(log_file))
+    text = log_file.read_text(errors="replace").splitlines() if log_file.exists() else []
+    if log:
+        sys.stderr.write("\n".join(text) + "\n")
+    dual = None
+    for line in text:
+        match = re.match(r"^(?:Lower bound|Objective value):\s+(\S+)", line)
+        if match and line.startswith("Lower bound"):
+            dual = _number(match.group(1))
+    if not finished or not solution.exists():
+        return _Level("unknown", None, dual)
+    lines = solution.read_text(errors="replace").splitlines()
+    head = lines[0].split() if lines else []
+    if not head or head[0] in ("Infeasible", "Integer"):
+        return _Level("infeasible" if head else "unknown")
+    if head[0] == "Stopped" and "objective" not in head[:5] or head[0] not in ("Optimal", "Stopped"):
+        return _Level("unknown", None, dual)
+    values: dict[str, float] = {}
+    for line in lines[1:]:
+        parts = line.split()
+        if parts and parts[0] == "**":
+            parts = parts[1:]
+        if len(parts) >= 3 and parts[1].startswith("c") and parts[1][1:].isdigit():
+            values[names[int(parts[1][1:])]] = float(parts[2])
+    if head[0] == "Optimal":
+        objective = _number(head[-1])
+        return _Level("optimal", values, dual if dual is not None else objective)
+    return _Level("feasible", values, dual)
+
+
+_SOLVE = {"highs": _solve_highs, "cbc": _solve_cbc}
 
 
 def solve_ranked(
@@ -112,6 +234,7 @@ def solve_ranked(
     backend: str = "highs",
     seed: int = 0,
     log: bool = False,
+    started: float | None = None,
 ) -> Ranked:
     """Minimise ``objectives`` lexicographically on ``problem`` (which it modifies).
 
@@ -122,51 +245,76 @@ def solve_ranked(
     objectives
         Integer-valued affine expressions, most important first.
     time_limit
-        Seconds for all levels together.
+        Seconds for all levels together, counted from ``started``.
     backend
         ``highs`` or ``cbc``.
     seed
         The solver's random seed.
     log
-        Print the solver's log.
+        Print the solver's log (on stderr).
+    started
+        ``time.perf_counter()`` when the caller began (model building counts
+        against the limit); default now.
     """
-    started = time.perf_counter()
-    deadline = started + time_limit
-    log_path = tempfile.mktemp(prefix="rebalance-lab-mip-", suffix=".log")
+    if backend not in _SOLVE:
+        raise ValueError(f"unknown MIP backend {backend!r} (choose from {', '.join(BACKENDS)})")
+    started = time.perf_counter() if started is None else started
+    folder = Path(tempfile.mkdtemp(prefix="rebalance-lab-mip-"))
     try:
-        return _solve_levels(problem, objectives, deadline, started, backend, seed, log, log_path)
+        return _solve_levels(problem, list(objectives), started + time_limit, started, backend, seed, log, folder)
     finally:
-        if os.path.exists(log_path):
-            os.remove(log_path)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-def _solve_levels(problem, objectives, deadline, started, backend, seed, log, log_path) -> Ranked:
+def _solve_levels(problem, objectives, deadline, started, backend, seed, log, folder: Path) -> Ranked:
     levels: list[int] = []
     values: dict[str, float] = {}
     for i, objective in enumerate(objectives):
-        problem.setObjective(objective)
-        remaining = max(0.01, deadline - time.perf_counter())
-        try:
-            problem.solve(_solver(backend, remaining, seed, log, log_path))
-            status = _outcome(problem)
-        except pulp.PulpSolverError:
-            # PuLP 3.3 cannot parse the solution file HiGHS writes when its time limit
-            # stops it with an incumbent: no solution we can read, so "unknown" for this level.
-            status = "unknown"
-        dual = _dual_bound(backend, log_path) if status in ("feasible", "unknown") else None
-        if status == "infeasible" or (status == "unknown" and i == 0):
-            return Ranked(status, seconds=time.perf_counter() - started)
-        if status == "unknown":  # out of time on a later level: keep the previous solution
-            bound = (*levels, *([] if dual is None else [math.ceil(dual - 1e-6)]))
-            return Ranked("feasible", _levels(objectives, values), bound, time.perf_counter() - started, values)
-        values = {v.name: v.varValue or 0.0 for v in problem.variables()}
-        if status == "feasible":
-            bound = (*levels, *([] if dual is None else [math.ceil(dual - 1e-6)]))
-            return Ranked("feasible", _levels(objectives, values), bound, time.perf_counter() - started, values)
-        value = _levels([objective], values)[0]  # pulp.value() is None for an objective without variables
+        objective = pulp.LpAffineExpression(objective)
+        level = _Level("unknown")
+        if deadline - time.perf_counter() >= _MINIMUM_SECONDS:
+            here = folder / f"level{i + 1}"
+            here.mkdir()
+            mps = str(here / "model.mps")
+            variables, constant, magnitude = write_mps(problem, objective, mps)
+            seconds = deadline - time.perf_counter()
+            if not variables:  # nothing to decide (e.g. no members): the constant is the optimum
+                level = _Level("optimal", {}, constant)
+            elif seconds >= _MINIMUM_SECONDS:
+                names = [v.name for v in variables]
+                level = _SOLVE[backend](mps, here, names, seconds, deadline, seed, log)
+                if level.dual is not None:
+                    level.slack = _slack(level.dual)
+                    level.dual += constant
+                if magnitude > TRUSTED_MAGNITUDE:  # numbers beyond the solver's reliable range
+                    level = _Level("unknown" if level.values is None else "feasible", level.values)
+        if level.status == "infeasible" or level.values is None:
+            if i == 0:
+                return Ranked(level.status, seconds=time.perf_counter() - started)
+            # A later level failed (time, solver error): keep the previous level's answer.
+            return _feasible(objectives, values, levels, level, started)
+        values = level.values
+        value = Ranked("feasible", _values=values).value(objective)
+        if level.status != "optimal" or level.dual is None or math.ceil(level.dual - level.slack) < value:
+            return _feasible(objectives, values, levels, level, started)
         levels.append(value)
-        problem += (objective <= value, f"_ranked_level_{i + 1}")
+        if i + 1 < len(objectives):
+            problem += (objective <= value, f"_ranked_level_{i + 1}")
     return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, values)
+
+
+def _feasible(objectives, values, proven: list[int], level: _Level, started: float) -> Ranked:
+    """``feasible``: the answer's levels; the bound = proven levels, then the dual bound (never above the answer)."""
+    found = _levels(objectives, values)
+    bound = list(proven)
+    if level.dual is not None:
+        bound.append(min(math.ceil(level.dual - level.slack), found[len(proven)]))
+    return Ranked("feasible", found, tuple(bound) or None, time.perf_counter() - started, values)
+
+
+def _slack(bound: float) -> float:
+    """How far a bound read from a log may be above the solver's own (HiGHS prints 12 significant digits)."""
+    return 1e-6 + abs(bound) * 1e-11
 
 
 def _levels(objectives, values: dict[str, float]) -> tuple[int, ...]:

@@ -1,7 +1,7 @@
 """Exact lag-aware assignment (KIP-169's objective, DESIGN.md section 3) as a PuLP MIP.
 
 The constraints, level 1 and symmetry breaking of :mod:`models.cpsat.lag_aware`
-(the backend-neutral data is :class:`models._lag_aware.LagModel`): binary
+(the backend-neutral data is :class:`models.cpsat.lag_aware.LagModel`): binary
 ``x[p, m]``, per-topic floor/ceiling counts, level 1 ``z >= L[m]``.  Level 2 is
 written differently, which makes the CP-SAT = MIP agreement test a check of
 both: ``sum_m L[m]^2 = sum_p lag_p^2 + 2 sum_{p<q} lag_p lag_q same[p, q]``
@@ -13,7 +13,8 @@ for small instances).  Variant ``"sticky"``: level 2 is the moves.  NP-hard
 PuLP's command-line backends take no MIP start, so the heuristic enters as a
 valid cut instead of a hint: ``z <=`` the best heuristic's level 1 (the optimum
 is never above it), and ``z >=`` the size-free bound of :mod:`models.lag_bounds`.
-Beyond ``MODEL_PAIRS`` pairs: as CP-SAT, the best heuristic answer with those bounds.
+Beyond ``MODEL_PAIRS`` pairs, or ``PAIR_ROWS`` level-2 rows: as CP-SAT, the best
+heuristic answer with those bounds.
 
 Numbers: lags are divided by their gcd; HiGHS and CBC compute in doubles,
 exact on integers up to ``2**53``, so the sum ``S`` of the divided lags must be
@@ -23,11 +24,17 @@ beyond, :func:`solve` raises :class:`problems.ProblemError` naming the bound.
 
 from __future__ import annotations
 
+import time
+
 import pulp
 
 from models._lag_aware import LagModel
-from models.mip._common import solve_ranked
+from models.mip._common import Ranked, solve_ranked
 from problems import GroupProblem, Result
+
+#: Level 2's co-assignment rows (pairs of positive-lag partitions x members) beyond which no model is
+#: built (measured: 200 partitions x 10 members, 199,000 rows, took 76 s to build and solve).
+PAIR_ROWS = 50_000
 
 
 def solve(
@@ -64,9 +71,11 @@ def solve(
     ProblemError
         When the lags exceed the bound stated in the module docstring.
     """
+    started = time.perf_counter()  # the time limit covers building the model
     data = LagModel(problem, variant, 2**53, "MIP")
-    if data.too_large:  # as CP-SAT: the best heuristic answer with the size-free bounds
-        return data.bounds_only()
+    positive = sum(1 for p in data.partitions.tolist() if data.lags[p] > 0)
+    if data.too_large or (variant is None and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS):
+        return data.bounds_only()  # as CP-SAT: the best heuristic answer with the size-free bounds
     model = pulp.LpProblem("lag_aware", pulp.LpMinimize)
     x = {
         (p, m): pulp.LpVariable(f"x_{p}_{m}", cat="Binary")
@@ -103,11 +112,14 @@ def solve(
         second = len(owned) - pulp.lpSum(x[p, int(data.previous[p])] for p in owned)
     else:
         terms = []
-        for p, q, coefficient, common in data.pairs():
+        for k, (p, q, coefficient, common) in enumerate(data.pairs()):
+            if k % 64 == 0 and time.perf_counter() > started + time_limit:
+                return data.result(Ranked("unknown"), x)  # out of time while building: the hint's answer
             same = pulp.LpVariable(f"same_{p}_{q}", cat="Binary")
             for m in common.tolist():
                 model += same >= x[p, m] + x[q, m] - 1
             terms.append(coefficient * same)
         second = data.constant + pulp.lpSum(terms)
-    ranked = solve_ranked(model, [1 * z, second], time_limit=time_limit, backend=backend, seed=seed, log=log)
+    ranked = solve_ranked(model, [1 * z, second], time_limit=time_limit, backend=backend, seed=seed, log=log,
+                          started=started)
     return data.result(ranked, x)

@@ -15,6 +15,8 @@ hint: PuLP's command-line backends take none).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pulp
 
@@ -47,6 +49,7 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs
         ``optimal`` (both levels proven), ``feasible`` with the proven
         lexicographic bound, or ``unknown`` when time ran out without an answer.
     """
+    started = time.perf_counter()  # the time limit covers building the model
     classes = partition_classes(problem)
     lo, hi = count_bounds(problem, classes, heuristic.assign(problem).answer)
     model = pulp.LpProblem("sticky", pulp.LpMinimize)
@@ -74,7 +77,8 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs
         squares.append(lo * lo + pulp.lpSum((2 * k - 1) * var for k, var in b.items()))
     balance = pulp.lpSum(squares)
     moves = pulp.lpSum(int(classes.sizes[c]) - var for c, var in kept.items())
-    ranked = solve_ranked(model, [balance, moves], time_limit=time_limit, backend=backend, seed=seed, log=log)
+    ranked = solve_ranked(model, [balance, moves], time_limit=time_limit, backend=backend, seed=seed, log=log,
+                          started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)

@@ -10,11 +10,14 @@ most a few million on the benchmark, far from HiGHS's trouble zone).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pulp
 
 from models._replica import (
     build_answer,
+    check_model_size,
     count_bounds,
     frontier as _frontier,
     original_sets,
@@ -29,6 +32,10 @@ from problems import PlacementProblem, Result
 def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pulp.LpVariable:
     """A continuous ``s >= value^2`` (equal at the optimum) for integer ``value`` in ``[low, high]``."""
     square = pulp.LpVariable(name, low * low, high * high)
+    if len(value) > 1:  # one row defines the count; each secant is then a two-term row (not a copy of value)
+        count = pulp.LpVariable(f"{name}_count", low, high)
+        model += count == value
+        value = count
     for t in secant_range(low, high):
         model += square >= (2 * t + 1) * value - t * (t + 1)
     return square
@@ -59,6 +66,8 @@ def solve(
     backend, seed, log
         ``highs`` or ``cbc``, the solver's seed, its log.
     """
+    started = time.perf_counter()  # the time limit covers building the model
+    check_model_size(problem, "MIP")
     target = None if beat is None else target_levels(problem, beat)
     model = pulp.LpProblem("sticky_replica", pulp.LpMinimize)
     brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
@@ -78,7 +87,11 @@ def solve(
 
     bounds = count_bounds(problem, max_moves, target)
     level1, level3, upper1, upper3 = [], [], 0, 0
+    info = {} if max_moves is None else {"max_moves": max_moves}
+    late = Result(problem, "sticky-replica", None, "unknown", info=info)  # the limit ran out while building
     for b in brokers:
+        if time.perf_counter() > started + time_limit:
+            return late
         low, high = bounds[b]
         r = pulp.lpSum(x[p, b] for p in partitions)
         model += r >= low
@@ -91,6 +104,8 @@ def solve(
 
     squares2, constant2, upper2 = [], 0, 0
     for p in partitions:
+        if time.perf_counter() > started + time_limit:
+            return late
         for k in racks:
             if len(racks) == 1:
                 constant2 += factors[p] ** 2  # one rack: every replica is on it
@@ -117,8 +132,8 @@ def solve(
         model += level3 <= target[2] + (upper3 - target[2]) * (1 - within)
         model += better1 + better2 + within >= 1
 
-    ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log)
-    info = {} if max_moves is None else {"max_moves": max_moves}
+    ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log,
+                          started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky-replica", info=info)
     holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]

@@ -121,3 +121,47 @@ def test_unknown_variant_exits_2_naming_the_variants():
     done = run("assign", "--strategy", "sticky", "--variant", "kafka-1", "examples/group/kafka-12464-c2-joins.json")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--variant kafka-1 is not a variant of --strategy sticky" in done.stderr and "kafka-9987" in done.stderr
+
+
+OUT_OF_RANGE = {  # issue 11, finding 3/4: each was a traceback or a silent "unknown"
+    "workers -1": ("assign", "--solver", "cpsat", "--workers", "-1"),
+    "workers 100000": ("assign", "--solver", "cpsat", "--workers", "100000"),
+    "cp-sat seed 2**31": ("assign", "--solver", "cpsat", "--seed", "2147483648"),
+    "mip seed -1": ("assign", "--solver", "mip", "--seed", "-1"),
+    "time limit 0": ("assign", "--solver", "cpsat", "--time-limit", "0"),
+    "time limit nan": ("assign", "--solver", "cpsat", "--time-limit", "nan"),
+    "start index -1": ("reassign", "--start-index", "-1"),
+    "max moves -1": ("reassign", "--solver", "cpsat", "--max-moves", "-1"),
+}
+
+
+@pytest.mark.parametrize("args", OUT_OF_RANGE.values(), ids=OUT_OF_RANGE.keys())
+def test_out_of_range_options_exit_2_with_one_line(args):
+    """Tests that the parser refuses out-of-range numbers: exit 2, one stderr line naming the option."""
+    command, *options = args
+    if command == "assign":
+        problem, strategy = "examples/group/kip-169-three-lags.json", "lag-aware"
+    else:
+        problem, strategy = "examples/placement/pr-18903-two-move-limit.json", "kafka-default"
+    done = run(command, "--strategy", strategy, *options, problem)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"rebalance-lab {command}: error: argument {options[-2]}"), lines
+
+
+def test_variant_the_solver_lacks_exits_2():
+    """Tests `lag-aware --solver mip --variant cumulative` (a heuristic-only variant): exit 2, not a traceback."""
+    done = run("assign", "--strategy", "lag-aware", "--solver", "mip", "--variant", "cumulative",
+               "examples/group/kip-169-three-lags.json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--variant cumulative is not a variant of --strategy lag-aware --solver mip" in done.stderr
+
+
+def test_assign_without_an_answer_exits_3_like_reassign():
+    """Tests the one outcome convention: no answer (here the MIP's time runs out) prints the document
+    with `assignment: null` and exits 3, naming the status on stderr's last line."""
+    done = run("assign", "--strategy", "sticky", "--solver", "mip", "--time-limit", "0.001",
+               "examples/group/kafka-12464-c2-joins.json")
+    assert done.returncode == 3, done.stderr
+    assert json.loads(done.stdout) == {"assignment": None, "status": "unknown", "objective": []}
+    assert done.stderr.splitlines()[-1] == "rebalance-lab assign: no answer (unknown)"

@@ -66,7 +66,7 @@ def test_exact_solver_frontier_in_the_report():
 
 
 def test_mip_solver_and_infeasible_move_limit(tmp_path):
-    """Tests --solver mip, and that a move limit below the forced moves exits 1 with no JSON."""
+    """Tests --solver mip, and that a move limit below the forced moves exits 3 (no answer) with no JSON."""
     path = tmp_path / "removed.json"
     path.write_text(json.dumps({"brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
                                 "partitions": [{"topic": "t", "partition": 0, "replicas": [9, 1]}]}))
@@ -74,8 +74,8 @@ def test_mip_solver_and_infeasible_move_limit(tmp_path):
     assert done.returncode == 0, done.stderr
     assert 9 not in replicas(done)[0]
     done = run("--strategy", "sticky-replica", "--solver", "cpsat", "--max-moves", "0", str(path))
-    assert done.returncode == 1 and done.stdout == ""
-    assert "no placement (infeasible)" in done.stderr
+    assert done.returncode == 3 and done.stdout == ""
+    assert done.stderr.splitlines()[-1] == "rebalance-lab reassign: no answer (infeasible)"
 
 
 def test_option_the_strategy_does_not_take_exits_2():
@@ -83,3 +83,27 @@ def test_option_the_strategy_does_not_take_exits_2():
     done = run("--strategy", "sticky-replica", "--start-index", "1", TWO_MOVE)
     assert done.returncode == 2 and done.stdout == ""
     assert "--start-index" in done.stderr
+
+
+def test_report_frontier_shares_one_time_budget(tmp_path, capsys):
+    """Tests that --report --max-moves K spends one --time-limit across its K + 2 solves (was one each:
+    18.4 s for --time-limit 1 --max-moves 36).  In-process, so start-up time does not count."""
+    import random
+    import time
+
+    from experiments.cli import main
+
+    rng = random.Random(0)
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({
+        "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(9)],
+        "partitions": [{"topic": f"t{p % 4}", "partition": p // 4, "replicas": rng.sample(range(9), 3)}
+                       for p in range(200)]}))
+    started = time.perf_counter()
+    status = main(["reassign", "--strategy", "sticky-replica", "--solver", "cpsat", "--time-limit", "1", "--report",
+                   "--max-moves", "30", str(path)])
+    elapsed = time.perf_counter() - started
+    err = capsys.readouterr().err
+    assert status in (0, 3), err  # 3: no placement within 30 moves found in time
+    assert elapsed < 1 + 3, f"{elapsed:.1f} s"  # one budget, plus CP-SAT's hint completion and scoring
+    assert "is spent)" in err or err.count("\n  ") == 31

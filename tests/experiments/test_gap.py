@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from experiments.gap import disagreements, gaps, headline, tied_above, tied_gap
-from result_rows import frame, row
+from support.result_rows import frame, row
 
 
 def test_gap_against_an_optimal_reference():
@@ -73,3 +73,27 @@ def test_level_two_gaps_count_only_where_level_one_ties():
     assert headline(gaps(rows))["mean_gap2"].tolist() == [7.0]   # not (7 - 5) / 2
     assert headline(gaps(rows))["compared"].tolist() == [2]
     assert not tied_above(gap_rows, 3).any()                     # sticky has no level 3
+
+
+def test_certified_interval_columns_when_only_a_bound_exists():
+    """Tests the interval columns: [H - E, H - B] with H = 110, E = 100, B = 95; relative high over B; width E - B."""
+    rows = frame(row("b", "sticky", "heuristic", "heuristic", [110, 3]),
+                 row("b", "sticky", "cpsat", "feasible", [100, 3], bound=[95]))
+    gap = gaps(rows).iloc[0]
+    assert (gap["gap1_low"], gap["gap1_high"], gap["certified_width1"]) == (10, 15, 5)
+    assert gap["rel_gap1_high"] == pytest.approx(15 / 95)
+
+
+def test_an_optimal_beaten_by_another_answer_is_flagged():
+    """Tests issue 11's `equal-hot` case: the MIP's `optimal` level 2 beaten by CP-SAT's feasible answer
+    (and a heuristic beating an `optimal` one); an optimal equal to the best answer is not flagged."""
+    rows = frame(row("h", "lag-aware", "mip", "optimal", [1000333, 1000683024780]),
+                 row("h", "lag-aware", "cpsat", "feasible", [1000333, 1000682996020]),
+                 row("g", "sticky", "cpsat", "optimal", [50, 3]),
+                 row("g", "sticky", "heuristic", "heuristic", [50, 2]),
+                 row("k", "sticky", "cpsat", "optimal", [50, 2]),
+                 row("k", "sticky", "heuristic", "heuristic", [50, 2]))
+    found = disagreements(rows).set_index("scenario_id")
+    assert sorted(found.index) == ["g", "h"]
+    assert found.loc["h", "reason"] == "beaten by lag-aware/cpsat [1000333, 1000682996020]"
+    assert found.loc["g", "reason"].startswith("beaten by sticky/heuristic")

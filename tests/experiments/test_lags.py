@@ -152,3 +152,18 @@ def test_command_line_group_and_out(spark, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == LATEST
     assert main(["lags", str(SNAPSHOT), "--group", "nope"]) == 2
     assert capsys.readouterr().err.endswith("--group: group 'nope' is not in the snapshot (groups: g1, g2)\n")
+
+
+@pytest.mark.spark
+def test_command_line_prints_no_spark_banner(tmp_path):
+    """Tests issue 11 finding 3: a real `rebalance-lab lags` process shows no JVM banner or Spark log on stderr
+    (they go to a temporary log file), only the command's own warning lines."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[2]
+    done = subprocess.run([sys.executable, "-m", "experiments.cli", "lags", str(SNAPSHOT), "--master", "local[1]"],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == LATEST
+    assert all(line.startswith("warning: ") for line in done.stderr.splitlines()), done.stderr

@@ -6,56 +6,28 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
-import pytest
-
-import experiments.runs
 from experiments.cli import main
-from experiments.results import load_results, results_folder, write_batch
 from experiments.plots import PLOTS
-from experiments.report import FORMATS, build, default_folder, summary_json
-from experiments.tables import SEED
+from experiments.report import build, default_folder, render_markdown, summary_json
+from experiments.results import load_results
 from experiments.scenarios import suite
-from experiments.runs import scenario_frame, solve_frame
+from experiments.tables import SEED
+from support.result_rows import frame, row
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory) -> Path:
-    """The smoke suite solved once, written as a run folder OUT/results/suite=smoke/run_id=test."""
-    out = tmp_path_factory.mktemp("out")
-    folder = results_folder(out, "smoke", "test")
-    write_batch(folder, solve_frame(scenario_frame(suite("smoke")), time_limit=2))
-    return folder
-
-
-def _refuse(*args, **kwargs):
-    raise AssertionError("`rebalance-lab report` solved something")
-
-
-@pytest.fixture(scope="module")
-def report(smoke_run, tmp_path_factory) -> Path:
-    """The smoke run's report in every format, rendered by the `report` command, which must not solve."""
-    out = tmp_path_factory.mktemp("report")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(experiments.runs, "solve_frame", _refuse)
-        assert main(["report", str(smoke_run), "--out", str(out),
-                     *[a for f in FORMATS for a in ("--format", f)]]) == 0
-    return out
-
-
-def test_every_figure_is_written_as_png_and_svg(report):
+def test_every_figure_is_written_as_png_and_svg(smoke_report):
     """Tests that each plot lands beside the report as a non-empty PNG and SVG."""
     assert len(PLOTS) == 5 and "replica_frontier" in PLOTS
     for name in PLOTS:
-        assert (report / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        svg = (report / f"{name}.svg").read_text()
+        assert (smoke_report / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        svg = (smoke_report / f"{name}.svg").read_text()
         assert svg.lstrip().startswith("<?xml") and "</svg>" in svg and len(svg) > 1000
 
 
-def test_html_has_the_headline_tables_captioned_figures_and_a_disagreements_section(report, smoke_run):
+def test_html_has_the_headline_tables_captioned_figures_and_a_disagreements_section(smoke_report, smoke_run):
     """Tests the HTML page: one labelled table per objective, every figure embedded with a caption, sections."""
-    page = (report / "report.html").read_text()
+    page = (smoke_report / "report.html").read_text()
     assert str(smoke_run) in page
     for objective in ("lag-aware", "sticky", "sticky-replica", "stream-join"):
         assert f"<h3>{objective}</h3>" in page
@@ -68,47 +40,47 @@ def test_html_has_the_headline_tables_captioned_figures_and_a_disagreements_sect
     assert "id='disagreements'" in page and "Runs that failed" in page
 
 
-def test_markdown_has_a_table_per_objective_and_links_existing_images(report):
+def test_markdown_has_a_table_per_objective_and_links_existing_images(smoke_report):
     """Tests the Markdown rendering: headings, pipe tables (one row per heuristic), image links that resolve."""
-    text = (report / "report.md").read_text()
+    text = (smoke_report / "report.md").read_text()
     assert text.startswith("# rebalance-lab comparison")
     sticky = text[text.index("### sticky\n"):text.index("### sticky-replica")]
     rows = [line for line in sticky.splitlines() if line.startswith("|")]
-    assert len(rows) == 2 + 4   # header, separator; range, round robin, KAFKA-12464, KAFKA-9987
+    assert len(rows) == 2 + 5   # header, separator; range, round robin, Kafka's, KAFKA-12464, KAFKA-9987
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(links) == sorted(f"{name}.png" for name in PLOTS)
-    assert all((report / link).stat().st_size > 0 for link in links)
+    assert all((smoke_report / link).stat().st_size > 0 for link in links)
     assert "## Exact solvers that disagree" in text
 
 
-def test_latex_document_has_booktabs_tables_and_compiles(report, tmp_path):
+def test_latex_document_has_booktabs_tables_and_compiles(smoke_report, tmp_path):
     """Tests the LaTeX rendering (one booktabs table per objective, one row per heuristic) and compiles it."""
-    tex = (report / "report.tex").read_text()
-    tables = (report / "tables.tex").read_text()
+    tex = (smoke_report / "report.tex").read_text()
+    tables = (smoke_report / "tables.tex").read_text()
     assert r"\usepackage{booktabs}" in tex and tables in tex
     assert tables.count(r"\begin{table}") == tables.count(r"\toprule") == tables.count(r"\bottomrule") == 4
     assert r"\hline" not in tables
     sticky = tables[tables.index("label{tab:headline-sticky}"):]
     body = sticky[sticky.index(r"\midrule"):sticky.index(r"\bottomrule")].splitlines()[1:]
-    assert [line.split(" & ")[0] for line in body] == ["range", "round robin", "KAFKA-12464 (KIP-54 when unequal)",
-                                                       "KAFKA-9987"]
+    assert [line.split(" & ")[0] for line in body] == ["range", "round robin", "Kafka's StickyAssignor (4.x)",
+                                                       "KAFKA-12464 (KIP-54 when unequal)", "KAFKA-9987"]
     assert r"[95\% CI]" in tables and not re.search(r"\d%", tables)
     pdflatex = shutil.which("pdflatex")
     assert pdflatex, "pdflatex is missing: `make test` installs it (Debian texlive-latex-recommended)"
-    shutil.copytree(report, tmp_path / "tex")
+    shutil.copytree(smoke_report, tmp_path / "tex")
     done = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
                           cwd=tmp_path / "tex", capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:]
     assert (tmp_path / "tex" / "report.pdf").read_bytes()[:5] == b"%PDF-"
 
 
-def test_summary_json_holds_the_headline_numbers_reproducibly(report, smoke_run):
+def test_summary_json_holds_the_headline_numbers_reproducibly(smoke_report, smoke_run):
     """Tests summary.json: one entry per objective and heuristic, fractions, the same CI computed again."""
-    summary = json.loads((report / "summary.json").read_text())
+    summary = json.loads((smoke_report / "summary.json").read_text())
     assert summary["scenarios"] == len(suite("smoke")) and summary["run_ids"] == ["test"]
     assert summary["disagreements"] == 0 and summary["failed_runs"] == 0
     entries = {(e["objective"], e["heuristic"]): e for e in summary["headline"]}
-    assert len(entries) == 12
+    assert len(entries) == 14   # 5 lag-aware, 5 sticky, 2 replica, 2 stream-join heuristics
     kip169 = entries[("lag-aware", "lag-aware")]
     assert kip169["proven_optimal"] + kip169["bounded"] <= kip169["scenarios"]
     assert kip169["ci95_low"] <= kip169["mean_gap1"] <= kip169["ci95_high"] < 1
@@ -133,3 +105,20 @@ def test_report_command_rejects_what_is_not_one_run(smoke_run, tmp_path, capsys)
         assert main(["report", str(folder)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"error: {folder}: ") and problem in err[0]
+
+
+def test_disagreeing_exact_solvers_are_listed_with_labels():
+    """Tests the disagreements section: both 'optimal' rows of a scenario whose levels differ, with why, counted in JSON."""
+    rows = frame(row("a", "sticky", "heuristic", "heuristic", [100, 9]),
+                 row("a", "sticky", "flow", "optimal", [100, 2]),
+                 row("a", "sticky", "mip", "optimal", [100, 1_752]),
+                 row("b", "sticky", "heuristic", "heuristic", [100, 0]),
+                 row("b", "sticky", "flow", "optimal", [100, 0]))
+    content, _ = build(rows, "hand-made rows")
+    assert content.disagreements.to_dict("records") == [
+        {"scenario": "a", "strategy": "sticky", "solver": "flow", "status": "optimal",
+         "reason": "another optimal row differs", "level 1": "100", "level 2": "2"},
+        {"scenario": "a", "strategy": "sticky", "solver": "mip", "status": "optimal",
+         "reason": "beaten by sticky/flow [100, 2]", "level 1": "100", "level 2": "1,752"}]
+    assert summary_json(content, SEED)["disagreements"] == 1
+    assert "so the claim is false (a bug)" in render_markdown(content)

@@ -20,9 +20,6 @@ import pytest
 from matplotlib import image
 
 from experiments.plots import PLOTS
-from experiments.report import write_report
-from experiments.scenarios import suite
-from experiments.runs import scenario_frame, solve_frame
 
 PROBE = """<script>
 window.__problems = [];
@@ -55,10 +52,9 @@ def browse(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProces
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("report")
-    rows = solve_frame(scenario_frame(suite("smoke")), time_limit=2)
-    return write_report(rows, folder, source="smoke suite", formats=("html",))
+def report(smoke_report) -> Path:
+    """The smoke suite's HTML report (rendered once for the session, see conftest.py)."""
+    return smoke_report / "report.html"
 
 
 def test_report_loads_in_chromium_without_errors_and_every_image_shows(report, tmp_path):

@@ -20,7 +20,7 @@ from experiments.tables import (
     to_latex,
     to_markdown,
 )
-from result_rows import frame, row
+from support.result_rows import frame, row
 
 
 @pytest.mark.parametrize("fraction, text", [
@@ -79,7 +79,7 @@ def test_headline_table_has_human_labels():
         "heuristic", "scenarios: proven optimum", "scenarios: bounded",
         "mean gap to optimum, partition balance [95% CI]", "p95 gap", "max gap",
         "mean extra moves where partition balance ties (scenarios)", "optimal on every level"]
-    assert table.iloc[0].tolist() == ["KAFKA-12464 (KIP-54 when unequal)", "2", "1", "5% [0%, 10%]", "9.5%", "10%",
+    assert table.iloc[0].tolist() == ["Kafka's StickyAssignor (4.x)", "2", "1", "5% [0%, 10%]", "9.5%", "10%",
                                       "+3 (1)", "0%"]
 
 

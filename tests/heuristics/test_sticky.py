@@ -116,6 +116,40 @@ def test_kip54_three_consumers_fresh_follows_the_seed_partition_order():
     }
 
 
+# ------------------------------------- Kafka's own StickyAssignorTest expectations
+def _kafka_test_group(partitions: int, owned: dict[str, list[int]]) -> dict:
+    return {"topics": {"topic": partitions}, "members": [
+        {"id": c, "topics": ["topic"], "owned": {"topic": owned.get(c, [])}, "generation": 1}
+        for c in ("consumer1", "consumer2", "consumer3")]}
+
+
+@pytest.mark.parametrize(("partitions", "consumer1"), [(3, [1]), (4, [1, 3])])
+def test_kafka_partition_claimed_twice_in_one_generation_is_invalidated(partitions, consumer1):
+    """Tests StickyAssignorTest.testAllConsumersHaveOwnedPartitionInvalidatedWhenClaimedByMultipleConsumers...:
+    consumer1 and consumer2 both claim topic-0 at the same generation, so consumer3 gets it."""
+    problem = load_problem(_kafka_test_group(partitions, {"consumer1": [0, 1], "consumer2": [0, 2]}))
+    assert sticky.assign(problem).assignment == {
+        "consumer1": {"topic": consumer1}, "consumer2": {"topic": [2]}, "consumer3": {"topic": [0]}}
+
+
+@pytest.mark.parametrize("equal", [True, False])
+def test_kafka_conflicting_previous_generations(equal):
+    """Tests StickyAssignorTest.testAssignmentWithConflictingPreviousGenerations: 4 each, and consumer2 and
+    consumer3 (generation 2) keep only partitions they owned."""
+    every = ["topic", "topic2", "topic3"]
+    c1 = {"topic": [0, 1, 2], "topic2": [2, 3], "topic3": [0]} if equal else {"topic": [0, 1, 2, 3]}
+    c2 = {"topic": [0, 1], "topic2": [0, 1, 2, 3]}
+    c3 = {"topic": [2, 3], "topic3": [0, 1, 2, 3]}
+    problem = load_problem({"topics": {t: 4 for t in every}, "members": [
+        {"id": "consumer1", "topics": every if equal else ["topic"], "owned": c1, "generation": 1},
+        {"id": "consumer2", "topics": every if equal else ["topic", "topic2"], "owned": c2, "generation": 2},
+        {"id": "consumer3", "topics": every, "owned": c3, "generation": 2}]})
+    got = sticky.assign(problem).assignment
+    assert [sum(map(len, got[c].values())) for c in got] == [4, 4, 4]
+    for member, before in (("consumer2", c2), ("consumer3", c3)):
+        assert all(set(indices) <= set(before.get(t, [])) for t, indices in got[member].items())
+
+
 # ---------------------------------------------------- the general algorithm
 KIP54_UNEQUAL = {"topics": {"t0": 1, "t1": 2, "t2": 3}, "members": [
     {"id": "C0", "topics": ["t0"]}, {"id": "C1", "topics": ["t0", "t1"]}, {"id": "C2", "topics": ["t0", "t1", "t2"]}]}

@@ -19,28 +19,11 @@ import pytest
 from hypothesis import given, settings
 
 import heuristics.sticky as sticky
-from problems import evaluate, load_problem
+from problems import load_problem
+from support.sticky_kafka_check import compare
 from support.sticky_strategies import kafka_documents as documents
 
 RANDOM_GROUPS = 300
-
-
-def compare(kafka_java, doc: dict) -> str:
-    """``"equal"``, or which documented way Kafka's answer is broken; fails on any other difference."""
-    problem = load_problem(doc)
-    ours = sticky.assign(problem)
-    try:
-        theirs = kafka_java.assign(problem, "sticky")
-    except Exception as error:  # noqa: BLE001 - Kafka's exception, named below
-        assert "NullPointerException" in f"{type(error).__name__} {error}", json.dumps(doc)
-        assert ours.valid
-        return "kafka-throws"
-    if np.array_equal(ours.answer, theirs):
-        return "equal"
-    kafka_verdict = evaluate(problem, theirs, "sticky")
-    assert not kafka_verdict.valid and ours.valid, json.dumps(doc)
-    assert all("subscribe" in v for v in kafka_verdict.violations), kafka_verdict.violations
-    return "kafka-invalid"
 
 
 @settings(max_examples=RANDOM_GROUPS)

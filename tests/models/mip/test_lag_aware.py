@@ -7,6 +7,7 @@ import random
 import pytest
 
 import models.cpsat.lag_aware as cpsat
+from heuristics import lag_aware as heuristic
 import models.mip.lag_aware as mip
 from models.lag_bounds import lower_bound
 from problems import ProblemError, load_problem
@@ -42,4 +43,5 @@ def test_time_out_reports_the_proven_bound():
     result = mip.solve(problem, time_limit=0.5)
     assert result.status == "feasible"  # at worst the best heuristic answer with the size-free bounds
     assert result.valid and result.bound[0] <= result.objective[0]
+    assert result.objective[0] <= heuristic.assign(problem).objective[0]  # the hint is never lost
     assert result.bound[1] == lower_bound(problem)[1]  # level 2 never started

@@ -171,17 +171,39 @@ public final class KafkaPeers {
     /**
      * Runs {@code assignor.assign} {@code warmups} times untimed (JIT warm-up), then {@code runs} times timed with
      * System.nanoTime; returns the seconds of each timed run.  Each run starts from the same Cluster and
-     * GroupSubscription and builds all its own structures, as the group leader does.
+     * GroupSubscription (an unread copy, made untimed) and builds all its own structures, as the group leader does.
      */
     public static double[] time(ConsumerPartitionAssignor assignor, Cluster cluster, GroupSubscription group, int warmups, int runs) throws Exception {
-        return timed(() -> assignor.assign(cluster, group), warmups, runs);
+        return timed(() -> {
+            GroupSubscription copy = unread(group);
+            return () -> assignor.assign(cluster, copy);
+        }, warmups, runs);
     }
 
-    private static double[] timed(Callable<?> call, int warmups, int runs) throws Exception {
+    /**
+     * A copy of {@code group} whose user data buffers are unread: an assignor reading a member's user data
+     * (StickyAssignor) consumes its buffer, and the leader calls the assignor once per subscription set, so
+     * every repeated call gets its own copy (made outside the timing).
+     */
+    public static GroupSubscription unread(GroupSubscription group) {
+        Map<String, Subscription> copies = new HashMap<>();
+        for (Map.Entry<String, Subscription> entry : group.groupSubscription().entrySet()) {
+            Subscription s = entry.getValue();
+            Subscription copy = new Subscription(s.topics(), s.userData() == null ? null : s.userData().duplicate(),
+                s.ownedPartitions(), s.generationId().orElse(-1), s.rackId());
+            copy.setGroupInstanceId(s.groupInstanceId());
+            copies.put(entry.getKey(), copy);
+        }
+        return new GroupSubscription(copies);
+    }
+
+    /** {@code warmups} untimed then {@code runs} timed calls, each prepared (untimed) by {@code prepare}. */
+    private static double[] timed(Callable<Callable<?>> prepare, int warmups, int runs) throws Exception {
         for (int i = 0; i < warmups; i++)
-            call.call();
+            prepare.call().call();
         double[] seconds = new double[runs];
         for (int i = 0; i < runs; i++) {
+            Callable<?> call = prepare.call();
             long start = System.nanoTime();
             call.call();
             seconds[i] = (System.nanoTime() - start) / 1e9;
@@ -271,6 +293,6 @@ public final class KafkaPeers {
 
     /** As {@link #time} for a KIP-848 server assignor. */
     public static double[] timeServer(ConsumerGroupPartitionAssignor assignor, GroupSpec spec, SubscribedTopicDescriber describer, int warmups, int runs) throws Exception {
-        return timed(() -> assignor.assign(spec, describer), warmups, runs);
+        return timed(() -> () -> assignor.assign(spec, describer), warmups, runs);
     }
 }

@@ -1,0 +1,150 @@
+"""Benchmark: rebalance-lab's sticky assignor side by side with Kafka's own Java StickyAssignor,
+franz-go's sticky balancer and kafka-python, on the same inputs in the same run.
+
+Shapes: Kafka's large test shape (AbstractStickyAssignorTest: 500 topics x 2,000 partitions =
+1,000,000 partitions, 2,000 members, all subscribed), and 50 topics x 200 partitions = 10,000
+partitions x 500 members, where kafka-python (too slow for the large shape) runs too.  Cases on
+each shape: ``fresh``; ``member-leaves``: the last member leaves and everyone else owns the fresh
+answer (rebalance-lab's; every side gets that same input), generation 1; ``odd-member``: fresh,
+the last member subscribed to topic 0 only (unequal subscriptions: the general algorithm).
+
+Every side is timed from an in-memory group to an assignment, building its own structures:
+
+* rebalance-lab: ``load_problem`` of the group document (a dict) plus ``heuristics.sticky.assign``
+  (the KIP-341 resolution of owned claims included); best of ``--repeat``;
+* Kafka's Java ``StickyAssignor`` (the release ``peers/java/pom.xml`` pins, in-process through
+  JPype): ``assign(Cluster, GroupSubscription)`` on what the leader's consumer hands it (every
+  member's subscription and user data built by its own assignor instance, serialized and read
+  back), timed inside the JVM with ``System.nanoTime`` after ``--warmups`` untimed runs (JIT
+  warm-up); best of ``--repeat``;
+* franz-go's ``kgo.StickyBalancer`` (``peers/franz_go``): what a kgo leader does with the JoinGroup
+  response (parse every member's metadata, balance), timed inside Go; best of ``--repeat``;
+* kafka-python's ``StickyPartitionAssignor`` (10,000-partition shape only): building each member's
+  metadata and ``assign``; one run.
+
+Every answer is re-scored by ``problems.evaluate`` on the sticky objective (sum of squared member
+partition counts, then moves) and must be valid.  ``--json`` prints one object per (case,
+implementation): ``case``, ``implementation``, ``seconds``, ``objective`` (plus ``shape``).
+
+    .venv/bin/python benchmarks/peers.py             # markdown table with ratios to rebalance-lab
+    .venv/bin/python benchmarks/peers.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import heuristics.sticky as sticky
+from problems import evaluate, load_problem
+
+# The repository root, for the test-and-benchmark-only ``peers`` package (not installed); first,
+# so that ``peers`` is that package and not this script.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sticky import group_document  # noqa: E402  (benchmarks/sticky.py)
+
+from _timing import best_of  # noqa: E402
+
+
+def cases(topics: int, partitions: int, members: int) -> list[tuple[str, dict]]:
+    """The three groups of a shape: fresh, the last member leaves, the last member on topic 0 only."""
+    fresh = group_document(topics, partitions, members)
+    first = sticky.assign(load_problem(fresh)).assignment
+    return [
+        ("fresh", fresh),
+        ("member-leaves", group_document(topics, partitions, members, owned=first, leave=True)),
+        ("odd-member", group_document(topics, partitions, members, odd_member=True)),
+    ]
+
+
+def ours(doc: dict):
+    def run():
+        return sticky.assign(load_problem(doc)).answer
+
+    return best_of_seconds(run)
+
+
+def best_of_seconds(function, *args):
+    seconds, answer = best_of(ARGS.repeat, function, *args)
+    return answer, seconds
+
+
+def kafka_java_sticky(problem, doc):
+    from peers import kafka_java
+
+    owner, seconds = kafka_java.time_assign(problem, "sticky", warmups=ARGS.warmups, runs=ARGS.repeat)
+    return owner, min(seconds)
+
+
+def franz_go_sticky(problem, doc):
+    from peers import kgo
+
+    owner, seconds = kgo.balance(problem, doc, repeat=ARGS.repeat)
+    return owner, min(seconds)
+
+
+def kafka_python_sticky(problem, doc):
+    from peers.kafka_python import PeerStickyGroup
+
+    started = time.perf_counter()
+    owner = PeerStickyGroup().assign(problem)
+    return owner, time.perf_counter() - started
+
+
+def implementations(with_kafka_python: bool) -> list[tuple[str, object]]:
+    from peers import kafka_java, kgo
+
+    found = [
+        ("rebalance-lab", lambda problem, doc: ours(doc)),
+        (f"Kafka {kafka_java.kafka_version()} StickyAssignor (Java)", kafka_java_sticky),
+        (f"franz-go {kgo.franz_go_version()} StickyBalancer", franz_go_sticky),
+    ]
+    if with_kafka_python:
+        found.append(("kafka-python StickyPartitionAssignor", kafka_python_sticky))
+    return found
+
+
+def main(argv=None) -> None:
+    global ARGS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="one JSON object per (case, implementation)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per side (best kept)")
+    parser.add_argument("--warmups", type=int, default=3, help="untimed JIT warm-up runs of the Java assignor")
+    parser.add_argument("--large", default="500,2000,2000", help="topics,partitions per topic,members")
+    parser.add_argument("--small", default="50,200,500", help="the shape kafka-python runs on too")
+    ARGS = parser.parse_args(argv)
+
+    rows = []
+    for shape_name, shape, with_python in (("small", ARGS.small, True), ("large", ARGS.large, False)):
+        topics, partitions, members = (int(x) for x in shape.split(","))
+        label = f"{topics * partitions:,} x {members:,}"
+        for case, doc in cases(topics, partitions, members):
+            problem = load_problem(doc)
+            baseline = None
+            for name, run in implementations(with_python):
+                owner, seconds = run(problem, doc)
+                verdict = evaluate(problem, owner, "sticky")
+                assert verdict.valid, (case, name, verdict.violations[:3])
+                baseline = seconds if baseline is None else baseline
+                row = {"shape": label, "case": case, "implementation": name, "seconds": round(seconds, 4),
+                       "objective": [int(x) for x in verdict.objective]}
+                rows.append(row)
+                if ARGS.json:
+                    print(json.dumps(row), flush=True)
+                else:
+                    if len(rows) == 1:
+                        print("| shape | case | implementation | seconds | vs rebalance-lab | sum of squares | moves |")
+                        print("| --- | --- | --- | --- | --- | --- | --- |")
+                    ratio = f"{seconds / baseline:.2f}x" if baseline > 0 else "-"
+                    print(f"| {label} | {case} | {name} | {seconds:.3f} | {ratio} | "
+                          f"{row['objective'][0]:,} | {row['objective'][1]:,} |", flush=True)
+
+
+ARGS = None
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""An exact MPS file of a PuLP problem (one job: numbers written without rounding).
+
+PuLP's own ``writeMPS`` prints every number with ``% .12e`` (13 significant
+digits), so a lag of 12,345,678,901,234 or a level-1 cap of 3.6e14 reaches
+the solver rounded: the solver then answers a different problem (issue 11 saw
+``infeasible`` for feasible groups and ``optimal`` for beaten answers).  Here
+integers are written in full and floats with ``repr`` (the shortest text that
+reads back to the same double), so the solver reads the model's exact doubles
+(integers are exact up to ``2**53``; the models check their ranges).
+
+Fixed MPS columns (minimisation, the default sense); columns are named ``c<i>`` and rows ``r<j>`` (no name of the model reaches the
+file, so no name can break it); the objective's constant is left out of the
+file and returned, for the caller to add to the solver's objective and bound.
+"""
+
+from __future__ import annotations
+
+import pulp
+
+
+def _number(value) -> str:
+    if isinstance(value, int):
+        return str(value)
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 2**63 else repr(value)
+
+
+def _line(first: str, second: str, number: str) -> str:
+    """A data line in fixed-MPS columns (CBC reads only those; HiGHS reads both); numbers may run past column 36."""
+    return f"    {first:<8}  {second:<8}  {number}"
+
+
+def _bound(kind: str, i: int, value=None) -> str:
+    return f" {kind} BND       {f'c{i}':<8}" + ("" if value is None else f"  {_number(value)}")
+
+
+_SENSE = {pulp.LpConstraintLE: "L", pulp.LpConstraintGE: "G", pulp.LpConstraintEQ: "E"}
+
+
+def write_mps(problem: pulp.LpProblem, objective, path: str) -> tuple[list[pulp.LpVariable], float, float]:
+    """Write ``problem`` minimising ``objective`` to ``path``.
+
+    Returns the variables in column order (column ``c<i>`` is ``variables[i]``),
+    the objective's constant and the largest magnitude of a constraint
+    coefficient or right-hand side.
+    """
+    variables = list(problem.variables())
+    known = {v.name for v in variables}
+    for v in objective.keys():
+        if v.name not in known:
+            variables.append(v)
+            known.add(v.name)
+    column = {v.name: i for i, v in enumerate(variables)}
+    entries: list[list[str]] = [[] for _ in variables]
+    for v, c in objective.items():
+        if c:
+            entries[column[v.name]].append(_line(f"c{column[v.name]}", "OBJ", _number(c)))
+    rows, rhs = [], []
+    biggest = 0
+    for j, constraint in enumerate(problem.constraints.values()):
+        biggest = max(biggest, abs(constraint.constant), max(map(abs, constraint.values()), default=0))
+        rows.append(f" {_SENSE[constraint.sense]}  r{j}")
+        for v, c in constraint.items():
+            entries[column[v.name]].append(_line(f"c{column[v.name]}", f"r{j}", _number(c)))
+        if constraint.constant:
+            rhs.append(_line("RHS", f"r{j}", _number(-constraint.constant)))
+    lines = ["NAME          model", "ROWS", " N  OBJ", *rows, "COLUMNS"]
+    bounds = []
+    for i, v in enumerate(variables):
+        integer = v.cat == pulp.LpInteger
+        if integer:
+            lines.append("    MARKER    'MARKER'                 'INTORG'")
+        lines.extend(entries[i] or [_line(f"c{i}", "OBJ", "0")])
+        if integer:
+            lines.append("    MARKER    'MARKER'                 'INTEND'")
+        low, up = v.lowBound, v.upBound
+        if low is not None and low == up:
+            bounds.append(_bound("FX", i, low))
+            continue
+        if low is None:
+            bounds.append(_bound("MI" if up is not None else "FR", i))
+        elif low != 0 or (integer and up is None):  # COIN reads a bare integer column as binary
+            bounds.append(_bound("LO", i, low))
+        if up is not None:
+            bounds.append(_bound("UP", i, up))
+    lines += ["RHS", *rhs, "BOUNDS", *bounds, "ENDATA", ""]
+    with open(path, "w") as out:
+        out.write("\n".join(lines))
+    return variables, float(objective.constant or 0), float(biggest)
