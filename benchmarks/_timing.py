@@ -7,12 +7,24 @@ import time
 
 def best_of(repeat: int, function, *args) -> tuple[float, object]:
     """The fastest of ``repeat`` calls of ``function(*args)`` in seconds, and the last result."""
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = function(*args)
-        best = min(best, time.perf_counter() - started)
+    best, _, result = best_of_with_cpu(repeat, function, *args)
     return best, result
+
+
+def best_of_with_cpu(repeat: int, function, *args) -> tuple[float, float, object]:
+    """As :func:`best_of`, plus the CPU seconds (this process, all threads) of the fastest call.
+
+    On a shared machine the wall time grows with the load; the CPU time much less, so
+    the benchmarks print both.
+    """
+    best, cpu, result = float("inf"), float("inf"), None
+    for _ in range(repeat):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        result = function(*args)
+        wall = time.perf_counter() - started
+        if wall < best:
+            best, cpu = wall, time.process_time() - started_cpu
+    return best, cpu, result
 
 
 def load_average() -> str:
@@ -42,3 +54,17 @@ def print_targets(lines: list[str], when: str | None = None) -> None:
     print("\n".join(lines))
     if when:
         print(f"\nload average {when}: {load_average()}")
+
+
+def seconds_target(label: str, wall: float, cpu: float, limit: float) -> str:
+    """A :func:`target` line on a time limit: the verdict on the wall time, and what the CPU time says."""
+    verdict = "met" if cpu <= limit else "MISSED"
+    return target(f"{label} <= {limit:g} s", wall <= limit, f"{wall:.3f} s wall, {cpu:.3f} s CPU ({verdict} on CPU time)")
+
+
+def growth_target(label: str, sizes: list[int], wall: list[float], cpu: list[float]) -> str:
+    """A :func:`target` line on growth at most n log n: the verdict on the wall times, and on the CPU times."""
+    met, measured = grows_at_most_n_log_n(sizes, wall)
+    cpu_met, cpu_measured = grows_at_most_n_log_n(sizes, cpu)
+    return target(f"{label} grows at most as n log n", met,
+                  f"wall {measured}; CPU {cpu_measured.split(' from ')[0]} ({'met' if cpu_met else 'MISSED'} on CPU time)")
