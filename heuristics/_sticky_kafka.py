@@ -55,6 +55,20 @@ from problems import GroupProblem
 
 def assign(problem: GroupProblem) -> tuple[np.ndarray, str]:
     """Kafka's ``StickyAssignor.assign``; returns ``(owner, path)``, path ``"constrained"`` or ``"general"``."""
+    owner, path, _ = assign_with_transfers(problem)
+    return owner, path
+
+
+def assign_with_transfers(problem: GroupProblem) -> tuple[np.ndarray, str, np.ndarray]:
+    """As :func:`assign`, plus which partitions Kafka's ``CooperativeStickyAssignor`` leaves out
+    (``partitionsTransferringOwnership``, a boolean array).
+
+    Constrained path: a partition not kept in phase 1 that goes to another member than the one
+    whose claim survived (the claim dropped off its racks or beyond its quota), or that was claimed
+    twice in one generation (``assignNewPartition``).  General path
+    (``computePartitionsTransferringOwnership``): a partition its new owner did not claim while some
+    member claimed it (raw claims: any generation, any subscription).
+    """
     order = hash_map_order(list(problem.members))
     position = np.empty(problem.num_members, dtype=np.int64)
     position[order] = np.arange(problem.num_members)
@@ -64,9 +78,12 @@ def assign(problem: GroupProblem) -> tuple[np.ndarray, str]:
     racks = rack_info(problem, live)
     if subscriptions_equal(problem):
         kept[doubly] = -1
+        claim = kept.copy()
         if racks is not None:
             kept[racks.mismatch(kept)] = -1
-        return constrained(problem, kept, order, id_rank, racks), "constrained"
+        owner = constrained(problem, kept, order, id_rank, racks)
+        transfers = (owner >= 0) & (((claim >= 0) & (claim != owner)) | doubly)
+        return owner, "constrained", transfers
     claimed = kept >= 0
     subscribed = np.zeros(problem.num_partitions, dtype=bool)
     subscribed[claimed] = problem.subscribes[kept[claimed], problem.partition_topic[claimed]]
@@ -76,7 +93,13 @@ def assign(problem: GroupProblem) -> tuple[np.ndarray, str]:
     revocation = bool((claimed & dropped).any())
     kept[dropped] = -1
     prev = earlier_owners(problem, position)
-    return general_assign(problem, kept, prev, revocation, id_rank, live, racks), "general"
+    owner = general_assign(problem, kept, prev, revocation, id_rank, live, racks)
+    members, partitions = problem.owned_claims
+    someone = np.zeros(problem.num_partitions, dtype=bool)
+    someone[partitions] = True
+    itself = np.zeros(problem.num_partitions, dtype=bool)
+    itself[partitions[owner[partitions] == members]] = True
+    return owner, "general", (owner >= 0) & someone & ~itself
 
 
 def member_id_rank(problem: GroupProblem) -> np.ndarray:

@@ -37,6 +37,7 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "range": "sticky",
     "roundrobin": "sticky",
     "sticky": "sticky",
+    "cooperative-sticky": "sticky",
     "rack-aware": "rack-aware",
     "lag-aware": "lag-aware",
     "stream-join": "stream-join",
