@@ -47,11 +47,6 @@ class RackInfo:
         racks = self.rack[members]
         return (racks < 0) | self.has[partition, np.maximum(racks, 0)]
 
-    def on_rack(self, members: list[int], partition: int) -> list[bool]:
-        """Members whose rack (not none) holds a replica of ``partition`` (``nextRackConsumer``'s test)."""
-        row = self.has[partition]
-        return [self.rack[m] >= 0 and bool(row[self.rack[m]]) for m in members]
-
     def rack_consumers(self, partitions: np.ndarray) -> np.ndarray:
         """``numConsumersByPartition``: members on the partitions' replica racks, summed over racks."""
         per_rack = np.bincount(self.rack[self.rack >= 0], minlength=self.has.shape[1])
@@ -81,31 +76,38 @@ def rack_round_robin(racks: RackInfo, unassigned: list[int], counts: np.ndarray,
 
     ``under`` (members below ``C_f``, by id) and ``exactly`` (members at ``C_f`` that may take one
     more) are updated in place as Kafka updates them, ``counts`` and ``owner`` too.  Returns the
-    partitions left, in order, and the number of members above ``C_f``.
+    partitions left, in order, and the number of members above ``C_f``.  Each list's racks are
+    kept beside it as an array, so that finding the next member on a partition's racks is one
+    vectorised scan (Kafka's ``nextRackConsumer`` walks the list).
     """
     left = []
     following = 0
+    under_racks, exactly_racks = _racks_of(racks, under), _racks_of(racks, exactly)
     for partition in unassigned:
         consumer = None
-        index = _next_on_rack(racks, partition, under, following)
+        index = _next_on_rack(racks, partition, under_racks, following)
         if index >= 0:
             consumer = under[index]
             if counts[consumer] + 1 >= c_f:
                 under.pop(index)
+                under_racks = np.delete(under_racks, index)
                 if counts[consumer] + 1 < c_c and over < expected_over:
                     exactly.append(consumer)
+                    exactly_racks = np.append(exactly_racks, racks.rack[consumer])
             else:
                 index += 1
             following = index % len(under) if under else 0
         elif exactly:
-            first = _next_on_rack(racks, partition, exactly, 0)
+            first = _next_on_rack(racks, partition, exactly_racks, 0)
             if first >= 0:
                 consumer = exactly[first]
                 if counts[consumer] + 1 == c_c:
                     exactly.pop(first)
+                    exactly_racks = np.delete(exactly_racks, first)
                     over += 1
                     if over == expected_over:
                         exactly.clear()
+                        exactly_racks = exactly_racks[:0]
         if consumer is None:
             left.append(partition)
         else:
@@ -114,16 +116,21 @@ def rack_round_robin(racks: RackInfo, unassigned: list[int], counts: np.ndarray,
     return left, over
 
 
-def _next_on_rack(racks: RackInfo, partition: int, members: list[int], first: int) -> int:
-    """``nextRackConsumer``: the first member from ``first`` on (cyclically) on a replica rack, or -1."""
-    if not members:
+def _racks_of(racks: RackInfo, members: list[int]) -> np.ndarray:
+    return racks.rack[np.array(members, dtype=np.int64)] if members else np.zeros(0, dtype=racks.rack.dtype)
+
+
+def _next_on_rack(racks: RackInfo, partition: int, member_racks: np.ndarray, first: int) -> int:
+    """``nextRackConsumer``: the first position from ``first`` on (cyclically) whose member's rack (not
+    none) holds a replica of ``partition``, or -1; ``member_racks``: the racks of the list's members."""
+    if len(member_racks) == 0:
         return -1
-    on = racks.on_rack(members, partition)
-    for i in range(len(members)):
-        index = (first + i) % len(members)
-        if on[index]:
-            return index
-    return -1
+    on = (member_racks >= 0) & racks.has[partition, np.maximum(member_racks, 0)]
+    later = np.flatnonzero(on[first:])
+    if len(later):
+        return first + int(later[0])
+    earlier = np.flatnonzero(on[:first])
+    return int(earlier[0]) if len(earlier) else -1
 
 
 def assign_within_racks(racks: RackInfo, problem: GroupProblem, owner: np.ndarray, counts: np.ndarray,
