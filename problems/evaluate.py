@@ -29,14 +29,16 @@ OBJECTIVES: dict[str, tuple[str, ...]] = {
     "replica": ("sum_sq_broker_replicas", "sum_sq_rack_replicas", "sum_sq_broker_leaders", "moves"),
 }
 
-#: The objective each strategy is judged on (range and round robin are
-#: baselines judged on the sticky objective).
+#: The objective each strategy is judged on (range, round robin and KIP-848's uniform and
+#: server-range are baselines judged on the sticky objective).
 STRATEGY_OBJECTIVE: dict[str, str] = {
     "range": "sticky",
     "roundrobin": "sticky",
     "sticky": "sticky",
     "lag-aware": "lag-aware",
     "stream-join": "stream-join",
+    "uniform": "sticky",
+    "server-range": "sticky",
     "kafka-default": "replica",
     "sticky-replica": "replica",
 }

@@ -11,6 +11,7 @@ millions of small Python objects.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -58,6 +59,9 @@ class GroupProblem:
         Optional rack and ``group.instance.id`` (static membership) per member.
     lags
         Lag of each partition by global id (``int64``), or ``None``.
+    topic_ids
+        Kafka's topic id of each topic (its base64 ``Uuid`` string, in ``topics`` order), or
+        ``None``: KIP-848's server assignors iterate topics by id (:attr:`topic_uuids`).
     notes
         Human-readable notes on what Kafka treats as normal but a user may
         want to know: subscriptions to topics that do not exist (they
@@ -79,6 +83,7 @@ class GroupProblem:
     instance_ids: tuple[str | None, ...]
     lags: np.ndarray | None = None
     notes: tuple[str, ...] = field(default=())
+    topic_ids: tuple[str, ...] | None = None
 
     kind = "group"
 
@@ -201,6 +206,23 @@ class GroupProblem:
         if keep.all():
             return _frozen(member), _frozen(self.topic_start[topic] + indices)
         return _frozen(member[keep]), _frozen(self.topic_start[topic[keep]] + indices[keep])
+
+    @cached_property
+    def topic_uuids(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each topic's Kafka ``Uuid`` as ``(most, least)`` significant bits (signed ``int64`` arrays).
+
+        From :attr:`topic_ids` when the document gives them; otherwise topic ``t`` gets
+        ``Uuid(0x0000000100000001, t)``, whose ``hashCode`` is ``t`` and whose order
+        (``Uuid.compareTo``) is the document's: Kafka's hash sets of such ids iterate them in
+        document order whenever their positions are below the table size (and in the table's
+        bucket order otherwise, which the server assignors reproduce).
+        """
+        if self.topic_ids is None:
+            return (_frozen(np.full(self.num_topics, 0x0000000100000001, dtype=np.int64)),
+                    _frozen(np.arange(self.num_topics, dtype=np.int64)))
+        raw = b"".join(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)) for text in self.topic_ids)
+        halves = np.frombuffer(raw, dtype=">i8").astype(np.int64).reshape(-1, 2)
+        return _frozen(halves[:, 0].copy()), _frozen(halves[:, 1].copy())
 
     # --------------------------------------------------------------- helpers
     def partition_name(self, g: int) -> str:

@@ -12,6 +12,7 @@ partitions, and owned partitions that do not exist are stale claims, dropped
 
 from __future__ import annotations
 
+import base64
 import codecs
 import gc
 import json
@@ -139,6 +140,7 @@ def _parse_group(doc: dict) -> GroupProblem:
 
     owned = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
     lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
+    topic_ids = None if doc.get("topic_ids") is None else _parse_topic_ids(doc["topic_ids"], topics)
     notes.sort(key=lambda note: note[:2])
     return GroupProblem(
         topics=topics,
@@ -152,6 +154,7 @@ def _parse_group(doc: dict) -> GroupProblem:
         instance_ids=tuple(instances),
         lags=lags,
         notes=tuple(note[2] for note in notes),
+        topic_ids=topic_ids,
     )
 
 
@@ -221,6 +224,32 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
     start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
     return _frozen(checks.integers(flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX))
+
+
+def _parse_topic_ids(ids_doc: Any, topics: tuple[str, ...]) -> tuple[str, ...]:
+    """KIP-848 topic ids: Kafka's ``Uuid.toString`` (URL-safe base64 of 16 bytes, no padding), one per topic."""
+    checks.expect(ids_doc, dict, "topic_ids", "an object of topic -> Kafka topic id (base64 Uuid)")
+    known = set(topics)
+    for name in ids_doc:
+        if name not in known:
+            raise ProblemError(f"topic_ids.{name}", "topic is not in topics")
+    seen: dict[bytes, str] = {}
+    for name in topics:
+        if name not in ids_doc:
+            raise ProblemError(f"topic_ids.{name}", "missing (give every topic an id, or none)")
+        text = checks.string(ids_doc[name], f"topic_ids.{name}")
+        try:
+            raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
+        except ValueError:
+            raw = b""
+        if len(text) not in (22, 24) or len(raw) != 16:
+            raise ProblemError(f"topic_ids.{name}", f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)")
+        if raw == bytes(16):
+            raise ProblemError(f"topic_ids.{name}", "the zero Uuid is not a topic id")
+        if raw in seen:
+            raise ProblemError(f"topic_ids.{name}", f"duplicate topic id {text!r} (also topic {seen[raw]!r})")
+        seen[raw] = name
+    return tuple(ids_doc[name] for name in topics)
 
 
 # --------------------------------------------------------- replica placement
@@ -348,7 +377,7 @@ def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a replica placement")
         return _parse_placement(doc)
     if "topics" in doc or "members" in doc:
-        unknown = doc.keys() - {"topics", "members", "lags"}
+        unknown = doc.keys() - {"topics", "members", "lags", "topic_ids"}
         if unknown:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a consumer group")
         problem = _parse_group(doc)
@@ -394,11 +423,11 @@ def _check_keys(data: bytes, doc: Any, name: str) -> None:
 
 
 def _format_keys(doc: Any) -> int:
-    """Keys of the objects the two formats have (the document, topics, lags, members, owned,
+    """Keys of the objects the two formats have (the document, topics, lags, topic_ids, members, owned,
     brokers, partitions); objects elsewhere are not counted."""
     if type(doc) is not dict:
         return 0
-    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags") if type(doc.get(k)) is dict)
+    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags", "topic_ids") if type(doc.get(k)) is dict)
     for key in ("members", "brokers", "partitions"):
         items = doc.get(key)
         if type(items) is list:
@@ -535,6 +564,8 @@ def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:
         "topics": dict(zip(problem.topics, problem.partition_counts.tolist())),
         "members": members,
     }
+    if problem.topic_ids is not None:
+        doc["topic_ids"] = dict(zip(problem.topics, problem.topic_ids))
     if problem.lags is not None:
         doc["lags"] = {
             t: problem.lags[problem.topic_start[i] : problem.topic_start[i + 1]].tolist()
