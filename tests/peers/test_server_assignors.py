@@ -26,6 +26,12 @@ from heuristics._kafka import (
     java_string_hash,
     uuid_hashes,
 )
+from kip848_scenarios import (
+    COORDINATOR_ANSWERS,
+    SERVER_RANGE,
+    UNIFORM_HETEROGENEOUS,
+    UNIFORM_HOMOGENEOUS,
+)
 from problems import assignment_json, load_problem
 
 RANDOM_GROUPS = 300
@@ -142,6 +148,23 @@ def test_uniform_at_a_larger_size_equals_kafka(kafka_java):
         grown = _next_round(doc, assignment_json(problem, java), {"leave": [3], "join": 1, "resubscribe": [], "seed": 1})
         problem = load_problem(grown)
         _equal(uniform.assign(problem).answer, kafka_java.server_assign(problem, "uniform"))
+
+
+@pytest.mark.parametrize("name", sorted(UNIFORM_HOMOGENEOUS) + sorted(UNIFORM_HETEROGENEOUS))
+def test_kafka_uniform_scenarios_on_the_java_class(kafka_java, name):
+    """Tests the ported builder scenarios on Kafka's UniformAssignor with the coordinator's structures:
+    the expected answers (``COORDINATOR_ANSWERS`` where the tests' ordered maps differ)."""
+    doc, expected = {**UNIFORM_HOMOGENEOUS, **UNIFORM_HETEROGENEOUS}[name]
+    problem = load_problem(doc)
+    assert assignment_json(problem, kafka_java.server_assign(problem, "uniform")) == COORDINATOR_ANSWERS.get(name, expected)
+
+
+@pytest.mark.parametrize("name", sorted(SERVER_RANGE))
+def test_kafka_range_scenarios_on_the_java_class(kafka_java, name):
+    """Tests the ported RangeAssignorTest scenarios on Kafka's server RangeAssignor."""
+    doc, expected = SERVER_RANGE[name]
+    problem = load_problem(doc)
+    assert assignment_json(problem, kafka_java.server_assign(problem, "range")) == expected
 
 
 # ------------------------------------------------------------------ Java's hash orders
