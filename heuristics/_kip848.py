@@ -28,14 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import (
-    from_collection_capacity,
-    grouped_hash_order,
-    hash_map_order,
-    hash_table_order,
-    java_string_hash,
-    uuid_hashes,
-)
+from heuristics._kafka import grouped_hash_order, hash_map_order, java_string_hashes, uuid_hashes
 from problems import GroupProblem
 from problems.evaluate import _resolve_claims
 
@@ -69,7 +62,7 @@ def subscription_order(problem: GroupProblem, member: int) -> list[int]:
     """The member's existing subscribed topics (positions) in the order its ``TopicIds`` iterates them:
     the ``HashSet`` of its topic names (built from the document's list), missing names skipped."""
     names = problem.subscriptions[member]
-    order = hash_table_order([java_string_hash(name) for name in names], from_collection_capacity(len(names)))
+    order = grouped_hash_order(np.zeros(len(names), dtype=np.int64), java_string_hashes(names), from_collection=True)
     index = problem.topic_index
     return [index[names[i]] for i in order.tolist() if names[i] in index]
 
@@ -79,6 +72,8 @@ def current_claims(problem: GroupProblem) -> tuple[np.ndarray, np.ndarray]:
     (claims on missing partitions dropped; a partition claimed twice kept by its KIP-341 winner only)."""
     members, partitions = problem.owned_claims
     if len(partitions) == 0:
+        return members.astype(np.int64), partitions.astype(np.int64)
+    if np.bincount(partitions).max() <= 1:  # nobody else claims any of them
         return members.astype(np.int64), partitions.astype(np.int64)
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     _resolve_claims(owner, members, partitions, problem.generations[members])
@@ -97,22 +92,18 @@ def claims_in_map_order(problem: GroupProblem, members: np.ndarray, partitions: 
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     topic = problem.partition_topic[partitions].astype(np.int64)
-    index = problem.partition_index[partitions]
-    # The tables of topics: one per member, one entry per (member, topic) in first-claim order.
+    # The claims come member by member, each member's topics in runs (one run per ``owned`` entry):
+    # one table of topics per member, one table of partitions per entry.
     key = members * problem.num_topics + topic
-    unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    by_first = np.argsort(first, kind="stable")
-    entry_member = unique[by_first] // problem.num_topics
-    entry_topic = unique[by_first] % problem.num_topics
+    claim_entry = np.concatenate(([0], np.cumsum(key[1:] != key[:-1])))
+    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    entry_member, entry_topic = members[first], topic[first]
     entry_order = grouped_hash_order(entry_member, topic_hashes(problem)[entry_topic])
-    entry_rank = np.empty(len(unique), dtype=np.int64)
-    entry_rank[entry_order] = np.arange(len(unique))
-    # rank of each claim's entry (entries are numbered by first appearance)
-    position_of_key = np.empty(len(unique), dtype=np.int64)
-    position_of_key[by_first] = np.arange(len(unique))
-    claim_entry = position_of_key[inverse]
-    # The tables of partitions: one per entry, filled in claim order.
-    partition_order = grouped_hash_order(claim_entry, index, from_collection=True)
+    entry_rank = np.empty(len(first), dtype=np.int64)
+    # entries by (the member's rank, the entry's place in its member's table)
+    entry_rank[entry_order] = np.arange(len(first))
+    entry_rank = np.argsort(np.argsort(member_rank[entry_member] * len(first) + entry_rank))
+    partition_order = grouped_hash_order(claim_entry, problem.partition_index[partitions], from_collection=True)
     partition_rank = np.empty(n, dtype=np.int64)
     partition_rank[partition_order] = np.arange(n)
-    return np.lexsort((partition_rank, entry_rank[claim_entry], member_rank[members]))
+    return np.argsort(entry_rank[claim_entry] * n + partition_rank)

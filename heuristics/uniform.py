@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import from_collection_capacity, hash_table_order
+from heuristics._kafka import grouped_hash_order
 from heuristics._kip848 import (
     claims_in_map_order,
     current_claims,
@@ -77,8 +77,8 @@ def assign(problem: GroupProblem) -> Result:
 def _homogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) -> None:
     first = int(order[0])
     topics = np.array(subscription_order(problem, first), dtype=np.int64)
-    capacity = from_collection_capacity(len(problem.subscriptions[first]))
-    topics = topics[hash_table_order(topic_hashes(problem)[topics].tolist(), capacity)]
+    topics = topics[grouped_hash_order(np.zeros(len(topics), dtype=np.int64), topic_hashes(problem)[topics],
+                                       from_collection=True, sizes=np.array([len(problem.subscriptions[first])]))]
     counts = problem.partition_counts[topics]
     members = len(order)
     total = int(counts.sum())
@@ -145,8 +145,15 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     members = len(order)
     rank = np.empty(members, dtype=np.int64)
     rank[order] = np.arange(members)
-    subscribes = problem.subscribes[order]  # [member index, topic]
-    subscribers = [np.flatnonzero(subscribes[:, t]) for t in range(problem.num_topics)]
+    # Every (member index, subscribed topic), member by member, topics ascending; then by topic.
+    lists = problem.subscribed_topics
+    lengths = np.fromiter((len(lists[m]) for m in order.tolist()), dtype=np.int64, count=members)
+    topic_of = np.concatenate([lists[m] for m in order.tolist()]).astype(np.int64)
+    index_of = np.repeat(np.arange(members, dtype=np.int64), lengths)
+    pairs = index_of * problem.num_topics + topic_of  # ascending
+    narrow = np.uint16 if problem.num_topics <= 1 << 16 else np.int64  # numpy's stable sort is a radix sort on 16 bits
+    by_topic = np.argsort(topic_of.astype(narrow), kind="stable")
+    subscribers = np.split(index_of[by_topic], np.cumsum(np.bincount(topic_of, minlength=problem.num_topics))[:-1])
     counts = problem.partition_counts
     start = problem.topic_start
 
@@ -154,7 +161,9 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     index_owner = np.full(problem.num_partitions, -1, dtype=np.int64)
     claim_member, claim_partition = current_claims(problem)
     claim_index = rank[claim_member]
-    keep = subscribes[claim_index, problem.partition_topic[claim_partition]]
+    wanted = claim_index * problem.num_topics + problem.partition_topic[claim_partition]
+    found = np.minimum(np.searchsorted(pairs, wanted), max(len(pairs) - 1, 0))
+    keep = (pairs[found] == wanted) if len(pairs) else np.zeros(len(wanted), dtype=bool)
     index_owner[claim_partition[keep]] = claim_index[keep]
     sizes = np.bincount(claim_index[keep], minlength=members).astype(np.int64)
 
@@ -277,8 +286,10 @@ def _balance_topic(topic: int, members: np.ndarray, index_owner: np.ndarray, lo:
                    balancer: _Balancer) -> int:
     """``balanceTopic``: move the topic's partitions from its most to its least loaded subscribers."""
     sizes = balancer.sizes
-    if balancer.initialize(members) <= 1:
+    loads = sizes[members]
+    if loads.max() - loads.min() <= 1:  # what initialize would return: nothing to balance
         return 0
+    balancer.initialize(members)
     owners = index_owner[lo : lo + count]
     partitions = np.lexsort((np.arange(count), owners))
     grouped = owners[partitions]

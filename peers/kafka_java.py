@@ -230,12 +230,19 @@ def server_input(problem: GroupProblem, partition_racks=None):
     ids = _topic_ids(problem)
     claim_member, claim_partition = current_claims(problem)
     topic = problem.partition_topic[claim_partition]
+    distinct: dict[int, int] = {}  # members share subscription tuples: each crosses once
+    lists = []
+    for subscription in problem.subscriptions:
+        if id(subscription) not in distinct:
+            distinct[id(subscription)] = len(lists)
+            lists.append(subscription)
     spec = peers.groupSpec(
         _strings(problem.members),
         _strings(problem.instance_ids),
         _strings(problem.racks),
-        _ints(_offsets([len(s) for s in problem.subscriptions])),
-        _strings([t for s in problem.subscriptions for t in s]),
+        _ints([distinct[id(s)] for s in problem.subscriptions]),
+        _ints(_offsets([len(s) for s in lists])),
+        _strings([t for s in lists for t in s]),
         _strings(problem.topics),
         ids,
         _ints(_offsets(np.bincount(claim_member, minlength=problem.num_members))),

@@ -135,19 +135,23 @@ class GroupProblem:
     @cached_property
     def subscribed_topics(self) -> tuple[np.ndarray, ...]:
         """Each member's subscribed *existing* topics, ascending positions."""
-        get, known = self.topic_index.get, {}
+        get, known = self.topic_index.get, {}  # by the subscription's id: members share one tuple
         for sub in self.subscriptions:
-            if sub not in known:
+            if id(sub) not in known:
                 positions = np.fromiter(map(get, sub, repeat(-1)), dtype=np.int32, count=len(sub))
-                known[sub] = _frozen(np.unique(positions[positions >= 0]))
-        return tuple(known[sub] for sub in self.subscriptions)
+                known[id(sub)] = _frozen(np.unique(positions[positions >= 0]))
+        return tuple(known[id(sub)] for sub in self.subscriptions)
 
     @cached_property
     def subscribes(self) -> np.ndarray:
         """Boolean matrix ``[member, topic]``: the member subscribes the topic."""
         matrix = np.zeros((self.num_members, self.num_topics), dtype=bool)
+        members: dict[int, list[int]] = {}  # the members of each distinct subscription (one array each)
         for m, topics in enumerate(self.subscribed_topics):
-            matrix[m, topics] = True
+            members.setdefault(id(topics), []).append(m)
+        arrays = {id(topics): topics for topics in self.subscribed_topics}
+        for key, rows in members.items():
+            matrix[np.ix_(rows, arrays[key])] = True
         return _frozen(matrix)
 
     @cached_property

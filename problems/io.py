@@ -80,7 +80,14 @@ def _parse_group(doc: dict) -> GroupProblem:
     subscriptions, owned_docs, generations, has_generation, racks, instances = [], [], [], [], [], []
     notes: list[tuple[int, int, str]] = []  # (member, 0 subscription / 1 owned, text): sorted at the end
     known = set(topics)
-    checked: dict[tuple, bool] = {}  # subscription -> whether every topic exists
+    # Members mostly share a few subscriptions: each distinct one is checked once and stored once
+    # (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
+    # list object already seen (documents built in Python share one list among many members);
+    # ``shared`` the tuple of an equal list; ``checked`` (by the shared tuple's id) whether every
+    # topic exists.
+    by_list: dict[int, tuple] = {}
+    shared: dict[tuple, tuple] = {}
+    checked: dict[int, bool] = {}
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
@@ -99,18 +106,22 @@ def _parse_group(doc: dict) -> GroupProblem:
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
-        if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
-            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
-        key = tuple(subscription)
-        if key not in checked:  # members mostly share a few subscriptions: each is checked once
+        key = by_list.get(id(subscription))
+        if key is None:
+            if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
+                checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
+            key = tuple(subscription)
+            key = shared.setdefault(key, key)
+            by_list[id(subscription)] = key
+        if id(key) not in checked:
             checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
             distinct = set(subscription)
             if len(distinct) != len(subscription):
                 dup = next(n for j, n in enumerate(subscription) if n in subscription[:j])
                 raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
-            checked[key] = distinct <= known
+            checked[id(key)] = distinct <= known
         subscriptions.append(key)
-        if not checked[key]:
+        if not checked[id(key)]:
             for j, name in enumerate(subscription):
                 if name not in known:
                     notes.append((i, 0, f"{field}.topics[{j}]: topic {name!r} does not exist "

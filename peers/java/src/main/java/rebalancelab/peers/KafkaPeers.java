@@ -281,7 +281,8 @@ public final class KafkaPeers {
     }
 
     /**
-     * The GroupSpec the group coordinator builds for a consumer group (KIP-848, TargetAssignmentBuilder.build):
+     * The GroupSpec the group coordinator builds for a consumer group (KIP-848, TargetAssignmentBuilder.build);
+     * member m subscribes the names of distinct subscription memberSubscription[m] (one list crosses JPype once):
      * members in a HashMap filled in the given order; each member's subscribed topic names in the HashSet
      * ConsumerGroupMember keeps ({@code new HashSet<>(list)}), seen as ids through Kafka's own TopicIds view (names
      * missing from the cluster skipped); each member's current assignment as Assignment.fromRecord replays it (a
@@ -290,7 +291,7 @@ public final class KafkaPeers {
      */
     public static GroupSpec groupSpec(
         String[] members, String[] instanceIds, String[] racks,
-        int[] subscriptionStart, String[] subscriptionNames,
+        int[] memberSubscription, int[] subscriptionStart, String[] subscriptionNames,
         String[] topics, Uuid[] topicIds,
         int[] ownedStart, int[] ownedTopic, int[] ownedPartition
     ) {
@@ -299,7 +300,8 @@ public final class KafkaPeers {
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Map<String, Integer> nameCounts = new HashMap<>();
         for (int m = 0; m < members.length; m++) {
-            Set<String> names = new HashSet<>(Arrays.asList(subscriptionNames).subList(subscriptionStart[m], subscriptionStart[m + 1]));
+            int d = memberSubscription[m];
+            Set<String> names = new HashSet<>(Arrays.asList(subscriptionNames).subList(subscriptionStart[d], subscriptionStart[d + 1]));
             for (String name : names)
                 nameCounts.merge(name, 1, Integer::sum);
             // As Assignment.fromRecord replays a target assignment record: topic by topic (put), each
