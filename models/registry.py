@@ -131,6 +131,8 @@ STRATEGIES: dict[str, Strategy] = {
          "mip": Runner("models.mip.stream_join:solve", options=("time_limit", "seed", "backend")),
          "flow": Runner("models.flow.stream_join:solve")},
         baselines=("range",)),
+    "uniform": Strategy("group", "sticky", Runner("heuristics.uniform:assign")),
+    "server-range": Strategy("group", "sticky", Runner("heuristics.server_range:assign")),
     "kafka-default": Strategy(
         "placement", "replica", Runner("heuristics.kafka_default:assign", options=("seed", "start_index"))),
     "sticky-replica": Strategy(
