@@ -114,6 +114,8 @@ STRATEGIES: dict[str, Strategy] = {
          "mip": Runner("models.mip.sticky:solve", options=MIP),
          "flow": Runner("models.flow.sticky:solve")},
         baselines=("range", "roundrobin")),
+    "rack-aware": Strategy(
+        "group", "rack-aware", Runner("heuristics.rack_aware:assign"), baselines=("range", "roundrobin")),
     "lag-aware": Strategy(
         "group", "lag-aware",
         Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky", "differencing")),
