@@ -115,7 +115,9 @@ STRATEGIES: dict[str, Strategy] = {
          "flow": Runner("models.flow.sticky:solve")},
         baselines=("range", "roundrobin")),
     "rack-aware": Strategy(
-        "group", "rack-aware", Runner("heuristics.rack_aware:assign"), baselines=("range", "roundrobin")),
+        "group", "rack-aware", Runner("heuristics.rack_aware:assign"),
+        {"flow": Runner("models.flow.rack_aware:solve")},
+        baselines=("range", "roundrobin")),
     "lag-aware": Strategy(
         "group", "lag-aware",
         Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky", "differencing")),
