@@ -117,7 +117,8 @@ STRATEGIES: dict[str, Strategy] = {
     "cooperative-sticky": Strategy("group", "sticky", Runner("heuristics.cooperative_sticky:assign")),
     "rack-aware": Strategy(
         "group", "rack-aware", Runner("heuristics.rack_aware:assign"),
-        baselines=("range", "roundrobin", "cooperative-sticky")),
+        {"flow": Runner("models.flow.rack_aware:solve")},
+        baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",
         Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky", "differencing")),
