@@ -12,6 +12,7 @@ from problems.evaluate import (
     LEVELS,
     OBJECTIVES,
     PLACEMENT_STRATEGIES,
+    RACK_JUDGED,
     STRATEGY_OBJECTIVE,
     Evaluation,
     evaluate,
@@ -19,6 +20,7 @@ from problems.evaluate import (
     member_counts,
     member_lags,
     member_topic_counts,
+    objective_of,
     replica_levels,
 )
 from problems.ownership import (
@@ -45,6 +47,7 @@ __all__ = [
     "GroupProblem",
     "PlacementProblem",
     "ProblemError",
+    "RACK_JUDGED",
     "Result",
     "Status",
     "assignment_json",
@@ -57,6 +60,7 @@ __all__ = [
     "member_topic_counts",
     "next_epoch",
     "number_owners",
+    "objective_of",
     "owner_from_assignment",
     "parse_problem",
     "previous_number_owners",

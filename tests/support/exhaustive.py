@@ -11,8 +11,10 @@ one truth) judges each, so a reference shares nothing with the models it checks
 * :func:`placement_answers`: every set of each partition's replication factor of
   live brokers, with each of its brokers as the leader.
 
-The lag-aware family is the one exception, for speed: :func:`lag_aware_optimum`
-searches its (larger) answer space with numpy; its winner is scored by the evaluator.
+Two exceptions, for speed: :func:`lag_aware_optimum` searches lag-aware's (larger) answer
+space with numpy, its winner scored by the evaluator; and :mod:`support.replica_exhaustive`
+reaches 12-partition placements by dynamic programming over broker counts (it is itself
+checked against :func:`placement_answers`).
 """
 
 from __future__ import annotations
@@ -62,21 +64,28 @@ def placement_answers(problem: PlacementProblem) -> Iterator[np.ndarray]:
         yield np.asarray([b for chosen in combo for b in chosen], dtype=np.int64)
 
 
-ANSWERS: dict[str, Callable[..., Iterable[np.ndarray]]] = {
-    "sticky": group_answers, "lag-aware": group_answers, "stream-join": number_answers,
-    "sticky-replica": placement_answers,
-}
+def answers(problem, strategy: str) -> Iterable[np.ndarray]:
+    """The family's enumeration: placements, KIP-315's numbers (``stream-join``), or group answers."""
+    if isinstance(problem, PlacementProblem):
+        return placement_answers(problem)
+    return number_answers(problem) if strategy == "stream-join" else group_answers(problem)
 
 
-def optimum(problem, strategy: str, answers: Iterable[np.ndarray] | None = None,
+def count(problem) -> int:
+    """How many group answers :func:`group_answers` enumerates (to keep a test's problems tiny)."""
+    parts = np.flatnonzero(problem.assignable)
+    return int(np.prod([len(problem.topic_subscribers[problem.partition_topic[g]]) for g in parts], dtype=float))
+
+
+def optimum(problem, strategy: str, candidates: Iterable[np.ndarray] | None = None,
             key: Callable | None = None) -> tuple[int, ...] | None:
-    """The lexicographically best objective of ``strategy`` over the valid ``answers`` (``None``: none valid).
+    """The lexicographically best objective of ``strategy`` over the valid ``candidates`` (``None``: none valid).
 
-    ``answers`` defaults to the family's enumeration (:data:`ANSWERS`); ``key(answer, objective)``
+    ``candidates`` default to the family's enumeration (:func:`answers`); ``key(answer, objective)``
     may rank by something else than the objective (e.g. level 1, then moves).
     """
     best = None
-    for answer in ANSWERS[strategy](problem) if answers is None else answers:
+    for answer in answers(problem, strategy) if candidates is None else candidates:
         verdict = evaluate(problem, answer, strategy)
         if verdict.valid:
             value = verdict.objective if key is None else key(answer, verdict.objective)

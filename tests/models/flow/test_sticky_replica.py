@@ -1,5 +1,9 @@
-"""Tests of the replica flow model (models.flow.sticky_replica): the exhaustive reference, CP-SAT, the PR's two-move
-case."""
+"""Tests of the replica flow model (models.flow.sticky_replica): exhaustive references, CP-SAT, the two-move case.
+
+Two references without the flow: :func:`support.exhaustive.optimum` enumerates every placement (up to 3
+partitions), and :func:`support.replica_exhaustive.exhaustive` (dynamic programming over broker counts, every
+placement covered) reaches 12 partitions; it is itself checked against the enumeration.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from experiments.scenarios import Scenario, build_problem
 from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow
 from problems import load_problem
+from support.replica_exhaustive import exhaustive as dynamic_optimum
 
 ROOT = Path(__file__).parents[3]
 TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
@@ -56,15 +61,37 @@ def test_levels_equal_the_exhaustive_optimum(problem):
     assert result.bound == tuple(result.objective)
 
 
-@settings(max_examples=20, deadline=None)
-@given(clusters(max_brokers=6, max_racks=3, max_topics=3, max_partitions=4, max_factor=3, max_removed=2))
-def test_levels_equal_cpsat_up_to_12_partitions(problem):
-    """Tests flow = CP-SAT on all four levels on clusters of at most 12 partitions, both proven."""
+@settings(max_examples=25, deadline=None)
+@given(clusters(max_brokers=4, max_racks=2, max_topics=2, max_partitions=2, max_factor=3, max_removed=2))
+def test_dynamic_reference_equals_the_enumeration(problem):
+    """Tests the dynamic-programming reference against the plain enumeration (tiny clusters)."""
+    assume(problem.num_partitions <= 3)
+    assert dynamic_optimum(problem) == exhaustive.optimum(problem, "sticky-replica")
+
+
+def _flow_equals_exhaustive_and_cpsat(problem):
     result = flow.solve(problem, time_limit=20)
     exact = cpsat.solve(problem, time_limit=20, workers=1, seed=0)
     assert exact.status == "optimal"
     assert result.valid and result.status == "optimal"
-    assert result.objective == exact.objective
+    assert tuple(result.objective) == dynamic_optimum(problem) == tuple(exact.objective)
+    assert result.bound == tuple(result.objective)
+
+
+@settings(max_examples=20, deadline=None)
+@given(clusters(max_brokers=6, max_racks=3, max_topics=3, max_partitions=4, max_factor=3, max_removed=2))
+def test_levels_equal_exhaustive_and_cpsat_up_to_12_partitions(problem):
+    """Tests flow = exhaustive search = CP-SAT on all four levels on clusters of at most 12 partitions, proven."""
+    _flow_equals_exhaustive_and_cpsat(problem)
+
+
+@settings(max_examples=8, deadline=None)
+@given(clusters(max_brokers=6, max_racks=3, min_topics=3, max_topics=3, min_partitions=3, max_partitions=4,
+                max_factor=3, max_removed=2))
+def test_levels_equal_exhaustive_and_cpsat_at_9_to_12_partitions(problem):
+    """Tests the same at the top of the range (9 to 12 partitions), where hypothesis rarely goes by itself."""
+    assert 9 <= problem.num_partitions <= 12
+    _flow_equals_exhaustive_and_cpsat(problem)
 
 
 @settings(max_examples=8, deadline=None)
