@@ -17,6 +17,8 @@ from hypothesis import given, settings, strategies as st
 import heuristics.range as range_assignor
 from problem_strategies import group_documents
 from problems import load_problem
+from sticky_kafka_check import compare
+from sticky_strategies import kafka_documents
 
 RANDOM_GROUPS = 300
 RACKS = ["r0", "r1", "r2"]
@@ -47,3 +49,29 @@ def test_range_equals_kafka_with_racks(kafka_java, doc):
     problem = load_problem(doc)
     ours = range_assignor.assign(problem).assignment
     assert json.dumps(ours) == json.dumps(kafka_java.assignment(problem, "range"))
+
+
+def _add_racks(draw, doc: dict) -> dict:
+    """``doc`` with member racks (or none) and ``partition_racks`` over three racks."""
+    for member in doc["members"]:
+        rack = draw(st.sampled_from([None, *RACKS]))
+        if rack is not None:
+            member["rack"] = rack
+    replicas = st.lists(st.sampled_from(RACKS), min_size=0, max_size=3)
+    doc["partition_racks"] = {t: draw(st.lists(replicas, min_size=n, max_size=n)) for t, n in doc["topics"].items()}
+    return doc
+
+
+@st.composite
+def racked_sticky_documents(draw) -> dict:
+    """Kafka's sticky test groups (``sticky_strategies.kafka_documents``: equal and unequal
+    subscriptions, churn, generations, conflicting claims) with racks."""
+    return _add_racks(draw, draw(st.one_of(kafka_documents(equal=True), kafka_documents(equal=False))))
+
+
+@settings(max_examples=RANDOM_GROUPS)
+@given(doc=racked_sticky_documents())
+def test_sticky_equals_kafka_with_racks(kafka_java, doc):
+    """Tests that rack-aware sticky gives Kafka's client StickyAssignor's exact output on racked groups
+    (or Kafka's answer is broken in one of the documented ways, as without racks)."""
+    assert compare(kafka_java, doc) in ("equal", "kafka-invalid", "kafka-throws"), json.dumps(doc)
