@@ -31,7 +31,8 @@ class RackClasses:
     pool_racks
         ``int32[pools, width]``: the member racks among each pool's replica racks, padded with -1.
     member_rack
-        Each member's rack id, -1 without one.
+        Each member's rack id, -1 without one (all -1 when nothing can be misaligned: the document has
+        no ``partition_racks``).
     """
 
     classes: Classes
@@ -62,9 +63,11 @@ def rack_classes(problem: GroupProblem) -> RackClasses:
     member_rack = (np.full(problem.num_members, -1, dtype=np.int64) if problem.member_rack is None
                    else problem.member_rack.astype(np.int64))
     if not problem.has_racks or not np.any(member_rack >= 0):
-        classes = partition_classes(problem)  # nothing can be misaligned
+        # Nothing can be misaligned: the replicas' racks are unknown, or no member has a rack.
+        classes = partition_classes(problem)
         pools = int(classes.set_of_class.max(initial=-1)) + 1
-        return RackClasses(classes, np.full((pools, 1), -1, dtype=np.int32), member_rack)
+        unracked = np.full(problem.num_members, -1, dtype=np.int64)
+        return RackClasses(classes, np.full((pools, 1), -1, dtype=np.int32), unracked)
     table = _member_rack_table(problem, member_rack)
     base = len(problem.rack_names) + 1
     if base ** table.shape[1] < 2**62:  # one integer per rack set (fast); else rows compared as they are

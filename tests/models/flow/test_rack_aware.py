@@ -18,6 +18,7 @@ def test_without_partition_racks_it_is_the_sticky_flow():
     result = flow.solve(load_problem(doc))
     sticky = models.solve(load_problem(doc), "sticky", "flow")
     assert result.status == "optimal" and result.objective == [13, 0, 1] and sticky.objective == [13, 1]
+    assert result.bound == (13, 0, 1)
 
 
 def test_cost_range_is_checked():
