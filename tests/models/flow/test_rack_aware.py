@@ -47,3 +47,15 @@ def test_one_member_joins_a_racked_group():
     sticky = models.solve(problem, "sticky", "flow")
     assert result.objective[0] == sticky.objective[0] and result.objective[2] >= sticky.objective[1]
     assert np.count_nonzero(problem.rack_mismatches(result.answer)) == result.objective[1]
+
+
+def test_one_member_with_many_partitions_stays_in_range():
+    """Tests that the unit costs are shifted: a member owning 100,000 partitions (weights about 10^10, counts
+    about 10^5) is solved, not refused as beyond 64 bits."""
+    problem = load_problem({"topics": {"t": 100_000, "u": 1},
+                            "members": [{"id": "c0", "topics": ["t", "u"], "rack": "a",
+                                         "owned": {"t": list(range(100_000))}, "generation": 1},
+                                        {"id": "c1", "topics": ["u"], "rack": "b"}],
+                            "partition_racks": {"t": [["a"]] * 100_000, "u": [["a"]]}})
+    result = flow.solve(problem)
+    assert result.status == "optimal" and result.objective == [100_000**2 + 1, 1, 0]
