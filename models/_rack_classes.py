@@ -17,7 +17,7 @@ import numpy as np
 
 from heuristics import rack_aware as heuristic
 from models._sticky_classes import Classes, count_bounds, expand, partition_classes
-from problems import GroupProblem, Result
+from problems import GroupProblem, ProblemError, Result
 
 
 @dataclass(frozen=True)
@@ -138,10 +138,25 @@ def pair_table(data: RackClasses, owner: np.ndarray) -> Pairs:
                  member == classes.keep[cls], hint[: len(key)])
 
 
-def model_inputs(problem: GroupProblem) -> tuple[Classes, np.ndarray, int, np.ndarray, Pairs]:
+#: The CP-SAT and MIP models build one integer per (class, eligible member) pair; beyond this many they
+#: refuse the group (``--solver flow`` answers any size).
+MODEL_PAIRS = {"CP-SAT": 200_000, "MIP": 20_000}
+
+
+def model_inputs(problem: GroupProblem, backend: str) -> tuple[Classes, np.ndarray, int, np.ndarray, Pairs]:
     """What the CP-SAT and MIP models start from: the classes, the heuristic's answer (the hint), the
-    count bounds ``lo``/``hi`` of :func:`models._sticky_classes.count_bounds`, and the pairs."""
+    count bounds ``lo``/``hi`` of :func:`models._sticky_classes.count_bounds`, and the pairs.
+
+    Raises
+    ------
+    ProblemError
+        Beyond ``MODEL_PAIRS[backend]`` pairs.
+    """
     data = rack_classes(problem)
+    pairs = int(data.classes.start[-1])
+    if pairs > MODEL_PAIRS[backend]:
+        raise ProblemError("members", f"{pairs:,} (partition class, member) pairs is beyond the {backend} "
+                                      f"rack-aware model ({MODEL_PAIRS[backend]:,}); use --solver flow")
     start = heuristic.assign(problem).answer
     lo, hi = count_bounds(problem, data.classes, start)
     return data.classes, start, lo, hi, pair_table(data, start)

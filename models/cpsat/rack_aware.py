@@ -39,7 +39,7 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
         ``unknown`` when time ran out without an answer.
     """
     started = time.perf_counter()  # the time limit covers building the model
-    classes, start, lo, hi, pairs = model_inputs(problem)
+    classes, start, lo, hi, pairs = model_inputs(problem, "CP-SAT")
     model = cp_model.CpModel()
     x = [model.new_int_var(0, int(classes.sizes[c]), f"x[{c},{m}]") for c, m in zip(pairs.cls, pairs.member)]
     for c in range(len(classes.sizes)):

@@ -26,7 +26,7 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs
     """Solve the rack-aware objective exactly with a MIP (``backend``: ``highs`` or ``cbc``); the result
     as :func:`models.cpsat.rack_aware.solve` returns it."""
     started = time.perf_counter()  # the time limit covers building the model
-    classes, _, lo, hi, pairs = model_inputs(problem)
+    classes, _, lo, hi, pairs = model_inputs(problem, "MIP")
     model = pulp.LpProblem("rack_aware", pulp.LpMinimize)
     x = [pulp.LpVariable(f"x_{c}_{m}", 0, int(classes.sizes[c]), cat="Integer") for c, m in zip(pairs.cls, pairs.member)]
     for c in range(len(classes.sizes)):

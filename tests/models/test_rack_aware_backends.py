@@ -17,7 +17,7 @@ from models.cpsat import rack_aware as cpsat
 from models.flow import rack_aware as flow
 from models.mip import rack_aware as mip
 from models.registry import STRATEGIES
-from problems import evaluate, load_problem
+from problems import ProblemError, evaluate, load_problem
 from rack_strategies import assignments, brute_force, rack_groups
 
 BACKENDS = {
@@ -110,3 +110,15 @@ def test_backends_agree_and_never_lose_to_a_heuristic(problem):
     assert len({tuple(v) for v in proven.values()}) == 1, proven
     for name, objective in heuristics.items():
         assert results["flow"].objective <= objective, name
+
+
+@pytest.mark.parametrize("module", [cpsat, mip])
+def test_models_refuse_groups_beyond_their_size(module):
+    """Tests that CP-SAT and the MIP refuse (one-line error) a group beyond their pair limit; flow answers it."""
+    doc = {"topics": {"t": 3000}, "members": [{"id": f"c{m}", "topics": ["t"], "rack": "ab"[m % 2],
+                                              "owned": {"t": list(range(m, 3000, 600))}} for m in range(600)],
+           "partition_racks": {"t": [["a"]] * 3000}}
+    problem = load_problem(doc)  # 600 classes (one per owner) x 600 members
+    with pytest.raises(ProblemError, match="use --solver flow"):
+        module.solve(problem, time_limit=5)
+    assert flow.solve(problem).objective == [600 * 5**2, 300 * 5, 0]  # rack b's members misaligned, nothing moves
