@@ -155,3 +155,23 @@ def add_hint(model: cp_model.CpModel, pairs) -> None:
     """Hint ``(variable, value)`` pairs (e.g. from a heuristic's answer)."""
     for variable, hinted in pairs:
         model.add_hint(variable, int(hinted))
+
+
+def add_member_squares(model: cp_model.CpModel, gets, lo: int, hi) -> tuple[list, dict]:
+    """Each member's count ``n_m = sum(gets[m])`` as ``lo + sum_k b[m, k]`` with unit increments
+    (``lo < k <= hi[m]``, ``b[m, k] => b[m, k - 1]``), so ``n_m^2 = lo^2 + sum_k (2k - 1) b[m, k]``
+    (convex: cheaper increments first; no multiplication constraint).  Members with no term are skipped.
+
+    Returns the squares and the increments ``{(m, k): b}``.
+    """
+    b, squares = {}, []
+    for m, terms in enumerate(gets):
+        if not terms:
+            continue
+        steps = range(lo + 1, int(hi[m]) + 1)
+        b.update({(m, k): model.new_bool_var(f"b[{m},{k}]") for k in steps})
+        model.add(sum(terms) == lo + sum(b[m, k] for k in steps))
+        for k in steps[1:]:
+            model.add_implication(b[m, k], b[m, k - 1])
+        squares.append(lo * lo + sum((2 * k - 1) * b[m, k] for k in steps))
+    return squares, b
