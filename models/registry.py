@@ -113,7 +113,7 @@ STRATEGIES: dict[str, Strategy] = {
         {"cpsat": Runner("models.cpsat.sticky:solve", options=CPSAT),
          "mip": Runner("models.mip.sticky:solve", options=MIP),
          "flow": Runner("models.flow.sticky:solve")},
-        baselines=("range", "roundrobin")),
+        baselines=("range", "roundrobin", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",
         Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky", "differencing")),
