@@ -3,7 +3,8 @@
 The Java side gets the ``GroupSpec`` the group coordinator builds (``peers.kafka_java.server_input``);
 ours gets the document.  Random groups cover homogeneous and heterogeneous subscriptions (by
 topic *name*, missing topics included, as ``ModernGroup`` decides), static members, random
-``topic_ids`` or none, and current assignments of three kinds: random claims (stale, conflicting,
+``topic_ids`` or none, KIP-881 racks or none (the server assignors of Kafka 4.0 ignore them), and
+current assignments of three kinds: random claims (stale, conflicting,
 on unsubscribed topics), Kafka's own previous answer after members joined, left or changed their
 subscriptions (the incremental case), and none.  The Java hash orders the heuristics reproduce
 are checked against ``java.util.HashMap`` / ``HashSet`` directly.
@@ -66,6 +67,12 @@ def server_documents(draw, max_members: int = 12, max_partitions: int = 24) -> d
                 member["generation"] = draw(st.integers(0, 2))
         members.append(member)
     doc = {"topics": topics, "members": members}
+    if draw(st.integers(0, 3)) == 0:  # KIP-881 racks: Kafka 4.0's server assignors do not read them
+        racks = ["r0", "r1", "r2"]
+        for member in members:
+            member["rack"] = draw(st.sampled_from(racks))
+        doc["partition_racks"] = {t: [draw(st.lists(st.sampled_from(racks), unique=True, max_size=3)) for _ in range(n)]
+                                  for t, n in topics.items()}
     if draw(st.booleans()):
         doc["topic_ids"] = {t: base64.urlsafe_b64encode(draw(st.binary(min_size=16, max_size=16))).decode().rstrip("=")
                             for t in topics}
