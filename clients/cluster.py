@@ -41,9 +41,8 @@ def check_bootstrap(servers: str) -> str:
     return servers
 
 
-@contextmanager
-def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
-    """A kafka-python ``KafkaAdminClient`` on ``servers``, closed on exit.
+def open_admin(servers: str, timeout: float = TIMEOUT):
+    """A kafka-python ``KafkaAdminClient`` on ``servers`` (the caller closes it).
 
     Raises
     ------
@@ -56,11 +55,19 @@ def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
     check_bootstrap(servers)
     milliseconds = int(timeout * 1000)
     try:
-        admin = KafkaAdminClient(bootstrap_servers=servers, client_id="rebalance-lab",
-                                 bootstrap_timeout_ms=milliseconds, request_timeout_ms=milliseconds)
+        return KafkaAdminClient(bootstrap_servers=servers, client_id="rebalance-lab",
+                                bootstrap_timeout_ms=milliseconds, request_timeout_ms=milliseconds)
     except (KafkaError, OSError, ValueError) as error:
         raise ProblemError("", f"no broker answered within {timeout:g} s ({type(error).__name__})",
                            servers) from None
+
+
+@contextmanager
+def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
+    """:func:`open_admin`, closed on exit; a failed request becomes a :class:`ProblemError`."""
+    from kafka.errors import KafkaError
+
+    admin = open_admin(servers, timeout)
     try:
         yield admin
     except KafkaError as error:
@@ -197,20 +204,25 @@ def offset_rows(admin, group: str, servers: str) -> list[tuple[str, int, int, in
 def group_document(admin, group: str, servers: str, *, reset: str = "latest") -> dict[str, Any]:
     """The consumer group ``group`` as a group document (see the module's docstring)."""
     info, counts = group_topics(admin, group, servers)
-    members = [
-        member_document(m["member_id"], m.get("group_instance_id"), m.get("member_metadata") or {},
-                        owned=_partition_lists(_get(m.get("member_assignment") or {}, "assigned_partitions", [])))
-        for m in info["members"]
-    ]
-    doc = group_problem_document(members, counts)
-    rows = _offsets(admin, group, doc["topics"])
+    members = []
+    for m in info["members"]:
+        owned = _partition_lists(_get(m.get("member_assignment") or {}, "assigned_partitions", []))
+        member = member_document(m["member_id"], m.get("group_instance_id"), m.get("member_metadata") or {}, owned)
+        member.pop("generation", None)  # the subscription's is the previous assignment's generation
+        members.append(member)
+    return group_problem_document(members, counts, partition_lags(admin, group, counts, reset))
+
+
+def partition_lags(admin, group: str, counts: dict[str, int], reset: str = "latest") -> dict[str, list[int]]:
+    """KIP-169's lag of every partition of ``counts`` (``{topic: partition count}``) for ``group``."""
+    rows = _offsets(admin, group, counts)
     committed, start, end = np.array([r[2:] for r in rows], dtype=np.int64).reshape(-1, 3).T
     lags = kip169_lags(committed, start, end, reset)
-    doc["lags"], position = {}, 0
-    for topic, count in doc["topics"].items():
-        doc["lags"][topic] = [int(v) for v in lags[position:position + count]]
+    out, position = {}, 0
+    for topic, count in counts.items():
+        out[topic] = [int(v) for v in lags[position:position + count]]
         position += count
-    return doc
+    return out
 
 
 def placement_document(admin, servers: str, topics: list[str] | None = None,

@@ -31,7 +31,7 @@ TARGET = ROOT / "peers" / "java" / "target"
 #: The JVM options of every node and tool: small heap, quick start-up.
 JVM = ["-Xmx256m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"]
 RACKS = ("r1", "r2", "r3")
-#: Seconds to wait for the three brokers (measured: 20-35 s on 2 busy cores).
+#: Seconds to wait for the three brokers (measured: 28-72 s on 2 cores shared with other work).
 READY_TIMEOUT = 150.0
 
 
@@ -179,13 +179,13 @@ class KraftCluster:
             return "(no log)"
 
     def stop(self) -> None:
-        """Stop every node (SIGTERM, then SIGKILL after 20 s)."""
+        """Stop every node (SIGTERM, then SIGKILL after 5 s: the data is thrown away)."""
         for process in self.processes.values():
             if process.poll() is None:
                 process.terminate()
         for process in self.processes.values():
             try:
-                process.wait(timeout=20)
+                process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
