@@ -11,6 +11,7 @@ millions of small Python objects.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -58,6 +59,24 @@ class GroupProblem:
         Optional rack and ``group.instance.id`` (static membership) per member.
     lags
         Lag of each partition by global id (``int64``), or ``None``.
+    rack_names
+        Every distinct rack name of the document, first those of
+        ``partition_racks`` in document order, then members' racks not seen
+        there; rack ``r`` is ``rack_names[r]``.  Racks are integer ids below.
+    member_rack
+        Each member's rack id (``int32``, length M), ``-1`` for a member
+        without a rack (``rack_names[member_rack[m]] == racks[m]``).
+    replica_rack_start, replica_racks
+        KIP-881's replica racks of every partition, a CSR by global id, or
+        both ``None`` when the document has no ``partition_racks``: partition
+        ``p``'s racks are ``replica_racks[replica_rack_start[p]:replica_rack_start[p + 1]]``
+        (``int64`` offsets of length P + 1, ``int32`` rack ids), one id per
+        replica as given (a rack may repeat; a partition may have none: its
+        replicas' brokers have no rack).  :attr:`has_racks` tells whether
+        they are present; :attr:`partition_rack_lists` gives the names back.
+    topic_ids
+        Kafka's topic id of each topic (its base64 ``Uuid`` string, in ``topics`` order), or
+        ``None``: KIP-848's server assignors iterate topics by id (:attr:`topic_uuids`).
     notes
         Human-readable notes on what Kafka treats as normal but a user may
         want to know: subscriptions to topics that do not exist (they
@@ -79,6 +98,11 @@ class GroupProblem:
     instance_ids: tuple[str | None, ...]
     lags: np.ndarray | None = None
     notes: tuple[str, ...] = field(default=())
+    rack_names: tuple[str, ...] = field(default=())
+    member_rack: np.ndarray | None = None
+    replica_rack_start: np.ndarray | None = None
+    replica_racks: np.ndarray | None = None
+    topic_ids: tuple[str, ...] | None = None
 
     kind = "group"
 
@@ -130,19 +154,23 @@ class GroupProblem:
     @cached_property
     def subscribed_topics(self) -> tuple[np.ndarray, ...]:
         """Each member's subscribed *existing* topics, ascending positions."""
-        get, known = self.topic_index.get, {}
+        get, known = self.topic_index.get, {}  # by the subscription's id: members share one tuple
         for sub in self.subscriptions:
-            if sub not in known:
+            if id(sub) not in known:
                 positions = np.fromiter(map(get, sub, repeat(-1)), dtype=np.int32, count=len(sub))
-                known[sub] = _frozen(np.unique(positions[positions >= 0]))
-        return tuple(known[sub] for sub in self.subscriptions)
+                known[id(sub)] = _frozen(np.unique(positions[positions >= 0]))
+        return tuple(known[id(sub)] for sub in self.subscriptions)
 
     @cached_property
     def subscribes(self) -> np.ndarray:
         """Boolean matrix ``[member, topic]``: the member subscribes the topic."""
         matrix = np.zeros((self.num_members, self.num_topics), dtype=bool)
+        members: dict[int, list[int]] = {}  # the members of each distinct subscription (one array each)
         for m, topics in enumerate(self.subscribed_topics):
-            matrix[m, topics] = True
+            members.setdefault(id(topics), []).append(m)
+        arrays = {id(topics): topics for topics in self.subscribed_topics}
+        for key, rows in members.items():
+            matrix[np.ix_(rows, arrays[key])] = True
         return _frozen(matrix)
 
     @cached_property
@@ -201,6 +229,64 @@ class GroupProblem:
         if keep.all():
             return _frozen(member), _frozen(self.topic_start[topic] + indices)
         return _frozen(member[keep]), _frozen(self.topic_start[topic[keep]] + indices[keep])
+
+    # ------------------------------------------------------------------ racks
+    @property
+    def has_racks(self) -> bool:
+        """Whether the document gives ``partition_racks`` (KIP-881): baselines are then judged on
+        ``rack-aware`` instead of ``sticky`` (DESIGN.md section 3)."""
+        return self.replica_rack_start is not None
+
+    @cached_property
+    def replica_rack_partition(self) -> np.ndarray:
+        """Global id of every item of ``replica_racks`` (``int64``; empty without racks)."""
+        if self.replica_rack_start is None:
+            return _frozen(np.zeros(0, dtype=np.int64))
+        return _frozen(np.repeat(np.arange(self.num_partitions, dtype=np.int64), np.diff(self.replica_rack_start)))
+
+    @cached_property
+    def partition_rack_lists(self) -> tuple[tuple[str, ...], ...] | None:
+        """Each partition's replica racks as given (names), by global id; ``None`` without racks."""
+        if self.replica_rack_start is None:
+            return None
+        names = [self.rack_names[r] for r in self.replica_racks.tolist()]
+        start = self.replica_rack_start.tolist()
+        return tuple(tuple(names[start[p] : start[p + 1]]) for p in range(self.num_partitions))
+
+    def rack_mismatches(self, owner: np.ndarray) -> np.ndarray:
+        """Whether each partition goes to a member whose rack is not among its replica racks.
+
+        Kafka's ``racksMismatch``: a member without a rack and an unassigned
+        partition never count; a partition without replica racks counts for
+        any member with a rack.  Without ``partition_racks`` nothing counts
+        (the replicas' racks are unknown).
+        """
+        owner = np.asarray(owner)
+        mismatch = np.zeros(self.num_partitions, dtype=bool)
+        if self.replica_rack_start is None or self.member_rack is None:
+            return mismatch
+        racks = np.append(self.member_rack, np.int32(-1))  # owner -1 (unassigned) -> no rack
+        rack = racks[owner]
+        aligned = np.zeros(self.num_partitions, dtype=bool)
+        entry = self.replica_rack_partition
+        aligned[entry[self.replica_racks == rack[entry]]] = True
+        return (rack >= 0) & ~aligned
+    @cached_property
+    def topic_uuids(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each topic's Kafka ``Uuid`` as ``(most, least)`` significant bits (signed ``int64`` arrays).
+
+        From :attr:`topic_ids` when the document gives them; otherwise topic ``t`` gets
+        ``Uuid(0x0000000100000001, t)``, whose ``hashCode`` is ``t`` and whose order
+        (``Uuid.compareTo``) is the document's: Kafka's hash sets of such ids iterate them in
+        document order whenever their positions are below the table size (and in the table's
+        bucket order otherwise, which the server assignors reproduce).
+        """
+        if self.topic_ids is None:
+            return (_frozen(np.full(self.num_topics, 0x0000000100000001, dtype=np.int64)),
+                    _frozen(np.arange(self.num_topics, dtype=np.int64)))
+        raw = b"".join(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)) for text in self.topic_ids)
+        halves = np.frombuffer(raw, dtype=">i8").astype(np.int64).reshape(-1, 2)
+        return _frozen(halves[:, 0].copy()), _frozen(halves[:, 1].copy())
 
     # --------------------------------------------------------------- helpers
     def partition_name(self, g: int) -> str:

@@ -12,6 +12,7 @@ partitions, and owned partitions that do not exist are stale claims, dropped
 
 from __future__ import annotations
 
+import base64
 import codecs
 import gc
 import json
@@ -79,7 +80,14 @@ def _parse_group(doc: dict) -> GroupProblem:
     subscriptions, owned_docs, generations, has_generation, racks, instances = [], [], [], [], [], []
     notes: list[tuple[int, int, str]] = []  # (member, 0 subscription / 1 owned, text): sorted at the end
     known = set(topics)
-    checked: dict[tuple, bool] = {}  # subscription -> whether every topic exists
+    # Members mostly share a few subscriptions: each distinct one is checked once and stored once
+    # (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
+    # list object already seen (documents built in Python share one list among many members);
+    # ``shared`` the tuple of an equal list; ``checked`` (by the shared tuple's id) whether every
+    # topic exists.
+    by_list: dict[int, tuple] = {}
+    shared: dict[tuple, tuple] = {}
+    checked: dict[int, bool] = {}
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
@@ -98,18 +106,22 @@ def _parse_group(doc: dict) -> GroupProblem:
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
-        if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
-            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
-        key = tuple(subscription)
-        if key not in checked:  # members mostly share a few subscriptions: each is checked once
+        key = by_list.get(id(subscription))
+        if key is None:
+            if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
+                checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
+            key = tuple(subscription)
+            key = shared.setdefault(key, key)
+            by_list[id(subscription)] = key
+        if id(key) not in checked:
             checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
             distinct = set(subscription)
             if len(distinct) != len(subscription):
                 dup = next(n for j, n in enumerate(subscription) if n in subscription[:j])
                 raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
-            checked[key] = distinct <= known
+            checked[id(key)] = distinct <= known
         subscriptions.append(key)
-        if not checked[key]:
+        if not checked[id(key)]:
             for j, name in enumerate(subscription):
                 if name not in known:
                     notes.append((i, 0, f"{field}.topics[{j}]: topic {name!r} does not exist "
@@ -139,6 +151,8 @@ def _parse_group(doc: dict) -> GroupProblem:
 
     owned = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
     lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
+    rack_fields = _parse_racks(doc.get("partition_racks"), topics, counts, racks)
+    topic_ids = None if doc.get("topic_ids") is None else _parse_topic_ids(doc["topic_ids"], topics)
     notes.sort(key=lambda note: note[:2])
     return GroupProblem(
         topics=topics,
@@ -152,6 +166,8 @@ def _parse_group(doc: dict) -> GroupProblem:
         instance_ids=tuple(instances),
         lags=lags,
         notes=tuple(note[2] for note in notes),
+        **rack_fields,
+        topic_ids=topic_ids,
     )
 
 
@@ -221,6 +237,84 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
     start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
     return _frozen(checks.integers(flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX))
+
+
+def _parse_racks(racks_doc: Any, topics: tuple[str, ...], counts: np.ndarray,
+                 member_racks: list[str | None]) -> dict[str, Any]:
+    """``partition_racks`` (optional) and the members' racks as the integer rack ids of :class:`GroupProblem`.
+
+    When given, ``partition_racks`` lists every topic of ``topics`` (and no other), one list of
+    replica racks (non-empty strings; a rack may repeat, a list may be empty) per partition.
+    """
+    lists: list = []
+    if racks_doc is not None:
+        checks.expect(racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists")
+        known = set(topics)
+        for name in racks_doc:
+            if name not in known:
+                raise ProblemError(f"partition_racks.{name}", "topic is not in topics")
+        for name, count in zip(topics, counts.tolist()):
+            if name not in racks_doc:
+                raise ProblemError(f"partition_racks.{name}", f"missing ({count} replica rack lists expected)")
+            values = checks.expect(racks_doc[name], list, f"partition_racks.{name}",
+                                   "a list of replica rack lists, one per partition")
+            if len(values) != count:
+                raise ProblemError(f"partition_racks.{name}",
+                                   f"has {len(values)} replica rack lists but the topic has {count} partitions")
+            lists.append(values)
+        lists = list(chain.from_iterable(lists))
+        if lists and set(map(type, lists)) != {list}:
+            p = next(p for p, v in enumerate(lists) if type(v) is not list)
+            raise ProblemError(_rack_field(topics, counts, p),
+                               f"must be a list of rack names, got {checks.type_name(lists[p])}")
+    start = _offsets(lists)
+    checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "partition_racks", "replica racks in all")
+    flat = list(chain.from_iterable(lists))
+    try:
+        checks.strings(list(set(flat)) if set(map(type, flat)) <= {str} else flat, lambda _: "")
+    except ProblemError:
+        checks.strings(flat, _item_field(start, lambda p: _rack_field(topics, counts, p)))
+    names = dict.fromkeys(flat)
+    names.update(dict.fromkeys(r for r in member_racks if r is not None))
+    ids = {name: r for r, name in enumerate(names)}
+    member_rack = np.fromiter((-1 if r is None else ids[r] for r in member_racks), dtype=np.int32,
+                              count=len(member_racks))
+    fields: dict[str, Any] = {"rack_names": tuple(names), "member_rack": _frozen(member_rack)}
+    if racks_doc is not None:
+        fields["replica_rack_start"] = _frozen(start)
+        fields["replica_racks"] = _frozen(np.fromiter(map(ids.__getitem__, flat), dtype=np.int32, count=len(flat)))
+    return fields
+
+
+def _rack_field(topics: tuple[str, ...], counts: np.ndarray, p: int) -> str:
+    """``partition_racks.TOPIC[INDEX]`` of global partition ``p``."""
+    start = np.concatenate(([0], np.cumsum(counts)))
+    t = int(np.searchsorted(start, p, side="right")) - 1
+    return f"partition_racks.{topics[t]}[{p - int(start[t])}]"
+def _parse_topic_ids(ids_doc: Any, topics: tuple[str, ...]) -> tuple[str, ...]:
+    """KIP-848 topic ids: Kafka's ``Uuid.toString`` (URL-safe base64 of 16 bytes, no padding), one per topic."""
+    checks.expect(ids_doc, dict, "topic_ids", "an object of topic -> Kafka topic id (base64 Uuid)")
+    known = set(topics)
+    for name in ids_doc:
+        if name not in known:
+            raise ProblemError(f"topic_ids.{name}", "topic is not in topics")
+    seen: dict[bytes, str] = {}
+    for name in topics:
+        if name not in ids_doc:
+            raise ProblemError(f"topic_ids.{name}", "missing (give every topic an id, or none)")
+        text = checks.string(ids_doc[name], f"topic_ids.{name}")
+        try:
+            raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
+        except ValueError:
+            raw = b""
+        if len(text) not in (22, 24) or len(raw) != 16:
+            raise ProblemError(f"topic_ids.{name}", f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)")
+        if raw == bytes(16):
+            raise ProblemError(f"topic_ids.{name}", "the zero Uuid is not a topic id")
+        if raw in seen:
+            raise ProblemError(f"topic_ids.{name}", f"duplicate topic id {text!r} (also topic {seen[raw]!r})")
+        seen[raw] = name
+    return tuple(ids_doc[name] for name in topics)
 
 
 # --------------------------------------------------------- replica placement
@@ -348,7 +442,7 @@ def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a replica placement")
         return _parse_placement(doc)
     if "topics" in doc or "members" in doc:
-        unknown = doc.keys() - {"topics", "members", "lags"}
+        unknown = doc.keys() - {"topics", "members", "lags", "partition_racks", "topic_ids"}
         if unknown:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a consumer group")
         problem = _parse_group(doc)
@@ -394,11 +488,11 @@ def _check_keys(data: bytes, doc: Any, name: str) -> None:
 
 
 def _format_keys(doc: Any) -> int:
-    """Keys of the objects the two formats have (the document, topics, lags, members, owned,
+    """Keys of the objects the two formats have (the document, topics, lags, partition_racks, topic_ids, members, owned,
     brokers, partitions); objects elsewhere are not counted."""
     if type(doc) is not dict:
         return 0
-    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags") if type(doc.get(k)) is dict)
+    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags", "partition_racks", "topic_ids") if type(doc.get(k)) is dict)
     for key in ("members", "brokers", "partitions"):
         items = doc.get(key)
         if type(items) is list:
@@ -535,9 +629,17 @@ def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:
         "topics": dict(zip(problem.topics, problem.partition_counts.tolist())),
         "members": members,
     }
+    if problem.topic_ids is not None:
+        doc["topic_ids"] = dict(zip(problem.topics, problem.topic_ids))
     if problem.lags is not None:
         doc["lags"] = {
             t: problem.lags[problem.topic_start[i] : problem.topic_start[i + 1]].tolist()
+            for i, t in enumerate(problem.topics)
+        }
+    if problem.has_racks:
+        racks = problem.partition_rack_lists
+        doc["partition_racks"] = {
+            t: [list(r) for r in racks[problem.topic_start[i] : problem.topic_start[i + 1]]]
             for i, t in enumerate(problem.topics)
         }
     return doc
