@@ -206,3 +206,27 @@ def _kafka_uuid() -> str:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         if not text.startswith("-"):
             return text
+
+
+def main() -> None:
+    """``python tests/kraft_cluster.py [FOLDER]``: start the test cluster, print its address, wait for Ctrl-C."""
+    import signal
+    import sys
+    import tempfile
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the brokers on SIGTERM too
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="kraft-"))
+    cluster = KraftCluster(folder).start()
+    print(f"KRaft cluster: brokers 1-3 on racks {', '.join(RACKS)}; --bootstrap-server {cluster.bootstrap} "
+          f"(started in {cluster.start_seconds:.0f} s; logs in {folder}); Ctrl-C stops it", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    main()
