@@ -7,7 +7,9 @@ kafka-default places them (seed 0); then either the last two brokers removed
 or one empty broker added.  Timed for each heuristic (best of ``--repeat``):
 ``load_problem`` of the in-memory document and ``assign`` apart, and their sum;
 the last column divides the sum by ``n log2 n`` (flat or falling: growth no
-worse than n log n).  kafka-default (seed 0) re-places everything from
+worse than n log n).  Issue 15's targets (sticky-replica at 100,000: <= 5 s per
+change; growth from 1,000 to 100,000 at most n log n) are printed after the
+table, each ``target met`` or ``target MISSED``.  kafka-default (seed 0) re-places everything from
 scratch; sticky-replica's moves are stage 1's placements plus stage 2's moves.
 
 Part 2, the exact model: ``--brokers`` brokers on ``--racks`` racks,
@@ -32,7 +34,7 @@ import time
 
 from models import solve
 from problems import load_problem
-from _timing import best_of
+from _timing import best_of_with_cpu, growth_target, load_average, print_targets, seconds_target
 
 
 def cluster_document(partitions: int, brokers: int, racks: int, factor: int, removed: int, added: int = 0) -> dict:
@@ -51,20 +53,33 @@ def cluster(partitions: int, brokers: int, racks: int, factor: int, removed: int
 
 def scaling(args) -> None:
     """Part 1: load and assign apart at each size, both changes, both heuristics."""
-    print("| change | partitions x RF 3 | heuristic | load s | assign s | load + assign s | moves | "
+    print("| change | partitions x RF 3 | heuristic | load s | assign s | load + assign s | CPU s | moves | "
           "us / (n log2 n) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    sizes = [int(size) for size in args.sizes.split(",")]
+    lines = []
     for change, removed, added in (("2 brokers removed", 2, 0), ("1 empty broker added", 0, 1)):
-        for n in (int(size) for size in args.sizes.split(",")):
+        totals, cpus = [], []
+        for n in sizes:
             doc = cluster_document(n, args.scale_brokers, args.scale_racks, 3, removed, added)
             for strategy, seed in (("kafka-default", 0), ("sticky-replica", None)):
-                load_s, problem = best_of(args.repeat, load_problem, doc)
-                assign_s, result = best_of(args.repeat, lambda: solve(problem, strategy, seed=seed))
+                load_s, load_cpu, problem = best_of_with_cpu(args.repeat, load_problem, doc)
+                assign_s, assign_cpu, result = best_of_with_cpu(args.repeat, lambda: solve(problem, strategy, seed=seed))
                 assert result.valid
-                total = load_s + assign_s
+                total, cpu = load_s + assign_s, load_cpu + assign_cpu
                 name = strategy + (f" (seed {seed})" if seed is not None else "")
-                print(f"| {change} | {n:,} | {name} | {load_s:.3f} | {assign_s:.3f} | {total:.3f} | "
+                print(f"| {change} | {n:,} | {name} | {load_s:.3f} | {assign_s:.3f} | {total:.3f} | {cpu:.3f} | "
                       f"{result.objective[3]:,} | {total / (n * math.log2(n)) * 1e6:.3f} |", flush=True)
+                if strategy == "sticky-replica":
+                    totals.append(total)
+                    cpus.append(cpu)
+        lines.append(seconds_target(f"sticky-replica, {change}, {sizes[-1]:,} partitions: load + assign", totals[-1],
+                                    cpus[-1], TARGET_SECONDS))
+        lines.append(growth_target(f"sticky-replica, {change}: load + assign", sizes, totals, cpus))
+    print_targets(lines, "after part 1")
+
+
+TARGET_SECONDS = 5.0  # issue 15: 100,000 x RF 3 x 100 brokers x 5 racks, each change
 
 
 def timed(function, *args, **kwargs):
@@ -97,6 +112,7 @@ def main() -> None:
     parser.add_argument("--skip-scaling", action="store_true")
     parser.add_argument("--skip-exact", action="store_true")
     args = parser.parse_args()
+    print(f"load average before: {load_average()}\n")
     if not args.skip_scaling:
         scaling(args)
     if args.skip_exact:

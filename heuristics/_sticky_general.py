@@ -51,6 +51,7 @@ import heapq
 import numpy as np
 
 from heuristics._kafka import java_order_key, java_spread, java_string_hash
+from heuristics._sticky_racks import RackInfo, assign_within_racks
 from problems import GroupProblem
 
 _MIN_WINDOW, _MAX_WINDOW = 64, 1 << 16
@@ -63,19 +64,24 @@ def general_assign(
     revocation: bool,
     id_rank: np.ndarray,
     live: np.ndarray,
+    racks: RackInfo | None = None,
 ) -> np.ndarray:
     """Steps 1-4 of the module docstring; returns the ``owner`` array.
 
     ``kept``: step 1's owners (-1: none); ``prev``: Kafka's ``prevAssignment``
     (-1: none); ``revocation``: whether a kept claim was on an unsubscribed
-    topic; ``id_rank``: members' positions by id; ``live``: topics that exist,
-    have partitions and a subscriber.
+    topic (or off its member's racks); ``id_rank``: members' positions by id;
+    ``live``: topics that exist, have partitions and a subscriber; ``racks``:
+    Kafka's rack information when rack awareness is on (step 2 first deals
+    within racks, :func:`heuristics._sticky_racks.assign_within_racks`).
     """
     owner = kept.copy()
     counts = np.bincount(owner[owner >= 0], minlength=problem.num_members).astype(np.int64)
     initializing = int(counts.max(initial=0)) == 0
     topics = topic_order(problem, live)
     unassigned_before = owner < 0
+    if racks is not None:
+        assign_within_racks(racks, problem, owner, counts, topics, id_rank)
     _assign_unassigned(problem, owner, counts, topics, id_rank)
     subscribers = problem.subscribes.sum(axis=0)
     movable = [t for t in topics if subscribers[t] >= 2]

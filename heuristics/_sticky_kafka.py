@@ -38,6 +38,8 @@ the rotation at ``C_f`` and joining the end of the exactly-C_f list (sorted by
 id before phase 2); partitions left then go one each to the head of that list.
 
 *Unequal subscriptions*: :mod:`heuristics._sticky_general`.
+
+*Racks* (KIP-881, when Kafka switches them on): :mod:`heuristics._sticky_racks`.
 """
 
 from __future__ import annotations
@@ -47,27 +49,57 @@ import numpy as np
 from heuristics._kafka import hash_map_order, java_order_key
 from heuristics._sticky_general import general_assign
 from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas
+from heuristics._sticky_racks import RackInfo, rack_info, rack_round_robin
 from problems import GroupProblem
 
 
 def assign(problem: GroupProblem) -> tuple[np.ndarray, str]:
     """Kafka's ``StickyAssignor.assign``; returns ``(owner, path)``, path ``"constrained"`` or ``"general"``."""
+    owner, path, _ = assign_with_transfers(problem)
+    return owner, path
+
+
+def assign_with_transfers(problem: GroupProblem) -> tuple[np.ndarray, str, np.ndarray]:
+    """As :func:`assign`, plus which partitions Kafka's ``CooperativeStickyAssignor`` leaves out
+    (``partitionsTransferringOwnership``, a boolean array).
+
+    Constrained path: a partition not kept in phase 1 that goes to another member than the one
+    whose claim survived (the claim dropped off its racks or beyond its quota), or that was claimed
+    twice in one generation (``assignNewPartition``).  General path
+    (``computePartitionsTransferringOwnership``): a partition its new owner did not claim while some
+    member claimed it (raw claims: any generation, any subscription).
+    """
     order = hash_map_order(list(problem.members))
     position = np.empty(problem.num_members, dtype=np.int64)
     position[order] = np.arange(problem.num_members)
     id_rank = member_id_rank(problem)
     kept, doubly = resolve_claims(problem, position)
+    live = live_topics(problem)
+    racks = rack_info(problem, live)
     if subscriptions_equal(problem):
         kept[doubly] = -1
-        return constrained(problem, kept, order, id_rank), "constrained"
-    live = live_topics(problem)
+        claim = kept.copy()
+        if racks is not None:
+            kept[racks.mismatch(kept)] = -1
+        owner = constrained(problem, kept, order, id_rank, racks)
+        transfers = (owner >= 0) & (((claim >= 0) & (claim != owner)) | doubly)
+        return owner, "constrained", transfers
     claimed = kept >= 0
     subscribed = np.zeros(problem.num_partitions, dtype=bool)
     subscribed[claimed] = problem.subscribes[kept[claimed], problem.partition_topic[claimed]]
-    revocation = bool((claimed & ~subscribed).any())
-    kept[~subscribed] = -1
+    dropped = ~subscribed
+    if racks is not None:
+        dropped |= racks.mismatch(kept)
+    revocation = bool((claimed & dropped).any())
+    kept[dropped] = -1
     prev = earlier_owners(problem, position)
-    return general_assign(problem, kept, prev, revocation, id_rank, live), "general"
+    owner = general_assign(problem, kept, prev, revocation, id_rank, live, racks)
+    members, partitions = problem.owned_claims
+    someone = np.zeros(problem.num_partitions, dtype=bool)
+    someone[partitions] = True
+    itself = np.zeros(problem.num_partitions, dtype=bool)
+    itself[partitions[owner[partitions] == members]] = True
+    return owner, "general", (owner >= 0) & someone & ~itself
 
 
 def member_id_rank(problem: GroupProblem) -> np.ndarray:
@@ -149,8 +181,10 @@ def earlier_owners(problem: GroupProblem, position: np.ndarray) -> np.ndarray:
     return prev
 
 
-def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
-    """``ConstrainedAssignmentBuilder`` (see the module docstring); ``kept``: valid owned partitions."""
+def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_rank: np.ndarray,
+                racks: RackInfo | None = None) -> np.ndarray:
+    """``ConstrainedAssignmentBuilder`` (see the module docstring); ``kept``: valid owned partitions;
+    ``racks``: Kafka's rack information when rack awareness is on."""
     # Every member subscribes the same topics: member 0's are the live ones (and empty topics).
     c_f, c_c, c_r = quotas(int(problem.partition_counts[problem.subscribes[0]].sum()), problem.num_members)
     grouped, owner_of, rank, owned = owned_in_order(kept, partitions(problem, index_first=True), problem.num_members)
@@ -162,7 +196,16 @@ def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_r
     by_topic = partitions(problem, index_first=False)
     unassigned = by_topic[owner[by_topic] < 0]
     fill = fill[np.argsort(id_rank[fill], kind="stable")]
-    deficit = c_f - owned[fill]
+    exactly = exactly[np.argsort(id_rank[exactly], kind="stable")]
+    counts = keep.copy()  # what each member holds after phase 1
+    if racks is not None:  # sorted by members on the replica racks, dealt within racks first
+        unassigned = unassigned[np.argsort(racks.rack_consumers(unassigned), kind="stable")]
+        over = int((keep == c_c).sum()) if c_r else 0
+        under, queue = fill.tolist(), exactly.tolist()
+        left, _ = rack_round_robin(racks, unassigned.tolist(), counts, under, queue, over, c_r, c_f, c_c, owner)
+        unassigned = np.array(left, dtype=np.int64)
+        fill, exactly = np.array(under, dtype=np.int64), np.array(queue, dtype=np.int64)
+    deficit = c_f - counts[fill]
     slot = np.repeat(np.arange(len(fill)), deficit)
     rounds = np.arange(len(slot)) - np.repeat(np.cumsum(deficit) - deficit, deficit)
     schedule = np.lexsort((slot, rounds))
@@ -170,7 +213,7 @@ def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_r
     # The exactly-C_f list: sorted by id, then the filled members as they reached C_f.
     done_at = np.full(len(fill), -1, dtype=np.int64)
     np.maximum.at(done_at, slot[schedule], np.arange(len(schedule)))
-    queue = np.concatenate((exactly[np.argsort(id_rank[exactly], kind="stable")], fill[np.argsort(done_at, kind="stable")]))
+    queue = np.concatenate((exactly, fill[np.argsort(done_at, kind="stable")]))
     left = unassigned[len(slot) :]
     if len(left) > len(queue):
         raise AssertionError("Kafka's constrained assignment: partitions left, no member under C_c")  # pragma: no cover

@@ -1,16 +1,37 @@
-"""Kafka's client ``RangeAssignor`` (``partition.assignment.strategy=range``).
+"""Kafka's client ``RangeAssignor`` (``partition.assignment.strategy=range``), with KIP-881 racks.
 
-Source: Apache Kafka, ``org.apache.kafka.clients.consumer.RangeAssignor``
-(the rack-unaware path; DESIGN.md section 4).  For every topic, its subscribers
-are put in Kafka's member order (static members first by ``group.instance.id``,
-then dynamic members by member id: :func:`heuristics._kafka.member_rank`); with
-``P`` partitions and ``N`` subscribers, each gets ``P // N`` consecutive
-partitions and the first ``P % N`` get one more.  Topics are independent, so
-the order in which topics are visited does not matter.
+Source: Apache Kafka 4.x, ``org.apache.kafka.clients.consumer.RangeAssignor``
+(DESIGN.md section 4), checked against Kafka's jar by
+``tests/peers/test_kafka_java_equality.py``.  For every topic that has partitions
+and subscribers, its subscribers are put in Kafka's member order (static members
+first by ``group.instance.id``, then dynamic members by member id:
+:func:`heuristics._kafka.member_rank`); with ``P`` partitions and ``N``
+subscribers, each gets ``P // N`` consecutive partitions and the first ``P % N``
+get one more.  Topics are independent, so the order in which topics are visited
+does not matter.
 
-KIP-881 made Kafka's range assignor rack-aware when both the consumers and the
-partitions' replicas carry racks; the problem format has no partition racks, so
-(as in Kafka without partition rack information) member racks are ignored.
+*KIP-881 rack awareness* switches on exactly when Kafka's does: some topic *needs*
+it, that is some subscriber of the topic has a rack, one of those racks holds a
+replica of one of the topic's partitions, and the topic's partitions do not all
+have the same set of replica racks (``useRackAwareAssignment``).  Without
+``partition_racks`` no partition has a rack and it never switches on.  When on:
+
+1. topics are grouped by their subscribers and, when a subscriber has a rack, by
+   partition count (Kafka groups by the size of the topic's partition -> racks
+   map, which is empty when no subscriber has a rack); in a group of 2+ topics
+   (*co-partitioned*), for each partition number ``p`` in order, the first
+   remaining subscriber (member order) that matches the racks of partition ``p``
+   of every topic of the group and may take one more of each gets them all; a
+   subscriber that may take no more of any leaves the group's rotation.  A
+   topic alone in its group, if it needs racks, is dealt subscriber by
+   subscriber: each takes, up to its quota, the unassigned partitions (by index)
+   whose racks it matches;
+2. then every topic is dealt as above without the rack condition: each
+   subscriber in order takes the first unassigned partitions up to its quota.
+
+A subscriber *matches* a partition when it has no rack or its rack holds one of
+the partition's replicas.  Quotas are Kafka's (``maxAssignable``): ``P // N``,
+plus one while fewer than ``P % N`` subscribers went above ``P // N``.
 """
 
 from __future__ import annotations
@@ -22,7 +43,7 @@ from problems import GroupProblem, Result
 
 
 def assign(problem: GroupProblem) -> Result:
-    """Assign partitions as Kafka's RangeAssignor does.
+    """Assign partitions as Kafka's RangeAssignor does (rack-aware as Kafka, see the module docstring).
 
     Parameters
     ----------
@@ -32,18 +53,117 @@ def assign(problem: GroupProblem) -> Result:
     Returns
     -------
     Result
-        Status ``"heuristic"``; judged on the sticky objective.
+        Status ``"heuristic"``; judged on the sticky objective, on ``rack-aware``
+        when the document has ``partition_racks``.
     """
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     rank = member_rank(problem)
+    if not problem.has_racks or not (problem.member_rack >= 0).any():  # racks cannot switch on
+        for t, subscribers in enumerate(problem.topic_subscribers):
+            count = int(problem.partition_counts[t])
+            if len(subscribers) == 0 or count == 0:
+                continue
+            ordered = subscribers[np.argsort(rank[subscribers])]
+            quota, extra = divmod(count, len(ordered))
+            lengths = np.full(len(ordered), quota, dtype=np.int64)
+            lengths[:extra] += 1
+            owner[problem.topic_start[t] : problem.topic_start[t] + count] = np.repeat(ordered, lengths)
+        return Result(problem, "range", owner)
+    states = []
     for t, subscribers in enumerate(problem.topic_subscribers):
         count = int(problem.partition_counts[t])
         if len(subscribers) == 0 or count == 0:
             continue
-        ordered = subscribers[np.argsort(rank[subscribers])]
-        quota, extra = divmod(count, len(ordered))
-        lengths = np.full(len(ordered), quota, dtype=np.int64)
-        lengths[:extra] += 1
-        start = problem.topic_start[t]
-        owner[start : start + count] = np.repeat(ordered, lengths)
+        states.append(_Topic(problem, t, subscribers[np.argsort(rank[subscribers])], owner))
+    if any(state.needs_racks for state in states):
+        _match_racks(states)
+    for state in states:
+        state.deal(state.consumers, lambda c: state.unassigned)
     return Result(problem, "range", owner)
+
+
+class _Topic:
+    """Kafka's ``TopicAssignmentState``: one topic's subscribers, quotas and unassigned partitions."""
+
+    def __init__(self, problem: GroupProblem, t: int, consumers: np.ndarray, owner: np.ndarray):
+        self.topic, self.consumers = t, consumers
+        self.start = int(problem.topic_start[t])
+        count = int(problem.partition_counts[t])
+        self.block = owner[self.start : self.start + count]  # a view: assignments land in ``owner``
+        self.unassigned = np.ones(count, dtype=bool)
+        self.quota, self.extra = divmod(count, len(consumers))
+        self.assigned = dict.fromkeys(consumers.tolist(), 0)
+        self.rack = {}
+        self.needs_racks = False
+        self.has_rack = None  # [partition, rack]: a replica of the partition on the rack
+        if problem.has_racks:
+            racks = problem.member_rack[consumers]
+            self.rack = {int(c): int(r) for c, r in zip(consumers, racks) if r >= 0}
+        if self.rack:
+            lo, hi = problem.replica_rack_start[self.start], problem.replica_rack_start[self.start + count]
+            has = np.zeros((count, len(problem.rack_names)), dtype=bool)
+            has[problem.replica_rack_partition[lo:hi] - self.start, problem.replica_racks[lo:hi]] = True
+            union = has.any(axis=0)
+            consumer_racks = np.zeros(len(problem.rack_names), dtype=bool)
+            consumer_racks[list(self.rack.values())] = True
+            self.needs_racks = bool((consumer_racks & union).any()) and not bool((has == union).all())
+            self.has_rack = has
+        # Kafka's co-partitioning key: the subscribers and the size of the partition -> racks map.
+        self.group = (tuple(consumers.tolist()), count if self.rack else 0)
+
+    def matches(self, consumer: int) -> np.ndarray:
+        """``racksMatch`` of ``consumer`` with every partition of the topic."""
+        rack = self.rack.get(consumer, -1)
+        if rack < 0:
+            return np.ones(len(self.block), dtype=bool)
+        return self.has_rack[:, rack]
+
+    def room(self, consumer: int) -> int:
+        """``maxAssignable``."""
+        return max(0, self.quota + (self.extra > 0) - self.assigned[consumer])
+
+    def take(self, consumer: int, partitions: np.ndarray) -> None:
+        """``onAssigned``."""
+        self.block[partitions] = consumer
+        self.unassigned[partitions] = False
+        self.assigned[consumer] += len(partitions)
+        if self.assigned[consumer] > self.quota:
+            self.extra -= 1
+
+    def deal(self, consumers, allowed) -> None:
+        """``assignRanges``: each consumer in order takes its first allowed unassigned partitions up to its quota."""
+        for consumer in consumers.tolist():
+            if not self.unassigned.any():
+                break
+            chosen = np.flatnonzero(self.unassigned & allowed(consumer))[: self.room(consumer)]
+            if len(chosen):
+                self.take(consumer, chosen)
+
+
+def _match_racks(states: list[_Topic]) -> None:
+    """``assignWithRackMatching`` (step 1 of the module docstring)."""
+    groups: dict[tuple, list[_Topic]] = {}
+    for state in states:
+        groups.setdefault(state.group, []).append(state)
+    for (consumers, partitions), members in groups.items():
+        if len(members) > 1:
+            _co_partitioned(list(consumers), partitions, members)
+        elif members[0].needs_racks:
+            state = members[0]
+            state.deal(state.consumers, lambda c: state.unassigned & state.matches(c))
+
+
+def _co_partitioned(remaining: list[int], partitions: int, states: list[_Topic]) -> None:
+    """``assignCoPartitionedWithRackMatching``: partition number by number, one subscriber takes it on every topic."""
+    matches = {c: [state.matches(c) for state in states] for c in remaining}
+    for p in range(partitions):
+        chosen = next((c for c in remaining
+                       if all(match[p] and state.room(c) > 0 for match, state in zip(matches[c], states))), None)
+        if chosen is None:
+            continue
+        for state in states:
+            state.take(chosen, np.array([p]))
+        if all(state.room(chosen) == 0 for state in states):
+            remaining.remove(chosen)
+            if not remaining:
+                break

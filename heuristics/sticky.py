@@ -8,6 +8,8 @@ Default: Kafka's ``StickyAssignor``, output for output
     :mod:`heuristics._sticky_kafka` (member order, which path, claims, the
     constrained path) and :mod:`heuristics._sticky_general` (the general path).
     ``info["algorithm"]`` is ``"kafka-constrained"`` or ``"kafka-general"``.
+    KIP-881 racks (``partition_racks`` and members' ``rack``) switch on exactly
+    when Kafka's do: :mod:`heuristics._sticky_racks`.
     README, "Where rebalance-lab differs from Kafka", lists how it differs from
     the variants below and from the seeds' text.
 

@@ -114,6 +114,10 @@ STRATEGIES: dict[str, Strategy] = {
          "mip": Runner("models.mip.sticky:solve", options=MIP),
          "flow": Runner("models.flow.sticky:solve")},
         baselines=("range", "roundrobin")),
+    "cooperative-sticky": Strategy("group", "sticky", Runner("heuristics.cooperative_sticky:assign")),
+    "rack-aware": Strategy(
+        "group", "rack-aware", Runner("heuristics.rack_aware:assign"),
+        baselines=("range", "roundrobin", "cooperative-sticky")),
     "lag-aware": Strategy(
         "group", "lag-aware",
         Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky", "differencing")),

@@ -21,9 +21,9 @@ the group leader's consumer hands them (``ConsumerCoordinator.onLeaderElected``)
 * every subscription through ``ConsumerProtocol``'s serialization and back, ``group.instance.id``
   set, in a ``java.util.HashMap`` keyed by member id: wherever Kafka's assignors break a tie by
   Java's hash-map iteration order, the order is the one Kafka's consumer produces;
-* a ``Cluster`` with every partition of ``problem.topics``; partition replica racks only when
-  ``partition_racks`` is given (the problem format has none, so by default no partition has a rack
-  and KIP-881's rack-aware paths stay off, as in Kafka without partition racks).
+* a ``Cluster`` with every partition of ``problem.topics``; each partition's replicas on one node
+  per rack of the document's ``partition_racks`` (KIP-881), or one node without a rack when the
+  document has none (KIP-881's rack-aware paths then stay off, as in Kafka without partition racks).
 
 ``kafka_default`` calls ``org.apache.kafka.admin.AdminUtils.assignReplicasToBrokers`` (in
 ``kafka-server-common`` in Kafka 4.x) per topic, brokers in the problem's order, with a fixed start
@@ -141,9 +141,12 @@ def client_input(problem: GroupProblem, assignor: str, partition_racks=None):
     ``start().unread(group)`` to call an assignor on the same input again.
 
     ``partition_racks``: optional replica racks of every partition (by global id), a list of lists
-    of rack names; ``None`` (default) gives no partition a rack.
+    of rack names; ``None`` (default) takes the document's ``partition_racks`` (no partition has a
+    rack when it has none).
     """
     peers = start()
+    if partition_racks is None:
+        partition_racks = problem.partition_rack_lists
     cluster = peers.cluster(_strings(problem.topics), _ints(problem.partition_counts), _racks(partition_racks))
     subscriptions = [list(topics) for topics in problem.subscriptions]
     owned_start, owned_topics, owned_partitions = _owned_flat(problem)
@@ -198,7 +201,7 @@ def time_assign(problem: GroupProblem, assignor: str, warmups: int = 3, runs: in
     """Kafka's answer and the seconds of ``runs`` timed ``assign`` calls, timed inside the JVM after
     ``warmups`` untimed ones (JIT warm-up), all from the same ``Cluster`` and ``GroupSubscription``."""
     peers = start()
-    inputs = client_input(problem, assignor)
+    inputs = client_input(problem, assignor)  # the document's racks, if any
     instance = peers.newAssignor(CLIENT_ASSIGNORS[assignor])
     seconds = [float(s) for s in peers.time(instance, inputs.cluster, inputs.group, warmups, runs)]
     return owners(problem, instance.assign(inputs.cluster, peers.unread(inputs.group))), seconds

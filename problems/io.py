@@ -139,6 +139,7 @@ def _parse_group(doc: dict) -> GroupProblem:
 
     owned = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
     lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
+    rack_fields = _parse_racks(doc.get("partition_racks"), topics, counts, racks)
     notes.sort(key=lambda note: note[:2])
     return GroupProblem(
         topics=topics,
@@ -152,6 +153,7 @@ def _parse_group(doc: dict) -> GroupProblem:
         instance_ids=tuple(instances),
         lags=lags,
         notes=tuple(note[2] for note in notes),
+        **rack_fields,
     )
 
 
@@ -221,6 +223,60 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
     start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
     return _frozen(checks.integers(flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX))
+
+
+def _parse_racks(racks_doc: Any, topics: tuple[str, ...], counts: np.ndarray,
+                 member_racks: list[str | None]) -> dict[str, Any]:
+    """``partition_racks`` (optional) and the members' racks as the integer rack ids of :class:`GroupProblem`.
+
+    When given, ``partition_racks`` lists every topic of ``topics`` (and no other), one list of
+    replica racks (non-empty strings; a rack may repeat, a list may be empty) per partition.
+    """
+    lists: list = []
+    if racks_doc is not None:
+        checks.expect(racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists")
+        known = set(topics)
+        for name in racks_doc:
+            if name not in known:
+                raise ProblemError(f"partition_racks.{name}", "topic is not in topics")
+        for name, count in zip(topics, counts.tolist()):
+            if name not in racks_doc:
+                raise ProblemError(f"partition_racks.{name}", f"missing ({count} replica rack lists expected)")
+            values = checks.expect(racks_doc[name], list, f"partition_racks.{name}",
+                                   "a list of replica rack lists, one per partition")
+            if len(values) != count:
+                raise ProblemError(f"partition_racks.{name}",
+                                   f"has {len(values)} replica rack lists but the topic has {count} partitions")
+            lists.append(values)
+        lists = list(chain.from_iterable(lists))
+        if lists and set(map(type, lists)) != {list}:
+            p = next(p for p, v in enumerate(lists) if type(v) is not list)
+            raise ProblemError(_rack_field(topics, counts, p),
+                               f"must be a list of rack names, got {checks.type_name(lists[p])}")
+    start = _offsets(lists)
+    checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "partition_racks", "replica racks in all")
+    flat = list(chain.from_iterable(lists))
+    try:
+        checks.strings(list(set(flat)) if set(map(type, flat)) <= {str} else flat, lambda _: "")
+    except ProblemError:
+        checks.strings(flat, _item_field(start, lambda p: _rack_field(topics, counts, p)))
+    names = dict.fromkeys(flat)
+    names.update(dict.fromkeys(r for r in member_racks if r is not None))
+    ids = {name: r for r, name in enumerate(names)}
+    member_rack = np.fromiter((-1 if r is None else ids[r] for r in member_racks), dtype=np.int32,
+                              count=len(member_racks))
+    fields: dict[str, Any] = {"rack_names": tuple(names), "member_rack": _frozen(member_rack)}
+    if racks_doc is not None:
+        fields["replica_rack_start"] = _frozen(start)
+        fields["replica_racks"] = _frozen(np.fromiter(map(ids.__getitem__, flat), dtype=np.int32, count=len(flat)))
+    return fields
+
+
+def _rack_field(topics: tuple[str, ...], counts: np.ndarray, p: int) -> str:
+    """``partition_racks.TOPIC[INDEX]`` of global partition ``p``."""
+    start = np.concatenate(([0], np.cumsum(counts)))
+    t = int(np.searchsorted(start, p, side="right")) - 1
+    return f"partition_racks.{topics[t]}[{p - int(start[t])}]"
 
 
 # --------------------------------------------------------- replica placement
@@ -348,7 +404,7 @@ def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a replica placement")
         return _parse_placement(doc)
     if "topics" in doc or "members" in doc:
-        unknown = doc.keys() - {"topics", "members", "lags"}
+        unknown = doc.keys() - {"topics", "members", "lags", "partition_racks"}
         if unknown:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a consumer group")
         problem = _parse_group(doc)
@@ -394,11 +450,11 @@ def _check_keys(data: bytes, doc: Any, name: str) -> None:
 
 
 def _format_keys(doc: Any) -> int:
-    """Keys of the objects the two formats have (the document, topics, lags, members, owned,
+    """Keys of the objects the two formats have (the document, topics, lags, partition_racks, members, owned,
     brokers, partitions); objects elsewhere are not counted."""
     if type(doc) is not dict:
         return 0
-    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags") if type(doc.get(k)) is dict)
+    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags", "partition_racks") if type(doc.get(k)) is dict)
     for key in ("members", "brokers", "partitions"):
         items = doc.get(key)
         if type(items) is list:
@@ -538,6 +594,12 @@ def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:
     if problem.lags is not None:
         doc["lags"] = {
             t: problem.lags[problem.topic_start[i] : problem.topic_start[i + 1]].tolist()
+            for i, t in enumerate(problem.topics)
+        }
+    if problem.has_racks:
+        racks = problem.partition_rack_lists
+        doc["partition_racks"] = {
+            t: [list(r) for r in racks[problem.topic_start[i] : problem.topic_start[i + 1]]]
             for i, t in enumerate(problem.topics)
         }
     return doc

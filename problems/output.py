@@ -100,4 +100,5 @@ def result_bytes(result) -> bytes:
     if result.answer is None or not isinstance(result.problem, GroupProblem):
         return json.dumps(result.to_json()).encode()
     rest = json.dumps(result.json_fields()).encode()  # b'{"status": ...}'
-    return b'{"assignment": ' + assignment_bytes(result.problem, result.answer) + b", " + rest[1:]
+    shown = result.answer if result.shown is None else result.shown
+    return b'{"assignment": ' + assignment_bytes(result.problem, shown) + b", " + rest[1:]

@@ -43,6 +43,11 @@ class Result:
         A solver's proven lower bounds on the objective levels, where it has them.
     info
         Anything else worth reporting (e.g. KIP-315's next ``epoch``).
+    shown
+        The ``owner`` array printed as the assignment when it is not the judged
+        answer (``cooperative-sticky``: Kafka's round output, partitions changing
+        owner left out, while ``answer`` is the completed assignment); ``None``:
+        the answer is printed.
     """
 
     problem: GroupProblem | PlacementProblem
@@ -51,6 +56,7 @@ class Result:
     status: str = "heuristic"
     bound: tuple[int, ...] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    shown: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -79,7 +85,7 @@ class Result:
             return None
         if isinstance(self.problem, PlacementProblem):
             return reassignment_json(self.problem, self.answer)
-        return assignment_json(self.problem, self.answer)
+        return assignment_json(self.problem, self.answer if self.shown is None else self.shown)
 
     def to_json(self) -> dict[str, Any]:
         """What ``rebalance-lab assign`` prints (:func:`problems.output.result_bytes` writes it fast)."""

@@ -16,8 +16,10 @@ TOPIC_NAMES = [f"t{i}" for i in range(6)]
 
 
 @st.composite
-def group_documents(draw, max_members: int = 7, max_partitions: int = 9, lags: bool = False) -> dict:
-    """A random, valid consumer-group document (DESIGN.md section 2)."""
+def group_documents(draw, max_members: int = 7, max_partitions: int = 9, lags: bool = False,
+                    racks: bool = False) -> dict:
+    """A random, valid consumer-group document (DESIGN.md section 2); with ``racks``, sometimes
+    ``partition_racks`` (0-3 replica racks per partition, repeats allowed)."""
     topic_count = draw(st.integers(0, len(TOPIC_NAMES)))
     topics = {name: draw(st.integers(0, max_partitions)) for name in TOPIC_NAMES[:topic_count]}
     uniform = draw(st.booleans())
@@ -47,6 +49,9 @@ def group_documents(draw, max_members: int = 7, max_partitions: int = 9, lags: b
     if lags:
         values = st.one_of(st.just(0), st.integers(0, 10**6), st.integers(0, 10**12))
         doc["lags"] = {t: draw(st.lists(values, min_size=n, max_size=n)) for t, n in topics.items()}
+    if racks and draw(st.booleans()):
+        replica_racks = st.lists(st.sampled_from(["r0", "r1", "r2"]), max_size=3)
+        doc["partition_racks"] = {t: draw(st.lists(replica_racks, min_size=n, max_size=n)) for t, n in topics.items()}
     return doc
 
 

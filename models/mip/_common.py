@@ -66,6 +66,9 @@ GRACE_SECONDS = 1.0
 #: near 1e9 CP-SAT beat 4 of 6 ``optimal`` answers and one group was called ``infeasible``.
 #: Beyond it a level's answer is kept as ``feasible``, without bound (issue 11).
 TRUSTED_MAGNITUDE = 2**28
+#: HiGHS's default ``mip_abs_gap``: with ``mip_rel_gap=0`` an ``Optimal`` status means the bound is
+#: within this of the solution file's objective (written with every digit, unlike the log's bound).
+_HIGHS_ABS_GAP = 1e-6
 #: Below this many seconds left, a level is not started (its answer could not be read in time).
 _MINIMUM_SECONDS = 0.05
 
@@ -98,7 +101,7 @@ class _Level:
     status: str  # optimal | feasible | infeasible | unknown
     values: dict[str, float] | None = None
     dual: float | None = None  # proven lower bound of the level's objective (constant included)
-    slack: float = 0.0  # how far ``dual`` may be above the solver's own bound (the log's rounding)
+    slack: float | None = None  # how far ``dual`` may be above the true bound (None: the log's rounding)
 
 
 def _highs_binary() -> str:
@@ -183,7 +186,9 @@ def _solve_highs(mps: str, folder: Path, names: list[str], seconds: float, deadl
         if values is not None:
             if model_status == "Optimal":
                 objective = next((_number(line.split()[1]) for line in lines if line.startswith("Objective ")), None)
-                return _Level("optimal", values, dual if dual is not None else objective)
+                if objective is not None:  # HiGHS proved |objective - bound| <= mip_abs_gap at full precision
+                    return _Level("optimal", values, objective, _HIGHS_ABS_GAP)
+                return _Level("optimal", values, dual)
             return _Level("feasible", values, dual)
     # Killed, or no solution file: HiGHS's last improving solution, if any.
     values = _columns(improving.read_text(errors="replace").splitlines(), names) if improving.exists() else None
@@ -282,12 +287,13 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, fo
             variables, constant, magnitude = write_mps(problem, objective, mps)
             seconds = deadline - time.perf_counter()
             if not variables:  # nothing to decide (e.g. no members): the constant is the optimum
-                level = _Level("optimal", {}, constant)
+                level = _Level("optimal", {}, constant, 0.0)
             elif seconds >= _MINIMUM_SECONDS:
                 names = [v.name for v in variables]
                 level = _SOLVE[backend](mps, here, names, seconds, deadline, seed, log)
                 if level.dual is not None:
-                    level.slack = _slack(level.dual)
+                    if level.slack is None:
+                        level.slack = _slack(level.dual)
                     level.dual += constant
                 if magnitude > TRUSTED_MAGNITUDE:  # numbers beyond the solver's reliable range
                     level = _Level("unknown" if level.values is None else "feasible", level.values)

@@ -116,8 +116,9 @@ def test_disagreeing_exact_solvers_are_listed_with_labels():
                  row("b", "sticky", "flow", "optimal", [100, 0]))
     content, _ = build(rows, "hand-made rows")
     assert content.disagreements.to_dict("records") == [
-        {"scenario": "a", "strategy": "sticky", "solver": "flow", "status": "optimal", "level 1": "100", "level 2": "2"},
-        {"scenario": "a", "strategy": "sticky", "solver": "mip", "status": "optimal", "level 1": "100",
-         "level 2": "1,752"}]
+        {"scenario": "a", "strategy": "sticky", "solver": "flow", "status": "optimal",
+         "reason": "another optimal row differs", "level 1": "100", "level 2": "2"},
+        {"scenario": "a", "strategy": "sticky", "solver": "mip", "status": "optimal",
+         "reason": "beaten by sticky/flow [100, 2]", "level 1": "100", "level 2": "1,752"}]
     assert summary_json(content, SEED)["disagreements"] == 1
-    assert "at least one claim is false" in render_markdown(content)
+    assert "so the claim is false (a bug)" in render_markdown(content)

@@ -184,6 +184,36 @@ def test_kafka_gives_a_partition_to_an_earlier_owner_that_left_its_topic(kafka_j
     assert kafka_outcomes(kafka_java, unequal_docs) == {"equal": 674, "kafka-invalid": 27}
 
 
+def test_kafka_gives_four_partitions_back_to_an_earlier_owner_that_left_their_topic(kafka_java):
+    """Same row, hypothesis's example (more wrong partitions than the evaluator's lines name): '00' (generation 0,
+    on t0 only) owned t3 0, 2, 5, 8 and Kafka gives all four back to it, and t0 to 'new0' alone; ours is valid
+    and optimal (the flow solver's objective: sum of squares 90, one move)."""
+    import models
+    from sticky_kafka_check import unsubscribed_earlier_owner
+
+    doc = {"topics": {"t0": 3, "t1": 0, "t2": 3, "t3": 10}, "members": [
+        {"id": "00", "owned": {"t3": [0, 2, 5, 8]}, "generation": 0, "topics": ["t0"]},
+        {"id": "000", "owned": {"t3": [1, 3, 6, 9]}, "generation": 0, "topics": ["t0", "t1", "t2", "t3"]},
+        {"id": "0000", "owned": {"t0": [0], "t3": [4, 7]}, "generation": 1, "topics": ["t0", "t1", "t2", "t3"]},
+        {"id": "new0", "topics": ["t0"]}]}
+    problem = load_problem(doc)
+    theirs = kafka_java.assign(problem, "sticky")
+    assert kafka_java.assignment(problem, "sticky") == {
+        "00": {"t3": [0, 2, 5, 8]}, "000": {"t2": [1], "t3": [1, 3, 6, 9]}, "0000": {"t2": [0, 2], "t3": [4, 7]},
+        "new0": {"t0": [0, 1, 2]}}
+    assert [problem.partition_name(g) for g in unsubscribed_earlier_owner(problem, theirs)] == [
+        "t3-0", "t3-2", "t3-5", "t3-8"]
+    verdict = evaluate(problem, theirs, "sticky")
+    assert not verdict.valid and verdict.violations[-1] == "... and 1 more"
+    ours = sticky.assign(problem)
+    assert ours.assignment == {"00": {"t0": [0, 1]}, "000": {"t2": [1], "t3": [0, 1, 3, 5, 6, 9]},
+                               "0000": {"t2": [0, 2], "t3": [2, 4, 7, 8]}, "new0": {"t0": [2]}}
+    assert ours.valid and ours.objective == [90, 1]
+    exact = models.solve(problem, "sticky", "flow")
+    assert exact.status == "optimal" and exact.objective == [90, 1]
+    assert compare(kafka_java, doc) == "kafka-invalid"
+
+
 def test_kafka_gives_partitions_to_a_member_that_subscribes_nothing(kafka_java):
     """Row (where rebalance-lab differs from Kafka): a member with an empty subscription met first in map order
     passes Kafka's equal-subscription check, and gets partitions; ours runs the general path."""

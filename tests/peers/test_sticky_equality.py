@@ -72,12 +72,14 @@ def test_large_groups_equal_kafka(kafka_java, equal):
         assert compare(kafka_java, doc) == "equal"
 
 
-def test_general_join_at_4000_partitions_equals_kafka(kafka_java):
+def test_general_join_at_4000_partitions_equals_kafka(kafka_java, monkeypatch):
     """Tests the scaling benchmark's case (2 topics, 10 members, every third on one topic) at 4,000 partitions."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).parents[2] / "benchmarks" / "sticky_general.py"
+    folder = Path(__file__).parents[2] / "benchmarks"
+    monkeypatch.syspath_prepend(str(folder))  # the script's own imports (benchmarks/_timing.py)
+    path = folder / "sticky_general.py"
     spec = importlib.util.spec_from_file_location("sticky_general_benchmark", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

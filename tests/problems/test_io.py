@@ -79,7 +79,7 @@ def test_round_trip(doc, tmp_path):
     assert problem_to_json(load_problem(json.dumps(doc))) == doc
 
 
-@given(group_documents(lags=True))
+@given(group_documents(lags=True, racks=True))
 def test_round_trip_random_groups(doc):
     """Tests that every random group document survives a write and a read unchanged."""
     assert problem_to_json(load_problem(doc)) == {**doc, "members": [

@@ -60,7 +60,7 @@ public final class KafkaPeers {
     /**
      * Kafka's cluster metadata for the topics: every partition of every topic, with its replicas' racks
      * when {@code partitionRacks} is not null (one array of rack names per global partition id; one
-     * rack-carrying replica node per distinct rack).
+     * rack-carrying replica node per distinct rack; an empty array: one replica on a node without a rack).
      */
     public static Cluster cluster(String[] topics, int[] counts, String[][] partitionRacks) {
         Map<String, Node> nodesByRack = new HashMap<>();
@@ -70,7 +70,8 @@ public final class KafkaPeers {
         for (int t = 0; t < topics.length; t++) {
             for (int p = 0; p < counts[t]; p++, global++) {
                 Node[] replicas;
-                if (partitionRacks == null) {
+                if (partitionRacks == null || partitionRacks[global].length == 0) {
+                    // no racks, or none for this partition: one replica on a broker without a rack
                     replicas = new Node[] {plain};
                 } else {
                     String[] racks = partitionRacks[global];

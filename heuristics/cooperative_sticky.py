@@ -1,0 +1,85 @@
+"""Kafka's ``CooperativeStickyAssignor`` (``partition.assignment.strategy=cooperative-sticky``).
+
+Source: Apache Kafka 4.x, ``org.apache.kafka.clients.consumer.CooperativeStickyAssignor`` (DESIGN.md
+section 4), checked against Kafka's jar by ``tests/peers/test_cooperative_equality.py``.  A round is
+Kafka's sticky assignment (:mod:`heuristics._sticky_kafka`, KIP-881 racks included) with the
+partitions *changing owner* left out (:func:`heuristics._sticky_kafka.assign_with_transfers`):
+their previous owners revoke them first, and the follow-up rebalance hands them out.
+
+The follow-up round is Kafka's assignor again on the group as it then is: every member owns its
+round output, at the round's generation (one above the group's highest), with the same
+subscriptions and racks.  Rounds repeat while one leaves partitions out (at most
+:data:`MAX_ROUNDS`, then the last round's full assignment stands; in practice the second round
+completes the first).  The answer judged is the
+completed assignment; :attr:`problems.Result.shown` is the first round's output (what Kafka's
+assignor returns and ``rebalance-lab assign`` prints as the assignment), ``info["pending"]`` the
+partitions each member receives after it, ``info["rounds"]`` the rounds run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+import heuristics._sticky_kafka as kafka
+from problems import GroupProblem, Result, assignment_json
+from problems.group import _frozen
+
+MAX_ROUNDS = 8
+
+
+def round_output(problem: GroupProblem) -> tuple[np.ndarray, np.ndarray]:
+    """One round: Kafka's output (``-1`` where the partition changes owner) and the full sticky assignment."""
+    if problem.num_members == 0:
+        owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+        return owner, owner
+    owner, _, transfers = kafka.assign_with_transfers(problem)
+    output = owner.copy()
+    output[transfers] = -1
+    return output, owner
+
+
+def follow_up(problem: GroupProblem, output: np.ndarray) -> GroupProblem:
+    """The group at the next rebalance: each member owns its part of ``output``, at the round's generation."""
+    assigned = np.flatnonzero(output >= 0)
+    order = assigned[np.argsort(output[assigned], kind="stable")]  # by member, then global id
+    members, topics = output[order].astype(np.int64), problem.partition_topic[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (members[1:] != members[:-1]) | (topics[1:] != topics[:-1])
+    starts = np.flatnonzero(first)
+    entry_start = np.zeros(problem.num_members + 1, dtype=np.int64)
+    np.cumsum(np.bincount(members[starts], minlength=problem.num_members), out=entry_start[1:])
+    generation = int(problem.generations.max(initial=-1)) + 1
+    return dataclasses.replace(
+        problem,
+        owned_topics=tuple(problem.topics[t] for t in topics[starts].tolist()),
+        owned_entry_start=_frozen(entry_start),
+        owned_start=_frozen(np.append(starts, len(order)).astype(np.int64)),
+        owned_indices=_frozen(problem.partition_index[order].astype(np.int64)),
+        generations=_frozen(np.full(problem.num_members, generation, dtype=np.int64)),
+        has_generation=(True,) * problem.num_members,
+        notes=(),
+    )
+
+
+def assign(problem: GroupProblem) -> Result:
+    """Kafka's ``CooperativeStickyAssignor`` round on ``problem``, completed by its follow-up rounds.
+
+    Returns
+    -------
+    Result
+        ``answer``: the completed assignment (judged on ``sticky``, on ``rack-aware`` with racks);
+        ``shown``: the round's output; ``info["pending"]``: what each member receives afterwards.
+    """
+    first, full = round_output(problem)
+    output, current, rounds = first, problem, 1
+    while not np.array_equal(output, full) and rounds < MAX_ROUNDS:
+        current = follow_up(current, output)
+        output, full = round_output(current)
+        rounds += 1
+    # After MAX_ROUNDS rounds still moving (never seen): the last round's full sticky assignment.
+    output = full
+    pending = np.where(output != first, output, -1)
+    return Result(problem, "cooperative-sticky", output, shown=first,
+                  info={"pending": assignment_json(problem, pending), "rounds": rounds})
