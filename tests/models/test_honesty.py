@@ -154,6 +154,23 @@ def test_mip_on_a_three_topic_five_member_group_without_lags(strategy, variant):
     assert by_mip.info.get("moves") == by_cpsat.info.get("moves")
 
 
+def test_main_jobs_few_topics_scenario_has_no_disagreement():
+    """Tests finding 6's scenario of the main job, `lag-aware/fresh/few-topics-uniform/p24-m4-t2/s1`: the MIP
+    and CP-SAT both said `optimal` with level 2 of 376,219,631,739 and 375,093,221,571; now no two `optimal`
+    answers differ, no answer beats an `optimal` one and every bound is below every answer."""
+    from experiments.scenarios import Scenario, build_problem
+
+    scenario = Scenario("group", "lag-aware", "fresh", 24, 4, 2, 1, pattern="few-topics", lags="uniform")
+    problem = load_problem(build_problem(scenario))
+    found = [cpsat_lag.solve(problem, time_limit=6), mip_lag.solve(problem, time_limit=3)]
+    answers = [tuple(r.objective) for r in found]
+    assert all(r.valid for r in found)
+    for result in found:
+        assert all(tuple(result.bound) <= answer for answer in answers), (result.status, result.bound, answers)
+        if result.status == "optimal":
+            assert all(tuple(result.objective) <= answer for answer in answers), answers
+
+
 # -------------------------------------------------------- finding 2: deadlines
 def placement(partitions: int, brokers: int, seed: int):
     rng = random.Random(seed)
