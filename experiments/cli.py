@@ -24,6 +24,7 @@ from problems import (
     evaluate,
     load_problem,
 )
+from experiments.snapshot import add_cluster_arguments, problem_source
 from problems.output import result_bytes
 
 FORMATS = """\
@@ -55,8 +56,14 @@ and the problem.
 
 
 # ----------------------------------------------------------------- commands
-def _load(path: str, kind: type):
-    problem = load_problem(path)
+def _load(args: argparse.Namespace, kind: type):
+    """The problem of ``args``: its file, or the document read from ``--bootstrap-server``."""
+    source, path = problem_source(args, "group" if kind is GroupProblem else "placement")
+    try:
+        problem = load_problem(source)
+    except ProblemError as error:
+        raise (error if isinstance(source, str) else error.with_source(path)) from None
+    args.problem = path
     if not isinstance(problem, kind):
         other = "reassign" if isinstance(problem, PlacementProblem) else "assign"
         what = "a replica placement" if isinstance(problem, PlacementProblem) else "a consumer group"
@@ -81,7 +88,7 @@ def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
 
 
 def _command_assign(args: argparse.Namespace) -> int:
-    problem = _load(args.problem, GroupProblem)
+    problem = _load(args, GroupProblem)
     options = {"variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers}
     result = _run(args, problem, options)
     if args.pretty:
@@ -101,7 +108,7 @@ def _outcome(args: argparse.Namespace, result) -> int:
 
 
 def _command_reassign(args: argparse.Namespace) -> int:
-    problem = _load(args.problem, PlacementProblem)
+    problem = _load(args, PlacementProblem)
     options = {
         "variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers,
         "start_index": args.start_index, "max_moves": args.max_moves,
@@ -181,7 +188,8 @@ def seconds(text: str) -> float:
 
 
 def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
-    sub.add_argument("problem", metavar="PROBLEM.json", help="the problem file (see the formats below)")
+    sub.add_argument("problem", metavar="PROBLEM.json", nargs="?",
+                     help="the problem file (see the formats below), or --bootstrap-server")
     sub.add_argument("--strategy", required=True, choices=strategies, help="the strategy to run")
     sub.add_argument("--solver", default="heuristic", choices=SOLVERS,
                      help="the documented heuristic (default) or an exact model")
@@ -209,6 +217,7 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         epilog=FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(assign, strategies("group"))
+    add_cluster_arguments(assign, group=True)
     assign.set_defaults(handler=_command_assign)
 
     placement = strategies("placement")
@@ -224,13 +233,14 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         reassign.add_argument("--max-moves", type=integer_in(0, INT32_MAX), metavar="K",
                               help="at most K replica moves (exact solvers)")
         reassign.add_argument("--report", action="store_true", help="print levels before/after on stderr")
+        add_cluster_arguments(reassign, placement=True)
         reassign.set_defaults(handler=_command_reassign)
     if command_modules:
         # Imported here, not at the top: pandas, Spark and matplotlib take seconds to import,
         # and `assign`/`reassign` need none of them.
-        from experiments import compare, gate, lags, report
+        from experiments import compare, gate, lags, report, snapshot
 
-        for module in (lags, compare, gate, report):
+        for module in (lags, compare, gate, report, snapshot):
             module.register(commands)
     return parser
 

@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from clients.cluster import kip169_lags
+from experiments.snapshot import add_cluster_arguments, write_json
 from experiments.spark import jvm_output_to_log, quiet_pyspark_warnings, spark_session
 from problems import ProblemError
 from problems.checks import INT32_MAX
@@ -202,10 +203,9 @@ def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
             "topic": [None] * len(errors), "partition": -1, "lag": 0, "clamped": False,
             "start_unknown": False, "error": [e[1] for e in errors],
         })
-    since = np.where(has_committed, committed, end if reset == "latest" else np.where(has_start, start, 0))
     return pd.DataFrame({
         "line": lines, "group": text["group"], "topic": text["topic"],
-        "partition": numbers["partition"][0], "lag": np.maximum(end - since, 0),
+        "partition": numbers["partition"][0], "lag": kip169_lags(np.where(has_committed, committed, -1), np.where(has_start, start, 0), end, reset),
         "clamped": has_committed & (committed > end),
         "start_unknown": ~has_committed & ~has_start & (reset != "latest"),
         "error": None,
@@ -308,17 +308,41 @@ def register(subcommands) -> None:
         description="Compute KIP-169's per-partition lag of every group in an offsets snapshot, on Spark.",
         epilog=HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("snapshot", metavar="SNAPSHOT", help="CSV, Parquet or kafka-consumer-groups --describe text")
+    parser.add_argument("snapshot", metavar="SNAPSHOT", nargs="?",
+                        help="CSV, Parquet or kafka-consumer-groups --describe text (or --bootstrap-server)")
     parser.add_argument("--reset", choices=("latest", "earliest"), default="latest",
                         help="auto.offset.reset for partitions without a committed offset (default: latest, Kafka's)")
     parser.add_argument("--group", help="print only this group's lags object")
+    add_cluster_arguments(parser)
     parser.add_argument("--out", metavar="FILE", help="write the JSON here instead of stdout")
     parser.add_argument("--master", help="Spark master (default: $REBALANCE_LAB_SPARK_MASTER or local[*])")
     parser.add_argument("--pretty", action="store_true", help="indent the JSON output")
     parser.set_defaults(handler=_command)
 
 
+def cluster_frame(args: argparse.Namespace) -> pd.DataFrame:
+    """The offsets of ``--group`` on ``--bootstrap-server`` as :func:`read_snapshot`'s frame (one line
+    per partition, by topic name then partition)."""
+    from clients import cluster
+
+    if args.snapshot is not None:
+        raise ProblemError("", "give either SNAPSHOT or --bootstrap-server, not both", args.snapshot)
+    if not args.group:
+        raise ProblemError("--group", "missing (the consumer group to read)", args.bootstrap_server)
+    with cluster.connect(args.bootstrap_server, args.timeout) as admin:
+        rows = cluster.offset_rows(admin, args.group, args.bootstrap_server)
+    values = [[line, args.group, topic, str(partition), None if committed < 0 else str(committed), str(start),
+               str(end)] for line, (topic, partition, committed, start, end) in enumerate(rows, start=1)]
+    return pd.DataFrame(values, columns=["line", *COLUMNS])
+
+
 def _command(args: argparse.Namespace) -> int:
+    if args.bootstrap_server is not None:  # a live group: plain pandas, no Spark job for a few partitions
+        rows = group_lags(cluster_frame(args), args.reset)
+        documents, warnings = lags_documents(rows, args.bootstrap_server)
+        return _write(args, documents.get(args.group, {}), warnings)
+    if args.snapshot is None:
+        raise ProblemError("", "give a SNAPSHOT or --bootstrap-server HOST:PORT --group G", "<command line>")
     frame = read_snapshot(args.snapshot)
     if args.out and not Path(args.out).absolute().parent.is_dir():  # before a minute of Spark
         raise ProblemError("--out", "cannot write: its folder does not exist", args.out)
@@ -337,14 +361,11 @@ def _command(args: argparse.Namespace) -> int:
             raise ProblemError("--group", f"group {args.group!r} is not in the snapshot "
                                f"(groups: {', '.join(documents) or 'none'})", args.snapshot)
         documents = documents[args.group]
+    return _write(args, documents, warnings)
+
+
+def _write(args: argparse.Namespace, documents: dict, warnings: list[str]) -> int:
     for line in warnings:
         print(line, file=sys.stderr)
-    text = json.dumps(documents, indent=2 if args.pretty else None) + "\n"
-    if args.out:
-        try:
-            Path(args.out).write_text(text)
-        except OSError as error:
-            raise ProblemError("--out", f"cannot write: {error.strerror or error}", args.out) from None
-    else:
-        sys.stdout.write(text)
+    write_json(documents, args.out, args.pretty)
     return 0

@@ -11,6 +11,7 @@ and :func:`expand` turns those counts back into an ``owner`` array.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,8 +33,6 @@ class Classes:
         Partitions per class.
     keep
         The previous owner shared by the class's partitions, or -1.
-    start, eligible
-        CSR lists: class ``c`` may go to members ``eligible[start[c]:start[c + 1]]`` (ascending).
     previous
         Valid previous owner of every partition (:func:`problems.previous_owners`).
     set_of_class
@@ -46,12 +45,26 @@ class Classes:
     of_part: np.ndarray
     sizes: np.ndarray
     keep: np.ndarray
-    start: np.ndarray
-    eligible: np.ndarray
     previous: np.ndarray
     set_of_class: np.ndarray
     edge_set: np.ndarray
     edge_member: np.ndarray
+
+    @cached_property
+    def start(self) -> np.ndarray:
+        """CSR offsets of :attr:`eligible` (computed on first use: classes x members can be large)."""
+        pool_size = np.bincount(self.edge_set, minlength=int(self.set_of_class.max(initial=-1)) + 1)
+        start = np.zeros(len(self.sizes) + 1, dtype=np.int64)
+        np.cumsum(pool_size[self.set_of_class], out=start[1:])
+        return start
+
+    @cached_property
+    def eligible(self) -> np.ndarray:
+        """Class ``c`` may go to members ``eligible[start[c]:start[c + 1]]`` (ascending): its pool's."""
+        pool_start = np.searchsorted(self.edge_set, np.arange(int(self.set_of_class.max(initial=-1)) + 2))
+        first = pool_start[self.set_of_class]
+        length = np.diff(self.start)
+        return self.edge_member[np.repeat(first - self.start[:-1], length) + np.arange(int(self.start[-1]))]
 
     def members_of(self, c: int) -> np.ndarray:
         return self.eligible[self.start[c] : self.start[c + 1]]
@@ -71,29 +84,35 @@ class Classes:
                 np.concatenate((kept[direct], count)))
 
 
-def partition_classes(problem: GroupProblem) -> Classes:
-    """Group the assignable partitions by (subscriber set of their topic, previous owner)."""
+def partition_classes(problem: GroupProblem, refine: np.ndarray | None = None) -> Classes:
+    """Group the assignable partitions by (subscriber set of their topic, previous owner).
+
+    ``refine`` (an ``int64`` key per partition, by global id) splits classes and pools further: a pool is
+    then a (subscriber set, key) pair, its members the subscriber set (the rack-aware models key
+    partitions by their replica racks).
+    """
     members = problem.num_members
     previous = previous_owners(problem)
     parts = np.flatnonzero(problem.assignable)
     set_of_topic, sets = _subscriber_sets(problem)
-    key = set_of_topic[problem.partition_topic[parts]] * (members + 1) + previous[parts] + 1
+    pool = set_of_topic[problem.partition_topic[parts]]
+    pool_set = np.arange(len(sets))  # the subscriber set of each pool
+    if refine is not None and len(parts):
+        span = int(np.max(refine, initial=0)) + 1
+        pairs, pool = np.unique(pool * span + np.asarray(refine, dtype=np.int64)[parts], return_inverse=True)
+        pool, pool_set = pool.reshape(-1), pairs // span
+    key = pool * (members + 1) + previous[parts] + 1
     sizes_by_key = np.bincount(key) if len(key) else np.zeros(0, dtype=np.int64)
     keys = np.flatnonzero(sizes_by_key)
     class_of_key = np.zeros(len(sizes_by_key), dtype=np.int64)
     class_of_key[keys] = np.arange(len(keys))
     used, set_of_class = np.unique(keys // (members + 1), return_inverse=True)
-    pools = [sets[s] for s in used]
-    eligible = [pools[s] for s in set_of_class]
-    start = np.zeros(len(keys) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in eligible], out=start[1:])
+    pools = [sets[pool_set[s]] for s in used]
     return Classes(
         parts=parts,
         of_part=class_of_key[key],
         sizes=sizes_by_key[keys].astype(np.int64),
         keep=(keys % (members + 1) - 1).astype(np.int64),
-        start=start,
-        eligible=np.concatenate(eligible) if eligible else np.zeros(0, dtype=np.int64),
         previous=previous,
         set_of_class=set_of_class.astype(np.int64),
         edge_set=np.repeat(np.arange(len(pools)), [len(p) for p in pools]).astype(np.int64),

@@ -117,7 +117,8 @@ STRATEGIES: dict[str, Strategy] = {
     "cooperative-sticky": Strategy("group", "sticky", Runner("heuristics.cooperative_sticky:assign")),
     "rack-aware": Strategy(
         "group", "rack-aware", Runner("heuristics.rack_aware:assign"),
-        baselines=("range", "roundrobin", "cooperative-sticky")),
+        {"flow": Runner("models.flow.rack_aware:solve")},
+        baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",
         Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky", "differencing")),
@@ -131,6 +132,8 @@ STRATEGIES: dict[str, Strategy] = {
          "mip": Runner("models.mip.stream_join:solve", options=("time_limit", "seed", "backend")),
          "flow": Runner("models.flow.stream_join:solve")},
         baselines=("range",)),
+    "uniform": Strategy("group", "sticky", Runner("heuristics.uniform:assign")),
+    "server-range": Strategy("group", "sticky", Runner("heuristics.server_range:assign")),
     "kafka-default": Strategy(
         "placement", "replica", Runner("heuristics.kafka_default:assign", options=("seed", "start_index"))),
     "sticky-replica": Strategy(

@@ -28,8 +28,8 @@ the group leader's consumer hands them (``ConsumerCoordinator.onLeaderElected``)
 ``kafka_default`` calls ``org.apache.kafka.admin.AdminUtils.assignReplicasToBrokers`` (in
 ``kafka-server-common`` in Kafka 4.x) per topic, brokers in the problem's order, with a fixed start
 index (Kafka's ``fixedStartIndex``).  ``server_assign`` runs the KIP-848 server assignors
-(``uniform``, ``range``) on the ``GroupSpec`` the coordinator would build; topic ids are
-deterministic (``Uuid(1, t)``) where Kafka's are random.
+(``uniform``, ``range``) on the ``GroupSpec`` the coordinator would build (:func:`server_input`);
+topic ids are the document's ``topic_ids``, else deterministic ones (``GroupProblem.topic_uuids``).
 """
 
 from __future__ import annotations
@@ -210,50 +210,89 @@ def time_assign(problem: GroupProblem, assignor: str, warmups: int = 3, runs: in
 # ------------------------------------------------------------------ KIP-848 server assignors
 
 
-def _server_inputs(problem: GroupProblem, partition_racks=None):
+def _topic_ids(problem: GroupProblem):
     peers = start()
-    index = problem.topic_index
-    subscribed = [[index[t] for t in sub if t in index] for sub in problem.subscriptions]
-    lengths, topics, partitions = [], [], []
-    counts = problem.partition_counts
-    for owned in problem.owned:
-        count = 0
-        for topic, indices in owned.items():
-            t = index.get(topic)
-            valid = [i for i in indices if t is not None and 0 <= i < counts[t]]
-            topics += [t] * len(valid)
-            partitions += valid
-            count += len(valid)
-        lengths.append(count)
+    most, least = problem.topic_uuids
+    return peers.topicIds(_longs(most), _longs(least))
+
+
+def server_input(problem: GroupProblem, partition_racks=None):
+    """Kafka's ``(GroupSpec, SubscribedTopicDescriber)`` for ``problem`` as KIP-848's coordinator builds them.
+
+    ``TargetAssignmentBuilder.build``: the member specs in a ``HashMap`` filled in the document's
+    order; each member's subscription the ``HashSet`` of its topic names (``ConsumerGroupMember``)
+    seen through Kafka's ``TopicIds`` (names missing from the cluster skipped); its current
+    assignment (:func:`heuristics._kip848.current_claims`: existing partitions, one owner each) as
+    a ``HashMap`` of topic id to ``HashSet`` of partitions filled in the document's order, and the
+    inverted assignment; the subscription type from the topic names (``ModernGroup``).  Topic ids:
+    ``problem.topic_uuids`` (the document's ``topic_ids``, else deterministic ids in document order).
+    """
+    from heuristics._kip848 import current_claims
+
+    peers = start()
+    ids = _topic_ids(problem)
+    claim_member, claim_partition = current_claims(problem)
+    topic = problem.partition_topic[claim_partition]
+    distinct: dict[int, int] = {}  # members share subscription tuples: each crosses once
+    lists = []
+    for subscription in problem.subscriptions:
+        if id(subscription) not in distinct:
+            distinct[id(subscription)] = len(lists)
+            lists.append(subscription)
     spec = peers.groupSpec(
         _strings(problem.members),
         _strings(problem.instance_ids),
         _strings(problem.racks),
-        _ints(_offsets([len(s) for s in subscribed])),
-        _ints([t for s in subscribed for t in s]),
-        _ints(_offsets(lengths)),
-        _ints(topics),
-        _ints(partitions),
+        _ints([distinct[id(s)] for s in problem.subscriptions]),
+        _ints(_offsets([len(s) for s in lists])),
+        _strings([t for s in lists for t in s]),
+        _strings(problem.topics),
+        ids,
+        _ints(_offsets(np.bincount(claim_member, minlength=problem.num_members))),
+        _ints(topic),
+        _ints(problem.partition_index[claim_partition]),
     )
-    describer = peers.describer(_ints(counts), _racks(partition_racks), _longs(problem.topic_start))
+    describer = peers.describer(ids, _ints(problem.partition_counts), _racks(partition_racks), _longs(problem.topic_start))
     return spec, describer
 
 
 def server_assign(problem: GroupProblem, assignor: str = "uniform", partition_racks=None) -> np.ndarray:
     """A KIP-848 server assignor (``uniform`` or ``range``) on ``problem``: an ``owner`` array.
 
-    The current assignment is ``owned`` without stale claims (the coordinator only tracks
-    partitions that exist); generations do not exist in KIP-848 and are ignored.  A group without
-    members gets no assignment.
+    The input is :func:`server_input`'s.  A group without members gets no assignment.
     """
     import jpype
 
-    peers = start()
     if problem.num_members == 0:
         return np.full(problem.num_partitions, -1, dtype=np.int32)
-    spec, describer = _server_inputs(problem, partition_racks)
+    spec, describer = server_input(problem, partition_racks)
     answer = jpype.JClass(SERVER_ASSIGNORS[assignor])().assign(spec, describer)
-    return np.array(peers.serverOwners(answer, _longs(problem.topic_start), _strings(problem.members)), dtype=np.int32)
+    return server_owners(problem, answer)
+
+
+def server_owners(problem: GroupProblem, answer) -> np.ndarray:
+    """The ``owner`` array of a server assignor's ``GroupAssignment``."""
+    peers = start()
+    owner = peers.serverOwners(answer, _topic_ids(problem), _longs(problem.topic_start), _strings(problem.members))
+    return np.array(owner, dtype=np.int32)
+
+
+def time_server_assign(problem: GroupProblem, assignor: str = "uniform", warmups: int = 3,
+                       runs: int = 3) -> tuple[np.ndarray, list[float], float]:
+    """Kafka's answer, the seconds of ``runs`` timed ``assign`` calls on one already-built
+    ``GroupSpec`` (timed inside the JVM after ``warmups`` untimed calls, as Kafka's JMH
+    ``ServerSideAssignorBenchmark`` times it), and the seconds :func:`server_input` took to build it."""
+    import time
+
+    import jpype
+
+    peers = start()
+    began = time.perf_counter()
+    spec, describer = server_input(problem)
+    built = time.perf_counter() - began
+    instance = jpype.JClass(SERVER_ASSIGNORS[assignor])()
+    seconds = [float(s) for s in peers.timeServer(instance, spec, describer, warmups, runs)]
+    return server_owners(problem, instance.assign(spec, describer)), seconds, built
 
 
 # ------------------------------------------------------------------ replica placement

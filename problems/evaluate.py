@@ -30,8 +30,8 @@ OBJECTIVES: dict[str, tuple[str, ...]] = {
     "replica": ("sum_sq_broker_replicas", "sum_sq_rack_replicas", "sum_sq_broker_leaders", "moves"),
 }
 
-#: The objective each strategy is judged on (range and round robin are
-#: baselines judged on the sticky objective, or on ``rack-aware`` when the
+#: The objective each strategy is judged on (range, round robin and KIP-848's uniform and
+#: server-range are baselines judged on the sticky objective, or on ``rack-aware`` when the
 #: document has racks: see :func:`objective_of`).
 STRATEGY_OBJECTIVE: dict[str, str] = {
     "range": "sticky",
@@ -41,6 +41,8 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "rack-aware": "rack-aware",
     "lag-aware": "lag-aware",
     "stream-join": "stream-join",
+    "uniform": "sticky",
+    "server-range": "sticky",
     "kafka-default": "replica",
     "sticky-replica": "replica",
 }

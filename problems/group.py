@@ -11,6 +11,7 @@ millions of small Python objects.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -73,6 +74,9 @@ class GroupProblem:
         replica as given (a rack may repeat; a partition may have none: its
         replicas' brokers have no rack).  :attr:`has_racks` tells whether
         they are present; :attr:`partition_rack_lists` gives the names back.
+    topic_ids
+        Kafka's topic id of each topic (its base64 ``Uuid`` string, in ``topics`` order), or
+        ``None``: KIP-848's server assignors iterate topics by id (:attr:`topic_uuids`).
     notes
         Human-readable notes on what Kafka treats as normal but a user may
         want to know: subscriptions to topics that do not exist (they
@@ -98,6 +102,7 @@ class GroupProblem:
     member_rack: np.ndarray | None = None
     replica_rack_start: np.ndarray | None = None
     replica_racks: np.ndarray | None = None
+    topic_ids: tuple[str, ...] | None = None
 
     kind = "group"
 
@@ -149,19 +154,23 @@ class GroupProblem:
     @cached_property
     def subscribed_topics(self) -> tuple[np.ndarray, ...]:
         """Each member's subscribed *existing* topics, ascending positions."""
-        get, known = self.topic_index.get, {}
+        get, known = self.topic_index.get, {}  # by the subscription's id: members share one tuple
         for sub in self.subscriptions:
-            if sub not in known:
+            if id(sub) not in known:
                 positions = np.fromiter(map(get, sub, repeat(-1)), dtype=np.int32, count=len(sub))
-                known[sub] = _frozen(np.unique(positions[positions >= 0]))
-        return tuple(known[sub] for sub in self.subscriptions)
+                known[id(sub)] = _frozen(np.unique(positions[positions >= 0]))
+        return tuple(known[id(sub)] for sub in self.subscriptions)
 
     @cached_property
     def subscribes(self) -> np.ndarray:
         """Boolean matrix ``[member, topic]``: the member subscribes the topic."""
         matrix = np.zeros((self.num_members, self.num_topics), dtype=bool)
+        members: dict[int, list[int]] = {}  # the members of each distinct subscription (one array each)
         for m, topics in enumerate(self.subscribed_topics):
-            matrix[m, topics] = True
+            members.setdefault(id(topics), []).append(m)
+        arrays = {id(topics): topics for topics in self.subscribed_topics}
+        for key, rows in members.items():
+            matrix[np.ix_(rows, arrays[key])] = True
         return _frozen(matrix)
 
     @cached_property
@@ -262,6 +271,22 @@ class GroupProblem:
         entry = self.replica_rack_partition
         aligned[entry[self.replica_racks == rack[entry]]] = True
         return (rack >= 0) & ~aligned
+    @cached_property
+    def topic_uuids(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each topic's Kafka ``Uuid`` as ``(most, least)`` significant bits (signed ``int64`` arrays).
+
+        From :attr:`topic_ids` when the document gives them; otherwise topic ``t`` gets
+        ``Uuid(0x0000000100000001, t)``, whose ``hashCode`` is ``t`` and whose order
+        (``Uuid.compareTo``) is the document's: Kafka's hash sets of such ids iterate them in
+        document order whenever their positions are below the table size (and in the table's
+        bucket order otherwise, which the server assignors reproduce).
+        """
+        if self.topic_ids is None:
+            return (_frozen(np.full(self.num_topics, 0x0000000100000001, dtype=np.int64)),
+                    _frozen(np.arange(self.num_topics, dtype=np.int64)))
+        raw = b"".join(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)) for text in self.topic_ids)
+        halves = np.frombuffer(raw, dtype=">i8").astype(np.int64).reshape(-1, 2)
+        return _frozen(halves[:, 0].copy()), _frozen(halves[:, 1].copy())
 
     # --------------------------------------------------------------- helpers
     def partition_name(self, g: int) -> str:

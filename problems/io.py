@@ -12,6 +12,7 @@ partitions, and owned partitions that do not exist are stale claims, dropped
 
 from __future__ import annotations
 
+import base64
 import codecs
 import gc
 import json
@@ -79,7 +80,14 @@ def _parse_group(doc: dict) -> GroupProblem:
     subscriptions, owned_docs, generations, has_generation, racks, instances = [], [], [], [], [], []
     notes: list[tuple[int, int, str]] = []  # (member, 0 subscription / 1 owned, text): sorted at the end
     known = set(topics)
-    checked: dict[tuple, bool] = {}  # subscription -> whether every topic exists
+    # Members mostly share a few subscriptions: each distinct one is checked once and stored once
+    # (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
+    # list object already seen (documents built in Python share one list among many members);
+    # ``shared`` the tuple of an equal list; ``checked`` (by the shared tuple's id) whether every
+    # topic exists.
+    by_list: dict[int, tuple] = {}
+    shared: dict[tuple, tuple] = {}
+    checked: dict[int, bool] = {}
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
@@ -98,18 +106,22 @@ def _parse_group(doc: dict) -> GroupProblem:
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
-        if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
-            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
-        key = tuple(subscription)
-        if key not in checked:  # members mostly share a few subscriptions: each is checked once
+        key = by_list.get(id(subscription))
+        if key is None:
+            if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
+                checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
+            key = tuple(subscription)
+            key = shared.setdefault(key, key)
+            by_list[id(subscription)] = key
+        if id(key) not in checked:
             checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
             distinct = set(subscription)
             if len(distinct) != len(subscription):
                 dup = next(n for j, n in enumerate(subscription) if n in subscription[:j])
                 raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
-            checked[key] = distinct <= known
+            checked[id(key)] = distinct <= known
         subscriptions.append(key)
-        if not checked[key]:
+        if not checked[id(key)]:
             for j, name in enumerate(subscription):
                 if name not in known:
                     notes.append((i, 0, f"{field}.topics[{j}]: topic {name!r} does not exist "
@@ -140,6 +152,7 @@ def _parse_group(doc: dict) -> GroupProblem:
     owned = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
     lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
     rack_fields = _parse_racks(doc.get("partition_racks"), topics, counts, racks)
+    topic_ids = None if doc.get("topic_ids") is None else _parse_topic_ids(doc["topic_ids"], topics)
     notes.sort(key=lambda note: note[:2])
     return GroupProblem(
         topics=topics,
@@ -154,6 +167,7 @@ def _parse_group(doc: dict) -> GroupProblem:
         lags=lags,
         notes=tuple(note[2] for note in notes),
         **rack_fields,
+        topic_ids=topic_ids,
     )
 
 
@@ -277,6 +291,30 @@ def _rack_field(topics: tuple[str, ...], counts: np.ndarray, p: int) -> str:
     start = np.concatenate(([0], np.cumsum(counts)))
     t = int(np.searchsorted(start, p, side="right")) - 1
     return f"partition_racks.{topics[t]}[{p - int(start[t])}]"
+def _parse_topic_ids(ids_doc: Any, topics: tuple[str, ...]) -> tuple[str, ...]:
+    """KIP-848 topic ids: Kafka's ``Uuid.toString`` (URL-safe base64 of 16 bytes, no padding), one per topic."""
+    checks.expect(ids_doc, dict, "topic_ids", "an object of topic -> Kafka topic id (base64 Uuid)")
+    known = set(topics)
+    for name in ids_doc:
+        if name not in known:
+            raise ProblemError(f"topic_ids.{name}", "topic is not in topics")
+    seen: dict[bytes, str] = {}
+    for name in topics:
+        if name not in ids_doc:
+            raise ProblemError(f"topic_ids.{name}", "missing (give every topic an id, or none)")
+        text = checks.string(ids_doc[name], f"topic_ids.{name}")
+        try:
+            raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
+        except ValueError:
+            raw = b""
+        if len(text) not in (22, 24) or len(raw) != 16:
+            raise ProblemError(f"topic_ids.{name}", f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)")
+        if raw == bytes(16):
+            raise ProblemError(f"topic_ids.{name}", "the zero Uuid is not a topic id")
+        if raw in seen:
+            raise ProblemError(f"topic_ids.{name}", f"duplicate topic id {text!r} (also topic {seen[raw]!r})")
+        seen[raw] = name
+    return tuple(ids_doc[name] for name in topics)
 
 
 # --------------------------------------------------------- replica placement
@@ -404,7 +442,7 @@ def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a replica placement")
         return _parse_placement(doc)
     if "topics" in doc or "members" in doc:
-        unknown = doc.keys() - {"topics", "members", "lags", "partition_racks"}
+        unknown = doc.keys() - {"topics", "members", "lags", "partition_racks", "topic_ids"}
         if unknown:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a consumer group")
         problem = _parse_group(doc)
@@ -450,11 +488,11 @@ def _check_keys(data: bytes, doc: Any, name: str) -> None:
 
 
 def _format_keys(doc: Any) -> int:
-    """Keys of the objects the two formats have (the document, topics, lags, partition_racks, members, owned,
+    """Keys of the objects the two formats have (the document, topics, lags, partition_racks, topic_ids, members, owned,
     brokers, partitions); objects elsewhere are not counted."""
     if type(doc) is not dict:
         return 0
-    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags", "partition_racks") if type(doc.get(k)) is dict)
+    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags", "partition_racks", "topic_ids") if type(doc.get(k)) is dict)
     for key in ("members", "brokers", "partitions"):
         items = doc.get(key)
         if type(items) is list:
@@ -591,6 +629,8 @@ def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:
         "topics": dict(zip(problem.topics, problem.partition_counts.tolist())),
         "members": members,
     }
+    if problem.topic_ids is not None:
+        doc["topic_ids"] = dict(zip(problem.topics, problem.topic_ids))
     if problem.lags is not None:
         doc["lags"] = {
             t: problem.lags[problem.topic_start[i] : problem.topic_start[i + 1]].tolist()

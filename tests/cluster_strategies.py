@@ -19,10 +19,11 @@ REMOVED_BASE = 1000
 @st.composite
 def cluster_documents(draw, max_brokers: int = 20, max_racks: int = 10, max_topics: int = 50,
                       max_partitions: int = 16, max_factor: int = 4, max_removed: int = 3,
-                      racks: bool | None = None) -> dict:
+                      racks: bool | None = None, min_topics: int = 1, min_partitions: int = 1) -> dict:
     """A random, valid replica-placement document (DESIGN.md section 2).
 
-    ``racks`` forces a rack-aware (True) or rack-unaware (False) cluster.
+    ``racks`` forces a rack-aware (True) or rack-unaware (False) cluster; ``min_topics`` and
+    ``min_partitions`` (per topic) set the least size drawn.
     """
     live = draw(st.integers(2, max_brokers))
     ids = draw(st.permutations(range(live))) if draw(st.booleans()) else list(range(live))
@@ -45,9 +46,9 @@ def cluster_documents(draw, max_brokers: int = 20, max_racks: int = 10, max_topi
         for broker in brokers:
             by_rack.setdefault(broker["rack"], []).append(broker["id"])
     partitions = []
-    for t in range(draw(st.integers(1, max_topics))):
+    for t in range(draw(st.integers(min_topics, max_topics))):
         factor = draw(st.integers(1, min(max_factor, live)))
-        for index in range(draw(st.integers(1, max_partitions))):
+        for index in range(draw(st.integers(min_partitions, max_partitions))):
             choices = pool
             if shape == "rack-packed" and aware:
                 choices = rng.choice(list(by_rack.values()))

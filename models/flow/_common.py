@@ -68,6 +68,21 @@ from __future__ import annotations
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
+from problems import ProblemError
+
+#: Costs stay exact while every sum OR-Tools forms is below this (its cost scaling multiplies by the nodes).
+COST_LIMIT = 2**62
+
+
+def check_cost_range(max_cost: int, nodes: int, units: int, field: str, what: str) -> None:
+    """Refuse (:class:`problems.ProblemError` on ``field``) weighted costs beyond the exact 64-bit range.
+
+    ``max_cost`` is the largest arc cost, ``units`` the flow sent (``what``: their name in the message).
+    """
+    if max_cost * (nodes + 1) >= COST_LIMIT or max_cost * max(units, 1) >= COST_LIMIT:
+        raise ProblemError(field, f"the weighted flow costs (largest arc cost {max_cost}, {nodes} nodes, "
+                                  f"{units} {what}) exceed the exact 64-bit range of min-cost flow")
+
 
 
 def solve_convex_assignment(

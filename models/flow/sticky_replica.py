@@ -91,12 +91,11 @@ from ortools.graph.python import min_cost_flow
 
 from models.cpsat import sticky_replica as cpsat_replica
 from models.cpsat._replica_questions import balanced_level1, target_levels
-from models.flow._common import solve_convex_assignment
-from problems import PlacementProblem, ProblemError, Result
+from models.flow._common import check_cost_range, solve_convex_assignment
+from problems import PlacementProblem, Result
 
 #: CP-SAT refines level 3 only up to this many partition x broker pairs.
 REFINE_CELLS = 60_000
-_COST_LIMIT = 2**62
 
 
 def _classes(problem: PlacementProblem):
@@ -121,12 +120,7 @@ def _classes(problem: PlacementProblem):
 
 
 def _check_cost_range(max_cost: int, nodes: int, units: int) -> None:
-    if max_cost * (nodes + 1) >= _COST_LIMIT or max_cost * max(units, 1) >= _COST_LIMIT:
-        raise ProblemError(
-            "partitions",
-            f"the weighted flow costs (largest arc cost {max_cost}, {nodes} nodes, {units} replicas) "
-            f"exceed the exact 64-bit range of min-cost flow",
-        )
+    check_cost_range(max_cost, nodes, units, "partitions", "replicas")
 
 
 def _stage_a(problem: PlacementProblem):

@@ -8,11 +8,9 @@ other, against an exhaustive search and against the heuristic.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -22,7 +20,8 @@ import models.flow.sticky as flow
 import models.mip.sticky as mip
 from experiments.cli import main
 from problem_strategies import groups
-from problems import evaluate, load_problem
+from rack_strategies import brute_force
+from problems import load_problem
 from sticky_strategies import rebalances
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
@@ -131,15 +130,7 @@ def test_exact_backends_agree_and_bound_the_heuristic(problem):
 
 def brute_force_optimum(problem) -> tuple[int, int]:
     """The best objective over every partition-to-subscriber map (tiny problems only)."""
-    parts = np.flatnonzero(problem.assignable)
-    choices = [problem.topic_subscribers[problem.partition_topic[g]] for g in parts]
-    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    best = None
-    for combo in itertools.product(*choices):
-        owner[parts] = combo
-        value = evaluate(problem, owner, "sticky").objective
-        best = value if best is None or value < best else best
-    return best if best is not None else (0, 0)
+    return brute_force(problem, "sticky") or (0, 0)
 
 
 @settings(max_examples=60)

@@ -29,6 +29,8 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
 import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
+import org.apache.kafka.coordinator.group.modern.TopicIds;
+import org.apache.kafka.image.TopicsImage;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -36,6 +38,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -214,65 +217,123 @@ public final class KafkaPeers {
 
     // ------------------------------------------------------------------ KIP-848 server assignors
 
-    /** The topic id the server assignors see for topic position t (deterministic; Kafka's are random). */
-    public static Uuid topicId(int t) {
-        return new Uuid(1L, t);
+    /** The topic ids of the topics (position t has id {@code new Uuid(msb[t], lsb[t])}). */
+    public static Uuid[] topicIds(long[] msb, long[] lsb) {
+        Uuid[] ids = new Uuid[msb.length];
+        for (int t = 0; t < msb.length; t++)
+            ids[t] = new Uuid(msb[t], lsb[t]);
+        return ids;
+    }
+
+    /** Topic name <-> id of the cluster's topics (the coordinator's TopicsImage lookups). */
+    static final class Resolver implements TopicIds.TopicResolver {
+        final Map<String, Uuid> ids = new HashMap<>();
+        final Map<Uuid, String> names = new HashMap<>();
+        final Map<Uuid, Integer> positions = new HashMap<>();
+
+        Resolver(String[] topics, Uuid[] topicIds) {
+            for (int t = 0; t < topics.length; t++) {
+                ids.put(topics[t], topicIds[t]);
+                names.put(topicIds[t], topics[t]);
+                positions.put(topicIds[t], t);
+            }
+        }
+
+        @Override
+        public TopicsImage image() {
+            return TopicsImage.EMPTY;
+        }
+
+        @Override
+        public String name(Uuid id) {
+            return names.get(id);
+        }
+
+        @Override
+        public Uuid id(String name) {
+            return ids.get(name);
+        }
+
+        @Override
+        public void clear() {
+        }
     }
 
     /** A SubscribedTopicDescriber over the topics' partition counts (and replica racks when not null). */
-    public static SubscribedTopicDescriber describer(int[] counts, String[][] partitionRacks, long[] topicStart) {
+    public static SubscribedTopicDescriber describer(Uuid[] topicIds, int[] counts, String[][] partitionRacks, long[] topicStart) {
+        Map<Uuid, Integer> position = new HashMap<>();
+        for (int t = 0; t < topicIds.length; t++)
+            position.put(topicIds[t], t);
         return new SubscribedTopicDescriber() {
             @Override
             public int numPartitions(Uuid topicId) {
-                int t = (int) topicId.getLeastSignificantBits();
-                return topicId.getMostSignificantBits() == 1L && t >= 0 && t < counts.length ? counts[t] : -1;
+                Integer t = position.get(topicId);
+                return t == null ? -1 : counts[t];
             }
 
             @Override
             public Set<String> racksForPartition(Uuid topicId, int partition) {
-                if (partitionRacks == null)
+                Integer t = position.get(topicId);
+                if (partitionRacks == null || t == null)
                     return Collections.emptySet();
-                int t = (int) topicId.getLeastSignificantBits();
                 return new HashSet<>(Arrays.asList(partitionRacks[(int) (topicStart[t] + partition)]));
             }
         };
     }
 
     /**
-     * The GroupSpec the group coordinator builds for a consumer group (KIP-848): every member's subscribed topic
-     * ids, rack, instance id and current assignment; homogeneous when all subscriptions are equal.
+     * The GroupSpec the group coordinator builds for a consumer group (KIP-848, TargetAssignmentBuilder.build);
+     * member m subscribes the names of distinct subscription memberSubscription[m] (one list crosses JPype once):
+     * members in a HashMap filled in the given order; each member's subscribed topic names in the HashSet
+     * ConsumerGroupMember keeps ({@code new HashSet<>(list)}), seen as ids through Kafka's own TopicIds view (names
+     * missing from the cluster skipped); each member's current assignment as Assignment.fromRecord replays it (a
+     * HashMap of topic id to {@code new HashSet<>(partitions)}, topics put in the given order); the inverted assignment; the subscription type from the topic names
+     * (ModernGroup.subscriptionType: homogeneous when every subscribed name has every member).
      */
     public static GroupSpec groupSpec(
         String[] members, String[] instanceIds, String[] racks,
-        int[] subscriptionStart, int[] subscriptionTopic,
+        int[] memberSubscription, int[] subscriptionStart, String[] subscriptionNames,
+        String[] topics, Uuid[] topicIds,
         int[] ownedStart, int[] ownedTopic, int[] ownedPartition
     ) {
+        Resolver resolver = new Resolver(topics, topicIds);
         Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
-        Set<Set<Uuid>> distinct = new HashSet<>();
+        Map<String, Integer> nameCounts = new HashMap<>();
         for (int m = 0; m < members.length; m++) {
-            Set<Uuid> topics = new HashSet<>();
-            for (int i = subscriptionStart[m]; i < subscriptionStart[m + 1]; i++)
-                topics.add(topicId(subscriptionTopic[i]));
-            distinct.add(topics);
-            Map<Uuid, Set<Integer>> owned = new HashMap<>();
+            int d = memberSubscription[m];
+            Set<String> names = new HashSet<>(Arrays.asList(subscriptionNames).subList(subscriptionStart[d], subscriptionStart[d + 1]));
+            for (String name : names)
+                nameCounts.merge(name, 1, Integer::sum);
+            // As Assignment.fromRecord replays a target assignment record: topic by topic (put), each
+            // topic's partitions a new HashSet<>(list).
+            Map<Uuid, List<Integer>> lists = new LinkedHashMap<>();
             for (int i = ownedStart[m]; i < ownedStart[m + 1]; i++) {
-                Uuid id = topicId(ownedTopic[i]);
-                owned.computeIfAbsent(id, key -> new HashSet<>()).add(ownedPartition[i]);
+                Uuid id = topicIds[ownedTopic[i]];
+                lists.computeIfAbsent(id, key -> new ArrayList<>()).add(ownedPartition[i]);
                 inverted.computeIfAbsent(id, key -> new HashMap<>()).put(ownedPartition[i], members[m]);
             }
+            Map<Uuid, Set<Integer>> owned = new HashMap<>();
+            for (Map.Entry<Uuid, List<Integer>> entry : lists.entrySet())
+                owned.put(entry.getKey(), new HashSet<>(entry.getValue()));
             specs.put(members[m], new MemberSubscriptionAndAssignmentImpl(
-                Optional.ofNullable(racks[m]), Optional.ofNullable(instanceIds[m]), topics,
+                Optional.ofNullable(racks[m]), Optional.ofNullable(instanceIds[m]), new TopicIds(names, resolver),
                 new org.apache.kafka.coordinator.group.modern.Assignment(owned)));
         }
-        SubscriptionType type = distinct.size() <= 1 ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
-        return new GroupSpecImpl(specs, type, inverted);
+        boolean homogeneous = true;
+        for (int count : nameCounts.values())
+            homogeneous &= count == members.length;
+        SubscriptionType type = homogeneous ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
+        return new GroupSpecImpl(Collections.unmodifiableMap(specs), type, inverted);
     }
 
     /** The owner array of a server assignor's answer. */
-    public static int[] serverOwners(org.apache.kafka.coordinator.group.api.assignor.GroupAssignment answer, long[] topicStart, String[] members) {
-        int topics = topicStart.length - 1;
-        int[] owner = new int[(int) topicStart[topics]];
+    public static int[] serverOwners(org.apache.kafka.coordinator.group.api.assignor.GroupAssignment answer,
+                                     Uuid[] topicIds, long[] topicStart, String[] members) {
+        Map<Uuid, Integer> position = new HashMap<>();
+        for (int t = 0; t < topicIds.length; t++)
+            position.put(topicIds[t], t);
+        int[] owner = new int[(int) topicStart[topicIds.length]];
         Arrays.fill(owner, -1);
         Map<String, MemberAssignment> assignments = answer.members();
         for (int m = 0; m < members.length; m++) {
@@ -280,7 +341,7 @@ public final class KafkaPeers {
             if (assignment == null)
                 continue;
             for (Map.Entry<Uuid, Set<Integer>> entry : assignment.partitions().entrySet()) {
-                int t = (int) entry.getKey().getLeastSignificantBits();
+                int t = position.get(entry.getKey());
                 for (int p : entry.getValue()) {
                     int global = (int) (topicStart[t] + p);
                     if (owner[global] != -1)

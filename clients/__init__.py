@@ -1,0 +1,8 @@
+"""Real Kafka clients and clusters (DESIGN.md section 1).
+
+``clients.cluster`` reads a live cluster through kafka-python's admin client: a consumer
+group as a group document (members, subscriptions, owned partitions, lags) and the topics'
+replica placement with the brokers' racks as a placement document.  ``clients.kafka_python``
+exposes every consumer-group strategy as a kafka-python partition assignor, computed by
+:func:`models.solve`.  Nothing here imports ``experiments`` or pyspark.
+"""

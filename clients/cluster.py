@@ -1,0 +1,239 @@
+"""Documents read from a live Kafka cluster through kafka-python's admin client.
+
+* :func:`group_document`: a consumer group as DESIGN.md section 2's group document: its members
+  in the order the coordinator lists them (``DescribeGroups``), each with its subscription, its
+  ``group.instance.id``, its rack when its subscription carries one (ConsumerProtocol v3, what
+  Java consumers and :mod:`clients.kafka_python`'s assignors send) and its current assignment as
+  ``owned``; every subscribed topic's partition count; and KIP-169's lag of every partition.
+  Generations are left out: DescribeGroups does not return the group's generation, and the
+  members' current assignments never claim a partition twice, so generations would change nothing.
+* :func:`offset_rows`: the group's offsets as the rows of an offsets snapshot
+  (``experiments.lags`` reads them exactly like a snapshot file's).
+* :func:`placement_document`: the brokers with their racks and the topics' replicas (leader first
+  as Kafka orders them) as a placement document.
+
+Every request is bounded: the connection waits at most ``timeout`` seconds for a broker
+(:data:`TIMEOUT` by default), and each later request as long.  An unreachable cluster, an unknown
+group or topic raises :class:`problems.ProblemError`, whose one line the command line prints
+(exit status 2).
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from problems import ProblemError
+
+#: Seconds to wait for a broker to answer (connection and each request).
+TIMEOUT = 10.0
+_ADDRESS = re.compile(r"[^\s,:]+:[0-9]{1,5}")
+
+
+def check_bootstrap(servers: str) -> str:
+    """``servers`` if it is a comma-separated list of HOST:PORT, else a :class:`ProblemError`."""
+    for address in servers.split(","):
+        if not _ADDRESS.fullmatch(address) or not 0 < int(address.rsplit(":", 1)[1]) < 65536:
+            raise ProblemError("--bootstrap-server", f"{address!r} is not HOST:PORT (a port 1-65535)", servers)
+    return servers
+
+
+@contextmanager
+def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
+    """A kafka-python ``KafkaAdminClient`` on ``servers``, closed on exit.
+
+    Raises
+    ------
+    ProblemError
+        Malformed addresses, or no broker answered within ``timeout`` seconds.
+    """
+    from kafka.admin import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    check_bootstrap(servers)
+    milliseconds = int(timeout * 1000)
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=servers, client_id="rebalance-lab",
+                                 bootstrap_timeout_ms=milliseconds, request_timeout_ms=milliseconds)
+    except (KafkaError, OSError, ValueError) as error:
+        raise ProblemError("", f"no broker answered within {timeout:g} s ({type(error).__name__})",
+                           servers) from None
+    try:
+        yield admin
+    except KafkaError as error:
+        raise ProblemError("", f"the cluster failed a request: {type(error).__name__}: {error}", servers) from None
+    finally:
+        admin.close()
+
+
+# ------------------------------------------------------------------ members
+def _get(record: Any, name: str, default: Any = None) -> Any:
+    """Field ``name`` of a decoded protocol record or of its ``to_dict()`` form."""
+    value = record.get(name, default) if isinstance(record, dict) else getattr(record, name, default)
+    return default if value is None else value
+
+
+def _partition_lists(entries: Any) -> dict[str, list[int]]:
+    """``[{topic, partitions}]`` (or ``(topic, partitions)`` pairs) as ``{topic: sorted indexes}``."""
+    out: dict[str, list[int]] = {}
+    for entry in entries or ():
+        topic, partitions = (entry if isinstance(entry, (tuple, list))
+                             else (_get(entry, "topic"), _get(entry, "partitions", [])))
+        out.setdefault(topic, []).extend(int(p) for p in partitions)
+    return {t: sorted(set(p)) for t, p in out.items() if p}
+
+
+def member_document(member_id: str, instance_id: str | None, subscription: Any,
+                    owned: dict[str, list[int]] | None = None) -> dict[str, Any]:
+    """One member of a group document from its decoded ``ConsumerProtocolSubscription``.
+
+    ``owned`` defaults to the subscription's own ``owned_partitions`` (v1+); the generation
+    (v2+, -1 when absent) and the rack (v3+) are kept when the subscription carries them.
+    """
+    doc: dict[str, Any] = {"id": member_id, "topics": sorted(set(_get(subscription, "topics", [])))}
+    owned = _partition_lists(_get(subscription, "owned_partitions", [])) if owned is None else owned
+    if owned:
+        doc["owned"] = owned
+    generation = int(_get(subscription, "generation_id", -1))
+    if generation >= 0:
+        doc["generation"] = generation
+    rack = _get(subscription, "rack_id")
+    if rack:
+        doc["rack"] = rack
+    if instance_id:
+        doc["instance_id"] = instance_id
+    return doc
+
+
+def group_problem_document(members: list[dict], partition_counts: dict[str, int],
+                           lags: dict[str, list[int]] | None = None) -> dict[str, Any]:
+    """A group document: ``members`` (from :func:`member_document`), the topics of ``partition_counts``
+    (sorted by name), and ``lags`` of those topics when given."""
+    topics = sorted(partition_counts)
+    doc: dict[str, Any] = {"topics": {t: int(partition_counts[t]) for t in topics}, "members": members}
+    if lags is not None:
+        doc["lags"] = {t: [int(v) for v in lags[t]] for t in topics}
+    return doc
+
+
+# ------------------------------------------------------------------- reading
+def _describe_group(admin, group: str, servers: str) -> dict:
+    info = admin.describe_groups([group])[group]
+    if info.get("group_state") in ("Dead", None) or info.get("error"):
+        raise ProblemError("--group", f"group {group!r} is unknown to the cluster", servers)
+    if info.get("protocol_type") not in ("consumer", ""):
+        raise ProblemError("--group", f"group {group!r} is not a consumer group "
+                           f"(protocol type {info['protocol_type']!r})", servers)
+    return info
+
+
+def partition_counts(admin, topics: list[str] | None, servers: str, *, strict: bool = True) -> dict[str, int]:
+    """``{topic: partition count}`` of ``topics`` (all non-internal topics when ``None``).
+
+    With ``strict``, an unknown topic raises :class:`ProblemError`; otherwise it is left out.
+    """
+    return {t["name"]: len(t["partitions"]) for t in _topics(admin, topics, servers, strict=strict)}
+
+
+def _topics(admin, topics: list[str] | None, servers: str, *, strict: bool = True) -> list[dict]:
+    if topics is not None and not topics:
+        return []
+    described = admin.describe_topics(None if topics is None else list(dict.fromkeys(topics)))
+    out = []
+    for topic in described:
+        if topic.get("error_code"):
+            if strict:
+                raise ProblemError("--topics", f"topic {topic['name']!r} does not exist", servers)
+            continue
+        if topics is None and topic.get("is_internal"):
+            continue
+        out.append(topic)
+    return sorted(out, key=lambda t: t["name"])
+
+
+def _offsets(admin, group: str, counts: dict[str, int]):
+    """Committed (``-1``: none), log start and log end offset of every partition of ``counts``."""
+    from kafka import TopicPartition
+    from kafka.admin import OffsetSpec
+
+    partitions = [TopicPartition(t, p) for t, n in counts.items() for p in range(n)]
+    committed = admin.list_group_offsets(group).get(group, {})
+    ends = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in partitions}) if partitions else {}
+    starts = admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in partitions}) if partitions else {}
+    rows = []
+    for tp in partitions:
+        mark = committed.get(tp)
+        rows.append((tp.topic, tp.partition, -1 if mark is None or mark.offset < 0 else int(mark.offset),
+                     int(starts[tp].offset), int(ends[tp].offset)))
+    return rows
+
+
+def kip169_lags(committed: np.ndarray, start: np.ndarray, end: np.ndarray, reset: str = "latest") -> np.ndarray:
+    """KIP-169's lag: ``end - committed`` (at least 0); without a committed offset (``-1``) 0 under
+    ``auto.offset.reset=latest``, ``end - start`` otherwise."""
+    since = np.where(committed >= 0, committed, end if reset == "latest" else start)
+    return np.maximum(end - since, 0)
+
+
+def group_topics(admin, group: str, servers: str) -> tuple[dict, dict[str, int]]:
+    """The group's description and the partition counts of the topics it subscribes or has
+    committed offsets for (topics that no longer exist left out)."""
+    info = _describe_group(admin, group, servers)
+    subscribed = {t for m in info["members"] for t in _get(m.get("member_metadata") or {}, "topics", [])}
+    committed = {tp.topic for tp in admin.list_group_offsets(group).get(group, {})}
+    return info, partition_counts(admin, sorted(subscribed | committed), servers, strict=False)
+
+
+def offset_rows(admin, group: str, servers: str) -> list[tuple[str, int, int, int, int]]:
+    """``(topic, partition, committed or -1, log start, log end)`` of every partition the group
+    subscribes or has committed offsets for, by topic name then partition."""
+    _, counts = group_topics(admin, group, servers)
+    return _offsets(admin, group, counts)
+
+
+def group_document(admin, group: str, servers: str, *, reset: str = "latest") -> dict[str, Any]:
+    """The consumer group ``group`` as a group document (see the module's docstring)."""
+    info, counts = group_topics(admin, group, servers)
+    members = [
+        member_document(m["member_id"], m.get("group_instance_id"), m.get("member_metadata") or {},
+                        owned=_partition_lists(_get(m.get("member_assignment") or {}, "assigned_partitions", [])))
+        for m in info["members"]
+    ]
+    doc = group_problem_document(members, counts)
+    rows = _offsets(admin, group, doc["topics"])
+    committed, start, end = np.array([r[2:] for r in rows], dtype=np.int64).reshape(-1, 3).T
+    lags = kip169_lags(committed, start, end, reset)
+    doc["lags"], position = {}, 0
+    for topic, count in doc["topics"].items():
+        doc["lags"][topic] = [int(v) for v in lags[position:position + count]]
+        position += count
+    return doc
+
+
+def placement_document(admin, servers: str, topics: list[str] | None = None,
+                       remove_brokers: list[int] = ()) -> dict[str, Any]:
+    """The cluster's brokers (by id, with racks) and the replicas of ``topics`` (all non-internal
+    topics when ``None``) as a placement document, partitions by topic name then index.
+
+    ``remove_brokers`` are left out of ``brokers``: their replicas become unassigned, to be
+    placed elsewhere (decommissioning).
+    """
+    brokers = sorted(admin.describe_cluster()["brokers"], key=lambda b: b["broker_id"])
+    known = {b["broker_id"] for b in brokers}
+    for broker in remove_brokers:
+        if broker not in known:
+            raise ProblemError("--remove-brokers", f"broker {broker} is not in the cluster "
+                               f"(brokers: {', '.join(map(str, sorted(known)))})", servers)
+    racks = [b.get("rack") for b in brokers]
+    rack_aware = all(racks)
+    doc_brokers = [{"id": b["broker_id"], **({"rack": b["rack"]} if rack_aware else {})}
+                   for b in brokers if b["broker_id"] not in set(remove_brokers)]
+    partitions = []
+    for topic in _topics(admin, topics, servers):
+        for part in sorted(topic["partitions"], key=lambda p: p["partition_index"]):
+            partitions.append({"topic": topic["name"], "partition": int(part["partition_index"]),
+                               "replicas": [int(r) for r in part["replica_nodes"]]})
+    return {"brokers": doc_brokers, "partitions": partitions}

@@ -1,0 +1,134 @@
+"""``rebalance-lab snapshot``: a live cluster's consumer group or replica placement as a document,
+and the ``--bootstrap-server`` options that ``assign``, ``reassign`` and ``lags`` share.
+
+The reading itself is :mod:`clients.cluster`; this module only parses arguments and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from problems import ProblemError
+
+HELP = """\
+output: with --group G, the group document of DESIGN.md section 2 (members in the coordinator's
+order with their subscriptions, racks, instance ids and current assignments as "owned"; the
+subscribed topics' partition counts; KIP-169 lags from committed and log end offsets); with
+--placement, the placement document (brokers with racks; each partition's replicas, leader first).
+
+An unreachable cluster, an unknown group or topic: exit status 2 and one line on stderr.  The
+connection waits at most --timeout seconds (default 10) for a broker, each later request as long.
+
+examples:
+  rebalance-lab snapshot --bootstrap-server 127.0.0.1:9092 --group payments > group.json
+  rebalance-lab snapshot --bootstrap-server 127.0.0.1:9092 --placement --topics orders
+"""
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse ``type``: seconds in (0, 3600]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, 3600]")
+    return value
+
+
+def broker_ids(text: str) -> list[int]:
+    """An argparse ``type``: comma-separated broker ids."""
+    try:
+        ids = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of broker ids") from None
+    if any(i < 0 for i in ids):
+        raise argparse.ArgumentTypeError(f"{text!r}: broker ids are >= 0")
+    return ids
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser, *, group: bool = False, placement: bool = False) -> None:
+    """``--bootstrap-server`` and ``--timeout`` (and ``--group`` / ``--topics``, ``--remove-brokers``)."""
+    from clients.cluster import TIMEOUT
+
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT",
+                        help="read the problem from a live Kafka cluster instead of a file")
+    parser.add_argument("--timeout", type=positive_seconds, default=TIMEOUT, metavar="SEC",
+                        help=f"seconds to wait for the cluster, per request (default {TIMEOUT:g})")
+    if group:
+        parser.add_argument("--group", metavar="G", help="the consumer group (with --bootstrap-server)")
+    if placement:
+        parser.add_argument("--topics", nargs="+", metavar="T", help="only these topics (default: all)")
+        parser.add_argument("--remove-brokers", type=broker_ids, default=[], metavar="IDS",
+                            help="decommission these brokers (comma-separated ids): their replicas move")
+
+
+def cluster_document(args: argparse.Namespace, kind: str) -> dict:
+    """The group (``kind="group"``) or placement document ``args`` name on a live cluster."""
+    from clients import cluster
+
+    servers = args.bootstrap_server
+    with cluster.connect(servers, args.timeout) as admin:
+        if kind == "group":
+            return cluster.group_document(admin, args.group, servers, reset=getattr(args, "reset", "latest"))
+        return cluster.placement_document(admin, servers, getattr(args, "topics", None),
+                                          getattr(args, "remove_brokers", []))
+
+
+def problem_source(args: argparse.Namespace, kind: str):
+    """``(problem source, name)``: the file ``args.problem`` or the document read from the cluster."""
+    if args.bootstrap_server is None:
+        if args.problem is None:
+            raise ProblemError("", "give a PROBLEM.json or --bootstrap-server HOST:PORT", "<command line>")
+        if kind == "placement" and args.remove_brokers:
+            raise ProblemError("--remove-brokers", "needs --bootstrap-server (in a file, leave the brokers "
+                               "out of \"brokers\")", args.problem)
+        return args.problem, args.problem
+    if args.problem is not None:
+        raise ProblemError("", "give either PROBLEM.json or --bootstrap-server, not both", args.problem)
+    if kind == "group" and not args.group:
+        raise ProblemError("--group", "missing (the consumer group to read)", args.bootstrap_server)
+    return cluster_document(args, kind), args.bootstrap_server
+
+
+def register(subcommands) -> None:
+    """Add the ``snapshot`` subcommand to ``rebalance-lab``'s subparsers."""
+    parser = subcommands.add_parser(
+        "snapshot", help="read a consumer group or the replica placement from a live Kafka cluster",
+        description="Write a live cluster's consumer group or replica placement as a problem document.",
+        epilog=HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_cluster_arguments(parser, group=True)
+    parser.add_argument("--placement", action="store_true", help="the replica placement instead of a group")
+    parser.add_argument("--topics", nargs="+", metavar="T", help="with --placement: only these topics")
+    parser.add_argument("--reset", choices=("latest", "earliest"), default="latest",
+                        help="auto.offset.reset for partitions without a committed offset (lags; default latest)")
+    parser.add_argument("--out", metavar="FILE", help="write the JSON here instead of stdout")
+    parser.add_argument("--pretty", action="store_true", help="indent the JSON output")
+    parser.set_defaults(handler=_command)
+
+
+def _command(args: argparse.Namespace) -> int:
+    if not args.bootstrap_server:
+        raise ProblemError("--bootstrap-server", "missing (HOST:PORT of a broker)", "<command line>")
+    if args.placement == bool(args.group):
+        raise ProblemError("", "give exactly one of --group G and --placement", args.bootstrap_server)
+    if args.topics and not args.placement:
+        raise ProblemError("--topics", "only with --placement", args.bootstrap_server)
+    write_json(cluster_document(args, "placement" if args.placement else "group"), args.out, args.pretty)
+    return 0
+
+
+def write_json(document, out: str | None, pretty: bool) -> None:
+    """``document`` as JSON (indented with ``pretty``) to the file ``out``, or to stdout."""
+    text = json.dumps(document, indent=2 if pretty else None) + "\n"
+    if out:
+        try:
+            Path(out).write_text(text)
+        except OSError as error:
+            raise ProblemError("--out", f"cannot write: {error.strerror or error}", out) from None
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,321 @@
+"""KIP-848's ``UniformAssignor``: the broker-side default assignor of Kafka 4 consumer groups.
+
+Source: Apache Kafka 4.0, ``org.apache.kafka.coordinator.group.assignor.UniformAssignor`` and
+its two builders (DESIGN.md section 4: Kafka's code is the reference, outputs equal Kafka's;
+``tests/peers/test_server_assignors.py`` checks it against the Java classes).  What the
+coordinator hands the assignor, and in which orders, is :mod:`heuristics._kip848`.
+
+Kafka picks the builder by the group's subscription type: homogeneous (every member subscribes
+the same topic names) or heterogeneous.
+
+Homogeneous (``UniformHomogeneousAssignmentBuilder``): balance, then stickiness.  With ``P``
+partitions of the subscribed topics and ``M`` members, every member gets ``P // M`` and
+``P % M`` of them one more.  Members are visited in the member map's order (Java's
+``HashMap`` order of the member ids); each keeps its current partitions of subscribed topics up
+to its quota, visiting its assignment map's topics (``Uuid.hashCode`` bucket order) and each
+topic's partition set (partition-number bucket order); the rest are revoked.  A member that
+keeps fewer than ``P // M + 1`` gives the extra partition up unless only as many members as
+extras remain.  The unassigned partitions (the subscribed topics in the order of the
+``HashSet`` of their ids, each topic's unowned partitions ascending, then the revoked ones in
+revocation order) are handed out in that order to the members below quota, in member order.
+
+Heterogeneous (``UniformHeterogeneousAssignmentBuilder``): members keep their partitions of
+topics they still subscribe; topics are sorted by partitions per subscriber (descending), then
+subscriber count, then topic id (``Uuid.compareTo``); each topic's unowned partitions go, in
+ascending order, to its least-loaded subscribers (ties by member index, round after round
+over the members at the lowest level: :func:`_water_fill`); then up to 16 passes over the
+topics with two or more subscribers move partitions from the most to the least loaded
+subscribers of each topic until every topic's subscribers differ by at most one (Kafka's own
+comment concedes that overlapping subscriptions can stay "almost balanced").  Member index is
+the position in the member map's order; nothing else depends on a hash order.
+
+Where Kafka would throw (a partition left unassigned), a ``RuntimeError`` says so; it does not
+happen on valid input.  Hash tables of 9 or more colliding keys in 64+ buckets (Java's tree
+bins) are not reproduced (:func:`heuristics._kafka.hash_map_order`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from heuristics._kafka import grouped_hash_order
+from heuristics._kip848 import (
+    claims_in_map_order,
+    current_claims,
+    homogeneous,
+    member_order,
+    subscription_order,
+    topic_hashes,
+)
+from problems import GroupProblem, Result
+
+#: ``UniformHeterogeneousAssignmentBuilder.MAX_ITERATION_COUNT``: passes of the balancing phase.
+MAX_ITERATION_COUNT = 16
+
+
+def assign(problem: GroupProblem) -> Result:
+    """Assign partitions as Kafka 4's ``UniformAssignor`` does.
+
+    Returns
+    -------
+    Result
+        Status ``"heuristic"``; judged on the sticky objective (rack-aware when racks are known).
+    """
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    if problem.num_members:
+        order = member_order(problem)
+        if homogeneous(problem):
+            _homogeneous(problem, order, owner)
+        else:
+            _heterogeneous(problem, order, owner)
+    return Result(problem, "uniform", owner)
+
+
+# ------------------------------------------------------------------ homogeneous
+
+
+def _homogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) -> None:
+    first = int(order[0])
+    topics = np.array(subscription_order(problem, first), dtype=np.int64)
+    topics = topics[grouped_hash_order(np.zeros(len(topics), dtype=np.int64), topic_hashes(problem)[topics],
+                                       from_collection=True, sizes=np.array([len(problem.subscriptions[first])]))]
+    counts = problem.partition_counts[topics]
+    members = len(order)
+    total = int(counts.sum())
+    minimum, extra = divmod(total, members)
+
+    rank = np.empty(members, dtype=np.int64)
+    rank[order] = np.arange(members)
+    claim_member, claim_partition = current_claims(problem)
+    subscribed = np.zeros(problem.num_topics, dtype=bool)
+    subscribed[topics] = True
+    keep = subscribed[problem.partition_topic[claim_partition]]
+    claim_member, claim_partition = claim_member[keep], claim_partition[keep]
+    claimed = np.zeros(problem.num_partitions, dtype=bool)
+    claimed[claim_partition] = True
+    sequence = claims_in_map_order(problem, claim_member, claim_partition, rank)
+    claim_member, claim_partition = claim_member[sequence], claim_partition[sequence]
+    claim_rank = rank[claim_member]
+
+    owned = np.bincount(claim_rank, minlength=members)
+    kept, remaining = _quotas(owned, minimum, extra)
+    first_claim = np.searchsorted(claim_rank, np.arange(members))
+    within = np.arange(len(claim_rank)) - first_claim[claim_rank]
+    stays = within < kept[claim_rank]
+    owner[claim_partition[stays]] = claim_member[stays]
+
+    start = problem.topic_start
+    ranges = [np.arange(start[t], start[t + 1]) for t in topics.tolist()]
+    fresh = np.concatenate(ranges) if ranges else np.zeros(0, dtype=np.int64)
+    unassigned = np.concatenate([fresh[~claimed[fresh]], claim_partition[~stays]])
+    if int(remaining.sum()) < len(unassigned):
+        raise RuntimeError("Partitions were left unassigned")  # Kafka's PartitionAssignorException
+    receivers = np.repeat(order, remaining)[: len(unassigned)]
+    owner[unassigned] = receivers
+
+
+def _quotas(owned: np.ndarray, minimum: int, extra: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per member (in member order): partitions kept, and partitions still to receive.
+
+    ``maybeRevokePartitions``: member ``i`` may hold ``minimum + 1`` while extras remain; it keeps
+    up to that; one that keeps fewer than ``minimum + 1`` gives the extra up unless only as many
+    members as extras remain (then every remaining member must take one).
+    """
+    members = len(owned)
+    full = owned >= minimum + 1
+    # Before the forced regime, the extras go to the full members in order.
+    takers_before = np.minimum(np.concatenate(([0], np.cumsum(full)[:-1])), extra)
+    left_before = extra - takers_before
+    forced = (members - np.arange(members)) <= left_before
+    start = int(np.argmax(forced)) if forced.any() else members
+    takes = full & (left_before > 0)
+    takes[start:] = True
+    if start < members:  # from here on every member takes one of the extras left
+        takes[start + int(left_before[start]):] = False
+    quota = minimum + takes.astype(np.int64)
+    # A member above its quota keeps the quota; an unforced member below it gave the extra up.
+    kept = np.minimum(owned, np.where(left_before > 0, minimum + 1, minimum))
+    return kept, quota - kept
+
+
+# ------------------------------------------------------------------ heterogeneous
+
+
+def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) -> None:
+    members = len(order)
+    rank = np.empty(members, dtype=np.int64)
+    rank[order] = np.arange(members)
+    # Every (member index, subscribed topic), member by member, topics ascending; then by topic.
+    lists = problem.subscribed_topics
+    lengths = np.fromiter((len(lists[m]) for m in order.tolist()), dtype=np.int64, count=members)
+    topic_of = np.concatenate([lists[m] for m in order.tolist()]).astype(np.int64)
+    index_of = np.repeat(np.arange(members, dtype=np.int64), lengths)
+    pairs = index_of * problem.num_topics + topic_of  # ascending
+    narrow = np.uint16 if problem.num_topics <= 1 << 16 else np.int64  # numpy's stable sort is a radix sort on 16 bits
+    by_topic = np.argsort(topic_of.astype(narrow), kind="stable")
+    subscribers = np.split(index_of[by_topic], np.cumsum(np.bincount(topic_of, minlength=problem.num_topics))[:-1])
+    counts = problem.partition_counts
+    start = problem.topic_start
+
+    # Members keep what they still subscribe (owners by member index).
+    index_owner = np.full(problem.num_partitions, -1, dtype=np.int64)
+    claim_member, claim_partition = current_claims(problem)
+    claim_index = rank[claim_member]
+    wanted = claim_index * problem.num_topics + problem.partition_topic[claim_partition]
+    found = np.minimum(np.searchsorted(pairs, wanted), max(len(pairs) - 1, 0))
+    keep = (pairs[found] == wanted) if len(pairs) else np.zeros(len(wanted), dtype=bool)
+    index_owner[claim_partition[keep]] = claim_index[keep]
+    sizes = np.bincount(claim_index[keep], minlength=members).astype(np.int64)
+
+    topics = [t for t in range(problem.num_topics) if len(subscribers[t])]
+    if not topics:
+        return
+    most, least = problem.topic_uuids
+    key = {t: (-(int(counts[t]) / len(subscribers[t])), len(subscribers[t]), int(most[t]), int(least[t]))
+           for t in topics}
+    by_key = sorted(topics, key=key.__getitem__)
+
+    for t in by_key:
+        lo, hi = int(start[t]), int(start[t + 1])
+        free = np.flatnonzero(index_owner[lo:hi] < 0) + lo
+        if len(free):
+            receivers = _water_fill(subscribers[t], sizes, len(free))
+            index_owner[free] = receivers
+            np.add.at(sizes, receivers, 1)
+
+    balanced_topics = [t for t in by_key if len(subscribers[t]) >= 2]
+    balancer = _Balancer(sizes)
+    last = -1
+    for _ in range(MAX_ITERATION_COUNT):
+        done = False
+        for position, t in enumerate(balanced_topics):
+            if position == last:
+                done = True
+                break
+            moved = _balance_topic(t, subscribers[t], index_owner, int(start[t]), int(counts[t]), balancer)
+            if moved > 0 or last == -1:
+                last = position
+        if done:
+            break
+
+    assigned = index_owner >= 0
+    owner[assigned] = order[index_owner[assigned]]
+
+
+def _water_fill(members: np.ndarray, sizes: np.ndarray, count: int) -> np.ndarray:
+    """The receivers of ``count`` partitions handed one by one to the least-loaded of ``members``.
+
+    ``MemberAssignmentBalancer.nextLeastLoadedMember`` after ``initialize``: the members sorted by
+    (size, index); at each level, starting at the smallest size, one partition to every member
+    whose size was at most that level, in sorted order; then the level rises by one.
+    """
+    ordered = members[np.lexsort((members, sizes[members]))]
+    levels = sizes[ordered]
+    low = int(levels[0])
+    # Rounds until count is reached: round r covers the members with size <= low + r.
+    rounds = 1
+    while True:
+        ends = np.searchsorted(levels, low + np.arange(rounds), side="right")
+        if int(ends.sum()) >= count or rounds > count:
+            break
+        rounds *= 2
+    ends = ends[: int(np.searchsorted(np.cumsum(ends), count)) + 1]
+    offsets = np.repeat(np.cumsum(ends) - ends, ends)
+    return ordered[(np.arange(int(ends.sum())) - offsets)[:count]]
+
+
+class _Balancer:
+    """``MemberAssignmentBalancer``: the least- and most-loaded ranges of one topic's subscribers,
+    sorted by (size, member index), read against the live sizes."""
+
+    def __init__(self, sizes: np.ndarray):
+        self.sizes = sizes
+
+    def initialize(self, members: np.ndarray) -> int:
+        sizes = self.sizes
+        self.sorted = members[np.lexsort((members, sizes[members]))].tolist()
+        n = len(self.sorted)
+        self.least_end = 0
+        self.least_level = int(sizes[self.sorted[0]]) - 1
+        self.next_least = 0
+        self.most_start = n
+        self.most_end = n
+        self.most_level = int(sizes[self.sorted[-1]]) + 1
+        self.next_most = n - 1
+        return int(sizes[self.sorted[-1]] - sizes[self.sorted[0]])
+
+    def next_least_loaded(self) -> int:
+        sizes, ordered = self.sizes, self.sorted
+        if self.next_least >= self.least_end:
+            self.least_level += 1
+            while self.least_end < len(ordered) and sizes[ordered[self.least_end]] == self.least_level:
+                self.least_end += 1
+            self.next_least = 0
+        member = ordered[self.next_least]
+        self.next_least += 1
+        return member
+
+    def next_most_loaded(self) -> int:
+        sizes, ordered = self.sizes, self.sorted
+        if self.next_most < self.most_start:
+            if self.most_end <= self.most_start and self.most_start > 0:
+                self.most_level = int(sizes[ordered[self.most_start - 1]])
+            else:
+                self.most_level -= 1
+            while self.most_start > 0 and sizes[ordered[self.most_start - 1]] == self.most_level:
+                self.most_start -= 1
+            self.next_most = self.most_end - 1
+        if self.next_most < 0:
+            return -1
+        member = ordered[self.next_most]
+        self.next_most -= 1
+        return member
+
+    def exclude_most_loaded(self) -> None:
+        ordered = self.sorted
+        member = ordered[self.next_most + 1]
+        ordered[self.next_most + 1] = ordered[self.most_end - 1]
+        ordered[self.most_end - 1] = member
+        self.most_end -= 1
+
+    def is_balanced(self) -> bool:
+        return self.most_level - self.least_level <= 1
+
+
+def _balance_topic(topic: int, members: np.ndarray, index_owner: np.ndarray, lo: int, count: int,
+                   balancer: _Balancer) -> int:
+    """``balanceTopic``: move the topic's partitions from its most to its least loaded subscribers."""
+    sizes = balancer.sizes
+    loads = sizes[members]
+    if loads.max() - loads.min() <= 1:  # what initialize would return: nothing to balance
+        return 0
+    balancer.initialize(members)
+    owners = index_owner[lo : lo + count]
+    partitions = np.lexsort((np.arange(count), owners))
+    grouped = owners[partitions]
+    present = np.unique(grouped)
+    first = dict(zip(present.tolist(), np.searchsorted(grouped, present, side="left").tolist()))
+    end = dict(zip(present.tolist(), np.searchsorted(grouped, present, side="right").tolist()))
+    partitions = partitions.tolist()
+    moved = 0
+    while not balancer.is_balanced():
+        while True:
+            most = balancer.next_most_loaded()
+            if most == -1:
+                break
+            if most not in end or end[most] - first[most] <= 0:
+                balancer.exclude_most_loaded()
+                continue
+            break
+        if most == -1:
+            break
+        end[most] -= 1
+        partition = partitions[end[most]]
+        least = balancer.next_least_loaded()
+        if balancer.is_balanced():
+            break
+        index_owner[lo + partition] = least
+        sizes[most] -= 1
+        sizes[least] += 1
+        moved += 1
+    return moved

@@ -1,0 +1,93 @@
+"""Interchangeable partitions of a rack-aware problem, shared by its flow, CP-SAT and MIP models.
+
+For the ``rack-aware`` objective (DESIGN.md section 3) two partitions are interchangeable when they are for
+``sticky`` (same subscribers, same valid previous owner: :mod:`models._sticky_classes`) and their replicas
+cover the same member racks: then every member is aligned with both or with neither.  So the classes and
+pools of :func:`models._sticky_classes.partition_classes` are refined by that rack set, and a pool edge
+(pool, member) or a kept class (class, owner) is a *mismatch* when the member has a rack outside the
+pool's set (Kafka's ``racksMismatch``: a member without a rack never counts; a partition without replica
+racks counts for every member with one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from models._sticky_classes import Classes, partition_classes
+from problems import GroupProblem
+
+
+@dataclass(frozen=True)
+class RackClasses:
+    """:class:`~models._sticky_classes.Classes` refined by replica racks, with the racks of each pool.
+
+    Attributes
+    ----------
+    classes
+        The refined classes and pools.
+    pool_racks
+        ``int32[pools, width]``: the member racks among each pool's replica racks, padded with -1.
+    member_rack
+        Each member's rack id, -1 without one.
+    """
+
+    classes: Classes
+    pool_racks: np.ndarray
+    member_rack: np.ndarray
+
+    def mismatch(self, pools, racks) -> np.ndarray:
+        """Whether a member on rack ``racks[i]`` (-1: none) is misaligned with pool ``pools[i]``."""
+        pools, racks = np.asarray(pools, dtype=np.int64), np.asarray(racks, dtype=np.int64)
+        aligned = (self.pool_racks[pools] == racks[:, None]).any(axis=1)
+        return (racks >= 0) & ~aligned
+
+    @property
+    def edge_mismatch(self) -> np.ndarray:
+        """Per pool edge (``classes.edge_set``, ``classes.edge_member``): a mismatch."""
+        return self.mismatch(self.classes.edge_set, self.member_rack[self.classes.edge_member])
+
+    @property
+    def keep_mismatch(self) -> np.ndarray:
+        """Per class: keeping it with its previous owner is a mismatch (False without an owner)."""
+        owners = self.classes.keep
+        racks = np.where(owners >= 0, self.member_rack[np.maximum(owners, 0)], -1)
+        return self.mismatch(self.classes.set_of_class, racks)
+
+
+def rack_classes(problem: GroupProblem) -> RackClasses:
+    """The classes of ``problem`` for the ``rack-aware`` objective."""
+    member_rack = (np.full(problem.num_members, -1, dtype=np.int64) if problem.member_rack is None
+                   else problem.member_rack.astype(np.int64))
+    if not problem.has_racks or not np.any(member_rack >= 0):
+        classes = partition_classes(problem)  # nothing can be misaligned
+        pools = int(classes.set_of_class.max(initial=-1)) + 1
+        return RackClasses(classes, np.full((pools, 1), -1, dtype=np.int32), member_rack)
+    table = _member_rack_table(problem, member_rack)
+    base = len(problem.rack_names) + 1
+    if base ** table.shape[1] < 2**62:  # one integer per rack set (fast); else rows compared as they are
+        key = np.unique((table.astype(np.int64) + 1) @ base ** np.arange(table.shape[1], dtype=np.int64),
+                        return_inverse=True)[1].reshape(-1)
+    else:
+        key = np.unique(table, axis=0, return_inverse=True)[1].reshape(-1)
+    classes = partition_classes(problem, refine=key)
+    pools = int(classes.set_of_class.max(initial=-1)) + 1
+    pool_racks = np.full((pools, table.shape[1]), -1, dtype=np.int32)
+    pool_racks[classes.set_of_class[classes.of_part]] = table[classes.parts]
+    return RackClasses(classes, pool_racks, member_rack)
+
+
+def _member_rack_table(problem: GroupProblem, member_rack: np.ndarray) -> np.ndarray:
+    """``int32[P, width]``: each partition's distinct replica racks that some member has, sorted, padded -1."""
+    partition = problem.replica_rack_partition
+    rack = problem.replica_racks.astype(np.int64)
+    useful = np.isin(rack, member_rack[member_rack >= 0])
+    racks_known = len(problem.rack_names) + 1
+    pair = np.unique(partition[useful] * racks_known + rack[useful])
+    partition, rack = pair // racks_known, pair % racks_known
+    start = np.searchsorted(partition, np.arange(problem.num_partitions + 1))
+    width = int(np.diff(start).max(initial=0)) or 1
+    table = np.full((problem.num_partitions, width), -1, dtype=np.int32)
+    table[partition, np.arange(len(pair)) - start[partition]] = rack
+    return table

@@ -1,0 +1,43 @@
+"""One live 3-broker KRaft cluster for every test under tests/clients/ (session scope).
+
+Started from the Maven-resolved Kafka release (``make peers``) by :mod:`kraft_cluster`: storage
+formatted, brokers ``1``-``3`` on racks ``r1``-``r3``, free loopback ports, logs in pytest's
+temporary folder; stopped at the end of the session, also when a test or the start fails.  Its
+start-up time is printed in pytest's summary.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kraft_cluster import KraftCluster
+
+_started: list[KraftCluster] = []
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory):
+    """The running cluster (:class:`kraft_cluster.KraftCluster`): ``.bootstrap``, ``.tool(...)``."""
+    cluster = KraftCluster(tmp_path_factory.mktemp("kraft"))
+    cluster.start()
+    _started.append(cluster)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def admin(kafka_cluster):
+    """A kafka-python admin client on the cluster."""
+    from kafka.admin import KafkaAdminClient
+
+    client = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap, request_timeout_ms=30000)
+    yield client
+    client.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    for cluster in _started:
+        terminalreporter.write_line(f"KRaft cluster (3 brokers) started in {cluster.start_seconds:.1f} s; "
+                                    f"logs in {cluster.folder}")

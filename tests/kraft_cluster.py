@@ -1,0 +1,208 @@
+"""A live 3-broker KRaft cluster on loopback, from the Maven-resolved Kafka release (test support).
+
+``make peers`` resolves the release ``peers/java/pom.xml`` pins into ``peers/java/target/lib/``
+(the broker ``kafka_2.13``, the tools, their runtime dependencies) and slf4j-simple into
+``target/broker-lib/`` (the brokers' logging; ``slf4j-nop`` is left off their classpath).
+
+Each node runs in combined mode (``process.roles=broker,controller``, a static quorum of the
+three), with ``broker.rack`` ``r1``/``r2``/``r3``, free loopback ports, and its data, config and
+log in a temporary folder.  Settings keep it light and quick for tests: a 256 MB heap per JVM,
+the serial collector, C1 only, 4 partitions of ``__consumer_offsets`` with replication 1, no
+initial rebalance delay, no topic auto-creation.
+
+:meth:`KraftCluster.start` formats the storage (Kafka's ``StorageTool``), starts the nodes and
+waits until the three brokers are registered and unfenced and the group coordinator answers
+(kafka-python's admin client; that creates ``__consumer_offsets``); it stops
+whatever it started when that fails.  :meth:`KraftCluster.tool` runs one of Kafka's command-line
+tools (``kafka-reassign-partitions`` is ``org.apache.kafka.tools.reassign.ReassignPartitionsCommand``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = ROOT / "peers" / "java" / "target"
+#: The JVM options of every node and tool: small heap, quick start-up.
+JVM = ["-Xmx256m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"]
+RACKS = ("r1", "r2", "r3")
+#: Seconds to wait for the three brokers (measured: 20-35 s on 2 busy cores).
+READY_TIMEOUT = 150.0
+
+
+def classpath() -> str:
+    """The release's jars, with slf4j-simple instead of slf4j-nop."""
+    jars = sorted(p for p in (TARGET / "lib").glob("*.jar") if not p.name.startswith("slf4j-nop"))
+    logging = sorted((TARGET / "broker-lib").glob("*.jar"))
+    if not any(p.name.startswith("kafka_2.13-") for p in jars) or not logging:
+        raise RuntimeError(f"the Kafka release is not in {TARGET}: run `make peers`")
+    return os.pathsep.join(str(p) for p in [*logging, *jars])
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports (bound together, then released)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+class KraftCluster:
+    """Three combined broker/controller nodes, ids 1-3 on racks :data:`RACKS`."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.ids = (1, 2, 3)
+        self.racks = dict(zip(self.ids, RACKS))
+        self.classpath = classpath()
+        self.processes: dict[int, subprocess.Popen] = {}
+        self.ports: dict[int, int] = {}
+        self.start_seconds: float | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        """``host:port`` of broker 1 (any broker bootstraps a client)."""
+        return f"127.0.0.1:{self.ports[1]}"
+
+    def _config(self, node: int, controllers: dict[int, int]) -> Path:
+        voters = ",".join(f"{i}@127.0.0.1:{port}" for i, port in controllers.items())
+        settings = {
+            "process.roles": "broker,controller",
+            "node.id": node,
+            "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.ports[node]},CONTROLLER://127.0.0.1:{controllers[node]}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.ports[node]}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": self.folder / f"data-{node}",
+            "broker.rack": self.racks[node],
+            "num.partitions": 1,
+            "auto.create.topics.enable": "false",
+            "offsets.topic.replication.factor": 1,
+            "offsets.topic.num.partitions": 4,
+            "transaction.state.log.replication.factor": 1,
+            "transaction.state.log.min.isr": 1,
+            "share.coordinator.state.topic.replication.factor": 1,
+            "share.coordinator.state.topic.min.isr": 1,
+            "group.initial.rebalance.delay.ms": 0,
+            "group.min.session.timeout.ms": 1000,
+            "num.network.threads": 2,
+            "num.io.threads": 2,
+            "log.flush.interval.messages": 1 << 30,
+        }
+        path = self.folder / f"node-{node}.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+        return path
+
+    def _java(self, main: str, *args: str, log: Path | None = None, **kwargs) -> subprocess.Popen:
+        out = open(log, "ab") if log else subprocess.PIPE
+        command = ["java", *JVM, "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                   "-cp", self.classpath, main, *args]
+        try:
+            return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    cwd=self.folder, **kwargs)
+        finally:
+            if log:
+                out.close()
+
+    def start(self) -> "KraftCluster":
+        """Format, start and wait for the three brokers; stops them again when that fails."""
+        started = time.perf_counter()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ports = free_ports(2 * len(self.ids))
+        self.ports = dict(zip(self.ids, ports))
+        controllers = dict(zip(self.ids, ports[len(self.ids):]))
+        configs = {node: self._config(node, controllers) for node in self.ids}
+        cluster_id = _kafka_uuid()
+        formats = [self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(configs[node]),
+                              log=self.folder / f"format-{node}.log") for node in self.ids]
+        try:
+            for node, process in zip(self.ids, formats):
+                if process.wait(timeout=120) != 0:
+                    raise RuntimeError(f"formatting node {node} failed: {self._tail(f'format-{node}.log')}")
+            for node in self.ids:
+                self.processes[node] = self._java("kafka.Kafka", str(configs[node]),
+                                                  log=self.folder / f"node-{node}.log")
+            self._wait_ready(started + READY_TIMEOUT)
+        except BaseException:
+            for process in formats:
+                if process.poll() is None:
+                    process.kill()
+            self.stop()
+            raise
+        self.start_seconds = time.perf_counter() - started
+        return self
+
+    def _wait_ready(self, deadline: float) -> None:
+        from kafka.admin import KafkaAdminClient
+        from kafka.errors import KafkaError
+
+        last = "no answer"
+        while time.perf_counter() < deadline:
+            for node, process in self.processes.items():
+                if process.poll() is not None:
+                    raise RuntimeError(f"node {node} exited ({process.returncode}): {self._tail(f'node-{node}.log')}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.ports[1]), timeout=1):
+                    pass
+                admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=3000,
+                                         bootstrap_timeout_ms=3000)
+                try:
+                    brokers = admin.describe_cluster()["brokers"]
+                    live = sorted(b["broker_id"] for b in brokers if not b.get("is_fenced"))
+                    if live == list(self.ids):
+                        # The group coordinator answers once __consumer_offsets exists: created here.
+                        admin.describe_groups(["rebalance-lab-warm-up"])
+                        return
+                    last = f"live brokers {live}"
+                finally:
+                    admin.close()
+            except (OSError, KafkaError) as error:
+                last = f"{type(error).__name__}: {error}"
+            time.sleep(0.5)
+        raise RuntimeError(f"the KRaft cluster was not ready in {READY_TIMEOUT:g} s ({last}); logs in {self.folder}")
+
+    def _tail(self, name: str, lines: int = 5) -> str:
+        try:
+            return " | ".join((self.folder / name).read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        """Stop every node (SIGTERM, then SIGKILL after 20 s)."""
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.processes.clear()
+
+    def tool(self, main: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        """Run one of Kafka's command-line tools (class ``main``) against this cluster; output as text."""
+        command = ["java", *JVM, "-cp", self.classpath, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                   main, *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=self.folder)
+
+
+def _kafka_uuid() -> str:
+    """A random cluster id in Kafka's form (base64url of 16 bytes, no padding)."""
+    import base64
+
+    while True:  # Kafka's own ids never start with "-" (it would read as an option)
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
