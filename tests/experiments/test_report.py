@@ -46,7 +46,8 @@ def test_markdown_has_a_table_per_objective_and_links_existing_images(smoke_repo
     assert text.startswith("# rebalance-lab comparison")
     sticky = text[text.index("### sticky\n"):text.index("### sticky-replica")]
     rows = [line for line in sticky.splitlines() if line.startswith("|")]
-    assert len(rows) == 2 + 5   # header, separator; range, round robin, Kafka's, KAFKA-12464, KAFKA-9987
+    # header, separator; range, round robin, uniform, server-range, Kafka's, KAFKA-12464, KAFKA-9987
+    assert len(rows) == 2 + 7
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(links) == sorted(f"{name}.png" for name in PLOTS)
     assert all((smoke_report / link).stat().st_size > 0 for link in links)
