@@ -4,7 +4,9 @@
   in the order the coordinator lists them (``DescribeGroups``), each with its subscription, its
   ``group.instance.id``, its rack when its subscription carries one (ConsumerProtocol v3, what
   Java consumers and :mod:`clients.kafka_python`'s assignors send) and its current assignment as
-  ``owned``; every subscribed topic's partition count; and KIP-169's lag of every partition.
+  ``owned``; every subscribed topic's partition count; KIP-169's lag of every partition; and, when
+  every broker has a rack, the racks of each partition's replicas (``partition_racks``, KIP-881:
+  what switches rack-aware ``range`` and ``sticky`` on for members with racks).
   Generations are left out: DescribeGroups does not return the group's generation, and the
   members' current assignments never claim a partition twice, so generations would change nothing.
 * :func:`offset_rows`: the group's offsets as the rows of an offsets snapshot
@@ -41,9 +43,8 @@ def check_bootstrap(servers: str) -> str:
     return servers
 
 
-@contextmanager
-def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
-    """A kafka-python ``KafkaAdminClient`` on ``servers``, closed on exit.
+def open_admin(servers: str, timeout: float = TIMEOUT):
+    """A kafka-python ``KafkaAdminClient`` on ``servers`` (the caller closes it).
 
     Raises
     ------
@@ -56,11 +57,19 @@ def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
     check_bootstrap(servers)
     milliseconds = int(timeout * 1000)
     try:
-        admin = KafkaAdminClient(bootstrap_servers=servers, client_id="rebalance-lab",
-                                 bootstrap_timeout_ms=milliseconds, request_timeout_ms=milliseconds)
+        return KafkaAdminClient(bootstrap_servers=servers, client_id="rebalance-lab",
+                                bootstrap_timeout_ms=milliseconds, request_timeout_ms=milliseconds)
     except (KafkaError, OSError, ValueError) as error:
         raise ProblemError("", f"no broker answered within {timeout:g} s ({type(error).__name__})",
                            servers) from None
+
+
+@contextmanager
+def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
+    """:func:`open_admin`, closed on exit; a failed request becomes a :class:`ProblemError`."""
+    from kafka.errors import KafkaError
+
+    admin = open_admin(servers, timeout)
     try:
         yield admin
     except KafkaError as error:
@@ -130,14 +139,6 @@ def _describe_group(admin, group: str, servers: str) -> dict:
     return info
 
 
-def partition_counts(admin, topics: list[str] | None, servers: str, *, strict: bool = True) -> dict[str, int]:
-    """``{topic: partition count}`` of ``topics`` (all non-internal topics when ``None``).
-
-    With ``strict``, an unknown topic raises :class:`ProblemError`; otherwise it is left out.
-    """
-    return {t["name"]: len(t["partitions"]) for t in _topics(admin, topics, servers, strict=strict)}
-
-
 def _topics(admin, topics: list[str] | None, servers: str, *, strict: bool = True) -> list[dict]:
     if topics is not None and not topics:
         return []
@@ -178,39 +179,52 @@ def kip169_lags(committed: np.ndarray, start: np.ndarray, end: np.ndarray, reset
     return np.maximum(end - since, 0)
 
 
-def group_topics(admin, group: str, servers: str) -> tuple[dict, dict[str, int]]:
-    """The group's description and the partition counts of the topics it subscribes or has
-    committed offsets for (topics that no longer exist left out)."""
+def group_topics(admin, group: str, servers: str) -> tuple[dict, list[dict]]:
+    """The group's description and the descriptions of the topics it subscribes or has committed
+    offsets for (topics that no longer exist left out), by name."""
     info = _describe_group(admin, group, servers)
     subscribed = {t for m in info["members"] for t in _get(m.get("member_metadata") or {}, "topics", [])}
     committed = {tp.topic for tp in admin.list_group_offsets(group).get(group, {})}
-    return info, partition_counts(admin, sorted(subscribed | committed), servers, strict=False)
+    return info, _topics(admin, sorted(subscribed | committed), servers, strict=False)
 
 
 def offset_rows(admin, group: str, servers: str) -> list[tuple[str, int, int, int, int]]:
     """``(topic, partition, committed or -1, log start, log end)`` of every partition the group
     subscribes or has committed offsets for, by topic name then partition."""
-    _, counts = group_topics(admin, group, servers)
-    return _offsets(admin, group, counts)
+    _, topics = group_topics(admin, group, servers)
+    return _offsets(admin, group, {t["name"]: len(t["partitions"]) for t in topics})
 
 
 def group_document(admin, group: str, servers: str, *, reset: str = "latest") -> dict[str, Any]:
     """The consumer group ``group`` as a group document (see the module's docstring)."""
-    info, counts = group_topics(admin, group, servers)
-    members = [
-        member_document(m["member_id"], m.get("group_instance_id"), m.get("member_metadata") or {},
-                        owned=_partition_lists(_get(m.get("member_assignment") or {}, "assigned_partitions", [])))
-        for m in info["members"]
-    ]
-    doc = group_problem_document(members, counts)
-    rows = _offsets(admin, group, doc["topics"])
+    info, topics = group_topics(admin, group, servers)
+    counts = {t["name"]: len(t["partitions"]) for t in topics}
+    members = []
+    for m in info["members"]:
+        owned = _partition_lists(_get(m.get("member_assignment") or {}, "assigned_partitions", []))
+        member = member_document(m["member_id"], m.get("group_instance_id"), m.get("member_metadata") or {}, owned)
+        member.pop("generation", None)  # the subscription's is the previous assignment's generation
+        members.append(member)
+    doc = group_problem_document(members, counts, partition_lags(admin, group, counts, reset))
+    racks = {b["broker_id"]: b.get("rack") for b in admin.describe_cluster()["brokers"]}
+    if racks and all(racks.values()):  # KIP-881: the racks of each partition's replicas
+        doc["partition_racks"] = {
+            t["name"]: [[racks[r] for r in p["replica_nodes"] if r in racks]
+                        for p in sorted(t["partitions"], key=lambda p: p["partition_index"])]
+            for t in topics}
+    return doc
+
+
+def partition_lags(admin, group: str, counts: dict[str, int], reset: str = "latest") -> dict[str, list[int]]:
+    """KIP-169's lag of every partition of ``counts`` (``{topic: partition count}``) for ``group``."""
+    rows = _offsets(admin, group, counts)
     committed, start, end = np.array([r[2:] for r in rows], dtype=np.int64).reshape(-1, 3).T
     lags = kip169_lags(committed, start, end, reset)
-    doc["lags"], position = {}, 0
-    for topic, count in doc["topics"].items():
-        doc["lags"][topic] = [int(v) for v in lags[position:position + count]]
+    out, position = {}, 0
+    for topic, count in counts.items():
+        out[topic] = [int(v) for v in lags[position:position + count]]
         position += count
-    return doc
+    return out
 
 
 def placement_document(admin, servers: str, topics: list[str] | None = None,

@@ -1,7 +1,7 @@
 """Exact replica placement as a PuLP MIP (HiGHS by default, CBC on request).
 
 The same model as :mod:`models.cpsat.sticky_replica` (formulation and the two
-PR questions: :mod:`models.cpsat._replica_questions`), solved by
+PR questions: :mod:`models._replica`), solved by
 :func:`models.mip._common.solve_ranked`.  Squares are continuous variables
 above the secants (exact at integer counts); "match or beat lexicographically"
 uses three binaries with big-M bounds taken from each level's upper bound (at
@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pulp
 
-from models.cpsat._replica_questions import (
+from models._replica import (
     build_answer,
     check_model_size,
     count_bounds,
@@ -77,18 +77,23 @@ def solve(
     rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
     original = original_sets(problem)
 
-    x = {(p, b): pulp.LpVariable(f"x_{p}_{b}", cat="Binary") for p in partitions for b in brokers}
-    y = {(p, b): pulp.LpVariable(f"y_{p}_{b}", cat="Binary") for p in partitions for b in brokers}
+    info = {} if max_moves is None else {"max_moves": max_moves}
+    late = Result(problem, "sticky-replica", None, "unknown", info=info)  # the limit ran out while building
+    x, y = {}, {}
     for p in partitions:
-        model += pulp.lpSum(x[p, b] for b in brokers) == factors[p]
-        model += pulp.lpSum(y[p, b] for b in brokers) == min(factors[p], 1)
+        if time.perf_counter() > started + time_limit:
+            return late
+        xs = [pulp.LpVariable(f"x_{p}_{b}", cat="Binary") for b in brokers]
+        ys = [pulp.LpVariable(f"y_{p}_{b}", cat="Binary") for b in brokers]
+        x.update(((p, b), v) for b, v in zip(brokers, xs))
+        y.update(((p, b), v) for b, v in zip(brokers, ys))
+        model += pulp.lpSum(xs) == factors[p]
+        model += pulp.lpSum(ys) == min(factors[p], 1)
         for b in brokers:
-            model += y[p, b] <= x[p, b]
+            model += ys[b] <= xs[b]
 
     bounds = count_bounds(problem, max_moves, target)
     level1, level3, upper1, upper3 = [], [], 0, 0
-    info = {} if max_moves is None else {"max_moves": max_moves}
-    late = Result(problem, "sticky-replica", None, "unknown", info=info)  # the limit ran out while building
     for b in brokers:
         if time.perf_counter() > started + time_limit:
             return late
@@ -134,8 +139,8 @@ def solve(
 
     ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log,
                           started=started)
-    if ranked.status not in ("optimal", "feasible"):
-        return Result(problem, "sticky-replica", None, ranked.status, info=info)
+    if not ranked.has_solution:
+        return ranked.result(problem, "sticky-replica", info=info)
     holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
     leaders = [next((b for b in brokers if ranked.value(y[p, b])), -1) for p in partitions]
     answer = build_answer(problem, holds, leaders)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_support import commit, create_topic, produce, run_cli, run_json
-from kraft_cluster import free_ports
+from support.kafka_support import commit, create_topic, produce, run_cli, run_json
+from support.kraft_cluster import free_ports
 
 pytestmark = pytest.mark.kafka
 
@@ -25,7 +25,7 @@ def test_placement_snapshot_is_the_clusters_placement(kafka_cluster, admin, caps
 
 
 def test_lags_and_group_snapshot_from_known_offsets(kafka_cluster, admin, capsys):
-    create_topic(admin, "lagged", 3)
+    create_topic(admin, "lagged", 3, replicas={0: [1], 1: [3], 2: [2]})
     produce(kafka_cluster.bootstrap, "lagged", [5, 7, 3])
     commit(admin, "lagger", {("lagged", 0): 2, ("lagged", 1): 7})  # partition 2: no committed offset
     server = kafka_cluster.bootstrap
@@ -33,7 +33,8 @@ def test_lags_and_group_snapshot_from_known_offsets(kafka_cluster, admin, capsys
     assert run_json(capsys, "lags", "--bootstrap-server", server, "--group", "lagger",
                     "--reset", "earliest") == {"lagged": [3, 0, 3]}
     doc = run_json(capsys, "snapshot", "--bootstrap-server", server, "--group", "lagger")
-    assert doc == {"topics": {"lagged": 3}, "members": [], "lags": {"lagged": [3, 0, 0]}}
+    assert doc == {"topics": {"lagged": 3}, "members": [], "lags": {"lagged": [3, 0, 0]},
+                   "partition_racks": {"lagged": [["r1"], ["r3"], ["r2"]]}}
 
 
 @pytest.mark.parametrize("argv, message", [

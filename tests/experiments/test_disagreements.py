@@ -6,9 +6,9 @@ import pandas as pd
 
 from experiments import gate
 from experiments.cli import main
-from experiments.pipeline import results_folder, write_batch
-from experiments.solve import RESULT_COLUMNS
-from result_rows import frame, row
+from experiments.results import results_folder, write_batch
+from experiments.runs import RESULT_COLUMNS
+from support.result_rows import frame, row
 
 
 def rows_with_a_disagreement() -> pd.DataFrame:
@@ -36,8 +36,9 @@ def test_report_lists_the_disagreement_of_a_results_folder(tmp_path):
 
 
 def test_gate_fails_on_any_disagreement(monkeypatch, capsys, tmp_path):
-    """Tests that the gate exits 1 naming the scenario before comparing any statistic."""
+    """Tests that the gate exits 1 naming the scenario before comparing any statistic (the committed
+    baseline is read first: a missing one is exit 2 before any solving)."""
     monkeypatch.setattr(gate, "gate_rows", lambda *args, **kwargs: rows_with_a_disagreement())
-    assert main(["gate", "--baseline", str(tmp_path / "none.json"), "--no-progress"]) == 1
+    assert main(["gate", "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "exact solvers disagree on 1 scenarios" in err and "hot" in err and "beaten by" in err

@@ -40,7 +40,8 @@ def test_gate_passes_unchanged_and_fails_on_a_degraded_heuristic(tmp_path, monke
 
 def test_regressions_table_names_each_worse_statistic_and_missing_heuristics():
     """Tests the comparison rules: higher gaps, lower validity or optimality, and a vanished heuristic."""
-    before = {"a/x": {"valid": 1.0, "mean_rel_gap1": 0.1, "max_rel_gap1": 0.2, "mean_gap2": 1.0, "share_optimal": 0.5},
+    before = {"a/x": {"valid": 1.0, "mean_rel_gap1": 0.1, "max_rel_gap1": 0.2, "mean_gap2": 1.0,
+                      "share_optimal": 0.5},
               "a/gone": {"valid": 1.0, "mean_rel_gap1": 0.0, "max_rel_gap1": 0.0, "mean_gap2": 0.0,
                          "share_optimal": 1.0}}
     now = {"a/x": {"valid": 0.9, "mean_rel_gap1": 0.1 + 1e-12, "max_rel_gap1": 0.1, "mean_gap2": 2.0,
@@ -49,3 +50,21 @@ def test_regressions_table_names_each_worse_statistic_and_missing_heuristics():
     assert set(map(tuple, table[["heuristic", "statistic"]].to_numpy())) == {
         ("a/x", "valid"), ("a/x", "mean_gap2"), ("a/gone", "(missing)")}
     assert np.isclose(gate.TOLERANCE, 1e-9)
+
+
+def test_bad_baseline_is_exit_2_before_any_solving(tmp_path, monkeypatch, capsys):
+    """Tests that an unreadable baseline, or an --update into a folder that cannot be written, is exit 2
+    with one line before the suite is solved (issue 11: `--out` and friends checked before solving)."""
+    from experiments import gate
+    from experiments.cli import main
+
+    def no_solving(*args, **kwargs):
+        raise AssertionError("solved before the baseline was checked")
+
+    monkeypatch.setattr(gate, "gate_rows", no_solving)
+    assert main(["gate", "--baseline", str(tmp_path / "missing.json")]) == 2
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert main(["gate", "--update", "--baseline", str(blocked / "sub" / "gate.json")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and all(line.startswith("error: ") for line in lines), lines

@@ -1,0 +1,131 @@
+"""rebalance-lab's consumer-group strategies as kafka-python partition assignors.
+
+Give a consumer an instance: ``KafkaConsumer(..., partition_assignment_strategy=[assignor("sticky")])``.
+The group leader's assignor builds the group document of DESIGN.md section 2 from the members'
+subscriptions (:func:`clients.cluster.member_document`) and its cluster metadata, and answers it
+with :func:`models.solve`: the same heuristic (or exact solver, with its time limit) that
+``rebalance-lab assign`` runs.  Each member sends, as Kafka's ConsumerProtocol subscription
+version 3 does, the partitions it owns, the generation of that assignment and its rack; the
+leader reads them as ``owned``, ``generation`` and ``rack``:
+
+* ``range``, ``roundrobin``: Kafka's Range and RoundRobin assignors (static members first);
+* ``sticky``: KIP-54 with KIP-341's generations (the owned partitions and generation travel in the
+  subscription's own fields, not in Kafka's ``StickyAssignor`` user data: a Java consumer running
+  Kafka's StickyAssignor cannot share a group with this one, which is why the protocol name is
+  ``rebalance-lab-sticky``; the other names are prefixed alike);
+* ``lag-aware``: KIP-169, the lags read when the leader assigns: the group's committed offsets and
+  the partitions' log end offsets, through an admin client on ``bootstrap_servers`` (KIP-169's
+  ``auto.offset.reset`` rule for partitions without a committed offset).  The admin client connects
+  when the assignor is made (close it with :meth:`RebalanceLabAssignor.close`): assign() runs on
+  the consumer's IO loop, and the leader's heartbeats wait while it reads the offsets;
+* ``stream-join``: KIP-315, the generation sent as each member's epoch.
+
+The protocol is eager (kafka-python's default): every member gives up its partitions when a
+rebalance starts and gets its whole assignment at its end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+
+from clients.cluster import TIMEOUT, group_problem_document, member_document, open_admin, partition_lags
+from models import solve
+from problems import load_problem
+
+#: The strategies available as assignors.
+STRATEGIES = ("range", "roundrobin", "sticky", "lag-aware", "stream-join")
+#: Our assignors' protocol names are the strategy names with this prefix.
+PREFIX = "rebalance-lab-"
+#: ConsumerProtocol subscription version 3: owned partitions, generation, rack.
+SUBSCRIPTION_VERSION = 3
+
+
+class RebalanceLabAssignor(AbstractPartitionAssignor):
+    """One rebalance-lab strategy as a kafka-python assignor (one instance per consumer).
+
+    Parameters
+    ----------
+    strategy
+        One of :data:`STRATEGIES`.
+    solver, variant, time_limit
+        As for :func:`models.solve` (default: the documented heuristic).
+    rack
+        This consumer's rack (``client.rack``), sent in its subscription.
+    bootstrap_servers, group_id, reset, timeout
+        ``lag-aware`` only: where the leader reads the offsets, and ``auto.offset.reset``.
+    """
+
+    def __init__(self, strategy: str, *, solver: str = "heuristic", variant: str | None = None,
+                 time_limit: float | None = None, rack: str | None = None,
+                 bootstrap_servers: str | None = None, group_id: str | None = None,
+                 reset: str = "latest", timeout: float = TIMEOUT):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+        if strategy == "lag-aware" and not (bootstrap_servers and group_id):
+            raise ValueError("the lag-aware assignor reads lags: give bootstrap_servers and group_id")
+        self.strategy = strategy
+        self.options = {"solver": solver, "variant": variant, "time_limit": time_limit}
+        self.rack = rack
+        self.lag_source = (bootstrap_servers, group_id, reset, timeout)
+        self._admin = None
+        if strategy == "lag-aware":  # connected now, not on the consumer's IO loop where assign() runs
+            self._admin = open_admin(bootstrap_servers, timeout)
+        self.owned: dict[str, list[int]] = {}
+        self.generation = -1
+        #: The last group document this assignor answered as the leader (for tests and logs).
+        self.last_document: dict[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return PREFIX + self.strategy
+
+    def metadata(self, topics) -> ConsumerProtocolSubscription:
+        owned = [ConsumerProtocolSubscription.TopicPartition(topic=t, partitions=p) for t, p in self.owned.items()]
+        return ConsumerProtocolSubscription(version=SUBSCRIPTION_VERSION, topics=sorted(topics), user_data=b"",
+                                            owned_partitions=owned, generation_id=self.generation,
+                                            rack_id=self.rack)
+
+    def on_assignment(self, assignment, generation) -> None:
+        owned: dict[str, list[int]] = {}
+        for tp in assignment.partitions():
+            owned.setdefault(tp.topic, []).append(tp.partition)
+        self.owned = {t: sorted(p) for t, p in sorted(owned.items())}
+        self.generation = generation
+
+    def group_document(self, cluster, members) -> dict[str, Any]:
+        """The group document of a JoinGroup's ``members`` (decoded subscriptions) on ``cluster``."""
+        docs = [member_document(m.member_id, m.group_instance_id, m.metadata) for m in members]
+        counts = {}
+        for topic in sorted({t for d in docs for t in d["topics"]}):
+            partitions = cluster.partitions_for_topic(topic)
+            if partitions is not None:  # unknown to the leader's metadata: no partitions, as in Kafka
+                counts[topic] = len(partitions)
+        lags = None
+        if self.strategy == "lag-aware":
+            _, group, reset, _ = self.lag_source
+            lags = partition_lags(self._admin, group, counts, reset)
+        return group_problem_document(docs, counts, lags)
+
+    def assign(self, cluster, members) -> dict[str, ConsumerProtocolAssignment]:
+        document = self.group_document(cluster, members)
+        self.last_document = document
+        result = solve(load_problem(document), self.strategy, **self.options)
+        if result.assignment is None:
+            raise RuntimeError(f"{self.strategy}/{self.options['solver']}: no assignment ({result.status})")
+        return {member: ConsumerProtocolAssignment(0, sorted(topics.items()), b"")
+                for member, topics in result.assignment.items()}
+
+
+    def close(self) -> None:
+        """Close the admin client of a ``lag-aware`` assignor (after the consumer is closed)."""
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+
+
+def assignor(strategy: str, **options) -> RebalanceLabAssignor:
+    """A new assignor for one consumer (see :class:`RebalanceLabAssignor` for ``options``)."""
+    return RebalanceLabAssignor(strategy, **options)

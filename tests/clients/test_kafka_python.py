@@ -1,0 +1,219 @@
+"""clients/kafka_python.py: rebalance-lab's assignors inside real kafka-python consumers of the live cluster.
+
+For each strategy a group of three consumers (one thread each) settles; one leaves and, once the
+group has settled again, one joins.  After every step:
+
+* each consumer's actual assignment equals what ``models.solve`` computes for the document the
+  leader assigned, and on the leave and join steps that document is the one the test predicts
+  from what it saw before (subscriptions, the previous actual assignments as ``owned``, their
+  generation, the known lags): so the moves equal the predicted ones;
+* the messages produced before the group started are all consumed exactly once across the
+  rebalances (offsets committed before each rebalance and on leaving; checked on every strategy
+  but ``lag-aware``, whose consumers never commit so that the lags it reads stay the known ones).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from clients.kafka_python import assignor
+from kafka_support import commit, create_topic, produce
+from models import solve
+from problems import load_problem
+
+pytestmark = pytest.mark.kafka
+
+SETTLE_TIMEOUT = 60.0
+
+
+class Member(threading.Thread):
+    """One kafka-python consumer polling in its own thread; records what it consumes."""
+
+    def __init__(self, name: str, bootstrap: str, group: str, topics: list[str], strategy: str,
+                 sink: list, commits: bool, delay: float):
+        super().__init__(name=name, daemon=True)
+        options = {"bootstrap_servers": bootstrap, "group_id": group} if strategy == "lag-aware" else {}
+        self.assignor = assignor(strategy, **options)
+        self.documents: list[dict] = []  # every group document this member answered as the leader
+        answer = self.assignor.assign
+
+        def recording(cluster, members):
+            result = answer(cluster, members)
+            self.documents.append(self.assignor.last_document)
+            return result
+
+        self.assignor.assign = recording
+        self.config = dict(bootstrap_servers=bootstrap, group_id=group, client_id=name,
+                           partition_assignment_strategy=[self.assignor], enable_auto_commit=commits,
+                           auto_commit_interval_ms=600_000, auto_offset_reset="earliest",
+                           session_timeout_ms=30_000, heartbeat_interval_ms=500, max_poll_records=2,
+                           fetch_max_wait_ms=50, metadata_max_age_ms=5_000)
+        self.topics, self.sink, self.delay = topics, sink, delay
+        self.assignment: dict[str, list[int]] = {}
+        self.member_id: str | None = None
+        self.stopping = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self):
+        from kafka import KafkaConsumer
+
+        try:
+            consumer = KafkaConsumer(**self.config)
+            consumer.subscribe(self.topics)
+            while not self.stopping.is_set():
+                for tp, records in consumer.poll(timeout_ms=50).items():
+                    for record in records:
+                        self.sink.append((tp.topic, tp.partition, record.offset))
+                        time.sleep(self.delay)
+                owned: dict[str, list[int]] = {}
+                for tp in consumer.assignment():
+                    owned.setdefault(tp.topic, []).append(tp.partition)
+                self.assignment = {t: sorted(p) for t, p in sorted(owned.items())}
+                self.member_id = consumer._coordinator._generation.member_id
+            consumer.close()  # commits the consumed offsets (when committing) and leaves the group
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            self.error = error
+        finally:
+            self.assignor.close()
+
+
+class Group:
+    def __init__(self, kafka_cluster, admin, name: str, topics: list[str], strategy: str, commits: bool):
+        self.cluster, self.admin, self.name, self.topics, self.strategy = kafka_cluster, admin, name, topics, strategy
+        self.commits = commits
+        self.sink: list = []
+        self.members: list[Member] = []
+
+    def add(self, name: str) -> Member:
+        member = Member(name, self.cluster.bootstrap, self.name, self.topics, self.strategy, self.sink,
+                        self.commits, delay=0.01)
+        self.members.append(member)
+        member.start()
+        return member
+
+    def remove(self, member: Member) -> None:
+        member.stopping.set()
+        member.join(30)
+        self.members.remove(member)
+
+    def settle(self, total: int) -> None:
+        """Wait until the coordinator's Stable group and every consumer agree on a full assignment."""
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        seen = None
+        while time.monotonic() < deadline:
+            for member in self.members:
+                assert member.error is None, member.error
+            info = self.admin.describe_groups([self.name])[self.name]
+            described = {m["member_id"]: sorted((a["topic"], sorted(a["partitions"]))
+                                                for a in m["member_assignment"]["assigned_partitions"]
+                                                if a["partitions"])
+                         for m in info["members"]} if info["group_state"] == "Stable" else None
+            actual = {m.member_id: sorted(m.assignment.items()) for m in self.members}
+            generations = {m.assignor.generation for m in self.members}
+            if (described == actual and len(generations) == 1
+                    and sum(len(p) for a in actual.values() for _, p in a) == total):
+                if seen == (actual, generations):
+                    return
+                seen = (actual, generations)
+            time.sleep(0.5)
+        raise AssertionError(f"group {self.name} did not settle in {SETTLE_TIMEOUT:g} s: coordinator {described}, "
+                             f"consumers {actual}, generations {generations}")
+
+    def documents(self) -> list[dict]:
+        """The documents the leader answered since :meth:`forget`, in order (one leader per step)."""
+        leaders = [m for m in self.members if m.documents]
+        assert len(leaders) == 1, f"{len(leaders)} members assigned"
+        return leaders[0].documents
+
+    def forget(self) -> None:
+        for member in self.members:
+            member.documents = []
+
+    def actual(self) -> dict[str, dict[str, list[int]]]:
+        return {m.member_id: m.assignment for m in self.members}
+
+    def stop(self) -> None:
+        for member in list(self.members):
+            self.remove(member)
+
+
+def _check_step(group: Group, expected_owned: dict | None, generation: int | None, lags: dict | None):
+    """The actual assignment is the strategy's answer to the leader's documents, and the first
+    document is the predicted one (when ``expected_owned`` is given).  A later rebalance in the same
+    step (kafka-python's leader rejoins when its metadata changes) must then start from the answer
+    to the one before."""
+    documents = group.documents()
+    actual = group.actual()
+    first = documents[0]
+    if expected_owned is not None:
+        predicted = {
+            "topics": first["topics"],
+            "members": [{"id": m["id"], "topics": sorted(group.topics),
+                         **({"owned": expected_owned[m["id"]]} if expected_owned.get(m["id"]) else {}),
+                         **({"generation": generation} if m["id"] in expected_owned else {})}
+                        for m in first["members"]],
+            **({"lags": lags} if lags is not None else {}),
+        }
+        assert first == predicted
+    previous = None
+    for document in documents:
+        assert all(m["topics"] == sorted(group.topics) for m in document["members"])
+        assert document.get("lags") == (None if lags is None else {t: lags[t] for t in document["topics"]})
+        if previous is not None and expected_owned is not None:
+            # Each member owns what the answer before gave it, or, when a new rebalance started before
+            # that answer reached it (SyncGroup failed), what it owned before; newcomers own nothing.
+            for member in document["members"]:
+                assert member.get("owned", {}) in (previous.get(member["id"], {}), owned.get(member["id"], {}))
+        owned = {m["id"]: m.get("owned", {}) for m in document["members"]}
+        previous = solve(load_problem(document), group.strategy).assignment
+    assert previous == actual
+
+
+@pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "lag-aware", "stream-join"])
+def test_assignor_in_a_live_group(kafka_cluster, admin, strategy):
+    topics = [f"{strategy}-a", f"{strategy}-b"]
+    counts = {topics[0]: 5, topics[1]: 5 if strategy == "stream-join" else 3}
+    produced = {t: [12 + p for p in range(n)] for t, n in counts.items()}
+    for topic, n in counts.items():
+        create_topic(admin, topic, n)
+        produce(kafka_cluster.bootstrap, topic, produced[topic])
+    group_name = f"group-{strategy}"
+    lags = None
+    if strategy == "lag-aware":  # known lags: every partition committed at 0 or at a known offset
+        offsets = {(t, p): (3 * p) % (c + 1) for t, n in produced.items() for p, c in enumerate(n)}
+        commit(admin, group_name, offsets)
+        lags = {t: [c - offsets[t, p] for p, c in enumerate(n)] for t, n in produced.items()}
+    total = sum(counts.values())
+    group = Group(kafka_cluster, admin, group_name, topics, strategy, commits=strategy != "lag-aware")
+    try:
+        group.forget()
+        for name in ("c0", "c1", "c2"):
+            group.add(name)
+        group.settle(total)
+        _check_step(group, None, None, lags)
+
+        for step in ("leave", "join"):
+            before = group.actual()
+            generation = group.members[0].assignor.generation
+            group.forget()
+            if step == "leave":
+                group.remove(group.members[-1])
+            else:
+                group.add("c3")
+            group.settle(total)
+            _check_step(group, {m: before[m] for m in before if m in group.actual()}, generation, lags)
+
+        if group.commits:
+            deadline = time.monotonic() + 60
+            while len(group.sink) < sum(map(sum, produced.values())) and time.monotonic() < deadline:
+                time.sleep(0.2)
+    finally:
+        group.stop()
+    if group.commits:  # exactly once: every message produced before, no offset twice
+        consumed = Counter(group.sink)
+        assert max(consumed.values()) == 1
+        assert set(consumed) == {(t, p, o) for t, n in produced.items() for p, c in enumerate(n) for o in range(c)}

@@ -1,0 +1,139 @@
+"""The harness on a Spark standalone cluster: a master and two workers started from the installed PySpark.
+
+``compare --suite smoke --master spark://127.0.0.1:PORT`` (a separate driver process, as a user
+runs it) must write the same rows as a ``local[2]`` run of the same suite (the session's ``spark``
+fixture), apart from timings: ``runtime_s``, ``peak_rss_mb`` and the run id, and, where an exact
+solver stopped at its time limit in either run (a status other than ``optimal``), its status,
+levels and bounds (a 2-second limit is reached or not depending on the machine's load).  The README's "Use it
+with a real cluster" section shows the same commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from experiments.pipeline import load_results, results_folder, run_suite
+from kraft_cluster import free_ports
+
+pytestmark = [pytest.mark.spark, pytest.mark.spark_cluster]
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Differ between runs by nature.
+TIMINGS = ["runtime_s", "peak_rss_mb", "run_id"]
+KEY = ["scenario_id", "strategy", "variant", "solver"]
+READY_TIMEOUT = 120.0
+
+
+def _spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+class StandaloneCluster:
+    """``spark-class`` Master and two Workers (1 core, 1 GB each) on loopback; logs in ``folder``."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.port, self.ui, *self.worker_ui = free_ports(4)
+        self.processes: list[subprocess.Popen] = []
+        self.env = {**os.environ, "SPARK_HOME": str(_spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
+                    "SPARK_DAEMON_MEMORY": "256m", "SPARK_WORKER_DIR": str(folder / "work"),
+                    "SPARK_LOG_DIR": str(folder), "PYSPARK_PYTHON": sys.executable,
+                    # The executors' Python workers import this checkout, as the driver does.
+                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+    @property
+    def master(self) -> str:
+        return f"spark://127.0.0.1:{self.port}"
+
+    def _daemon(self, name: str, *args: str) -> None:
+        log = open(self.folder / f"{name}.log", "wb")
+        command = [str(_spark_home() / "bin" / "spark-class"), *args]
+        self.processes.append(subprocess.Popen(command, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                               stdin=subprocess.DEVNULL, start_new_session=True))
+        log.close()
+
+    def start(self) -> "StandaloneCluster":
+        started = time.perf_counter()
+        try:
+            self._daemon("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                         "--port", str(self.port), "--webui-port", str(self.ui))
+            for i, ui in enumerate(self.worker_ui):
+                self._daemon(f"worker-{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                             "--cores", "1", "--memory", "1g", "--webui-port", str(ui), self.master)
+            self._wait_ready(started + READY_TIMEOUT)
+        except BaseException:
+            self.stop()
+            raise
+        self.start_seconds = time.perf_counter() - started
+        return self
+
+    def _wait_ready(self, deadline: float) -> None:
+        state = "no answer"
+        while time.perf_counter() < deadline:
+            for process in self.processes:
+                assert process.poll() is None, f"a Spark daemon exited; logs in {self.folder}"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.ui}/json/", timeout=2) as answer:
+                    state = json.load(answer)
+                if sum(w["state"] == "ALIVE" for w in state.get("workers", [])) == 2:
+                    return
+            except (OSError, ValueError) as error:
+                state = repr(error)
+            time.sleep(0.5)
+        raise RuntimeError(f"the standalone cluster was not ready in {READY_TIMEOUT:g} s ({state}); logs in {self.folder}")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory):
+    cluster = StandaloneCluster(tmp_path_factory.mktemp("spark-standalone")).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _rows(out: Path, run_id: str):
+    rows = load_results(results_folder(out, "smoke", run_id)).drop(columns=TIMINGS)
+    return rows.sort_values(KEY, na_position="first").reset_index(drop=True)
+
+
+def test_compare_on_a_standalone_cluster_equals_local(standalone, spark, tmp_path):
+    command = [sys.executable, "-m", "experiments.cli", "compare", "--suite", "smoke", "--master", standalone.master,
+               "--out", str(tmp_path), "--run-id", "standalone", "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with urllib.request.urlopen(f"http://127.0.0.1:{standalone.ui}/json/", timeout=5) as answer:
+        assert json.load(answer)["completedapps"], "the job did not run on the cluster"
+
+    run_suite("smoke", tmp_path, run_id="local", master="local[2]", progress=False)
+    on_cluster, here = _rows(tmp_path, "standalone"), _rows(tmp_path, "local")
+    assert len(on_cluster) == len(here) > 0
+    assert on_cluster[KEY].equals(here[KEY])
+    timed_out = (on_cluster["status"] != "optimal") | (here["status"] != "optimal")
+    timed_out &= on_cluster["role"] != "heuristic"
+    limited = ["status", *[c for c in on_cluster.columns if c.startswith(("bound", "level"))]]
+    for rows in (on_cluster, here):
+        rows.loc[timed_out, limited] = None
+    assert on_cluster.equals(here), on_cluster.compare(here)
