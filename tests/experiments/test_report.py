@@ -63,8 +63,10 @@ def test_latex_document_has_booktabs_tables_and_compiles(smoke_report, tmp_path)
     assert r"\hline" not in tables
     sticky = tables[tables.index("label{tab:headline-sticky}"):]
     body = sticky[sticky.index(r"\midrule"):sticky.index(r"\bottomrule")].splitlines()[1:]
-    assert [line.split(" & ")[0] for line in body] == ["range", "round robin", "Kafka's StickyAssignor (4.x)",
-                                                       "KAFKA-12464 (KIP-54 when unequal)", "KAFKA-9987"]
+    assert [line.split(" & ")[0] for line in body] == ["range", "round robin", "KIP-848 server range",
+                                                       "Kafka's StickyAssignor (4.x)",
+                                                       "KAFKA-12464 (KIP-54 when unequal)", "KAFKA-9987",
+                                                       "KIP-848 uniform (UniformAssignor)"]
     assert r"[95\% CI]" in tables and not re.search(r"\d%", tables)
     pdflatex = shutil.which("pdflatex")
     assert pdflatex, "pdflatex is missing: `make test` installs it (Debian texlive-latex-recommended)"
@@ -81,7 +83,7 @@ def test_summary_json_holds_the_headline_numbers_reproducibly(smoke_report, smok
     assert summary["scenarios"] == len(suite("smoke")) and summary["run_ids"] == ["test"]
     assert summary["disagreements"] == 0 and summary["failed_runs"] == 0
     entries = {(e["objective"], e["heuristic"]): e for e in summary["headline"]}
-    assert len(entries) == 14   # 5 lag-aware, 5 sticky, 2 replica, 2 stream-join heuristics
+    assert len(entries) == 16   # 5 lag-aware, 7 sticky (uniform, server-range), 2 replica, 2 stream-join heuristics
     kip169 = entries[("lag-aware", "lag-aware")]
     assert kip169["proven_optimal"] + kip169["bounded"] <= kip169["scenarios"]
     assert kip169["ci95_low"] <= kip169["mean_gap1"] <= kip169["ci95_high"] < 1
