@@ -68,3 +68,38 @@ def test_bad_baseline_is_exit_2_before_any_solving(tmp_path, monkeypatch, capsys
     assert main(["gate", "--update", "--baseline", str(blocked / "sub" / "gate.json")]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and all(line.startswith("error: ") for line in lines), lines
+
+
+def test_recorded_optima_keep_the_counted_scenarios_whatever_the_solvers_proved():
+    """Tests the gate's recorded optima: a scenario whose solver ran out of time (feasible) still counts against
+    its recorded optimum, giving the same statistics as when proven; a scenario proven now but not recorded
+    is not counted."""
+    from support.result_rows import frame, row
+
+    proven = frame(row("a", "sticky", "heuristic", "heuristic", [110, 3]),
+                   row("a", "sticky", "cpsat", "optimal", [100, 3], bound=[100, 3]),
+                   row("b", "sticky", "heuristic", "heuristic", [50, 0]),
+                   row("b", "sticky", "cpsat", "optimal", [40, 0], bound=[40, 0]))
+    timed_out = proven.copy()
+    timed_out.loc[1, ["status", "level1", "bound1"]] = ["feasible", 105, 90]
+    optima = {"a": [100, 3]}
+    assert gate.proven_optima(proven) == {"a": [100, 3], "b": [40, 0]}
+    on_proven = gate.statistics(gate.with_recorded_optima(proven, optima), optima)["sticky/sticky"]
+    on_timed_out = gate.statistics(gate.with_recorded_optima(timed_out, optima), optima)["sticky/sticky"]
+    assert on_proven == on_timed_out
+    assert on_proven["compared"] == 1 and on_proven["mean_rel_gap1"] == 0.1  # b (proven, unrecorded) left out
+    assert gate.statistics(proven)["sticky/sticky"]["compared"] == 2
+
+
+def test_a_recorded_optimum_contradicted_now_is_a_disagreement():
+    """Tests that an optimum proven now that differs from the recorded one, or an answer beating a recorded
+    optimum, shows up in the disagreements (the gate fails on them)."""
+    from experiments.gap import disagreements
+    from support.result_rows import frame, row
+
+    rows = frame(row("a", "sticky", "heuristic", "heuristic", [110, 3]),
+                 row("a", "sticky", "cpsat", "optimal", [100, 2], bound=[100, 2]),
+                 row("c", "sticky", "heuristic", "heuristic", [90, 0]))
+    found = disagreements(gate.with_recorded_optima(rows, {"a": [100, 3], "c": [95, 0]}))
+    assert set(found["scenario_id"]) == {"a", "c"}
+    assert set(found[found["solver"] == gate.RECORDED]["scenario_id"]) == {"a", "c"}
