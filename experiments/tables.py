@@ -49,6 +49,8 @@ HEURISTIC_NAMES: dict[str, str] = {
     "sticky": "Kafka's StickyAssignor (4.x)",
     "sticky[kafka-12464]": "KAFKA-12464 (KIP-54 when unequal)",
     "sticky[kafka-9987]": "KAFKA-9987",
+    "uniform": "KIP-848 uniform (UniformAssignor)",
+    "server-range": "KIP-848 server range",
     "lag-aware": "KIP-169",
     "lag-aware[cumulative]": "KIP-169, cumulative totals",
     "lag-aware[sticky]": "KIP-169, sticky",

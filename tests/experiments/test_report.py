@@ -46,7 +46,8 @@ def test_markdown_has_a_table_per_objective_and_links_existing_images(smoke_repo
     assert text.startswith("# rebalance-lab comparison")
     sticky = text[text.index("### sticky\n"):text.index("### sticky-replica")]
     rows = [line for line in sticky.splitlines() if line.startswith("|")]
-    assert len(rows) == 2 + 5   # header, separator; range, round robin, Kafka's, KAFKA-12464, KAFKA-9987
+    # header, separator; range, round robin, uniform, server-range, Kafka's, KAFKA-12464, KAFKA-9987
+    assert len(rows) == 2 + 7
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(links) == sorted(f"{name}.png" for name in PLOTS)
     assert all((smoke_report / link).stat().st_size > 0 for link in links)
@@ -62,8 +63,10 @@ def test_latex_document_has_booktabs_tables_and_compiles(smoke_report, tmp_path)
     assert r"\hline" not in tables
     sticky = tables[tables.index("label{tab:headline-sticky}"):]
     body = sticky[sticky.index(r"\midrule"):sticky.index(r"\bottomrule")].splitlines()[1:]
-    assert [line.split(" & ")[0] for line in body] == ["range", "round robin", "Kafka's StickyAssignor (4.x)",
-                                                       "KAFKA-12464 (KIP-54 when unequal)", "KAFKA-9987"]
+    assert [line.split(" & ")[0] for line in body] == ["range", "round robin", "KIP-848 server range",
+                                                       "Kafka's StickyAssignor (4.x)",
+                                                       "KAFKA-12464 (KIP-54 when unequal)", "KAFKA-9987",
+                                                       "KIP-848 uniform (UniformAssignor)"]
     assert r"[95\% CI]" in tables and not re.search(r"\d%", tables)
     pdflatex = shutil.which("pdflatex")
     assert pdflatex, "pdflatex is missing: `make test` installs it (Debian texlive-latex-recommended)"
@@ -80,7 +83,7 @@ def test_summary_json_holds_the_headline_numbers_reproducibly(smoke_report, smok
     assert summary["scenarios"] == len(suite("smoke")) and summary["run_ids"] == ["test"]
     assert summary["disagreements"] == 0 and summary["failed_runs"] == 0
     entries = {(e["objective"], e["heuristic"]): e for e in summary["headline"]}
-    assert len(entries) == 14   # 5 lag-aware, 5 sticky, 2 replica, 2 stream-join heuristics
+    assert len(entries) == 16   # 5 lag-aware, 7 sticky (uniform, server-range), 2 replica, 2 stream-join heuristics
     kip169 = entries[("lag-aware", "lag-aware")]
     assert kip169["proven_optimal"] + kip169["bounded"] <= kip169["scenarios"]
     assert kip169["ci95_low"] <= kip169["mean_gap1"] <= kip169["ci95_high"] < 1
