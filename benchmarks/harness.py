@@ -14,7 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.pipeline import load_results, run_suite
+from experiments.pipeline import run_suite
+from experiments.results import load_results
 
 
 def main() -> None:

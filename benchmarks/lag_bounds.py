@@ -22,6 +22,7 @@ import time
 
 import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
+from models._lag_aware import HINTS
 from lag_aware import group
 from models.lag_bounds import lower_bound
 
@@ -67,7 +68,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for shape in ("uniform", "zipf"):
         problem = group(partitions, 1, members, shape)
-        best = min(heuristic.assign(problem, variant=v).objective for v in cpsat.HINTS)
+        best = min(heuristic.assign(problem, variant=v).objective for v in HINTS)
         started = time.perf_counter()
         result = cpsat.solve(problem, time_limit=args.time_limit, workers=1)
         seconds = time.perf_counter() - started

@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 from experiments.gap import disagreements, gaps
-from experiments.pipeline import TIME_LIMITS, load_results, run_suite
+from experiments.pipeline import run_suite
 from experiments.report import write_report
+from experiments.results import load_results
+from experiments.runs import TIME_LIMITS
 from experiments.run_lock import check_writable
 from experiments.scenarios import SUITES
 from experiments.tables import headline_numbers, headline_tables, to_markdown

@@ -1,9 +1,9 @@
 """``rebalance-lab gate``: the CI regression gate on heuristic quality.
 
-Runs the ``gate`` suite in-process (the same :func:`experiments.solve.solve_frame`
+Runs the ``gate`` suite in-process (the same :func:`experiments.runs.solve_frame`
 the Spark job maps, without starting Spark), computes each heuristic's gap
-statistics against the proven optima, and compares them with a committed
-baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse,
+statistics against the proven optima (:func:`experiments.gap.summary`), and
+compares them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse,
 0 otherwise; ``--update`` rewrites the baseline.
 
 Only scenarios whose exact reference is proven ``optimal`` count, so the
@@ -12,7 +12,8 @@ deterministic, so the statistics are exactly reproducible and the tolerance
 (``TOLERANCE``) only absorbs floating-point noise.  Any disagreement between
 exact solvers (:func:`experiments.gap.disagreements`) fails the gate first.  Worse means: a lower share
 of valid answers, a higher mean or max relative level-1 gap, a higher mean
-level-2 gap, a lower share of optimal answers, or a heuristic that is gone.
+level-2 gap where level 1 ties, a lower share of optimal answers, or a
+heuristic that is gone.
 """
 
 from __future__ import annotations
@@ -23,45 +24,35 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
-from experiments.gap import disagreements, gaps
-from experiments.pipeline import TIME_LIMITS
+from experiments.gap import disagreements, gaps, summary
+from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import SUITE_VERSION, suite
-from experiments.solve import solve_scenario, RESULT_COLUMNS
 
 BASELINE = Path(__file__).parents[1] / "baselines" / "gate.json"
 TOLERANCE = 1e-9
 #: Statistic -> +1 when higher is worse, -1 when lower is worse.
 DIRECTION = {"valid": -1, "mean_rel_gap1": +1, "max_rel_gap1": +1, "mean_gap2": +1, "share_optimal": -1}
+#: Statistics over no proven-optimal scenario (or no level-1 tie): nothing to regress on.
+EMPTY = {"mean_rel_gap1": 0.0, "max_rel_gap1": 0.0, "mean_gap2": 0.0, "share_optimal": 1.0}
 
 
 def gate_rows(suite_name: str = "gate", time_limit: float | None = None, progress: bool = True) -> pd.DataFrame:
     """Solve every scenario of the suite in this process."""
     limit = TIME_LIMITS.get(suite_name, 5.0) if time_limit is None else time_limit
-    rows = []
-    for scenario in tqdm(suite(suite_name), desc=f"gate ({suite_name})", unit="scenario", disable=not progress):
-        rows.extend(solve_scenario(scenario, limit))
-    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS)).astype(RESULT_COLUMNS)
+    return solve_frame(scenario_frame(suite(suite_name)), limit, progress=f"gate ({suite_name})" if progress else None)
 
 
 def statistics(rows: pd.DataFrame) -> dict[str, dict[str, float]]:
     """Per ``objective/heuristic``: validity and gap statistics over proven-optimal scenarios."""
-    gap_rows = gaps(rows)
-    proven = gap_rows[gap_rows["ref_status"].astype(object) == "optimal"]
-    stats: dict[str, dict[str, float]] = {}
-    for (objective, heuristic), group in gap_rows.groupby(["objective", "heuristic"]):
-        compared = proven[(proven["objective"] == objective) & (proven["heuristic"] == heuristic)]
-        stats[f"{objective}/{heuristic}"] = {
-            "scenarios": int(group["scenario_id"].nunique()),
-            "compared": int(len(compared)),
-            "valid": float(group["valid"].mean()),
-            "mean_rel_gap1": float(compared["rel_gap1"].mean()) if len(compared) else 0.0,
-            "max_rel_gap1": float(compared["rel_gap1"].max()) if len(compared) else 0.0,
-            "mean_gap2": float(compared["gap2"].fillna(0).mean()) if len(compared) else 0.0,
-            "share_optimal": float(compared["heuristic_optimal"].mean()) if len(compared) else 1.0,
+    table = summary(gaps(rows), by=("objective", "heuristic"), proven_only=True).fillna(EMPTY)
+    return {
+        f"{row['objective']}/{row['heuristic']}": {
+            "scenarios": int(row["scenarios"]), "compared": int(row["compared"]), "valid": float(row["valid"]),
+            **{name: float(row[name]) for name in EMPTY},
         }
-    return stats
+        for row in table.to_dict("records")
+    }
 
 
 def regressions(baseline: dict[str, dict[str, float]], current: dict[str, dict[str, float]]) -> pd.DataFrame:
@@ -115,9 +106,11 @@ def command(args: argparse.Namespace) -> int:
     except (OSError, json.JSONDecodeError) as error:
         print(f"error: {path}: cannot read the baseline ({error}); create it with --update", file=sys.stderr)
         return 2
-    if document.get("suite_version") != SUITE_VERSION or document.get("suite") != args.suite:
+    stale = any(set(DIRECTION) - set(entry) for entry in document.get("heuristics", {}).values())
+    if document.get("suite_version") != SUITE_VERSION or document.get("suite") != args.suite or stale:
         print(f"error: {path}: baseline is for suite {document.get('suite')!r} version "
-              f"{document.get('suite_version')}, this run is {args.suite!r} version {SUITE_VERSION}; "
+              f"{document.get('suite_version')}, this run is {args.suite!r} version {SUITE_VERSION}"
+              f"{' (other statistics)' if stale else ''}; "
               "re-create it with --update", file=sys.stderr)
         return 2
     worse = regressions(document["heuristics"], current)

@@ -1,11 +1,11 @@
 """The comparison pipeline as a Spark job, resumable and atomic per batch.
 
-Scenarios become a DataFrame; ``mapInPandas`` runs :func:`experiments.solve.solve_frame`
+Scenarios become a DataFrame; ``mapInPandas`` runs :func:`experiments.runs.solve_frame`
 on the executors, one scenario per task (one CP-SAT worker per task, so running tasks x
 workers <= cores);
 each batch's rows come back to the driver and are written as one Parquet file,
 atomically (written to a temporary name, then renamed), under
-``OUT/results/suite=<suite>/run_id=<run id>/``.
+``OUT/results/suite=<suite>/run_id=<run id>/`` (the store: :mod:`experiments.results`).
 
 Nothing lost, nothing recomputed: a run restarted with the same run id reads
 the scenario ids already in that folder, removes half-written temporary files
@@ -15,25 +15,18 @@ scenario's rows live in exactly one batch file, so no row is ever duplicated.
 
 from __future__ import annotations
 
-import os
-import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from experiments.results import done_scenarios, new_run_id, results_folder, write_batch
 from experiments.run_lock import hold
-from experiments.scenarios import Scenario, suite
-from experiments.solve import RESULT_COLUMNS, solve_frame
+from experiments.runs import RESULT_COLUMNS, TIME_LIMITS, scenario_frame, solve_frame
+from experiments.scenarios import suite
 from experiments.spark import quiet_pyspark_warnings, spark_session
-
-#: Exact solvers' time limit per suite (seconds per solver and scenario).
-TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
 
 _SPARK_TYPES = {"string": "string", "bool": "boolean", "Int64": "bigint", "int64": "bigint", "float64": "double"}
 RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in RESULT_COLUMNS.items())
@@ -50,41 +43,6 @@ class RunInfo:
     skipped: int
 
 
-def results_folder(out: Path, suite_name: str, run_id: str) -> Path:
-    return Path(out) / "results" / f"suite={suite_name}" / f"run_id={run_id}"
-
-
-def new_run_id() -> str:
-    """A UTC time stamp and a random suffix: unique even for runs started in the same second."""
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
-
-
-def done_scenarios(folder: Path) -> set[str]:
-    """Scenario ids whose rows are already written in ``folder`` (temporary files removed)."""
-    done: set[str] = set()
-    if not folder.exists():
-        return done
-    for leftover in folder.glob("*.tmp"):
-        leftover.unlink()
-    for path in sorted(folder.glob("*.parquet")):
-        done.update(pq.read_table(path, columns=["scenario_id"]).column("scenario_id").to_pylist())
-    return done
-
-
-def write_batch(folder: Path, rows: pd.DataFrame) -> Path:
-    """Write one batch of rows atomically; returns the Parquet file."""
-    folder.mkdir(parents=True, exist_ok=True)
-    name = f"batch-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}.parquet"
-    final = folder / name
-    temporary = folder / (name + ".tmp")
-    table = pa.Table.from_pandas(rows.astype(RESULT_COLUMNS), preserve_index=False)
-    pq.write_table(table, temporary)
-    with open(temporary, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(temporary, final)
-    return final
-
-
 def _solve_batches(time_limit: float):
     def solve(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         quiet_pyspark_warnings()
@@ -92,10 +50,6 @@ def _solve_batches(time_limit: float):
             yield solve_frame(batch, time_limit)
 
     return solve
-
-
-def scenario_frame(scenarios: list[Scenario]) -> pd.DataFrame:
-    return pd.DataFrame([{k: getattr(s, k) for k in Scenario.__dataclass_fields__} for s in scenarios])
 
 
 def run_suite(
@@ -160,21 +114,3 @@ def run_suite(
             bar.close()
         return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
 
-
-def load_results(folder: Path) -> pd.DataFrame:
-    """All rows under a results folder (a run, a suite or everything), with suite and run id columns."""
-    folder = Path(folder)
-    frames = []
-    for path in sorted(folder.rglob("*.parquet")):
-        frame = pq.read_table(path).to_pandas()
-        for part in path.relative_to(folder).parts[:-1]:
-            key, _, value = part.partition("=")
-            if value:
-                frame[key] = value
-        for key, _, value in (p.partition("=") for p in folder.parts):
-            if value and key in ("suite", "run_id"):
-                frame[key] = value
-        frames.append(frame)
-    if not frames:
-        return pd.DataFrame(columns=[*RESULT_COLUMNS, "suite", "run_id"])
-    return pd.concat(frames, ignore_index=True)

@@ -244,7 +244,7 @@ def default_folder(results: Path, suite: str, run_id: str) -> Path:
 
 
 def command(args: argparse.Namespace) -> int:
-    from experiments.pipeline import load_results
+    from experiments.results import load_results
     from problems import ProblemError
 
     results = Path(args.results)

@@ -38,6 +38,14 @@ def member_rank(problem: GroupProblem) -> np.ndarray:
     return rank
 
 
+def member_id_rank(problem: GroupProblem) -> np.ndarray:
+    """Each member's position when members are sorted by member id in Java order (``int64``, length M)."""
+    order = sorted(range(problem.num_members), key=lambda m: java_order_key(problem.members[m]))
+    rank = np.empty(problem.num_members, dtype=np.int64)
+    rank[order] = np.arange(problem.num_members)
+    return rank
+
+
 def topics_in_name_order(problem: GroupProblem) -> list[int]:
     """Topic positions ordered by name as Java's ``TreeSet<String>`` orders them."""
     return sorted(range(problem.num_topics), key=lambda t: java_order_key(problem.topics[t]))

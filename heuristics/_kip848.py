@@ -30,7 +30,7 @@ import numpy as np
 
 from heuristics._kafka import grouped_hash_order, hash_map_order, java_string_hashes, uuid_hashes
 from problems import GroupProblem
-from problems.evaluate import _resolve_claims
+from problems.ownership import resolve_claims
 
 
 def member_order(problem: GroupProblem) -> np.ndarray:
@@ -76,7 +76,7 @@ def current_claims(problem: GroupProblem) -> tuple[np.ndarray, np.ndarray]:
     if np.bincount(partitions).max() <= 1:  # nobody else claims any of them
         return members.astype(np.int64), partitions.astype(np.int64)
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    _resolve_claims(owner, members, partitions, problem.generations[members])
+    resolve_claims(owner, members, partitions, problem.generations[members])
     keep = owner[partitions] == members
     return members[keep].astype(np.int64), partitions[keep].astype(np.int64)
 

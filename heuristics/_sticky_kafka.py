@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import hash_map_order, java_order_key
+from heuristics._kafka import hash_map_order, member_id_rank
 from heuristics._sticky_general import general_assign
 from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas
 from heuristics._sticky_racks import RackInfo, rack_info, rack_round_robin
@@ -100,14 +100,6 @@ def assign_with_transfers(problem: GroupProblem) -> tuple[np.ndarray, str, np.nd
     itself = np.zeros(problem.num_partitions, dtype=bool)
     itself[partitions[owner[partitions] == members]] = True
     return owner, "general", (owner >= 0) & someone & ~itself
-
-
-def member_id_rank(problem: GroupProblem) -> np.ndarray:
-    """Each member's position when members are sorted by member id (Java order)."""
-    order = sorted(range(problem.num_members), key=lambda m: java_order_key(problem.members[m]))
-    rank = np.empty(problem.num_members, dtype=np.int64)
-    rank[order] = np.arange(problem.num_members)
-    return rank
 
 
 def live_topics(problem: GroupProblem) -> np.ndarray:

@@ -41,7 +41,7 @@ import heapq
 
 import numpy as np
 
-from heuristics._kafka import java_order_key, topics_in_name_order
+from heuristics._kafka import member_id_rank, topics_in_name_order
 from problems import GroupProblem, Result, previous_owners
 
 VARIANTS = (None, "cumulative", "sticky", "differencing")
@@ -71,10 +71,7 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
     if int(lags.max(initial=0)) * max(problem.num_partitions, 1) >= 2**63:  # totals could overflow int64
         lags = lags.astype(object)
     totals = np.zeros(problem.num_members, dtype=lags.dtype)
-    by_id = np.empty(problem.num_members, dtype=np.int64)
-    by_id[sorted(range(problem.num_members), key=lambda m: java_order_key(problem.members[m]))] = np.arange(
-        problem.num_members
-    )
+    by_id = member_id_rank(problem)
     previous = previous_owners(problem) if variant == "sticky" else None
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     for t in topics_in_name_order(problem):

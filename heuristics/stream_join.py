@@ -53,7 +53,7 @@ from collections import deque
 import numpy as np
 
 from heuristics._kafka import member_rank
-from problems import GroupProblem, Result, join_partition_count, previous_number_owners
+from problems import GroupProblem, Result, join_partition_count, next_epoch, previous_number_owners, topic_partitions
 
 
 def assign(problem: GroupProblem) -> Result:
@@ -108,23 +108,5 @@ def assign(problem: GroupProblem) -> Result:
             number_owner[k] = m
             drafted += 1
 
-    return Result(problem, "stream-join", _topic_partitions(problem, number_owner),
-                  info={"epoch": _next_epoch(problem)})
-
-
-def _topic_partitions(problem: GroupProblem, number_owner: np.ndarray) -> np.ndarray:
-    """Step 5: the ``owner`` array giving ``(t, k)`` to number k's owner if it subscribes t."""
-    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    count = len(number_owner)
-    if count == 0:
-        return owner
-    for t in np.flatnonzero(problem.subscribes.any(axis=0)).tolist():
-        start = int(problem.topic_start[t])
-        owner[start : start + count] = np.where(problem.subscribes[number_owner, t], number_owner, -1)
-    return owner
-
-
-def _next_epoch(problem: GroupProblem) -> int:
-    """Step 6: the largest epoch received (0 when none is) plus one."""
-    given = problem.generations[np.asarray(problem.has_generation, dtype=bool)]
-    return int(given.max(initial=0)) + 1
+    return Result(problem, "stream-join", topic_partitions(problem, number_owner),
+                  info={"epoch": next_epoch(problem)})

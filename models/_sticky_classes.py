@@ -15,7 +15,6 @@ from functools import cached_property
 
 import numpy as np
 
-from models.flow._common import split_pools
 from problems import GroupProblem, previous_owners
 
 
@@ -75,7 +74,7 @@ class Classes:
         ``kept[c]`` partitions of class c stay with ``keep[c]`` (0 for classes
         without an owner); the rest of each class joins its pool, and pool edge
         ``e`` hands ``pooled[e]`` partitions to ``edge_member[e]``
-        (:func:`models.flow._common.split_pools`).
+        (:func:`split_pools`).
         """
         kept = np.asarray(kept, dtype=np.int64)
         direct = np.flatnonzero(kept > 0)
@@ -179,3 +178,24 @@ def pooled_counts(problem: GroupProblem, classes: Classes, owner: np.ndarray) ->
     moved = classes.set_of_class[cls[~stays]] * span + member[~stays]
     pooled = np.bincount(np.searchsorted(edge_key, moved), minlength=len(edge_key))
     return kept, pooled
+
+
+def split_pools(pool_of_class, inflow, edge_member, outflow) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Split pooled items back into (class, member, count) rows, deterministically.
+
+    Classes pour ``inflow[c]`` items into pool ``pool_of_class[c]``; each pool
+    hands out ``outflow[e]`` items to ``edge_member[e]``, the edges listed pool by
+    pool in ascending pool order (each pool's inflow equals its outflow).  Inside
+    a pool, classes in ascending order are matched with the edges in order.
+    Returns rows with ``count > 0``.
+    """
+    inflow, outflow = np.asarray(inflow, dtype=np.int64), np.asarray(outflow, dtype=np.int64)
+    order = np.lexsort((np.arange(len(inflow)), pool_of_class))  # by pool, then class
+    a = np.cumsum(inflow[order])
+    b = np.cumsum(outflow)
+    cuts = np.union1d(a, b)
+    cuts = cuts[cuts > 0]
+    starts = np.concatenate(([0], cuts[:-1]))[: len(cuts)]
+    cls = order[np.searchsorted(a, starts, side="right")]
+    member = np.asarray(edge_member)[np.searchsorted(b, starts, side="right")]
+    return cls.astype(np.int64), member.astype(np.int64), (cuts - starts).astype(np.int64)

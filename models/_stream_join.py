@@ -20,9 +20,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from heuristics.stream_join import _next_epoch, _topic_partitions
-from problems import GroupProblem, Result, join_partition_count, previous_number_owners
-from problems.evaluate import number_owners
+from problems import (
+    GroupProblem,
+    Result,
+    join_partition_count,
+    next_epoch,
+    number_owners,
+    previous_number_owners,
+    topic_partitions,
+)
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ def number_classes(problem: GroupProblem) -> NumberClasses:
 
 def counts_and_kept(problem: GroupProblem, classes: NumberClasses, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``counts`` and ``kept`` (aligned with ``classes.members``) of a valid answer ``owner``."""
-    number_owner = number_owners(problem, owner)[0]
+    number_owner = number_owners(problem, owner)
     counts = np.bincount(number_owner[number_owner >= 0], minlength=problem.num_members)
     stays = number_owner[(number_owner == classes.previous_owner) & (number_owner >= 0)]
     kept = np.bincount(stays, minlength=problem.num_members)
@@ -98,10 +104,10 @@ def owner_from_counts(problem: GroupProblem, classes: NumberClasses, counts, kep
     number_owner[owned[keeps]] = classes.members[holder[keeps]]
     pool = np.flatnonzero(number_owner < 0)
     number_owner[pool] = np.repeat(classes.members, counts - kept)
-    return _topic_partitions(problem, number_owner)
+    return topic_partitions(problem, number_owner)
 
 
 def result(problem: GroupProblem, classes: NumberClasses, ranked, counts, kept) -> Result:
     """The :class:`problems.Result` of a ranked solve (no answer unless it found one)."""
-    owner = owner_from_counts(problem, classes, counts, kept) if ranked.status in ("optimal", "feasible") else None
-    return Result(problem, "stream-join", owner, ranked.status, ranked.bound, info={"epoch": _next_epoch(problem)})
+    owner = owner_from_counts(problem, classes, counts, kept) if ranked.has_solution else None
+    return ranked.result(problem, "stream-join", owner, info={"epoch": next_epoch(problem)})

@@ -1,4 +1,4 @@
-"""The shared language of rebalance-lab: problem data, JSON I/O and the one evaluator.
+"""The shared language of rebalance-lab: problem data, JSON I/O, previous ownership and the one evaluator.
 
 >>> from problems import load_problem, evaluate
 >>> problem = load_problem({"topics": {"t0": 2}, "members": [{"id": "c0", "topics": ["t0"]}]})
@@ -9,6 +9,7 @@
 from problems.errors import ProblemError
 from problems.evaluate import (
     GROUP_STRATEGIES,
+    LEVELS,
     OBJECTIVES,
     PLACEMENT_STRATEGIES,
     RACK_JUDGED,
@@ -16,22 +17,29 @@ from problems.evaluate import (
     Evaluation,
     evaluate,
     is_kip54_balanced,
-    join_partition_count,
     member_counts,
     member_lags,
     member_topic_counts,
     objective_of,
+    replica_levels,
+)
+from problems.ownership import (
+    join_partition_count,
+    next_epoch,
+    number_owners,
     previous_number_owners,
     previous_owners,
-    replica_levels,
+    resolve_claims,
+    topic_partitions,
 )
 from problems.group import GroupProblem
 from problems.io import load_problem, parse_problem, problem_to_json
 from problems.placement import PlacementProblem
-from problems.result import Result, assignment_json, owner_from_assignment, reassignment_json
+from problems.result import Result, Status, assignment_json, owner_from_assignment, reassignment_json
 
 __all__ = [
     "GROUP_STRATEGIES",
+    "LEVELS",
     "OBJECTIVES",
     "PLACEMENT_STRATEGIES",
     "STRATEGY_OBJECTIVE",
@@ -41,6 +49,7 @@ __all__ = [
     "ProblemError",
     "RACK_JUDGED",
     "Result",
+    "Status",
     "assignment_json",
     "evaluate",
     "is_kip54_balanced",
@@ -49,6 +58,8 @@ __all__ = [
     "member_counts",
     "member_lags",
     "member_topic_counts",
+    "next_epoch",
+    "number_owners",
     "objective_of",
     "owner_from_assignment",
     "parse_problem",
@@ -57,4 +68,6 @@ __all__ = [
     "problem_to_json",
     "reassignment_json",
     "replica_levels",
+    "resolve_claims",
+    "topic_partitions",
 ]

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from problems.group import GroupProblem, _frozen
+from problems.group import GroupProblem
+from problems.ownership import number_owners, previous_number_owners, previous_owners
 from problems.placement import PlacementProblem
 
 #: Objective levels of each objective kind, in lexicographic order.
@@ -29,6 +30,8 @@ OBJECTIVES: dict[str, tuple[str, ...]] = {
     "rack-aware": ("sum_sq_counts", "rack_mismatches", "moves"),
     "replica": ("sum_sq_broker_replicas", "sum_sq_rack_replicas", "sum_sq_broker_leaders", "moves"),
 }
+#: The most levels any objective has: the ``level1 .. levelN`` columns of a results row.
+LEVELS = max(len(names) for names in OBJECTIVES.values())
 
 #: The objective each strategy is judged on (range, round robin and KIP-848's uniform and
 #: server-range are baselines judged on the sticky objective, or on ``rack-aware`` when the
@@ -111,37 +114,6 @@ def _examples(mask: np.ndarray, describe, limit: int = 3) -> list[str]:
 
 
 # ============================================================ consumer group
-def previous_owners(problem: GroupProblem) -> np.ndarray:
-    """The valid previous owner of every partition, ``-1`` where there is none.
-
-    KIP-341: a claim counts only if the partition still exists and the member
-    still subscribes its topic; among several claimants the highest generation
-    wins; when the highest generation is claimed by two or more members, none
-    of them keeps the partition as a stickiness credit.  A member without a
-    generation counts as generation -1.
-    """
-    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    members, partitions = problem.owned_claims
-    if len(partitions) == 0:
-        return _frozen(owner)
-    keep = problem.subscribes[members, problem.partition_topic[partitions]]
-    members, partitions = members[keep], partitions[keep]
-    _resolve_claims(owner, members, partitions, problem.generations[members])
-    return _frozen(owner)
-
-
-def _resolve_claims(owner: np.ndarray, members, keys, generations) -> None:
-    """Write into ``owner[key]`` the unique highest-generation claimant of each key."""
-    order = np.lexsort((-generations, keys))
-    keys, generations, members = keys[order], generations[order], members[order]
-    first = np.ones(len(keys), dtype=bool)
-    first[1:] = keys[1:] != keys[:-1]
-    tied_with_next = np.zeros(len(keys), dtype=bool)
-    tied_with_next[:-1] = (keys[1:] == keys[:-1]) & (generations[1:] == generations[:-1])
-    winners = first & ~tied_with_next
-    owner[keys[winners]] = members[winners]
-
-
 def member_counts(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
     """Number of partitions each member gets."""
     return np.bincount(owner[owner >= 0], minlength=problem.num_members)
@@ -232,54 +204,18 @@ def _lag_validity(problem: GroupProblem, owner: np.ndarray) -> list[str]:
 
 
 # ----------------------------------------------------------- stream join
-def join_partition_count(problem: GroupProblem) -> int:
-    """K of KIP-315: the smallest partition count over the group's subscribed topics."""
-    subscribed = problem.subscribes.any(axis=0)
-    if not subscribed.any():
-        return 0
-    return int(problem.partition_counts[subscribed].min())
-
-
-def previous_number_owners(problem: GroupProblem) -> np.ndarray:
-    """The valid previous owner of every partition number ``k < K`` (KIP-315).
-
-    A member claims number ``k`` if it owned ``(t, k)`` of any existing topic
-    (KIP-315 keeps a set of partition numbers per member); only numbers below K
-    are eligible, and a member subscribed to no existing topic claims nothing.
-    Conflicting claims: the higher epoch (``generation``) wins, the zombie with
-    the older one loses; equal epochs: neither keeps it (as KIP-341).
-    """
-    count = join_partition_count(problem)
-    owner = np.full(count, -1, dtype=np.int32)
-    members, partitions = problem.owned_claims
-    numbers = problem.partition_index[partitions]
-    keep = (numbers < count) & problem.subscribes.any(axis=1)[members]
-    members, numbers = members[keep], numbers[keep]
-    # One claim per (member, number), whatever the number of topics.
-    pairs = np.unique(members.astype(np.int64) * max(count, 1) + numbers)
-    members, numbers = (pairs // max(count, 1)).astype(np.int32), pairs % max(count, 1)
-    if len(numbers):
-        _resolve_claims(owner, members, numbers, problem.generations[members])
-    return _frozen(owner)
-
-
-def number_owners(problem: GroupProblem, owner: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """The owner of each partition number k < K in ``owner``, and co-partitioning violations."""
-    count = join_partition_count(problem)
-    numbers = np.full(count, -1, dtype=np.int64)
+def _co_partitioning(problem: GroupProblem, owner: np.ndarray, numbers: np.ndarray) -> list[str]:
+    """Co-partitioning violations of ``owner`` whose partition numbers' owners are ``numbers``."""
+    count = len(numbers)
     problems: list[str] = []
-    subscribed_topics = np.flatnonzero(problem.subscribes.any(axis=0))
     if count == 0:
-        return numbers, problems
-    block = np.stack([owner[problem.topic_start[t] : problem.topic_start[t] + count] for t in subscribed_topics])
-    holder = block.max(axis=0)
-    numbers[:] = holder
-    lacking = holder < 0
+        return problems
+    lacking = numbers < 0
     problems += _examples(lacking, lambda k: f"partition number {k} has no owner")
     # Each topic's (t, k) must go to the number's owner if it subscribes t, else stay unassigned.
-    for row, t in enumerate(subscribed_topics):
-        expected = np.where(problem.subscribes[np.maximum(holder, 0), t] & ~lacking, holder, -1)
-        bad = block[row] != expected
+    for t in np.flatnonzero(problem.subscribes.any(axis=0)):
+        expected = np.where(problem.subscribes[np.maximum(numbers, 0), t] & ~lacking, numbers, -1)
+        bad = owner[problem.topic_start[t] : problem.topic_start[t] + count] != expected
         problems += _examples(
             bad,
             lambda k, t=t: f"{problem.topics[t]}-{k} is not with the owner of partition number {k} "
@@ -289,7 +225,7 @@ def number_owners(problem: GroupProblem, owner: np.ndarray) -> tuple[np.ndarray,
         problems += _examples(
             beyond, lambda i, t=t: f"{problem.topics[t]}-{count + i} is assigned but {count + i} >= K = {count}"
         )
-    return numbers, problems
+    return problems
 
 
 # ============================================================ replicas
@@ -384,7 +320,8 @@ def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strat
         return Evaluation(False, ("owner array holds positions that are not members",), (), names)
     violations = _group_validity(problem, answer) if kind != "stream-join" else []
     if kind == "stream-join":
-        numbers, violations = number_owners(problem, answer)
+        numbers = number_owners(problem, answer)
+        violations = _co_partitioning(problem, answer, numbers)
         assigned = np.flatnonzero(answer >= 0)
         wrong_topic = np.zeros(len(answer), dtype=bool)
         wrong_topic[assigned] = ~problem.subscribes[answer[assigned], problem.partition_topic[assigned]]

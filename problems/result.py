@@ -9,6 +9,7 @@ computed on first access, by :mod:`problems.evaluate`, so that timing
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
@@ -19,7 +20,24 @@ from problems.evaluate import Evaluation, evaluate
 from problems.group import GroupProblem
 from problems.placement import PlacementProblem
 
-STATUSES = ("optimal", "feasible", "infeasible", "heuristic", "unknown")
+
+
+class Status(StrEnum):
+    """How an answer came about; a ``str``, so it compares, prints and serialises as its value."""
+
+    OPTIMAL = "optimal"  #: every objective level proven optimal
+    FEASIBLE = "feasible"  #: a solver's answer, not proven optimal (``bound`` holds what is proven)
+    INFEASIBLE = "infeasible"  #: proven: no answer satisfies the hard constraints
+    HEURISTIC = "heuristic"  #: a heuristic's answer
+    UNKNOWN = "unknown"  #: time ran out before any answer
+
+    @property
+    def solved(self) -> bool:
+        """Whether a solver with this status has an answer (``optimal`` or ``feasible``)."""
+        return self in (Status.OPTIMAL, Status.FEASIBLE)
+
+
+STATUSES = tuple(Status)
 
 
 @dataclass(eq=False)
@@ -53,14 +71,15 @@ class Result:
     problem: GroupProblem | PlacementProblem
     strategy: str
     answer: np.ndarray | None
-    status: str = "heuristic"
+    status: Status = Status.HEURISTIC
     bound: tuple[int, ...] | None = None
     info: dict[str, Any] = field(default_factory=dict)
     shown: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+        self.status = Status(self.status)
 
     @cached_property
     def evaluation(self) -> Evaluation | None:

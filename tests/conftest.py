@@ -1,8 +1,9 @@
-"""Shared fixtures: one local Spark session for the whole run, deterministic hypothesis."""
+"""Shared fixtures: one local Spark session and one smoke run for the whole test run, deterministic hypothesis."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -37,3 +38,16 @@ def kafka_java():
 
     peer.start()
     return peer
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """The smoke suite solved once per test run (plain pandas), written as OUT/results/suite=smoke/run_id=test."""
+    from experiments.results import results_folder, write_batch
+    from experiments.runs import scenario_frame, solve_frame
+    from experiments.scenarios import suite
+
+    out = tmp_path_factory.mktemp("out")
+    folder = results_folder(out, "smoke", "test")
+    write_batch(folder, solve_frame(scenario_frame(suite("smoke")), time_limit=2))
+    return folder

@@ -21,6 +21,8 @@ from typing import Sequence
 
 from ortools.sat.python import cp_model
 
+from models import _ranked
+
 #: Seconds allowed, past the time limit, to complete a hinted answer when the search found none.
 HINT_SECONDS = 1.0
 
@@ -33,31 +35,10 @@ _STATUS = {
 
 
 @dataclass
-class Ranked:
-    """The outcome of :func:`solve_ranked`.
+class Ranked(_ranked.Ranked):
+    """The outcome of :func:`solve_ranked` (:class:`models._ranked.Ranked`), the solution by proto index."""
 
-    Attributes
-    ----------
-    status
-        ``optimal`` (every level proven), ``feasible``, ``infeasible`` or ``unknown``.
-    levels
-        The objective values of the returned solution, as CP-SAT computed them
-        (for cross-checks only: answers are re-scored by :mod:`problems`).
-    bound
-        Proven lexicographic lower bound (one entry per level reached).
-    seconds
-        Wall time of all solves.
-    """
-
-    status: str
-    levels: tuple[int, ...] = ()
-    bound: tuple[int, ...] | None = None
-    seconds: float = 0.0
     _solution: list[int] = field(default_factory=list, repr=False)
-
-    @property
-    def has_solution(self) -> bool:
-        return bool(self._solution) or self.status in ("optimal", "feasible")
 
     def value(self, expression) -> int:
         """Value of a variable or linear expression in the returned solution."""

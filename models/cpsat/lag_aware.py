@@ -13,7 +13,7 @@ Garey and Johnson, SP12) at level 1.  The solve is exponential in the worst
 case; a time limit may end it with status ``feasible`` and the proven bound.
 
 Formulation, ``x[p, m] = 1`` when member m gets partition p (the data, the
-symmetry classes and the hint are shared with the MIP through :class:`LagModel`):
+symmetry classes and the hint are shared with the MIP through :class:`models._lag_aware.LagModel`):
 
 * ``sum_m x[p, m] = 1``; ``floor_t <= sum_{p in t} x[p, m] <= ceil_t``;
 * ``L[m] = sum_p lag_p x[p, m]``, ``sum_m L[m] = S`` (redundant, it gives the
@@ -55,211 +55,14 @@ and exits 2).
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass
-from functools import cached_property
 
-import numpy as np
 from ortools.sat.python import cp_model
 
-from heuristics import lag_aware as heuristic
+from models._lag_aware import LagModel
 from models.cpsat._common import add_hint, solve_ranked
-from models._lag_swaps import improve
-from models.lag_bounds import combine, lower_bound
-from problems import GroupProblem, ProblemError, Result, evaluate, member_lags, previous_owners
+from problems import GroupProblem, Result
 
-VARIANTS = (None, "sticky")
-#: Beyond this many (partition, subscriber) pairs no model is built: the answer is the best
-#: heuristic's, ``feasible`` with the bounds of :mod:`models.lag_bounds` (``optimal`` if it meets them).
-MODEL_PAIRS = 200_000
-#: The heuristics whose best answer hints the models (and answers beyond ``MODEL_PAIRS``).
-HINTS = (None, "cumulative", "differencing")
-SWAP_SECONDS = 1.0
-
-
-@dataclass
-class LagModel:
-    """Backend-neutral data of the lag-aware model (used by CP-SAT and the MIP).
-
-    Attributes
-    ----------
-    problem
-        The consumer group.
-    variant
-        ``None`` (level 2: sum of squared lags) or ``"sticky"`` (level 2: moves).
-    limit
-        The largest number the backend represents exactly.
-    backend
-        The solver's name, for the error message.
-    sum_factor, square_factor
-        How many lag sums (squared lag sums) the backend's largest level-1
-        (level-2) expression may add up: ``sum_factor * S`` and, for level 2,
-        ``square_factor * S**2`` must be at most ``limit``.
-    """
-
-    problem: GroupProblem
-    variant: str | None
-    limit: int
-    backend: str
-    sum_factor: int = 1
-    square_factor: int = 1
-
-    def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ValueError(f"unknown lag-aware variant {self.variant!r} (choose from sticky)")
-        if self.too_large:  # no model is built: nothing to overflow
-            return
-        total = sum(self.lags[p] for p in self.partitions)
-        checks = [(self.sum_factor, total, "it")] + ([] if self.variant else [(self.square_factor, total**2, "its square")])
-        for factor, value, what in checks:
-            if factor * value > self.limit:
-                raise ProblemError(
-                    "lags",
-                    f"total lag {total * self.scale:,} (divided by their gcd {self.scale:,}: {total:,}) is beyond the "
-                    f"{self.backend} lag-aware model: {what if factor == 1 else f'{factor} times {what}'} must be at "
-                    f"most {self.limit:,}; use --solver heuristic" + ("" if self.variant else " or --variant sticky"),
-                )
-
-    @cached_property
-    def scale(self) -> int:
-        """The gcd of the assignable partitions' lags (1 when all are zero)."""
-        raw = self.problem.lags
-        if raw is None:
-            return 1
-        return math.gcd(*raw[self.partitions].tolist()) or 1
-
-    @cached_property
-    def partitions(self) -> np.ndarray:
-        """Global ids of the partitions to assign."""
-        return np.flatnonzero(self.problem.assignable)
-
-    @cached_property
-    def lags(self) -> list[int]:
-        """Divided lag of every partition, by global id (exact Python integers)."""
-        if self.problem.lags is None:
-            return [0] * self.problem.num_partitions
-        return [v // self.scale for v in self.problem.lags.tolist()]
-
-    def candidates(self, p: int) -> np.ndarray:
-        """The members that may take partition ``p``."""
-        return self.problem.topic_subscribers[self.problem.partition_topic[p]]
-
-    @cached_property
-    def previous(self) -> np.ndarray:
-        """Valid previous owners (KIP-341)."""
-        return previous_owners(self.problem)
-
-    def shares(self):
-        """``(topic, subscribers, floor, ceiling)`` of every subscribed topic."""
-        for t, subscribers in enumerate(self.problem.topic_subscribers):
-            if len(subscribers):
-                floor, extra = divmod(int(self.problem.partition_counts[t]), len(subscribers))
-                yield t, subscribers, floor, floor + (extra > 0)
-
-    def pairs(self):
-        """``(p, q, 2 lag_p lag_q, common members)`` of partitions of positive lag that may share a member."""
-        positive = [int(p) for p in self.partitions if self.lags[p] > 0]
-        subscribes = self.problem.subscribes
-        topic = self.problem.partition_topic
-        for i, p in enumerate(positive):
-            for q in positive[i + 1 :]:
-                common = np.flatnonzero(subscribes[:, topic[p]] & subscribes[:, topic[q]])
-                if len(common):
-                    yield p, q, 2 * self.lags[p] * self.lags[q], common
-
-    @cached_property
-    def constant(self) -> int:
-        """``sum_p lag_p^2``: the level-2 part that does not depend on the answer."""
-        return sum(self.lags[p] ** 2 for p in self.partitions)
-
-    def member_classes(self) -> list[list[int]]:
-        """Interchangeable members (same subscription; sticky: nothing validly owned), 2 or more."""
-        owning = set(self.previous[self.previous >= 0].tolist()) if self.variant else set()
-        classes: dict[tuple, list[int]] = {}
-        for m, topics in enumerate(self.problem.subscribed_topics):
-            if m not in owning and len(topics):
-                classes.setdefault(tuple(topics.tolist()), []).append(m)
-        return [c for c in classes.values() if len(c) > 1]
-
-    def partition_classes(self) -> list[list[int]]:
-        """Interchangeable partitions (same topic and lag; sticky: no valid owner), 2 or more, ascending."""
-        classes: dict[tuple, list[int]] = {}
-        for p in self.partitions.tolist():
-            if self.variant and self.previous[p] >= 0:
-                continue
-            classes.setdefault((int(self.problem.partition_topic[p]), self.lags[p]), []).append(p)
-        return [c for c in classes.values() if len(c) > 1]
-
-    @cached_property
-    def best_heuristic(self) -> Result:
-        """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its variants),
-        improved by :func:`models._lag_swaps.improve` (swaps on the largest member, at most ``SWAP_SECONDS``)."""
-        best = min((heuristic.assign(self.problem, variant=v) for v in HINTS), key=lambda r: r.objective)
-        improved = Result(self.problem, "lag-aware", improve(self.problem, best.answer, SWAP_SECONDS))
-        return min((best, improved), key=lambda r: r.objective)
-
-    @property
-    def too_large(self) -> bool:
-        subscribers = np.array([len(s) for s in self.problem.topic_subscribers], dtype=np.int64)
-        return int((self.problem.partition_counts * subscribers).sum()) > MODEL_PAIRS
-
-    def bounds_only(self) -> Result:
-        """The best heuristic answer with the size-free lower bounds (beyond ``MODEL_PAIRS``, or out of time
-        before the solver returned any answer)."""
-        best = self.best_heuristic
-        bound = lower_bound(self.problem)
-        if self.variant:
-            info = {"moves": evaluate(self.problem, best.answer, "sticky").objective[1], "method": "bounds"}
-            return Result(self.problem, "lag-aware", best.answer, "feasible", bound[:1], info)
-        status = "optimal" if tuple(best.objective) == bound else "feasible"
-        return Result(self.problem, "lag-aware", best.answer, status, bound, {"method": "bounds"})
-
-    @property
-    def level1_floor(self) -> int:
-        """:func:`models.lag_bounds.lower_bound`'s level 1 in divided units (a valid floor of ``z``)."""
-        return -(-lower_bound(self.problem)[0] // self.scale)
-
-    @cached_property
-    def hint(self) -> tuple[np.ndarray, int]:
-        """The best heuristic's owner array made canonical for the symmetry breaking, and its level 1 (divided)."""
-        owner = self.best_heuristic.answer.copy()
-        totals = member_lags(self.problem, owner)
-        relabel = np.arange(self.problem.num_members)
-        for members in self.member_classes():
-            ranked = sorted(members, key=lambda m: totals[m])
-            relabel[ranked] = members
-        owner[owner >= 0] = relabel[owner[owner >= 0]]
-        for partitions in self.partition_classes():
-            owner[partitions] = np.sort(owner[partitions])
-        return owner, max(member_lags(self.problem, owner), default=0) // self.scale
-
-    def result(self, ranked, x: dict) -> Result:
-        """The :class:`Result` of a ranked solve over ``x[p, m]``, bounds in the evaluator's units.
-
-        The sticky variant's level 2 (moves) is not a level of the lag-aware
-        objective: its bound and the answer's moves go to ``info``.
-        """
-        info: dict = {}
-        if ranked.status in ("unknown", "infeasible"):
-            # Out of time before any answer, or a solver's numerical "infeasible" (every group has an
-            # assignment): the hint is one, with the bounds.
-            return self.bounds_only()
-        answer = np.full(self.problem.num_partitions, -1, dtype=np.int32)
-        for (p, m), var in x.items():
-            if ranked.value(var):
-                answer[p] = m
-        if self.variant:
-            info["moves"] = evaluate(self.problem, answer, "sticky").objective[1]
-        bound = ranked.bound
-        if bound is not None and self.variant:
-            info.update({"moves_bound": int(bound[1])} if len(bound) > 1 else {})
-            bound = bound[:1]
-        if bound is not None:
-            bound = tuple(int(b) * f for b, f in zip(bound, (self.scale, self.scale**2)))
-        # Strengthened by the size-free bounds (level 1 only for the sticky variant).
-        bound = combine(self.problem, bound)[: 1 if self.variant else 2]
-        return Result(self.problem, "lag-aware", answer, ranked.status, bound, info)
 
 def solve(
     problem: GroupProblem,

@@ -100,10 +100,10 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
     add_hint(model, [(var, counts[m] >= k) for (m, k), var in b.items()])
     ranked = solve_ranked(model, [sum(squares), moves], time_limit=time_limit, workers=workers, seed=seed, log=log,
                           started=started)
-    if ranked.status not in ("optimal", "feasible"):
-        return Result(problem, "sticky", None, status=ranked.status, bound=ranked.bound)
+    if not ranked.has_solution:
+        return ranked.result(problem, "sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)
     for c, var in kept.items():
         final_kept[c] = ranked.value(var)
     rows = classes.rows(final_kept, [ranked.value(var) for var in z])
-    return Result(problem, "sticky", expand(problem, classes, *rows), status=ranked.status, bound=ranked.bound)
+    return ranked.result(problem, "sticky", expand(problem, classes, *rows))

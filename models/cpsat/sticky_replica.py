@@ -1,12 +1,12 @@
 """Exact replica placement with OR-Tools CP-SAT (the model PR 18903's heuristic approximates).
 
 The formulation, the two PR questions and the secant form of the squares are
-described in :mod:`models.cpsat._replica_questions`; ranked solving is
+described in :mod:`models._replica`; ranked solving is
 :func:`models.cpsat._common.solve_ranked`.  Variables are named after their key:
 ``x[p, b]`` (partition ``p`` has a replica on live broker ``b``), ``y[p, b]``
 (``b`` leads ``p``), ``r[b]``, ``l[b]``, ``c[p, k]`` and their squares.
 
-Broker counts are bounded by :func:`~models.cpsat._replica_questions.count_bounds`.
+Broker counts are bounded by :func:`~models._replica.count_bounds`.
 Without a move limit or a placement to beat they are ``{q, q + 1}``, which fixes
 level 1 at its closed-form optimum, so the ranked solve starts at level 2 and
 the bound's first entry is that optimum.  The hint is complete (every variable,
@@ -29,7 +29,7 @@ from ortools.sat.python import cp_model
 
 from heuristics import sticky_replica as sticky_heuristic
 from models.cpsat._common import add_hint, solve_ranked
-from models.cpsat._replica_questions import (
+from models._replica import (
     balanced_level1,
     build_answer,
     check_model_size,
@@ -239,8 +239,8 @@ def solve(
     ranked = solve_ranked(model, objectives, time_limit=time_limit, workers=workers, seed=seed, log=log,
                           started=started)
     info = {} if max_moves is None else {"max_moves": max_moves}
-    if ranked.status not in ("optimal", "feasible"):
-        return Result(problem, "sticky-replica", None, ranked.status, info=info)
+    if not ranked.has_solution:
+        return ranked.result(problem, "sticky-replica", info=info)
     holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
     leaders = [next((b for b in brokers if ranked.value(y[p, b])), -1) for p in partitions]
     answer = build_answer(problem, holds, leaders)

@@ -68,6 +68,7 @@ from __future__ import annotations
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
+from models._sticky_classes import split_pools
 from problems import ProblemError
 
 #: Costs stay exact while every sum OR-Tools forms is below this (its cost scaling multiplies by the nodes).
@@ -82,7 +83,6 @@ def check_cost_range(max_cost: int, nodes: int, units: int, field: str, what: st
     if max_cost * (nodes + 1) >= COST_LIMIT or max_cost * max(units, 1) >= COST_LIMIT:
         raise ProblemError(field, f"the weighted flow costs (largest arc cost {max_cost}, {nodes} nodes, "
                                   f"{units} {what}) exceed the exact 64-bit range of min-cost flow")
-
 
 
 def solve_convex_assignment(
@@ -271,24 +271,3 @@ def _ladder_up(hi: np.ndarray, reach: np.ndarray) -> tuple[np.ndarray, np.ndarra
         keep = bottom < reach[member]
         member, bottom, length = member[keep], bottom[keep], length[keep]
     return np.concatenate(members), np.concatenate(caps), 2 * np.concatenate(bottoms) + 1
-
-
-def split_pools(pool_of_class, inflow, edge_member, outflow) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Split pooled items back into (class, member, count) rows, deterministically.
-
-    Classes pour ``inflow[c]`` items into pool ``pool_of_class[c]``; each pool
-    hands out ``outflow[e]`` items to ``edge_member[e]``, the edges listed pool by
-    pool in ascending pool order (each pool's inflow equals its outflow).  Inside
-    a pool, classes in ascending order are matched with the edges in order.
-    Returns rows with ``count > 0``.
-    """
-    inflow, outflow = np.asarray(inflow, dtype=np.int64), np.asarray(outflow, dtype=np.int64)
-    order = np.lexsort((np.arange(len(inflow)), pool_of_class))  # by pool, then class
-    a = np.cumsum(inflow[order])
-    b = np.cumsum(outflow)
-    cuts = np.union1d(a, b)
-    cuts = cuts[cuts > 0]
-    starts = np.concatenate(([0], cuts[:-1]))[: len(cuts)]
-    cls = order[np.searchsorted(a, starts, side="right")]
-    member = np.asarray(edge_member)[np.searchsorted(b, starts, side="right")]
-    return cls.astype(np.int64), member.astype(np.int64), (cuts - starts).astype(np.int64)

@@ -20,7 +20,7 @@ classes:
 * ``b -> sink``: level 1 needs no search.  Its optimum is exactly the broker
   counts ``q = T // B`` and ``q + 1`` (reachable: one cyclic walk over the
   brokers gives every partition distinct brokers, see
-  :func:`models.cpsat._replica_questions.count_bounds`; and a count vector
+  :func:`models._replica.count_bounds`; and a count vector
   with sum ``T`` has the least sum of squares exactly when every count is
   ``q`` or ``q + 1``).  So the arc has lower bound ``q`` (broker ``b`` demands
   ``q`` units) and one more unit of capacity when ``T % B > 0``: every
@@ -90,7 +90,7 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.cpsat import sticky_replica as cpsat_replica
-from models.cpsat._replica_questions import balanced_level1, target_levels
+from models._replica import balanced_level1, target_levels
 from models.flow._common import check_cost_range, solve_convex_assignment
 from problems import PlacementProblem, Result
 

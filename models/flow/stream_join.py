@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics.stream_join import _next_epoch
 from models._stream_join import number_classes, owner_from_counts
 from models.flow._common import solve_convex_assignment
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, next_epoch
 
 
 def solve(problem: GroupProblem) -> Result:
@@ -49,4 +48,4 @@ def solve(problem: GroupProblem) -> Result:
     kept = np.bincount(member[stays], weights=count[stays], minlength=eligible).astype(np.int64)
     bound = (int(counts @ counts), int(classes.previous.sum() - kept.sum()))
     return Result(problem, "stream-join", owner_from_counts(problem, classes, counts, kept), "optimal", bound,
-                  info={"epoch": _next_epoch(problem)})
+                  info={"epoch": next_epoch(problem)})

@@ -53,6 +53,7 @@ from typing import Sequence
 
 import pulp
 
+from models import _ranked
 from models.mip._mps import write_mps
 
 BACKENDS = ("highs", "cbc")
@@ -74,13 +75,9 @@ _MINIMUM_SECONDS = 0.05
 
 
 @dataclass
-class Ranked:
-    """The outcome of :func:`solve_ranked` (see :class:`models.cpsat._common.Ranked`)."""
+class Ranked(_ranked.Ranked):
+    """The outcome of :func:`solve_ranked` (:class:`models._ranked.Ranked`), the solution by variable name."""
 
-    status: str
-    levels: tuple[int, ...] = ()
-    bound: tuple[int, ...] | None = None
-    seconds: float = 0.0
     _values: dict[str, float] = field(default_factory=dict, repr=False)
 
     def value(self, expression) -> int:

@@ -28,7 +28,7 @@ import time
 
 import pulp
 
-from models.cpsat.lag_aware import LagModel
+from models._lag_aware import LagModel
 from models.mip._common import Ranked, solve_ranked
 from problems import GroupProblem, Result
 

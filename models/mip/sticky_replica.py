@@ -1,7 +1,7 @@
 """Exact replica placement as a PuLP MIP (HiGHS by default, CBC on request).
 
 The same model as :mod:`models.cpsat.sticky_replica` (formulation and the two
-PR questions: :mod:`models.cpsat._replica_questions`), solved by
+PR questions: :mod:`models._replica`), solved by
 :func:`models.mip._common.solve_ranked`.  Squares are continuous variables
 above the secants (exact at integer counts); "match or beat lexicographically"
 uses three binaries with big-M bounds taken from each level's upper bound (at
@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pulp
 
-from models.cpsat._replica_questions import (
+from models._replica import (
     build_answer,
     check_model_size,
     count_bounds,
@@ -134,8 +134,8 @@ def solve(
 
     ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log,
                           started=started)
-    if ranked.status not in ("optimal", "feasible"):
-        return Result(problem, "sticky-replica", None, ranked.status, info=info)
+    if not ranked.has_solution:
+        return ranked.result(problem, "sticky-replica", info=info)
     holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
     leaders = [next((b for b in brokers if ranked.value(y[p, b])), -1) for p in partitions]
     answer = build_answer(problem, holds, leaders)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kraft_cluster import KraftCluster
+from support.kraft_cluster import KraftCluster
 
 _started: list[KraftCluster] = []
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_support import commit, create_topic, produce, run_cli, run_json
-from kraft_cluster import free_ports
+from support.kafka_support import commit, create_topic, produce, run_cli, run_json
+from support.kraft_cluster import free_ports
 
 pytestmark = pytest.mark.kafka
 

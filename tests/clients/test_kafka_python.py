@@ -21,7 +21,7 @@ from collections import Counter
 import pytest
 
 from clients.kafka_python import assignor
-from kafka_support import commit, create_topic, produce
+from support.kafka_support import commit, create_topic, produce
 from models import solve
 from problems import load_problem
 

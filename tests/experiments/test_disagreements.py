@@ -6,9 +6,9 @@ import pandas as pd
 
 from experiments import gate
 from experiments.cli import main
-from experiments.pipeline import results_folder, write_batch
-from experiments.solve import RESULT_COLUMNS
-from result_rows import frame, row
+from experiments.results import results_folder, write_batch
+from experiments.runs import RESULT_COLUMNS
+from support.result_rows import frame, row
 
 
 def rows_with_a_disagreement() -> pd.DataFrame:

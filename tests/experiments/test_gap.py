@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from experiments.gap import disagreements, gaps, headline, tied_above, tied_gap
-from result_rows import frame, row
+from support.result_rows import frame, row
 
 
 def test_gap_against_an_optimal_reference():
@@ -71,6 +71,7 @@ def test_level_two_gaps_count_only_where_level_one_ties():
     assert tied_gap(gap_rows, 2).to_dict() == {"a": 7.0, "b": pytest.approx(np.nan, nan_ok=True)}
     assert tied_gap(gap_rows, 2, relative=True)["a"] == 3.5
     assert headline(gaps(rows))["mean_gap2"].tolist() == [7.0]   # not (7 - 5) / 2
+    assert headline(gaps(rows))["compared"].tolist() == [2]
     assert not tied_above(gap_rows, 3).any()                     # sticky has no level 3
 
 

@@ -40,7 +40,8 @@ def test_gate_passes_unchanged_and_fails_on_a_degraded_heuristic(tmp_path, monke
 
 def test_regressions_table_names_each_worse_statistic_and_missing_heuristics():
     """Tests the comparison rules: higher gaps, lower validity or optimality, and a vanished heuristic."""
-    before = {"a/x": {"valid": 1.0, "mean_rel_gap1": 0.1, "max_rel_gap1": 0.2, "mean_gap2": 1.0, "share_optimal": 0.5},
+    before = {"a/x": {"valid": 1.0, "mean_rel_gap1": 0.1, "max_rel_gap1": 0.2, "mean_gap2": 1.0,
+                      "share_optimal": 0.5},
               "a/gone": {"valid": 1.0, "mean_rel_gap1": 0.0, "max_rel_gap1": 0.0, "mean_gap2": 0.0,
                          "share_optimal": 1.0}}
     now = {"a/x": {"valid": 0.9, "mean_rel_gap1": 0.1 + 1e-12, "max_rel_gap1": 0.1, "mean_gap2": 2.0,

@@ -12,17 +12,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.pipeline import done_scenarios, load_results, results_folder, run_suite, write_batch
+from experiments.pipeline import run_suite
+from experiments.results import done_scenarios, load_results, results_folder, write_batch
 from experiments.scenarios import suite
-from experiments.solve import RESULT_COLUMNS, solve_frame
-from experiments.pipeline import scenario_frame
+from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
 
 KEY = ["scenario_id", "strategy", "variant", "solver"]
 ROOT = Path(__file__).parents[2]
 
 
 @pytest.mark.spark
-def test_smoke_suite_end_to_end_matches_plain_pandas(spark, tmp_path):
+def test_smoke_suite_end_to_end_matches_plain_pandas(spark, tmp_path, smoke_run):
     """Tests that the Spark job writes one row per run of every smoke scenario, equal to the plain function."""
     info = run_suite("smoke", tmp_path, run_id="e2e", master="local[2]", progress=False)
     rows = load_results(info.folder)
@@ -31,7 +31,7 @@ def test_smoke_suite_end_to_end_matches_plain_pandas(spark, tmp_path):
     assert not rows.duplicated(KEY).any()
     assert set(rows["suite"]) == {"smoke"} and set(rows["run_id"]) == {"e2e"}
     # The workers ran the same code as a plain pandas call (runtimes aside).
-    plain = solve_frame(scenario_frame(suite("smoke")), time_limit=2)
+    plain = load_results(smoke_run)  # the smoke suite through solve_frame, once per test run
     heuristic = ["scenario_id", "strategy", "variant", "solver", "valid", "level1", "level2"]
     ours = rows[rows["role"] == "heuristic"][heuristic].sort_values(KEY).reset_index(drop=True)
     theirs = plain[plain["role"] == "heuristic"][heuristic].sort_values(KEY).reset_index(drop=True)

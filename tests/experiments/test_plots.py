@@ -7,7 +7,7 @@ import pytest
 from matplotlib.colors import to_hex
 
 from experiments.gap import gaps
-from experiments.pipeline import load_results
+from experiments.results import load_results
 from experiments.plots import MAX_SERIES, PLOTS
 
 

@@ -8,12 +8,12 @@ import shutil
 import subprocess
 
 from experiments.cli import main
-from experiments.pipeline import load_results
 from experiments.plots import PLOTS
 from experiments.report import build, default_folder, render_markdown, summary_json
+from experiments.results import load_results
 from experiments.scenarios import suite
 from experiments.tables import SEED
-from result_rows import frame, row
+from support.result_rows import frame, row
 
 
 def test_every_figure_is_written_as_png_and_svg(smoke_report):
@@ -108,7 +108,7 @@ def test_report_command_rejects_what_is_not_one_run(smoke_run, tmp_path, capsys)
 
 
 def test_disagreeing_exact_solvers_are_listed_with_labels():
-    """Tests the disagreements section: both 'optimal' rows of a scenario whose levels differ, counted in JSON."""
+    """Tests the disagreements section: both 'optimal' rows of a scenario whose levels differ, with why, counted in JSON."""
     rows = frame(row("a", "sticky", "heuristic", "heuristic", [100, 9]),
                  row("a", "sticky", "flow", "optimal", [100, 2]),
                  row("a", "sticky", "mip", "optimal", [100, 1_752]),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.pipeline import new_run_id, results_folder
+from experiments.results import new_run_id, results_folder
 from experiments.run_lock import hold
 from problems import ProblemError
 

@@ -20,7 +20,7 @@ from experiments.tables import (
     to_latex,
     to_markdown,
 )
-from result_rows import frame, row
+from support.result_rows import frame, row
 
 
 @pytest.mark.parametrize("fraction, text", [

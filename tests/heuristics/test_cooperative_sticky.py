@@ -14,7 +14,7 @@ import heuristics.cooperative_sticky as cooperative
 import heuristics.sticky as sticky
 from experiments.cli import main
 from problems import evaluate, load_problem
-from sticky_strategies import rebalances
+from support.sticky_strategies import rebalances
 
 JOIN = {"topics": {"t0": 4, "t1": 2}, "members": [
     {"id": "a", "topics": ["t0", "t1"], "owned": {"t0": [0, 1, 2, 3], "t1": [0, 1]}, "generation": 3},

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from cluster_strategies import clusters
+from support.cluster_strategies import clusters
 from heuristics import kafka_default
 from heuristics.kafka_default import _rack_alternated
 from problems import evaluate, load_problem

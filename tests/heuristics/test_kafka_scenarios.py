@@ -32,17 +32,10 @@ import pytest
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 from problems import load_problem
+from support.problem_builders import member
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def member(member_id: str, *topics: str, instance: str | None = None) -> dict:
-    """One member entry of the problem format; ``instance`` is its group.instance.id."""
-    entry: dict = {"id": member_id, "topics": list(topics)}
-    if instance is not None:
-        entry["instance_id"] = instance
-    return entry
 
 
 def parts(*partitions) -> dict[str, list[int]]:
@@ -86,47 +79,47 @@ TOPIC1, TOPIC2 = "topic1", "topic2"
 def test_range_one_consumer_no_topic():
     """Tests that a consumer subscribed to nothing is present with an empty assignment
     (RangeAssignorTest.testOneConsumerNoTopic)."""
-    assert assign(range_assignor, {}, [member("consumer1")]) == {"consumer1": {}}
+    assert assign(range_assignor, {}, [member("consumer1", [])]) == {"consumer1": {}}
 
 
 def test_range_one_consumer_nonexistent_topic():
     """Tests that subscribing to a topic that does not exist assigns nothing
     (RangeAssignorTest.testOneConsumerNonexistentTopic)."""
-    assert assign(range_assignor, {}, [member("consumer1", TOPIC1)]) == {"consumer1": {}}
+    assert assign(range_assignor, {}, [member("consumer1", [TOPIC1])]) == {"consumer1": {}}
 
 
 def test_range_one_consumer_one_topic():
     """Tests that a lone consumer gets every partition of its topic
     (RangeAssignorTest.testOneConsumerOneTopic)."""
-    got = assign(range_assignor, {TOPIC1: 3}, [member("consumer1", TOPIC1)])
+    got = assign(range_assignor, {TOPIC1: 3}, [member("consumer1", [TOPIC1])])
     assert got == {"consumer1": parts("topic1-0", "topic1-1", "topic1-2")}
 
 
 def test_range_only_assigns_partitions_from_subscribed_topics():
     """Tests that partitions of a topic nobody subscribes to stay unassigned
     (RangeAssignorTest.testOnlyAssignsPartitionsFromSubscribedTopics)."""
-    got = assign(range_assignor, {TOPIC1: 3, "other": 3}, [member("consumer1", TOPIC1)])
+    got = assign(range_assignor, {TOPIC1: 3, "other": 3}, [member("consumer1", [TOPIC1])])
     assert got == {"consumer1": parts("topic1-0", "topic1-1", "topic1-2")}
 
 
 def test_range_one_consumer_multiple_topics():
     """Tests that a lone consumer gets every partition of all its topics
     (RangeAssignorTest.testOneConsumerMultipleTopics)."""
-    got = assign(range_assignor, {TOPIC1: 1, TOPIC2: 2}, [member("consumer1", TOPIC1, TOPIC2)])
+    got = assign(range_assignor, {TOPIC1: 1, TOPIC2: 2}, [member("consumer1", [TOPIC1, TOPIC2])])
     assert got == {"consumer1": parts("topic1-0", "topic2-0", "topic2-1")}
 
 
 def test_range_two_consumers_one_topic_one_partition():
     """Tests that with one partition the first consumer gets it and the second gets nothing
     (RangeAssignorTest.testTwoConsumersOneTopicOnePartition)."""
-    got = assign(range_assignor, {TOPIC1: 1}, [member("consumer1", TOPIC1), member("consumer2", TOPIC1)])
+    got = assign(range_assignor, {TOPIC1: 1}, [member("consumer1", [TOPIC1]), member("consumer2", [TOPIC1])])
     assert got == {"consumer1": parts("topic1-0"), "consumer2": {}}
 
 
 def test_range_two_consumers_one_topic_two_partitions():
     """Tests that two partitions are split one each between two consumers
     (RangeAssignorTest.testTwoConsumersOneTopicTwoPartitions)."""
-    got = assign(range_assignor, {TOPIC1: 2}, [member("consumer1", TOPIC1), member("consumer2", TOPIC1)])
+    got = assign(range_assignor, {TOPIC1: 2}, [member("consumer1", [TOPIC1]), member("consumer2", [TOPIC1])])
     assert got == {"consumer1": parts("topic1-0"), "consumer2": parts("topic1-1")}
 
 
@@ -134,9 +127,9 @@ def test_range_multiple_consumers_mixed_topics():
     """Tests that each topic is ranged over its own subscribers only
     (RangeAssignorTest.testMultipleConsumersMixedTopics)."""
     members = [
-        member("consumer1", TOPIC1),
-        member("consumer2", TOPIC1, TOPIC2),
-        member("consumer3", TOPIC1),
+        member("consumer1", [TOPIC1]),
+        member("consumer2", [TOPIC1, TOPIC2]),
+        member("consumer3", [TOPIC1]),
     ]
     got = assign(range_assignor, {TOPIC1: 3, TOPIC2: 2}, members)
     assert got == {
@@ -149,7 +142,7 @@ def test_range_multiple_consumers_mixed_topics():
 def test_range_two_consumers_two_topics_six_partitions():
     """Tests that the first consumer takes the extra partition of every topic
     (RangeAssignorTest.testTwoConsumersTwoTopicsSixPartitions)."""
-    members = [member("consumer1", TOPIC1, TOPIC2), member("consumer2", TOPIC1, TOPIC2)]
+    members = [member("consumer1", [TOPIC1, TOPIC2]), member("consumer2", [TOPIC1, TOPIC2])]
     got = assign(range_assignor, {TOPIC1: 3, TOPIC2: 3}, members)
     assert got == {
         "consumer1": parts("topic1-0", "topic1-1", "topic2-0", "topic2-1"),
@@ -161,8 +154,8 @@ def test_range_two_static_consumers_two_topics_six_partitions():
     """Tests that static members are ordered by group.instance.id, not by member.id
     (RangeAssignorTest.testTwoStaticConsumersTwoTopicsSixPartitions)."""
     members = [
-        member("consumer-b", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer-a", TOPIC1, TOPIC2, instance="instance2"),
+        member("consumer-b", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer-a", [TOPIC1, TOPIC2], instance="instance2"),
     ]
     got = assign(range_assignor, {TOPIC1: 3, TOPIC2: 3}, members)
     assert got == {
@@ -175,8 +168,8 @@ def test_range_one_static_and_one_dynamic_consumer_two_topics_six_partitions():
     """Tests that a static member sorts before a dynamic one whatever their member.ids
     (RangeAssignorTest.testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions)."""
     members = [
-        member("consumer-b", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer-a", TOPIC1, TOPIC2),
+        member("consumer-b", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer-a", [TOPIC1, TOPIC2]),
     ]
     got = assign(range_assignor, {TOPIC1: 3, TOPIC2: 3}, members)
     assert got == {
@@ -190,7 +183,7 @@ def test_range_static_member_assignment_persistent():
     (RangeAssignorTest.testStaticMemberRangeAssignmentPersistent)."""
     topics = {TOPIC1: 5, TOPIC2: 4}
     static = [
-        member(f"consumer{i}", TOPIC1, TOPIC2, instance=f"instance{i}") for i in (1, 2, 3)
+        member(f"consumer{i}", [TOPIC1, TOPIC2], instance=f"instance{i}") for i in (1, 2, 3)
     ]
     expected_static = {
         "consumer1": parts("topic1-0", "topic1-1", "topic2-0"),
@@ -198,11 +191,11 @@ def test_range_static_member_assignment_persistent():
         "consumer3": parts("topic1-3", "topic2-2"),
     }
 
-    got = assign(range_assignor, topics, static + [member("consumer4", TOPIC1, TOPIC2)])
+    got = assign(range_assignor, topics, static + [member("consumer4", [TOPIC1, TOPIC2])])
     assert got == {**expected_static, "consumer4": parts("topic1-4", "topic2-3")}
 
     # Replace dynamic member 4 with a new dynamic member 5.
-    got = assign(range_assignor, topics, static + [member("consumer5", TOPIC1, TOPIC2)])
+    got = assign(range_assignor, topics, static + [member("consumer5", [TOPIC1, TOPIC2])])
     assert got == {**expected_static, "consumer5": parts("topic1-4", "topic2-3")}
 
 
@@ -216,17 +209,17 @@ def test_range_static_member_assignment_persistent_after_member_id_changes():
         "instance3": parts("topic1-4", "topic2-4"),
     }
     before = [
-        member("consumer1", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer2", TOPIC1, TOPIC2, instance="instance2"),
-        member("consumer3", TOPIC1, TOPIC2, instance="instance3"),
+        member("consumer1", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer2", [TOPIC1, TOPIC2], instance="instance2"),
+        member("consumer3", [TOPIC1, TOPIC2], instance="instance3"),
     ]
     assert by_instance(assign(range_assignor, topics, before), before) == expected
 
     # consumer3 comes back as consumer4 and consumer2 as consumer5.
     after = [
-        member("consumer1", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer5", TOPIC1, TOPIC2, instance="instance2"),
-        member("consumer4", TOPIC1, TOPIC2, instance="instance3"),
+        member("consumer1", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer5", [TOPIC1, TOPIC2], instance="instance2"),
+        member("consumer4", [TOPIC1, TOPIC2], instance="instance3"),
     ]
     assert by_instance(assign(range_assignor, topics, after), after) == expected
 
@@ -294,7 +287,7 @@ def test_range_non_rack_aware_baselines(topics, subscriptions, expected):
     RangeAssignorTest.testRackAwareAssignmentWithUniformSubscription, ...WithNonEqualSubscription,
     ...WithUniformPartitions, ...WithUniformPartitionsNonEqualSubscription, ...WithCoPartitioning
     and testCoPartitionedAssignmentWithSameSubscription (the parameter id names which)."""
-    members = [member(f"consumer{i}", *subscribed) for i, subscribed in enumerate(subscriptions)]
+    members = [member(f"consumer{i}", list(subscribed)) for i, subscribed in enumerate(subscriptions)]
     got = assign(range_assignor, topics, members)
     assert got == {f"consumer{i}": parse(listing) for i, listing in enumerate(expected)}
 
@@ -305,7 +298,7 @@ def test_range_non_rack_aware_baselines(topics, subscriptions, expected):
 def test_range_javadoc_example():
     """Tests that two consumers over two 3-partition topics get the split shown in the
     RangeAssignor class javadoc (C0: [t0p0, t0p1, t1p0, t1p1], C1: [t0p2, t1p2])."""
-    got = assign(range_assignor, {"t0": 3, "t1": 3}, [member("C0", "t0", "t1"), member("C1", "t0", "t1")])
+    got = assign(range_assignor, {"t0": 3, "t1": 3}, [member("C0", ["t0", "t1"]), member("C1", ["t0", "t1"])])
     assert got == {
         "C0": parts("t0-0", "t0-1", "t1-0", "t1-1"),
         "C1": parts("t0-2", "t1-2"),
@@ -316,7 +309,7 @@ def test_range_javadoc_rolling_bounce_dynamic_members_shuffle():
     """Tests that, without group.instance.id, new member.ids after a rolling bounce
     (C0 -> C3, C1 -> C2) shuffle the assignment as the RangeAssignor javadoc shows:
     C3 (was C0): [t0p2, t1p2], C2 (was C1): [t0p0, t0p1, t1p0, t1p1]."""
-    got = assign(range_assignor, {"t0": 3, "t1": 3}, [member("C3", "t0", "t1"), member("C2", "t0", "t1")])
+    got = assign(range_assignor, {"t0": 3, "t1": 3}, [member("C3", ["t0", "t1"]), member("C2", ["t0", "t1"])])
     assert got == {
         "C3": parts("t0-2", "t1-2"),
         "C2": parts("t0-0", "t0-1", "t1-0", "t1-1"),
@@ -328,8 +321,8 @@ def test_range_javadoc_rolling_bounce_static_members_stick():
     the RangeAssignor javadoc: always I0: [t0p0, t0p1, t1p0, t1p1], I1: [t0p2, t1p2]."""
     topics = {"t0": 3, "t1": 3}
     expected = {"I0": parts("t0-0", "t0-1", "t1-0", "t1-1"), "I1": parts("t0-2", "t1-2")}
-    before = [member("C0", "t0", "t1", instance="I0"), member("C1", "t0", "t1", instance="I1")]
-    after = [member("C3", "t0", "t1", instance="I0"), member("C2", "t0", "t1", instance="I1")]
+    before = [member("C0", ["t0", "t1"], instance="I0"), member("C1", ["t0", "t1"], instance="I1")]
+    after = [member("C3", ["t0", "t1"], instance="I0"), member("C2", ["t0", "t1"], instance="I1")]
     assert by_instance(assign(range_assignor, topics, before), before) == expected
     assert by_instance(assign(range_assignor, topics, after), after) == expected
 
@@ -343,47 +336,47 @@ CONSUMER = "consumer"
 def test_roundrobin_one_consumer_no_topic():
     """Tests that a consumer subscribed to nothing is present with an empty assignment
     (RoundRobinAssignorTest.testOneConsumerNoTopic)."""
-    assert assign(roundrobin_assignor, {}, [member(CONSUMER)]) == {CONSUMER: {}}
+    assert assign(roundrobin_assignor, {}, [member(CONSUMER, [])]) == {CONSUMER: {}}
 
 
 def test_roundrobin_one_consumer_nonexistent_topic():
     """Tests that subscribing to a topic that does not exist assigns nothing
     (RoundRobinAssignorTest.testOneConsumerNonexistentTopic)."""
-    assert assign(roundrobin_assignor, {}, [member(CONSUMER, TOPIC)]) == {CONSUMER: {}}
+    assert assign(roundrobin_assignor, {}, [member(CONSUMER, [TOPIC])]) == {CONSUMER: {}}
 
 
 def test_roundrobin_one_consumer_one_topic():
     """Tests that a lone consumer gets every partition of its topic
     (RoundRobinAssignorTest.testOneConsumerOneTopic)."""
-    got = assign(roundrobin_assignor, {TOPIC: 3}, [member(CONSUMER, TOPIC)])
+    got = assign(roundrobin_assignor, {TOPIC: 3}, [member(CONSUMER, [TOPIC])])
     assert got == {CONSUMER: parts("topic-0", "topic-1", "topic-2")}
 
 
 def test_roundrobin_only_assigns_partitions_from_subscribed_topics():
     """Tests that partitions of a topic nobody subscribes to stay unassigned
     (RoundRobinAssignorTest.testOnlyAssignsPartitionsFromSubscribedTopics)."""
-    got = assign(roundrobin_assignor, {TOPIC: 3, "other": 3}, [member(CONSUMER, TOPIC)])
+    got = assign(roundrobin_assignor, {TOPIC: 3, "other": 3}, [member(CONSUMER, [TOPIC])])
     assert got == {CONSUMER: parts("topic-0", "topic-1", "topic-2")}
 
 
 def test_roundrobin_one_consumer_multiple_topics():
     """Tests that a lone consumer gets every partition of all its topics
     (RoundRobinAssignorTest.testOneConsumerMultipleTopics)."""
-    got = assign(roundrobin_assignor, {TOPIC1: 1, TOPIC2: 2}, [member(CONSUMER, TOPIC1, TOPIC2)])
+    got = assign(roundrobin_assignor, {TOPIC1: 1, TOPIC2: 2}, [member(CONSUMER, [TOPIC1, TOPIC2])])
     assert got == {CONSUMER: parts("topic1-0", "topic2-0", "topic2-1")}
 
 
 def test_roundrobin_two_consumers_one_topic_one_partition():
     """Tests that with one partition the first consumer gets it and the second gets nothing
     (RoundRobinAssignorTest.testTwoConsumersOneTopicOnePartition)."""
-    got = assign(roundrobin_assignor, {TOPIC: 1}, [member("consumer1", TOPIC), member("consumer2", TOPIC)])
+    got = assign(roundrobin_assignor, {TOPIC: 1}, [member("consumer1", [TOPIC]), member("consumer2", [TOPIC])])
     assert got == {"consumer1": parts("topic-0"), "consumer2": {}}
 
 
 def test_roundrobin_two_consumers_one_topic_two_partitions():
     """Tests that two partitions are dealt one each to two consumers
     (RoundRobinAssignorTest.testTwoConsumersOneTopicTwoPartitions)."""
-    got = assign(roundrobin_assignor, {TOPIC: 2}, [member("consumer1", TOPIC), member("consumer2", TOPIC)])
+    got = assign(roundrobin_assignor, {TOPIC: 2}, [member("consumer1", [TOPIC]), member("consumer2", [TOPIC])])
     assert got == {"consumer1": parts("topic-0"), "consumer2": parts("topic-1")}
 
 
@@ -391,9 +384,9 @@ def test_roundrobin_multiple_consumers_mixed_topics():
     """Tests that the dealer skips members not subscribed to a partition's topic
     (RoundRobinAssignorTest.testMultipleConsumersMixedTopics)."""
     members = [
-        member("consumer1", TOPIC1),
-        member("consumer2", TOPIC1, TOPIC2),
-        member("consumer3", TOPIC1),
+        member("consumer1", [TOPIC1]),
+        member("consumer2", [TOPIC1, TOPIC2]),
+        member("consumer3", [TOPIC1]),
     ]
     got = assign(roundrobin_assignor, {TOPIC1: 3, TOPIC2: 2}, members)
     assert got == {
@@ -407,7 +400,7 @@ def test_roundrobin_two_dynamic_consumers_two_topics_six_partitions():
     """Tests that partitions are dealt across topic boundaries, not restarted per topic
     (RoundRobinAssignorTest.testTwoDynamicConsumersTwoTopicsSixPartitions, called
     testTwoConsumersTwoTopicsSixPartitions before static membership)."""
-    members = [member("consumer1", TOPIC1, TOPIC2), member("consumer2", TOPIC1, TOPIC2)]
+    members = [member("consumer1", [TOPIC1, TOPIC2]), member("consumer2", [TOPIC1, TOPIC2])]
     got = assign(roundrobin_assignor, {TOPIC1: 3, TOPIC2: 3}, members)
     assert got == {
         "consumer1": parts("topic1-0", "topic1-2", "topic2-1"),
@@ -419,8 +412,8 @@ def test_roundrobin_two_static_consumers_two_topics_six_partitions():
     """Tests that static members are ordered by group.instance.id, not by member.id
     (RoundRobinAssignorTest.testTwoStaticConsumersTwoTopicsSixPartitions)."""
     members = [
-        member("consumer-b", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer-a", TOPIC1, TOPIC2, instance="instance2"),
+        member("consumer-b", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer-a", [TOPIC1, TOPIC2], instance="instance2"),
     ]
     got = assign(roundrobin_assignor, {TOPIC1: 3, TOPIC2: 3}, members)
     assert got == {
@@ -433,8 +426,8 @@ def test_roundrobin_one_static_and_one_dynamic_consumer_two_topics_six_partition
     """Tests that a static member sorts before a dynamic one whatever their member.ids
     (RoundRobinAssignorTest.testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions)."""
     members = [
-        member("consumer-b", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer-a", TOPIC1, TOPIC2),
+        member("consumer-b", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer-a", [TOPIC1, TOPIC2]),
     ]
     got = assign(roundrobin_assignor, {TOPIC1: 3, TOPIC2: 3}, members)
     assert got == {
@@ -449,7 +442,7 @@ def test_roundrobin_static_member_assignment_persistent():
     testStaticMemberAssignmentPersistent in earlier versions)."""
     topics = {TOPIC1: 3, TOPIC2: 3}
     static = [
-        member(f"consumer{i}", TOPIC1, TOPIC2, instance=f"instance{i}") for i in (1, 2, 3)
+        member(f"consumer{i}", [TOPIC1, TOPIC2], instance=f"instance{i}") for i in (1, 2, 3)
     ]
     expected_static = {
         "consumer1": parts("topic1-0", "topic2-1"),
@@ -457,11 +450,11 @@ def test_roundrobin_static_member_assignment_persistent():
         "consumer3": parts("topic1-2"),
     }
 
-    got = assign(roundrobin_assignor, topics, static + [member("consumer4", TOPIC1, TOPIC2)])
+    got = assign(roundrobin_assignor, topics, static + [member("consumer4", [TOPIC1, TOPIC2])])
     assert got == {**expected_static, "consumer4": parts("topic2-0")}
 
     # Replace dynamic member 4 with a new dynamic member 5.
-    got = assign(roundrobin_assignor, topics, static + [member("consumer5", TOPIC1, TOPIC2)])
+    got = assign(roundrobin_assignor, topics, static + [member("consumer5", [TOPIC1, TOPIC2])])
     assert got == {**expected_static, "consumer5": parts("topic2-0")}
 
 
@@ -476,17 +469,17 @@ def test_roundrobin_static_member_assignment_persistent_after_member_id_changes(
         "instance3": parts("topic1-2", "topic2-0", "topic2-3"),
     }
     before = [
-        member("consumer1", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer2", TOPIC1, TOPIC2, instance="instance2"),
-        member("consumer3", TOPIC1, TOPIC2, instance="instance3"),
+        member("consumer1", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer2", [TOPIC1, TOPIC2], instance="instance2"),
+        member("consumer3", [TOPIC1, TOPIC2], instance="instance3"),
     ]
     assert by_instance(assign(roundrobin_assignor, topics, before), before) == expected
 
     # consumer3 comes back as consumer4 and consumer2 as consumer5.
     after = [
-        member("consumer1", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer5", TOPIC1, TOPIC2, instance="instance2"),
-        member("consumer4", TOPIC1, TOPIC2, instance="instance3"),
+        member("consumer1", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer5", [TOPIC1, TOPIC2], instance="instance2"),
+        member("consumer4", [TOPIC1, TOPIC2], instance="instance3"),
     ]
     assert by_instance(assign(roundrobin_assignor, topics, after), after) == expected
 
@@ -500,17 +493,17 @@ def test_roundrobin_static_member_assignment_persistent_after_member_ids_rotate(
         f"instance{i + 1}": parts((TOPIC1, i), (TOPIC2, i)) for i in range(3)
     }
     before = [
-        member("consumer1", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer2", TOPIC1, TOPIC2, instance="instance2"),
-        member("consumer3", TOPIC1, TOPIC2, instance="instance3"),
+        member("consumer1", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer2", [TOPIC1, TOPIC2], instance="instance2"),
+        member("consumer3", [TOPIC1, TOPIC2], instance="instance3"),
     ]
     assert by_instance(assign(roundrobin_assignor, topics, before), before) == expected
 
     # Kafka's switch: consumer4 -> instance1, consumer5 -> instance2, consumer1 -> instance3.
     after = [
-        member("consumer4", TOPIC1, TOPIC2, instance="instance1"),
-        member("consumer5", TOPIC1, TOPIC2, instance="instance2"),
-        member("consumer1", TOPIC1, TOPIC2, instance="instance3"),
+        member("consumer4", [TOPIC1, TOPIC2], instance="instance1"),
+        member("consumer5", [TOPIC1, TOPIC2], instance="instance2"),
+        member("consumer1", [TOPIC1, TOPIC2], instance="instance3"),
     ]
     assert by_instance(assign(roundrobin_assignor, topics, after), after) == expected
 
@@ -522,7 +515,7 @@ def test_roundrobin_javadoc_identical_subscriptions():
     """Tests that two consumers over two 3-partition topics get the deal shown in the
     RoundRobinAssignor class javadoc (C0: [t0p0, t0p2, t1p1], C1: [t0p1, t1p0, t1p2])."""
     got = assign(
-        roundrobin_assignor, {"t0": 3, "t1": 3}, [member("C0", "t0", "t1"), member("C1", "t0", "t1")]
+        roundrobin_assignor, {"t0": 3, "t1": 3}, [member("C0", ["t0", "t1"]), member("C1", ["t0", "t1"])]
     )
     assert got == {
         "C0": parts("t0-0", "t0-2", "t1-1"),
@@ -533,7 +526,7 @@ def test_roundrobin_javadoc_identical_subscriptions():
 def test_roundrobin_javadoc_differing_subscriptions():
     """Tests that differing subscriptions give the imbalanced deal shown in the
     RoundRobinAssignor class javadoc (C0: [t0p0], C1: [t1p0], C2: [t1p1, t2p0, t2p1, t2p2])."""
-    members = [member("C0", "t0"), member("C1", "t0", "t1"), member("C2", "t0", "t1", "t2")]
+    members = [member("C0", ["t0"]), member("C1", ["t0", "t1"]), member("C2", ["t0", "t1", "t2"])]
     got = assign(roundrobin_assignor, {"t0": 1, "t1": 2, "t2": 3}, members)
     assert got == {
         "C0": parts("t0-0"),
@@ -547,10 +540,10 @@ def test_roundrobin_javadoc_rolling_bounce_dynamic_members_shuffle():
     C0, C1, C2 get [t0pi, t1pi]; after C0 -> C5, C1 -> C3, C2 -> C4 the partitions move
     (C3 (was C1): [t0p0, t1p0], C4 (was C2): [t0p1, t1p1], C5 (was C0): [t0p2, t1p2])."""
     topics = {"t0": 3, "t1": 3}
-    before = assign(roundrobin_assignor, topics, [member(c, "t0", "t1") for c in ("C0", "C1", "C2")])
+    before = assign(roundrobin_assignor, topics, [member(c, ["t0", "t1"]) for c in ("C0", "C1", "C2")])
     assert before == {f"C{i}": parts(("t0", i), ("t1", i)) for i in range(3)}
 
-    after = assign(roundrobin_assignor, topics, [member(c, "t0", "t1") for c in ("C5", "C3", "C4")])
+    after = assign(roundrobin_assignor, topics, [member(c, ["t0", "t1"]) for c in ("C5", "C3", "C4")])
     assert after == {
         "C3": parts("t0-0", "t1-0"),
         "C4": parts("t0-1", "t1-1"),
@@ -563,11 +556,11 @@ def test_roundrobin_javadoc_rolling_bounce_static_members_stick():
     RoundRobinAssignor javadoc: always I0: [t0p0, t1p0], I1: [t0p1, t1p1], I2: [t0p2, t1p2]."""
     topics = {"t0": 3, "t1": 3}
     expected = {f"I{i}": parts(("t0", i), ("t1", i)) for i in range(3)}
-    before = [member(f"C{i}", "t0", "t1", instance=f"I{i}") for i in range(3)]
+    before = [member(f"C{i}", ["t0", "t1"], instance=f"I{i}") for i in range(3)]
     after = [
-        member("C5", "t0", "t1", instance="I0"),
-        member("C3", "t0", "t1", instance="I1"),
-        member("C4", "t0", "t1", instance="I2"),
+        member("C5", ["t0", "t1"], instance="I0"),
+        member("C3", ["t0", "t1"], instance="I1"),
+        member("C4", ["t0", "t1"], instance="I2"),
     ]
     assert by_instance(assign(roundrobin_assignor, topics, before), before) == expected
     assert by_instance(assign(roundrobin_assignor, topics, after), after) == expected
@@ -596,7 +589,7 @@ def order_seen_by(assignor, members: list[dict]) -> list[str]:
 def test_static_ordering_without_group_instance_id(assignor):
     """Tests that dynamic members are ordered by member.id
     (AbstractPartitionAssignorTest.testMemberInfoSortingWithoutGroupInstanceId)."""
-    members = [member("a", TOPIC), member("b", TOPIC), member("c", TOPIC)]
+    members = [member("a", [TOPIC]), member("b", [TOPIC]), member("c", [TOPIC])]
     assert order_seen_by(assignor, members) == ["a", "b", "c"]
 
 
@@ -605,9 +598,9 @@ def test_static_ordering_with_all_group_instance_ids(assignor):
     """Tests that static members are ordered by group.instance.id, ignoring member.id
     (AbstractPartitionAssignorTest.testMemberInfoSortingWithAllGroupInstanceId)."""
     members = [
-        member("a", TOPIC, instance="y"),
-        member("b", TOPIC, instance="z"),
-        member("c", TOPIC, instance="x"),
+        member("a", [TOPIC], instance="y"),
+        member("b", [TOPIC], instance="z"),
+        member("c", [TOPIC], instance="x"),
     ]
     assert order_seen_by(assignor, members) == ["c", "a", "b"]
 
@@ -617,9 +610,9 @@ def test_static_ordering_with_some_group_instance_ids(assignor):
     """Tests that static members come before dynamic ones
     (AbstractPartitionAssignorTest.testMemberInfoSortingSomeGroupInstanceId)."""
     members = [
-        member("a", TOPIC),
-        member("b", TOPIC, instance="y"),
-        member("c", TOPIC, instance="x"),
+        member("a", [TOPIC]),
+        member("b", [TOPIC], instance="y"),
+        member("c", [TOPIC], instance="x"),
     ]
     assert order_seen_by(assignor, members) == ["c", "b", "a"]
 
@@ -635,7 +628,7 @@ def test_static_ordering_many_members(assignor, seed):
     for i in range(100):
         member_id = str(i + 100)  # three digits, so string order is numeric order
         is_static = rng.randrange(2) == 0
-        members.append(member(member_id, TOPIC, instance=member_id if is_static else None))
+        members.append(member(member_id, [TOPIC], instance=member_id if is_static else None))
     expected = [m["id"] for m in members if "instance_id" in m] + [
         m["id"] for m in members if "instance_id" not in m
     ]

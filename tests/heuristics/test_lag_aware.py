@@ -10,18 +10,11 @@ from hypothesis import given, strategies as st
 
 import heuristics.lag_aware as lag_aware
 from heuristics._kafka import java_order_key
-from lag_strategies import lag_documents, lag_groups
+from support.lag_strategies import lag_documents, lag_groups
+from support.problem_builders import group, member
 from problems import evaluate, load_problem, member_topic_counts, previous_owners
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
-
-
-def group(topics, members, lags, owned=None):
-    docs = [{"id": m, "topics": list(topics)} for m in members]
-    for doc in docs:
-        if owned and doc["id"] in owned:
-            doc["owned"] = owned[doc["id"]]
-    return load_problem({"topics": {t: len(v) for t, v in lags.items()}, "members": docs, "lags": lags})
 
 
 def comparator_reference(problem, cumulative=False):
@@ -56,14 +49,15 @@ def test_kip169_example_table():
 
 def test_prototype_javadoc_example():
     """Tests the prototype's example (lags 100,000 / 50,000 / 60,000): C0 [t0p0], C1 [t0p1, t0p2]."""
-    result = lag_aware.assign(group(["t0"], ["C0", "C1"], {"t0": [100_000, 50_000, 60_000]}))
+    result = lag_aware.assign(group({"t0": 3}, member("C0", ["t0"]), member("C1", ["t0"]),
+                                    lags={"t0": [100_000, 50_000, 60_000]}))
     assert result.assignment == {"C0": {"t0": [0]}, "C1": {"t0": [1, 2]}}
 
 
 def test_full_tie_goes_to_lowest_id_in_java_order():
     """Tests that equal counts and lags go to the lowest member id (Java order), equal lags by lower index."""
     # "Z" (U+005A) sorts before "a" (U+0061); the member list order must not matter.
-    result = lag_aware.assign(group(["t0"], ["a", "Z"], {"t0": [5, 5, 5]}))
+    result = lag_aware.assign(group({"t0": 3}, member("a", ["t0"]), member("Z", ["t0"]), lags={"t0": [5, 5, 5]}))
     # p0 -> Z (tie, lowest id), p1 -> a, p2: both at count 1 and lag 5 -> Z.
     assert result.assignment == {"a": {"t0": [1]}, "Z": {"t0": [0, 2]}}
 
@@ -77,7 +71,8 @@ def test_greedy_is_strictly_worse_than_optimal_here():
 
 def test_lag_totals_are_per_topic_unless_cumulative():
     """Tests that totals restart per topic (KIP, prototype) and carry over with variant cumulative."""
-    problem = group(["t0", "t1"], ["c0", "c1"], {"t0": [10], "t1": [10]})
+    problem = group({"t0": 1, "t1": 1}, member("c0", ["t0", "t1"]), member("c1", ["t0", "t1"]),
+                    lags={"t0": [10], "t1": [10]})
     per_topic = lag_aware.assign(problem)
     assert per_topic.assignment == {"c0": {"t0": [0], "t1": [0]}, "c1": {}}
     assert per_topic.objective == [20, 400]
@@ -88,7 +83,7 @@ def test_lag_totals_are_per_topic_unless_cumulative():
 
 def test_sticky_variant_keeps_what_balance_allows():
     """Tests that c0, owning all three partitions, keeps the two largest and c1 gets the third."""
-    problem = group(["t0"], ["c0", "c1"], {"t0": [1, 9, 5]}, owned={"c0": {"t0": [0, 1, 2]}})
+    problem = group({"t0": 3}, member("c0", ["t0"], owned={"t0": [0, 1, 2]}), member("c1", ["t0"]), lags={"t0": [1, 9, 5]})
     result = lag_aware.assign(problem, variant="sticky")
     assert result.assignment == {"c0": {"t0": [1, 2]}, "c1": {"t0": [0]}}
     assert evaluate(problem, result.answer, "sticky").objective[1] == 1
@@ -99,13 +94,13 @@ def test_sticky_variant_keeps_what_balance_allows():
 def test_unknown_variant_is_refused():
     """Tests that an unknown variant raises rather than silently running the KIP."""
     with pytest.raises(ValueError, match="unknown lag-aware variant 'bogus'"):
-        lag_aware.assign(group(["t0"], ["c0"], {"t0": [1]}), variant="bogus")
+        lag_aware.assign(group({"t0": 1}, member("c0", ["t0"]), lags={"t0": [1]}), variant="bogus")
 
 
 def test_huge_lags_keep_exact_totals():
     """Tests that member totals beyond 2**63 stay exact (Python integers)."""
     big = 2**62 + 1
-    result = lag_aware.assign(group(["t0"], ["c0"], {"t0": [big, big, big]}))
+    result = lag_aware.assign(group({"t0": 3}, member("c0", ["t0"]), lags={"t0": [big, big, big]}))
     assert result.objective == [3 * big, 9 * big * big]
 
 
@@ -150,7 +145,7 @@ def test_sticky_variant_moves_the_fewest_partitions_balance_allows(doc):
 def test_differencing_variant_beats_the_kip_here():
     """Tests the differencing variant (BLDM, not Kafka's) on a pinned case: rounds (19, 17), (11, 9), (3, 0);
     joining (3, 0) with (17, 19), then with (11, 9), gives 30 / 29, the optimum, where KIP-169 gives 31."""
-    problem = group(["t0"], ["c0", "c1"], {"t0": [9, 17, 19, 3, 11]})
+    problem = group({"t0": 5}, member("c0", ["t0"]), member("c1", ["t0"]), lags={"t0": [9, 17, 19, 3, 11]})
     assert lag_aware.assign(problem).objective[0] == 31
     result = lag_aware.assign(problem, variant="differencing")
     assert result.assignment == {"c0": {"t0": [2, 4]}, "c1": {"t0": [0, 1, 3]}}
@@ -160,7 +155,7 @@ def test_differencing_variant_beats_the_kip_here():
 def test_differencing_carries_totals_across_topics():
     """Tests that the differencing variant starts each topic from the totals so far: the member that took
     the large lag of the first topic gets the small one of the second."""
-    problem = group(["a", "b"], ["c0", "c1"], {"a": [100, 1], "b": [50, 2]})
+    problem = group({"a": 2, "b": 2}, member("c0", ["a", "b"]), member("c1", ["a", "b"]), lags={"a": [100, 1], "b": [50, 2]})
     result = lag_aware.assign(problem, variant="differencing")
     assert sorted(result.assignment.values(), key=str) == sorted([{"a": [0], "b": [1]}, {"a": [1], "b": [0]}], key=str)
     assert result.objective[0] == 102

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 import heuristics.range as range_assignor
 from peers.kafka_python import peer_assignment
-from problem_strategies import group_documents, groups
+from support.problem_strategies import group_documents, groups
 from problems import load_problem
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"

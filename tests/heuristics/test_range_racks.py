@@ -14,7 +14,7 @@ import pytest
 
 import heuristics.range as range_assignor
 from problems import load_problem
-from rack_builders import ALL_RACKS, kafka_rack_group, null_racks, racks, sorted_strings
+from support.rack_builders import ALL_RACKS, kafka_rack_group, null_racks, racks, sorted_strings
 
 ALL3 = ["t1", "t2", "t3"]
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 
 import heuristics.range as client_range
 import heuristics.server_range as server_range
-from kip848_scenarios import SERVER_RANGE, SERVER_RANGE_STATIC, group
-from problem_strategies import groups
+from support.kip848_scenarios import SERVER_RANGE, SERVER_RANGE_STATIC, group
+from support.problem_strategies import groups
 from problems import load_problem
 
 

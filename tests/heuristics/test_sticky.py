@@ -11,9 +11,9 @@ from hypothesis import given, settings, strategies as st
 import heuristics.sticky as sticky
 import models.flow.sticky as flow
 from peers.kafka_python import PeerStickyGroup
-from problem_strategies import groups
+from support.problem_strategies import groups
 from problems import evaluate, is_kip54_balanced, load_problem, previous_owners
-from sticky_strategies import equal_groups, rebalances
+from support.sticky_strategies import equal_groups, rebalances
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 

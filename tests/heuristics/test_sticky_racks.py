@@ -17,7 +17,7 @@ import pytest
 import heuristics.cooperative_sticky as cooperative
 import heuristics.sticky as sticky
 from problems import load_problem
-from rack_builders import kafka_rack_group, null_racks, racks, sorted_strings
+from support.rack_builders import kafka_rack_group, null_racks, racks, sorted_strings
 
 ASSIGNORS = {"sticky": sticky, "cooperative-sticky": cooperative}
 TOPICS = {"t1": 6, "t2": 7, "t3": 2}

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from cluster_strategies import clusters
+from support.cluster_strategies import clusters
 from heuristics import kafka_default, sticky_replica
 from problems import evaluate, load_problem
 

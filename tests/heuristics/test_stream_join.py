@@ -10,11 +10,10 @@ from hypothesis import given
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 import heuristics.stream_join as stream_join
-from problem_builders import group, member
-from problem_strategies import groups
-from problems import evaluate, load_problem, previous_number_owners, problem_to_json
-from problems.evaluate import number_owners
-from stream_join_strategies import joins
+from support.problem_builders import group, member
+from support.problem_strategies import groups
+from problems import evaluate, load_problem, number_owners, previous_number_owners, problem_to_json
+from support.stream_join_strategies import joins
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 JOINED = ["impressions", "clicks"]
@@ -150,7 +149,7 @@ def test_next_epoch_is_the_largest_received_plus_one():
 
 # ------------------------------------------------------------------ properties
 def eligible_counts(problem, result):
-    numbers = number_owners(problem, result.answer)[0]
+    numbers = number_owners(problem, result.answer)
     counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
     eligible = problem.subscribes.any(axis=1)
     return counts[eligible], counts[~eligible]

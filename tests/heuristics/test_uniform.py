@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 
 import heuristics.uniform as uniform
-from kip848_scenarios import COORDINATOR_ANSWERS, UNIFORM_HETEROGENEOUS, UNIFORM_HOMOGENEOUS, group
-from problem_strategies import groups
+from support.kip848_scenarios import COORDINATOR_ANSWERS, UNIFORM_HETEROGENEOUS, UNIFORM_HOMOGENEOUS, group
+from support.problem_strategies import groups
 from problems import evaluate, load_problem, member_counts, previous_owners
 from heuristics._kip848 import homogeneous
 

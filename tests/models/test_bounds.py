@@ -14,12 +14,12 @@ import numpy as np
 from hypothesis import given, settings
 
 import models
-from cluster_strategies import clusters
-from lag_strategies import lag_groups
+from support.cluster_strategies import clusters
+from support.lag_strategies import lag_groups
 from models.registry import STRATEGIES
-from problem_strategies import groups
+from support.problem_strategies import groups
 from problems import evaluate, load_problem
-from stream_join_strategies import joins
+from support.stream_join_strategies import joins
 
 #: Seconds per exact solve: short, so that some solves end ``feasible`` with a bound.
 LIMIT = 0.5

@@ -24,7 +24,7 @@ import models.mip._common as mip_common
 import models.mip.lag_aware as mip_lag
 import models.mip.sticky_replica as mip_replica
 from heuristics import lag_aware as lag_heuristic
-from lag_strategies import lag_groups
+from support.lag_strategies import lag_groups
 from models.mip._mps import write_mps
 from problems import load_problem
 
@@ -188,8 +188,8 @@ def _check_family(problem, strategy: str) -> None:
 @given(st.data())
 def test_sticky_and_stream_join_backends_agree_on_optimal(data):
     """Tests the cross-backend property on sticky groups and stream joins (CP-SAT, MIP, flow, heuristic)."""
-    from stream_join_strategies import joins
-    from sticky_strategies import equal_groups
+    from support.stream_join_strategies import joins
+    from support.sticky_strategies import equal_groups
 
     _check_family(data.draw(equal_groups(max_members=4, max_partitions=5)), "sticky")
     _check_family(data.draw(joins(max_members=4, max_numbers=8)), "stream-join")
@@ -199,7 +199,7 @@ def test_sticky_and_stream_join_backends_agree_on_optimal(data):
 @given(st.data())
 def test_replica_backends_agree_on_optimal(data):
     """Tests the cross-backend property on small replica placements (CP-SAT, MIP, flow, heuristic)."""
-    from cluster_strategies import clusters
+    from support.cluster_strategies import clusters
 
     _check_family(data.draw(clusters(max_brokers=5, max_racks=2, max_topics=2, max_partitions=3, max_factor=3,
                                      max_removed=1)), "sticky-replica")

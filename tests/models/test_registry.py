@@ -9,6 +9,7 @@ one-line usage error with exit status 2, never a traceback.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +119,17 @@ def test_frontier_through_the_registry_matches_solving_each_k():
         models.solve(problem, "sticky-replica", "cpsat", time_limit=20, max_moves=k).objective for k in range(3)]
     with pytest.raises(UsageError, match="no moves/quality frontier"):
         models.frontier(problem, "kafka-default", "heuristic", 2)
+
+
+def test_every_heuristic_and_model_module_is_registered():
+    """Tests that no heuristics/<strategy>.py or models/<backend>/<strategy>.py sits outside the table.
+
+    The command line and the harness see only what the table lists: a module added without its
+    line would be silently unreachable.
+    """
+    root = Path(__file__).parents[2]
+    named = {r.function.partition(":")[0] for e in STRATEGIES.values() for r in (e.heuristic, *e.exact.values())}
+    modules = {f"heuristics.{p.stem}" for p in (root / "heuristics").glob("[!_]*.py")}
+    modules |= {f"models.{p.parent.name}.{p.stem}" for p in (root / "models").glob("*/[!_]*.py")}
+    assert modules == named
+    assert set(SOLVERS) == {"heuristic", *(p.name for p in (root / "models").iterdir() if (p / "__init__.py").exists())}

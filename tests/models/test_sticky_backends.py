@@ -19,10 +19,10 @@ import models.cpsat.sticky as cpsat
 import models.flow.sticky as flow
 import models.mip.sticky as mip
 from experiments.cli import main
-from problem_strategies import groups
-from rack_strategies import brute_force
+from support import exhaustive
+from support.problem_strategies import groups
 from problems import load_problem
-from sticky_strategies import rebalances
+from support.sticky_strategies import rebalances
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
@@ -128,15 +128,10 @@ def test_exact_backends_agree_and_bound_the_heuristic(problem):
     assert optimum <= tuple(heuristic.assign(problem).objective)
 
 
-def brute_force_optimum(problem) -> tuple[int, int]:
-    """The best objective over every partition-to-subscriber map (tiny problems only)."""
-    return brute_force(problem, "sticky") or (0, 0)
-
-
 @settings(max_examples=60)
 @given(problem=groups(max_members=3, max_partitions=2))
 def test_exact_backends_match_exhaustive_search(problem):
     """Tests the models' aggregation into classes: their optimum equals the best of every partition-to-member map."""
-    optimum = brute_force_optimum(problem)
+    optimum = exhaustive.optimum(problem, "sticky")
     for name in ("cpsat", "flow"):
         assert tuple(BACKENDS[name](problem).objective) == optimum, name

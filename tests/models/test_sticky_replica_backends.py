@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from cluster_strategies import clusters
+from support.cluster_strategies import clusters
 from heuristics import kafka_default, sticky_replica as heuristic
 from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow

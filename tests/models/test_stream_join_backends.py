@@ -21,8 +21,10 @@ import models.flow.stream_join as flow
 import models.mip.stream_join as mip
 from experiments.cli import main
 from problems import load_problem
-from problems.evaluate import number_owners
-from stream_join_strategies import brute_force_optimum, joins
+from problems import number_owners
+from support.problem_builders import member
+from support import exhaustive
+from support.stream_join_strategies import joins
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
@@ -38,29 +40,22 @@ BACKENDS = {
 EXACT = [name for name in BACKENDS if name != "heuristic"]
 
 
-def member(member_id, topics, owned=None, generation=None):
-    doc = {"id": member_id, "topics": topics}
-    if owned is not None:
-        doc["owned"] = {t: owned for t in topics}
-        doc["generation"] = generation
-    return doc
-
-
 # name: (problem, heuristic's objective, optimal objective, next epoch)
 CASES = {
     "kip315-d-leaves": (load_problem(EXAMPLES / "kip-315-d-leaves.json"), (34, 0), (34, 0), 2),
     "kip315-four-consumers": (load_problem(EXAMPLES / "kip-315-four-consumers.json"), (26, 0), (26, 0), 1),
     # A 6 numbers, B 1, C new: the steal turn passes over B once B has nothing left.
     "exhausted-victim": (load_problem({"topics": {"t": 7}, "members": [
-        member("A", ["t"], [0, 1, 2, 3, 4, 5], 1), member("B", ["t"], [6], 1), member("C", ["t"])]}),
+        member("A", ["t"], {"t": [0, 1, 2, 3, 4, 5]}, 1), member("B", ["t"], {"t": [6]}, 1), member("C", ["t"])]}),
         (9 + 4 + 4, 3), (9 + 4 + 4, 3), 2),
     # Steals take turns over A, B, C: B loses 8 although only A has numbers to spare.
     "turn-taking-steals-cost-a-move": (load_problem({"topics": {"t": 10}, "members": [
-        member("A", ["t"], [0, 1, 2, 3, 4, 5], 1), member("B", ["t"], [6, 7, 8], 1),
-        member("C", ["t"], [9], 1), member("D", ["t"])]}), (26, 4), (26, 3), 2),
+        member("A", ["t"], {"t": [0, 1, 2, 3, 4, 5]}, 1), member("B", ["t"], {"t": [6, 7, 8]}, 1),
+        member("C", ["t"], {"t": [9]}, 1), member("D", ["t"])]}), (26, 4), (26, 3), 2),
     # Zombie Z (epoch 2) claims everything live A and B (epoch 5) own: Z has no credit.
     "zombie": (load_problem({"topics": {"t": 4}, "members": [
-        member("A", ["t"], [0, 1], 5), member("B", ["t"], [2, 3], 5), member("Z", ["t"], [0, 1, 2, 3], 2)]}),
+        member("A", ["t"], {"t": [0, 1]}, 5), member("B", ["t"], {"t": [2, 3]}, 5),
+        member("Z", ["t"], {"t": [0, 1, 2, 3]}, 2)]}),
         (6, 1), (6, 1), 6),
     # Topic b joins with 2 partitions (K = 2); X's claims on 2 and 3 are void.
     "claims-beyond-k": (load_problem({"topics": {"a": 4, "b": 2}, "members": [
@@ -116,7 +111,7 @@ def test_churned_joins_valid_and_balanced(backend, problem):
     """Tests that every backend's answer after churn is co-partitioned, valid and balanced."""
     result = BACKENDS[backend](problem)
     assert result.valid, result.evaluation.violations
-    numbers = number_owners(problem, result.answer)[0]
+    numbers = number_owners(problem, result.answer)
     counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)[problem.subscribes.any(axis=1)]
     assert counts.size == 0 or counts.max() - counts.min() <= 1
     assert result.status == ("heuristic" if backend == "heuristic" else "optimal")
@@ -141,6 +136,6 @@ def test_exact_backends_agree_and_bound_the_heuristic(problem):
 @given(problem=joins(max_members=3, max_numbers=5, max_topics=2))
 def test_exact_backends_match_exhaustive_search(problem):
     """Tests the models' aggregation into counts: their optimum equals the best of every number-to-member map."""
-    optimum = brute_force_optimum(problem)
+    optimum = exhaustive.optimum(problem, "stream-join")
     for name in ("cpsat", "flow"):
         assert tuple(BACKENDS[name](problem).objective) == optimum, name

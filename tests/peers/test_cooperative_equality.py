@@ -17,8 +17,8 @@ from hypothesis import given, settings, strategies as st
 
 import heuristics.cooperative_sticky as cooperative
 from problems import load_problem, problem_to_json
-from sticky_kafka_check import compare
-from sticky_strategies import kafka_documents
+from support.sticky_kafka_check import compare
+from support.sticky_strategies import kafka_documents
 
 RANDOM_GROUPS = 300
 RACKS = ["r0", "r1", "r2"]

@@ -18,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 import heuristics.kafka_default as kafka_default
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
-from problem_strategies import group_documents
+from support.problem_strategies import group_documents
 from problems import assignment_json, evaluate, load_problem
 
 ASSIGNORS = {"range": range_assignor, "roundrobin": roundrobin_assignor}

@@ -15,10 +15,10 @@ import json
 from hypothesis import given, settings, strategies as st
 
 import heuristics.range as range_assignor
-from problem_strategies import group_documents
+from support.problem_strategies import group_documents
 from problems import load_problem
-from sticky_kafka_check import compare
-from sticky_strategies import kafka_documents
+from support.sticky_kafka_check import compare
+from support.sticky_strategies import kafka_documents
 
 RANDOM_GROUPS = 300
 RACKS = ["r0", "r1", "r2"]

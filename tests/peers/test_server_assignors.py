@@ -26,7 +26,7 @@ from heuristics._kafka import (
     java_string_hash,
     uuid_hashes,
 )
-from kip848_scenarios import (
+from support.kip848_scenarios import (
     COORDINATOR_ANSWERS,
     SERVER_RANGE,
     UNIFORM_HETEROGENEOUS,

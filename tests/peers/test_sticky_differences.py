@@ -19,7 +19,7 @@ import pytest
 
 import heuristics.sticky as sticky
 from problems import evaluate, load_problem
-from sticky_kafka_check import compare
+from support.sticky_kafka_check import compare
 
 GROUPS = 1000
 ALPHABET = list("abcC0123-_")
@@ -189,7 +189,7 @@ def test_kafka_gives_four_partitions_back_to_an_earlier_owner_that_left_their_to
     on t0 only) owned t3 0, 2, 5, 8 and Kafka gives all four back to it, and t0 to 'new0' alone; ours is valid
     and optimal (the flow solver's objective: sum of squares 90, one move)."""
     import models
-    from sticky_kafka_check import unsubscribed_earlier_owner
+    from support.sticky_kafka_check import unsubscribed_earlier_owner
 
     doc = {"topics": {"t0": 3, "t1": 0, "t2": 3, "t3": 10}, "members": [
         {"id": "00", "owned": {"t3": [0, 2, 5, 8]}, "generation": 0, "topics": ["t0"]},

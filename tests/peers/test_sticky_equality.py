@@ -20,8 +20,8 @@ from hypothesis import given, settings
 
 import heuristics.sticky as sticky
 from problems import load_problem
-from sticky_kafka_check import compare
-from sticky_strategies import kafka_documents as documents
+from support.sticky_kafka_check import compare
+from support.sticky_strategies import kafka_documents as documents
 
 RANDOM_GROUPS = 300
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from problem_builders import group, member
-from problem_strategies import groups
+from support.problem_builders import group, member
+from support.problem_strategies import groups
 from problems import (
     evaluate,
     is_kip54_balanced,
@@ -17,7 +17,7 @@ from problems import (
     previous_owners,
     replica_levels,
 )
-from problems.result import Result, assignment_json, owner_from_assignment
+from problems import Result, assignment_json, owner_from_assignment
 
 
 # ------------------------------------------------------------ KIP-341 ownership

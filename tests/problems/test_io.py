@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from problem_strategies import group_documents
+from support.problem_strategies import group_documents
 from problems import GroupProblem, PlacementProblem, ProblemError, load_problem, problem_to_json
 
 GROUP = {

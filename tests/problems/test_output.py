@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin
 import heuristics.sticky as sticky
-from problem_strategies import group_documents
+from support.problem_strategies import group_documents
 from problems import Result, load_problem
 from problems.output import assignment_bytes, result_bytes
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_strategies import cluster_documents
+from support.cluster_strategies import cluster_documents
 from problems import io, parse_problem
 from problems.errors import ProblemError
 

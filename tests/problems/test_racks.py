@@ -14,7 +14,7 @@ from hypothesis import given, settings
 
 from experiments.cli import main
 from problems import ProblemError, evaluate, load_problem, objective_of, problem_to_json
-from problem_strategies import group_documents
+from support.problem_strategies import group_documents
 
 DOC = {
     "topics": {"t0": 3, "t1": 1},

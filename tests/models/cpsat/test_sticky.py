@@ -9,9 +9,9 @@ import heuristics.sticky as heuristic
 import models.cpsat.sticky as cpsat
 import models.flow.sticky as flow
 from models._sticky_classes import count_bounds, partition_classes
-from problem_strategies import groups
+from support.problem_strategies import groups
 from problems import load_problem, member_counts
-from sticky_strategies import rebalances
+from support.sticky_strategies import rebalances
 
 
 def kafka_shape(topics: int, partitions: int, members: int) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.cpsat import sticky_replica
-from models.cpsat._replica_questions import balanced_level1, build_answer, count_bounds
+from models._replica import balanced_level1, build_answer, count_bounds
 from models.cpsat.sticky_replica import _best_leaders
 from problems import load_problem
 

@@ -7,7 +7,7 @@ import numpy as np
 import heuristics.stream_join as heuristic
 import models.cpsat.stream_join as cpsat
 import models.flow.stream_join as flow
-from stream_join_strategies import medium_join
+from support.stream_join_strategies import medium_join
 
 
 def test_skewed_ownership_optimum_beats_the_draft():

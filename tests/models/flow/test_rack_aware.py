@@ -1,4 +1,4 @@
-"""Tests of the rack-aware flow model (models.flow.rack_aware): pinned cases, brute force, heuristics."""
+"""Tests of the rack-aware flow model (models.flow.rack_aware): pinned cases, the exhaustive reference, heuristics."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from models.flow import rack_aware as flow
 from models.flow._common import check_cost_range
 from models.registry import STRATEGIES
 from problems import ProblemError, evaluate, load_problem
-from rack_strategies import assignments, brute_force, rack_groups
+from support import exhaustive
+from support.rack_strategies import rack_groups
 
 
 def test_alignment_ranks_below_balance_and_above_moves():
@@ -61,12 +62,12 @@ def test_empty_group():
 
 @settings(max_examples=80, deadline=None)
 @given(rack_groups())
-def test_levels_equal_brute_force(problem):
+def test_levels_equal_the_exhaustive_optimum(problem):
     """Tests all three levels against enumeration of every assignment (tiny groups), and the bound."""
-    assume(assignments(problem) <= 5_000)
+    assume(exhaustive.count(problem) <= 5_000)
     result = flow.solve(problem)
     assert result.status == "optimal" and result.valid, result.evaluation.violations
-    assert tuple(result.objective) == brute_force(problem) == result.bound
+    assert tuple(result.objective) == exhaustive.optimum(problem, "rack-aware") == result.bound
 
 
 def heuristic_objectives(problem) -> dict[str, list[int]]:

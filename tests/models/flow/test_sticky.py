@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 import heuristics.sticky as heuristic
 import models.flow.sticky as flow
-from models.flow._common import solve_convex_assignment, split_pools
+from models._sticky_classes import split_pools
+from models.flow._common import solve_convex_assignment
 from problems import load_problem
 
 

@@ -1,13 +1,12 @@
-"""Tests of the replica flow model (models.flow.sticky_replica): brute force, CP-SAT, the PR's two-move case.
+"""Tests of the replica flow model (models.flow.sticky_replica): exhaustive references, CP-SAT, the two-move case.
 
-Two references without the flow: :func:`brute_force` enumerates every placement (up to 3 partitions), and
-:func:`replica_exhaustive.exhaustive` (dynamic programming over broker counts, every placement covered) reaches
-12 partitions; it is itself checked against the enumeration.
+Two references without the flow: :func:`support.exhaustive.optimum` enumerates every placement (up to 3
+partitions), and :func:`support.replica_exhaustive.exhaustive` (dynamic programming over broker counts, every
+placement covered) reaches 12 partitions; it is itself checked against the enumeration.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
@@ -17,46 +16,16 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from cluster_strategies import clusters
+from support import exhaustive
+from support.cluster_strategies import clusters
 from experiments.scenarios import Scenario, build_problem
 from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow
 from problems import load_problem
-from replica_exhaustive import exhaustive
+from support.replica_exhaustive import exhaustive as dynamic_optimum
 
 ROOT = Path(__file__).parents[3]
 TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
-
-
-def brute_force(problem) -> tuple[int, int, int, int]:
-    """The lexicographic optimum over every placement (each partition: a broker set and a leader in it)."""
-    brokers = range(problem.num_brokers)
-    rack = problem.broker_rack.tolist()
-    factors = problem.replication_factors.tolist()
-    positions = problem.replica_positions.tolist()
-    start = problem.replica_start.tolist()
-    options = []
-    for p, factor in enumerate(factors):
-        original = set(positions[start[p] : start[p + 1]])
-        choices = []
-        for chosen in itertools.combinations(brokers, factor):
-            moved = sum(b not in original for b in chosen)
-            spread = sum(v * v for v in np.bincount([rack[b] for b in chosen]).tolist()) if factor else 0
-            for leader in (chosen or (-1,)):
-                choices.append((chosen, leader, moved, spread))
-        options.append(choices)
-    best = None
-    for combo in itertools.product(*options):
-        r = [0] * problem.num_brokers
-        l = [0] * problem.num_brokers
-        for chosen, leader, _, _ in combo:
-            for b in chosen:
-                r[b] += 1
-            if leader >= 0:
-                l[leader] += 1
-        value = (sum(v * v for v in r), sum(c[3] for c in combo), sum(v * v for v in l), sum(c[2] for c in combo))
-        best = value if best is None or value < best else best
-    return best
 
 
 def test_two_move_case_shows_the_swap():
@@ -83,21 +52,21 @@ def test_two_move_case_from_the_command_line():
 
 @settings(max_examples=25, deadline=None)
 @given(clusters(max_brokers=4, max_racks=2, max_topics=2, max_partitions=2, max_factor=3, max_removed=2))
-def test_levels_equal_brute_force(problem):
-    """Tests that the flow's four levels equal the brute-force lexicographic optimum (tiny clusters)."""
+def test_levels_equal_the_exhaustive_optimum(problem):
+    """Tests that the flow's four levels equal the exhaustive lexicographic optimum (tiny clusters)."""
     assume(problem.num_partitions <= 3)
     result = flow.solve(problem, time_limit=20)
     assert result.valid and result.status == "optimal"
-    assert tuple(result.objective) == brute_force(problem)
+    assert tuple(result.objective) == exhaustive.optimum(problem, "sticky-replica")
     assert result.bound == tuple(result.objective)
 
 
 @settings(max_examples=25, deadline=None)
 @given(clusters(max_brokers=4, max_racks=2, max_topics=2, max_partitions=2, max_factor=3, max_removed=2))
-def test_exhaustive_reference_equals_brute_force(problem):
+def test_dynamic_reference_equals_the_enumeration(problem):
     """Tests the dynamic-programming reference against the plain enumeration (tiny clusters)."""
     assume(problem.num_partitions <= 3)
-    assert exhaustive(problem) == brute_force(problem)
+    assert dynamic_optimum(problem) == exhaustive.optimum(problem, "sticky-replica")
 
 
 def _flow_equals_exhaustive_and_cpsat(problem):
@@ -105,7 +74,7 @@ def _flow_equals_exhaustive_and_cpsat(problem):
     exact = cpsat.solve(problem, time_limit=20, workers=1, seed=0)
     assert exact.status == "optimal"
     assert result.valid and result.status == "optimal"
-    assert tuple(result.objective) == exhaustive(problem) == tuple(exact.objective)
+    assert tuple(result.objective) == dynamic_optimum(problem) == tuple(exact.objective)
     assert result.bound == tuple(result.objective)
 
 
@@ -195,7 +164,7 @@ def test_two_stage_is_not_always_lexicographic_and_cpsat_repairs_it():
     assert _two_stage(problem).objective == [10, 12, 6, 1]
     result = flow.solve(problem, time_limit=20)
     assert result.status == "optimal" and result.info["method"] == "flow+cpsat"
-    assert result.objective == [10, 12, 4, 2] == list(brute_force(problem))
+    assert result.objective == [10, 12, 4, 2] == list(exhaustive.optimum(problem, "sticky-replica"))
 
 
 def test_tied_replica_sets_can_hide_the_best_leaders():

@@ -8,8 +8,8 @@ import heuristics.stream_join as heuristic
 import models.cpsat.stream_join as cpsat
 import models.flow.stream_join as flow
 from problems import load_problem, previous_number_owners
-from problems.evaluate import number_owners
-from stream_join_strategies import medium_join
+from problems import number_owners
+from support.stream_join_strategies import medium_join
 
 
 def test_large_join_matches_cpsat():
@@ -26,7 +26,7 @@ def test_kept_numbers_stay_and_moves_go_to_members_with_room():
     """Tests that every member keeps min(previous, its count) of its numbers, as moves = sum of the shortfalls."""
     problem = medium_join(seed=5)
     result = flow.solve(problem)
-    numbers = number_owners(problem, result.answer)[0]
+    numbers = number_owners(problem, result.answer)
     previous = previous_number_owners(problem)
     counts = np.bincount(numbers, minlength=problem.num_members)
     had = np.bincount(previous[previous >= 0], minlength=problem.num_members)

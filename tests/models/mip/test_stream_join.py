@@ -7,7 +7,7 @@ import pytest
 
 import models.flow.stream_join as flow
 import models.mip.stream_join as mip
-from stream_join_strategies import medium_join
+from support.stream_join_strategies import medium_join
 
 
 @pytest.mark.parametrize("backend", ["highs", "cbc"])

@@ -17,13 +17,15 @@ import traceback
 from importlib import metadata
 
 import pandas as pd
+from tqdm import tqdm
 
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
 from models import frontier, solve
 from models.registry import STRATEGIES
-from problems import OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
+from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
 
-LEVELS = 4
+#: Exact solvers' time limit per suite (seconds per solver and scenario).
+TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
 #: Placements up to this many partitions also get the exact moves/quality frontier
 #: (best levels 1-3 within k moves, k = 0 .. forced moves + FRONTIER_MOVES), one row per k
 #: (role ``frontier``; ``infeasible`` below the moves that removed brokers force).
@@ -94,7 +96,7 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
             result = solve(problem, strategy, solver, variant=variant, time_limit=limit, workers=1, seed=0)
             row["runtime_s"] = time.perf_counter() - started
             row["peak_rss_mb"] = _peak_rss_mb()
-            row["status"] = result.status
+            row["status"] = str(result.status)
             row["valid"] = False
             if result.answer is not None:
                 # Judged on the scenario's objective (range on sticky, kafka-default on sticky-replica, ...).
@@ -128,7 +130,7 @@ def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
     rows = []
     for k, point in enumerate(points):
         levels = point.objective if point.answer is not None else []
-        rows.append({**row, "variant": f"k={k}", "status": point.status, "valid": point.valid,
+        rows.append({**row, "variant": f"k={k}", "status": str(point.status), "valid": point.valid,
                      "runtime_s": runtime, **{f"level{i}": v for i, v in enumerate(levels[:LEVELS], start=1)},
                      **{f"bound{i}": v for i, v in enumerate((point.bound or ())[:LEVELS], start=1)}})
     return rows
@@ -139,11 +141,17 @@ def _describe(error: Exception) -> str:
     return f"{type(error).__name__}: {error} ({last.filename.rsplit('/', 1)[-1]}:{last.lineno})"
 
 
-def solve_frame(frame: pd.DataFrame, time_limit: float) -> pd.DataFrame:
-    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`)."""
+def scenario_frame(scenarios: list[Scenario]) -> pd.DataFrame:
+    """Scenarios as a DataFrame, one row each (the fields of :class:`Scenario`): what :func:`solve_frame` takes."""
+    return pd.DataFrame([{k: getattr(s, k) for k in Scenario.__dataclass_fields__} for s in scenarios])
+
+
+def solve_frame(frame: pd.DataFrame, time_limit: float, progress: str | None = None) -> pd.DataFrame:
+    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title."""
     rows: list[dict] = []
     fields = Scenario.__dataclass_fields__
-    for record in frame.to_dict("records"):
+    records = frame.to_dict("records")
+    for record in tqdm(records, desc=progress, unit="scenario", disable=progress is None):
         scenario = Scenario(**{k: record[k] for k in fields})
         rows.extend(solve_scenario(scenario, time_limit))
     out = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for lag-aware groups, and a brute-force reference (test support).
+"""Hypothesis strategies for lag-aware groups (test support; their exhaustive optimum: :mod:`support.exhaustive`).
 
 Lags come in the shapes that break greedy assignors: all zero, all equal, a few
 distinct values (many ties), skewed (powers of ten up to a million, Zipf-like), large (up to 10**12)
@@ -10,11 +10,10 @@ stale and conflicting ownership).
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import strategies as st
 
-from problem_strategies import group_documents
-from problems import evaluate, load_problem, previous_owners
+from support.problem_strategies import group_documents
+from problems import load_problem
 
 LAG_SHAPES = {  # the first is what hypothesis draws most and shrinks towards
     "uniform": st.integers(0, 1000),
@@ -62,41 +61,3 @@ def lag_documents(draw, max_members: int = 5, max_partitions: int = 6, shapes=tu
 def lag_groups(**kwargs):
     """Random :class:`problems.GroupProblem` objects with lags."""
     return lag_documents(**kwargs).map(load_problem)
-
-
-def brute_force(problem, sticky: bool = False) -> tuple[int, int]:
-    """The lexicographic optimum over every valid answer (tiny problems only).
-
-    Every answer is enumerated at once with numpy (the search); the best one is
-    then scored by :func:`problems.evaluate` (the one truth).  Level 2 is the
-    sum of squared lags, or the moves when ``sticky``.
-    """
-    partitions = np.flatnonzero(problem.assignable)
-    choices = [problem.topic_subscribers[problem.partition_topic[p]] for p in partitions]
-    if not choices:  # nothing to assign: the one answer is empty
-        owners = np.zeros((1, 0), dtype=np.int64)
-    else:
-        picks = np.indices([len(c) for c in choices]).reshape(len(choices), -1).T
-        owners = np.stack([c[picks[:, i]] for i, c in enumerate(choices)], axis=1)
-    valid = np.ones(len(owners), dtype=bool)
-    for t, subscribers in enumerate(problem.topic_subscribers):
-        columns = problem.partition_topic[partitions] == t
-        floor, extra = divmod(int(columns.sum()), max(len(subscribers), 1))
-        for m in subscribers:
-            count = (owners[:, columns] == m).sum(axis=1)
-            valid &= (count >= floor) & (count <= floor + (extra > 0))
-    lags = problem.lags[partitions]
-    totals = np.stack([(owners == m) @ lags for m in range(problem.num_members)], axis=1) \
-        if problem.num_members else np.zeros((len(owners), 1), dtype=np.int64)
-    if sticky:
-        previous = previous_owners(problem)[partitions]
-        second = ((owners != previous) & (previous >= 0)).sum(axis=1)
-    else:
-        second = (totals**2).sum(axis=1)
-    candidates = np.flatnonzero(valid)
-    best = candidates[np.lexsort((second[candidates], totals.max(axis=1)[candidates]))[0]]
-    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    owner[partitions] = owners[best]
-    verdict = evaluate(problem, owner, "lag-aware")
-    assert verdict.valid, verdict.violations
-    return verdict.objective[0], evaluate(problem, owner, "sticky").objective[1] if sticky else verdict.objective[1]

@@ -8,19 +8,16 @@ members own, two live members claim one number with the same epoch, a topic
 is added to the join (subscribed by some members only, with any partition
 count), one topic's partition count is raised, and a member subscribes a
 topic that does not exist.  Member order is shuffled.  Also a seeded
-mid-size join with skewed ownership (:func:`medium_join`) and an exhaustive
-optimum for tiny groups (:func:`brute_force_optimum`) to check the exact
-models against.
+mid-size join with skewed ownership (:func:`medium_join`); the exhaustive
+optimum for tiny groups is :func:`support.exhaustive.optimum`.
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from hypothesis import strategies as st
 
-from problems import evaluate, join_partition_count, load_problem
+from problems import load_problem
 
 
 @st.composite
@@ -67,27 +64,6 @@ def join_documents(draw, max_members: int = 7, max_numbers: int = 12, max_topics
 def joins(**kwargs):
     """Random stream-join :class:`problems.GroupProblem` objects after churn."""
     return join_documents(**kwargs).map(load_problem)
-
-
-def brute_force_optimum(problem) -> tuple[int, int]:
-    """The lexicographic optimum over every map of partition numbers to members, scored by the evaluator.
-
-    Independent of the models' aggregation: each number goes to any member
-    (eligible or not: the evaluator rejects what is invalid), topic-partitions
-    follow their number's owner where it subscribes the topic.
-    """
-    count = join_partition_count(problem)
-    best = None
-    for numbers in itertools.product(range(problem.num_members), repeat=count):
-        owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-        for t in np.flatnonzero(problem.subscribes.any(axis=0)):
-            for k, m in enumerate(numbers):
-                if problem.subscribes[m, t]:
-                    owner[problem.topic_start[t] + k] = m
-        verdict = evaluate(problem, owner, "stream-join")
-        if verdict.valid and (best is None or verdict.objective < best):
-            best = verdict.objective
-    return best
 
 
 def medium_join(numbers: int = 600, members: int = 40, joiners: int = 7, seed: int = 0):

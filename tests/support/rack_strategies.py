@@ -1,4 +1,4 @@
-"""Hypothesis strategies for rack-aware consumer groups (test support), and a brute-force optimum.
+"""Hypothesis strategies for rack-aware consumer groups (test support; their exhaustive optimum: :mod:`support.exhaustive`).
 
 Every group has ``partition_racks`` (0-3 replica racks per partition, repeats allowed, among
 ``r0``-``r3``; no member is on ``r3``), members on ``r0``-``r2`` or without a rack, equal or mixed
@@ -8,12 +8,9 @@ claims included).
 
 from __future__ import annotations
 
-import itertools
-
-import numpy as np
 from hypothesis import strategies as st
 
-from problems import evaluate, load_problem
+from problems import load_problem
 
 MEMBER_RACKS = ["r0", "r1", "r2"]
 REPLICA_RACKS = ["r0", "r1", "r2", "r3"]
@@ -46,23 +43,3 @@ def rack_documents(draw, max_members: int = 4, max_topics: int = 3, max_partitio
 def rack_groups(**kwargs):
     """Random :class:`problems.GroupProblem` objects with racks."""
     return rack_documents(**kwargs).map(load_problem)
-
-
-def brute_force(problem, strategy: str = "rack-aware") -> tuple[int, ...] | None:
-    """The lexicographic optimum of ``strategy``'s objective over every partition-to-subscriber map
-    (tiny groups only; ``None`` when nothing is enumerated)."""
-    parts = np.flatnonzero(problem.assignable)
-    choices = [problem.topic_subscribers[problem.partition_topic[g]] for g in parts]
-    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    best = None
-    for combo in itertools.product(*choices):
-        owner[parts] = combo
-        value = tuple(evaluate(problem, owner, strategy).objective)
-        best = value if best is None or value < best else best
-    return best
-
-
-def assignments(problem) -> int:
-    """How many maps :func:`brute_force` would enumerate."""
-    parts = np.flatnonzero(problem.assignable)
-    return int(np.prod([len(problem.topic_subscribers[problem.partition_topic[g]]) for g in parts], dtype=float))

@@ -1,11 +1,10 @@
-"""Tests of experiments.solve: the plain-pandas function the Spark job maps over, without Spark."""
+"""Tests of experiments.runs: the plain-pandas function the Spark job maps over, without Spark."""
 
 from __future__ import annotations
 
 import heuristics.roundrobin as roundrobin_assignor
 from experiments.scenarios import Scenario, suite
-from experiments.solve import RESULT_COLUMNS, runs_for, solve_frame, solve_scenario
-from experiments.pipeline import scenario_frame
+from experiments.runs import RESULT_COLUMNS, runs_for, scenario_frame, solve_frame, solve_scenario
 
 
 def test_solve_frame_gives_one_typed_row_per_run():

@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 import heuristics.sticky as sticky
-from problem_strategies import group_documents
+from support.problem_strategies import group_documents
 from problems import load_problem
 
 TOPICS = [f"t{i}" for i in range(4)]

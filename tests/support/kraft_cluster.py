@@ -26,7 +26,7 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "peers" / "java" / "target"
 #: The JVM options of every node and tool: small heap, quick start-up.
 JVM = ["-Xmx256m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"]
@@ -209,7 +209,7 @@ def _kafka_uuid() -> str:
 
 
 def main() -> None:
-    """``python tests/kraft_cluster.py [FOLDER]``: start the test cluster, print its address, wait for Ctrl-C."""
+    """``python tests/support/kraft_cluster.py [FOLDER]``: start the test cluster, print its address, wait for Ctrl-C."""
     import signal
     import sys
     import tempfile
