@@ -111,7 +111,7 @@ def main() -> None:
     print(f"uniform: {ARGS.members:,} members x {ARGS.ratio} partitions per member x {ARGS.topics:,} topics "
           f"(best of {ARGS.repeat}; Kafka after {ARGS.warmups} warm-up calls); {os.cpu_count()} cores, {load}\n")
     print("| subscriptions | assignment | rebalance-lab assign | Kafka assign | ratio (target <= 2) "
-          "| rebalance-lab build | build / assign (target <= 10) | Kafka build (GroupSpec) | equal |")
+          "| rebalance-lab build | build / assign (target <= 10) | Kafka build (peer GroupSpec, JPype included) | equal |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
         print(f"| {r['pattern']} | {r['kind']} | {r['ours_s'] * 1e3:.1f} ms | {r['kafka_s'] * 1e3:.1f} ms "

@@ -24,7 +24,9 @@ from problems import (
     evaluate,
     load_problem,
 )
+from experiments.options import integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
+from problems.checks import INT32_MAX
 from problems.output import result_bytes
 
 FORMATS = """\
@@ -148,7 +150,6 @@ def _command_reassign(args: argparse.Namespace) -> int:
 #: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
-INT32_MAX = 2**31 - 1
 #: The exact models' own default ``time_limit`` (seconds), the budget of ``--report --max-moves`` without one.
 DEFAULT_TIME_LIMIT = 10.0
 #: At most this many CP-SAT workers (CP-SAT starts one thread each).
@@ -160,31 +161,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-def integer_in(low: int, high: int) -> Callable[[str], int]:
-    """An argparse ``type``: an integer in ``[low, high]``."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is out of range [{low}, {high}]")
-        return value
-    parse.__name__ = "integer"
-    return parse
-
-
-def seconds(text: str) -> float:
-    """An argparse ``type``: a positive, finite number of seconds (at most a year)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 365 * 86400:
-        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, 31536000]")
-    return value
 
 
 def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from experiments.options import integer_in, seconds
+from problems.checks import INT32_MAX
 from experiments.gap import disagreements, gaps
 from experiments.pipeline import run_suite
 from experiments.report import write_report
@@ -28,11 +30,11 @@ def register(subcommands) -> None:
     parser.add_argument("--master", help="Spark master, e.g. local[2] or spark://host:7077 (default local[*])")
     parser.add_argument("--out", default="results", help="output folder (default: results)")
     parser.add_argument("--run-id", help="resume this run (only scenarios not yet written are solved)")
-    parser.add_argument("--time-limit", type=float, metavar="SEC",
+    parser.add_argument("--time-limit", type=seconds, metavar="SEC",
                         help="seconds per exact solver and scenario (default per suite: "
                         + ", ".join(f"{k} {v:g}" for k, v in TIME_LIMITS.items()) + ")")
-    parser.add_argument("--batch-size", type=int, help="scenarios per atomically written batch")
-    parser.add_argument("--limit", type=int, help="solve at most this many pending scenarios now")
+    parser.add_argument("--batch-size", type=integer_in(1, INT32_MAX), help="scenarios per atomically written batch")
+    parser.add_argument("--limit", type=integer_in(0, INT32_MAX), help="solve at most this many pending scenarios now")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=command)
 

@@ -26,8 +26,10 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.gap import disagreements, gaps, summary
+from experiments.options import seconds
+from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
-from experiments.scenarios import SUITE_VERSION, suite
+from experiments.scenarios import SUITE_VERSION, SUITES, suite
 
 BASELINE = Path(__file__).parents[1] / "baselines" / "gate.json"
 TOLERANCE = 1e-9
@@ -76,15 +78,32 @@ def register(subcommands) -> None:
         "gate", help="fail (exit 1) when any heuristic's gap to optimal got worse than the committed baseline",
         description=__doc__.split("\n\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--suite", default="gate", help="scenario suite (default: gate)")
+    parser.add_argument("--suite", default="gate", choices=SUITES, help="scenario suite (default: gate)")
     parser.add_argument("--baseline", default=str(BASELINE), help=f"baseline file (default: {BASELINE})")
     parser.add_argument("--update", action="store_true", help="rewrite the baseline with this run's statistics")
-    parser.add_argument("--time-limit", type=float, metavar="SEC", help="seconds per exact solver and scenario")
+    parser.add_argument("--time-limit", type=seconds, metavar="SEC", help="seconds per exact solver and scenario")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=command)
 
 
 def command(args: argparse.Namespace) -> int:
+    path = Path(args.baseline)
+    document = None
+    if args.update:  # the baseline's folder is checked before any solving
+        check_writable(path.parent)
+    else:  # the baseline is read and checked before any solving
+        try:
+            document = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            print(f"error: {path}: cannot read the baseline ({error}); create it with --update", file=sys.stderr)
+            return 2
+        stale = any(set(DIRECTION) - set(entry) for entry in document.get("heuristics", {}).values())
+        if document.get("suite_version") != SUITE_VERSION or document.get("suite") != args.suite or stale:
+            print(f"error: {path}: baseline is for suite {document.get('suite')!r} version "
+                  f"{document.get('suite_version')}, this run is {args.suite!r} version {SUITE_VERSION}"
+                  f"{' (other statistics)' if stale else ''}; "
+                  "re-create it with --update", file=sys.stderr)
+            return 2
     rows = gate_rows(args.suite, args.time_limit, progress=not args.no_progress)
     contradicted = disagreements(rows)
     if len(contradicted):  # an exact solver's "optimal" is wrong: no statistic built on it can be trusted
@@ -93,26 +112,12 @@ def command(args: argparse.Namespace) -> int:
               f"{shown.to_string(index=False)}", file=sys.stderr)
         return 1
     current = statistics(rows)
-    path = Path(args.baseline)
     if args.update:
-        path.parent.mkdir(parents=True, exist_ok=True)
         document = {"suite": args.suite, "suite_version": SUITE_VERSION, "tolerance": TOLERANCE,
                     "heuristics": current}
         path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
         print(f"gate: baseline written to {path} ({len(current)} heuristics)", file=sys.stderr)
         return 0
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        print(f"error: {path}: cannot read the baseline ({error}); create it with --update", file=sys.stderr)
-        return 2
-    stale = any(set(DIRECTION) - set(entry) for entry in document.get("heuristics", {}).values())
-    if document.get("suite_version") != SUITE_VERSION or document.get("suite") != args.suite or stale:
-        print(f"error: {path}: baseline is for suite {document.get('suite')!r} version "
-              f"{document.get('suite_version')}, this run is {args.suite!r} version {SUITE_VERSION}"
-              f"{' (other statistics)' if stale else ''}; "
-              "re-create it with --update", file=sys.stderr)
-        return 2
     worse = regressions(document["heuristics"], current)
     table = pd.DataFrame.from_dict(current, orient="index")
     print(table.to_string(float_format=lambda v: f"{v:.4g}"))

@@ -27,7 +27,7 @@ import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 from problems import load_problem
 
-SUITE_VERSION = 3
+SUITE_VERSION = 4
 
 GROUP_CHURN = ("fresh", "member-joins", "member-leaves", "several-leave", "topic-added", "topic-deleted",
                "partitions-added", "zombie")
@@ -36,6 +36,9 @@ PLACEMENT_CHURN = ("broker-removed", "broker-added", "rack-added")
 #: brokers, B on rack 2's; only a two-move swap improves rack spread.
 TWO_MOVE_LIMIT = "two-move-limit"
 PATTERNS = ("equal", "random-subsets", "few-topics", "one-odd")
+#: The subscription patterns of Kafka's own server-side assignor benchmark (KIP-848 shapes):
+#: homogeneous, and heterogeneous in 5 buckets of members and topics.
+KIP848_PATTERNS = ("equal", "buckets")
 LAGS = ("zero", "uniform", "zipf", "hot")
 
 GENERATION = 5  # generation of the previous assignment (a zombie claims with GENERATION - 2)
@@ -113,6 +116,11 @@ def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int],
             subscription = sorted(rng.choice(names, size=k, replace=False).tolist())
         elif s.pattern == "one-odd":
             subscription = names[:1] if m == s.members - 1 else names
+        elif s.pattern == "buckets":  # Kafka's ServerSideAssignorBenchmark: 5 blocks of members on 5 of topics
+            buckets = min(5, s.members)
+            topic_block, member_block = -(-s.topics // buckets), -(-s.members // buckets)
+            bucket = m // member_block
+            subscription = names[bucket * topic_block:(bucket + 1) * topic_block] or names[-1:]
         else:
             raise ValueError(f"unknown subscription pattern {s.pattern!r}")
         members.append({"id": f"consumer{m:04d}", "topics": list(subscription)})
@@ -277,6 +285,10 @@ def suite(name: str) -> list[Scenario]:
         return _unique([
             *_groups(["sticky"], GROUP_CHURN, [(12, 3, 2), (200, 10, 5), (2000, 100, 20)], [1, 2],
                      patterns=PATTERNS),
+            # Kafka's server-side assignor benchmark shapes, small: 10 partitions per member, full and
+            # incremental (a member joins), homogeneous and in 5 buckets.
+            *_groups(["sticky"], ["fresh", "member-joins"], [(1000, 100, 10), (2000, 200, 100)], [1],
+                     patterns=KIP848_PATTERNS),
             *_groups(["lag-aware"], ["fresh", "member-joins", "member-leaves"], [(12, 3, 2), (16, 4, 2), (24, 4, 2)],
                      [1], patterns=("equal", "few-topics"), lags=LAGS),
             *_groups(["lag-aware"], ["fresh"], [(200, 10, 2)], [1], lags=("uniform", "zipf")),
@@ -289,6 +301,11 @@ def suite(name: str) -> list[Scenario]:
         return _unique([
             *_groups(["sticky"], GROUP_CHURN, [(100_000, 1000, 100), (1_000_000, 2000, 500)], [1],
                      patterns=("equal", "one-odd")),
+            # Kafka's server-side assignor benchmark at its largest: 10,000 members x 10 partitions
+            # per member x 1,000 topics, and 5 and 50 partitions per member on 100 topics.
+            *_groups(["sticky"], ["fresh", "member-joins"],
+                     [(100_000, 10_000, 1000), (5_000, 1000, 100), (50_000, 1000, 100)], [1],
+                     patterns=KIP848_PATTERNS),
             *_groups(["stream-join"], ["member-leaves", "zombie"], [(50_000, 500, 5)], [1]),
             *_placements(PLACEMENT_CHURN, [(10_000, 100, 5, 3)], [1]),
             *_placements(["broker-removed"], [(100_000, 100, 5, 3)], [1]),

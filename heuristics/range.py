@@ -78,66 +78,67 @@ def assign(problem: GroupProblem) -> Result:
     if any(state.needs_racks for state in states):
         _match_racks(states)
     for state in states:
-        state.deal(state.consumers, lambda c: state.unassigned)
+        state.deal(lambda i: state.unassigned)
     return Result(problem, "range", owner)
 
 
 class _Topic:
-    """Kafka's ``TopicAssignmentState``: one topic's subscribers, quotas and unassigned partitions."""
+    """Kafka's ``TopicAssignmentState``: one topic's subscribers, quotas and unassigned partitions.
+
+    Subscribers are local positions ``i`` into ``consumers`` (Kafka's member order).
+    """
 
     def __init__(self, problem: GroupProblem, t: int, consumers: np.ndarray, owner: np.ndarray):
-        self.topic, self.consumers = t, consumers
-        self.start = int(problem.topic_start[t])
+        self.consumers = consumers
+        start = int(problem.topic_start[t])
         count = int(problem.partition_counts[t])
-        self.block = owner[self.start : self.start + count]  # a view: assignments land in ``owner``
+        self.block = owner[start : start + count]  # a view: assignments land in ``owner``
         self.unassigned = np.ones(count, dtype=bool)
         self.quota, self.extra = divmod(count, len(consumers))
-        self.assigned = dict.fromkeys(consumers.tolist(), 0)
-        self.rack = {}
+        self.assigned = np.zeros(len(consumers), dtype=np.int64)
+        self.rack = problem.member_rack[consumers].astype(np.int64)
+        racked = bool((self.rack >= 0).any())
         self.needs_racks = False
         self.has_rack = None  # [partition, rack]: a replica of the partition on the rack
-        if problem.has_racks:
-            racks = problem.member_rack[consumers]
-            self.rack = {int(c): int(r) for c, r in zip(consumers, racks) if r >= 0}
-        if self.rack:
-            lo, hi = problem.replica_rack_start[self.start], problem.replica_rack_start[self.start + count]
+        if racked:
+            lo, hi = problem.replica_rack_start[start], problem.replica_rack_start[start + count]
             has = np.zeros((count, len(problem.rack_names)), dtype=bool)
-            has[problem.replica_rack_partition[lo:hi] - self.start, problem.replica_racks[lo:hi]] = True
+            has[problem.replica_rack_partition[lo:hi] - start, problem.replica_racks[lo:hi]] = True
             union = has.any(axis=0)
             consumer_racks = np.zeros(len(problem.rack_names), dtype=bool)
-            consumer_racks[list(self.rack.values())] = True
+            consumer_racks[self.rack[self.rack >= 0]] = True
             self.needs_racks = bool((consumer_racks & union).any()) and not bool((has == union).all())
             self.has_rack = has
         # Kafka's co-partitioning key: the subscribers and the size of the partition -> racks map.
-        self.group = (tuple(consumers.tolist()), count if self.rack else 0)
+        self.group = (consumers.tobytes(), count if racked else 0)
 
-    def matches(self, consumer: int) -> np.ndarray:
-        """``racksMatch`` of ``consumer`` with every partition of the topic."""
-        rack = self.rack.get(consumer, -1)
-        if rack < 0:
+    def matches(self, i: int) -> np.ndarray:
+        """``racksMatch`` of subscriber ``i`` with every partition of the topic."""
+        if self.rack[i] < 0:
             return np.ones(len(self.block), dtype=bool)
-        return self.has_rack[:, rack]
+        return self.has_rack[:, self.rack[i]]
 
-    def room(self, consumer: int) -> int:
-        """``maxAssignable``."""
-        return max(0, self.quota + (self.extra > 0) - self.assigned[consumer])
+    def rooms(self) -> np.ndarray:
+        """``maxAssignable`` of every subscriber."""
+        return np.maximum(0, self.quota + (self.extra > 0) - self.assigned)
 
-    def take(self, consumer: int, partitions: np.ndarray) -> None:
+    def take(self, i: int, partitions: np.ndarray) -> None:
         """``onAssigned``."""
-        self.block[partitions] = consumer
+        self.block[partitions] = self.consumers[i]
         self.unassigned[partitions] = False
-        self.assigned[consumer] += len(partitions)
-        if self.assigned[consumer] > self.quota:
+        self.assigned[i] += len(partitions)
+        if self.assigned[i] > self.quota:
             self.extra -= 1
 
-    def deal(self, consumers, allowed) -> None:
-        """``assignRanges``: each consumer in order takes its first allowed unassigned partitions up to its quota."""
-        for consumer in consumers.tolist():
+    def deal(self, allowed) -> None:
+        """``assignRanges``: each subscriber in order takes its first allowed unassigned partitions up to its quota."""
+        for i in range(len(self.consumers)):
             if not self.unassigned.any():
                 break
-            chosen = np.flatnonzero(self.unassigned & allowed(consumer))[: self.room(consumer)]
+            room = max(0, self.quota + (self.extra > 0) - int(self.assigned[i]))
+            chosen = np.flatnonzero(self.unassigned & allowed(i))[:room]
             if len(chosen):
-                self.take(consumer, chosen)
+                self.take(i, chosen)
 
 
 def _match_racks(states: list[_Topic]) -> None:
@@ -145,25 +146,39 @@ def _match_racks(states: list[_Topic]) -> None:
     groups: dict[tuple, list[_Topic]] = {}
     for state in states:
         groups.setdefault(state.group, []).append(state)
-    for (consumers, partitions), members in groups.items():
+    for (_, partitions), members in groups.items():
         if len(members) > 1:
-            _co_partitioned(list(consumers), partitions, members)
+            _co_partitioned(partitions, members)
         elif members[0].needs_racks:
             state = members[0]
-            state.deal(state.consumers, lambda c: state.unassigned & state.matches(c))
+            state.deal(lambda i: state.unassigned & state.matches(i))
 
 
-def _co_partitioned(remaining: list[int], partitions: int, states: list[_Topic]) -> None:
-    """``assignCoPartitionedWithRackMatching``: partition number by number, one subscriber takes it on every topic."""
-    matches = {c: [state.matches(c) for state in states] for c in remaining}
+def _co_partitioned(partitions: int, states: list[_Topic]) -> None:
+    """``assignCoPartitionedWithRackMatching``: partition number by number, one subscriber takes it on every topic.
+
+    The topics of a group share their subscribers and partition count and nothing is assigned in
+    them before, so their quotas move in lockstep: one topic's ``rooms`` stand for all.  A member
+    matches partition number ``p`` of every topic when it has no rack or its rack holds a replica
+    of ``p`` in each topic.
+    """
+    first = states[0]
+    if partitions == 0:  # no subscriber has a rack: Kafka's partition -> racks maps are empty
+        return
+    remaining = np.arange(len(first.consumers))
+    rack = first.rack
+    on_every = np.logical_and.reduce([state.has_rack for state in states])  # [partition, rack]
     for p in range(partitions):
-        chosen = next((c for c in remaining
-                       if all(match[p] and state.room(c) > 0 for match, state in zip(matches[c], states))), None)
-        if chosen is None:
+        fits = (rack[remaining] < 0) | on_every[p, np.maximum(rack[remaining], 0)]
+        fits &= first.rooms()[remaining] > 0
+        hits = np.flatnonzero(fits)
+        if len(hits) == 0:
             continue
+        k = int(hits[0])
+        chosen = int(remaining[k])
         for state in states:
             state.take(chosen, np.array([p]))
-        if all(state.room(chosen) == 0 for state in states):
-            remaining.remove(chosen)
-            if not remaining:
+        if first.rooms()[chosen] == 0:
+            remaining = np.delete(remaining, k)
+            if len(remaining) == 0:
                 break

@@ -93,12 +93,17 @@ def _homogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) ->
     claim_member, claim_partition = claim_member[keep], claim_partition[keep]
     claimed = np.zeros(problem.num_partitions, dtype=bool)
     claimed[claim_partition] = True
+
+    owned = np.bincount(rank[claim_member], minlength=members)
+    kept, remaining = _quotas(owned, minimum, extra)
+    # A member keeping everything it owns keeps it whatever the order; only the claims of members
+    # above their quota are put in the order the revocation visits them (member, map, set order).
+    over = (kept < owned)[rank[claim_member]]
+    owner[claim_partition[~over]] = claim_member[~over]
+    claim_member, claim_partition = claim_member[over], claim_partition[over]
     sequence = claims_in_map_order(problem, claim_member, claim_partition, rank)
     claim_member, claim_partition = claim_member[sequence], claim_partition[sequence]
     claim_rank = rank[claim_member]
-
-    owned = np.bincount(claim_rank, minlength=members)
-    kept, remaining = _quotas(owned, minimum, extra)
     first_claim = np.searchsorted(claim_rank, np.arange(members))
     within = np.arange(len(claim_rank)) - first_claim[claim_rank]
     stays = within < kept[claim_rank]

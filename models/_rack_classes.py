@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models._sticky_classes import Classes, partition_classes
-from problems import GroupProblem
+from heuristics import rack_aware as heuristic
+from models._sticky_classes import Classes, count_bounds, expand, partition_classes
+from problems import GroupProblem, ProblemError, Result
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ class RackClasses:
     pool_racks
         ``int32[pools, width]``: the member racks among each pool's replica racks, padded with -1.
     member_rack
-        Each member's rack id, -1 without one.
+        Each member's rack id, -1 without one (all -1 when nothing can be misaligned: the document has
+        no ``partition_racks``).
     """
 
     classes: Classes
@@ -61,9 +63,11 @@ def rack_classes(problem: GroupProblem) -> RackClasses:
     member_rack = (np.full(problem.num_members, -1, dtype=np.int64) if problem.member_rack is None
                    else problem.member_rack.astype(np.int64))
     if not problem.has_racks or not np.any(member_rack >= 0):
-        classes = partition_classes(problem)  # nothing can be misaligned
+        # Nothing can be misaligned: the replicas' racks are unknown, or no member has a rack.
+        classes = partition_classes(problem)
         pools = int(classes.set_of_class.max(initial=-1)) + 1
-        return RackClasses(classes, np.full((pools, 1), -1, dtype=np.int32), member_rack)
+        unracked = np.full(problem.num_members, -1, dtype=np.int64)
+        return RackClasses(classes, np.full((pools, 1), -1, dtype=np.int32), unracked)
     table = _member_rack_table(problem, member_rack)
     base = len(problem.rack_names) + 1
     if base ** table.shape[1] < 2**62:  # one integer per rack set (fast); else rows compared as they are
@@ -91,3 +95,77 @@ def _member_rack_table(problem: GroupProblem, member_rack: np.ndarray) -> np.nda
     table = np.full((problem.num_partitions, width), -1, dtype=np.int32)
     table[partition, np.arange(len(pair)) - start[partition]] = rack
     return table
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Every (class, eligible member) pair of a :class:`RackClasses`, class by class (the CP-SAT and MIP
+    variables).
+
+    Attributes
+    ----------
+    cls, member
+        The pairs, by class then member.
+    start
+        Class ``c``'s pairs are ``start[c]:start[c + 1]``.
+    mismatch
+        Giving the pair's member a partition of its class is a rack mismatch.
+    kept
+        The member is the class's previous owner (those partitions do not move).
+    hint
+        How many partitions of the class the member gets in the hint answer.
+    """
+
+    cls: np.ndarray
+    member: np.ndarray
+    start: np.ndarray
+    mismatch: np.ndarray
+    kept: np.ndarray
+    hint: np.ndarray
+
+
+def pair_table(data: RackClasses, owner: np.ndarray) -> Pairs:
+    """The pairs of ``data``, with the hint counts of the valid answer ``owner``."""
+    classes = data.classes
+    start = classes.start
+    cls = np.repeat(np.arange(len(classes.sizes)), np.diff(start))
+    member = classes.eligible.astype(np.int64)
+    span = max(int(member.max(initial=0)) + 1, 1)
+    key = cls * span + member  # ascending: members ascend inside each class
+    given = owner[classes.parts].astype(np.int64)
+    hint = np.bincount(np.searchsorted(key, classes.of_part * span + given), minlength=len(key))
+    return Pairs(cls, member, start, data.mismatch(classes.set_of_class[cls], data.member_rack[member]),
+                 member == classes.keep[cls], hint[: len(key)])
+
+
+#: The CP-SAT and MIP models build one integer per (class, eligible member) pair; beyond this many they
+#: refuse the group (``--solver flow`` answers any size).
+MODEL_PAIRS = {"CP-SAT": 200_000, "MIP": 20_000}
+
+
+def model_inputs(problem: GroupProblem, backend: str) -> tuple[Classes, np.ndarray, int, np.ndarray, Pairs]:
+    """What the CP-SAT and MIP models start from: the classes, the heuristic's answer (the hint), the
+    count bounds ``lo``/``hi`` of :func:`models._sticky_classes.count_bounds`, and the pairs.
+
+    Raises
+    ------
+    ProblemError
+        Beyond ``MODEL_PAIRS[backend]`` pairs.
+    """
+    data = rack_classes(problem)
+    pairs = int(data.classes.start[-1])
+    if pairs > MODEL_PAIRS[backend]:
+        raise ProblemError("members", f"{pairs:,} (partition class, member) pairs is beyond the {backend} "
+                                      f"rack-aware model ({MODEL_PAIRS[backend]:,}); use --solver flow")
+    start = heuristic.assign(problem).answer
+    lo, hi = count_bounds(problem, data.classes, start)
+    return data.classes, start, lo, hi, pair_table(data, start)
+
+
+def ranked_result(problem: GroupProblem, classes: Classes, pairs: Pairs, ranked, x) -> Result:
+    """The :class:`problems.Result` of a ranked CP-SAT or MIP solve over the pair variables ``x``."""
+    if ranked.status not in ("optimal", "feasible"):
+        return Result(problem, "rack-aware", None, status=ranked.status, bound=ranked.bound)
+    count = np.array([ranked.value(var) for var in x], dtype=np.int64)
+    answer = expand(problem, classes, pairs.cls, pairs.member, count)
+    return Result(problem, "rack-aware", answer, status=ranked.status, bound=ranked.bound)

@@ -113,11 +113,13 @@ STRATEGIES: dict[str, Strategy] = {
         {"cpsat": Runner("models.cpsat.sticky:solve", options=CPSAT),
          "mip": Runner("models.mip.sticky:solve", options=MIP),
          "flow": Runner("models.flow.sticky:solve")},
-        baselines=("range", "roundrobin")),
+        baselines=("range", "roundrobin", "uniform", "server-range")),
     "cooperative-sticky": Strategy("group", "sticky", Runner("heuristics.cooperative_sticky:assign")),
     "rack-aware": Strategy(
         "group", "rack-aware", Runner("heuristics.rack_aware:assign"),
-        {"flow": Runner("models.flow.rack_aware:solve")},
+        {"cpsat": Runner("models.cpsat.rack_aware:solve", options=CPSAT),
+         "mip": Runner("models.mip.rack_aware:solve", options=MIP),
+         "flow": Runner("models.flow.rack_aware:solve")},
         baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",

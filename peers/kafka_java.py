@@ -226,10 +226,14 @@ def server_input(problem: GroupProblem, partition_racks=None):
     a ``HashMap`` of topic id to ``HashSet`` of partitions filled in the document's order, and the
     inverted assignment; the subscription type from the topic names (``ModernGroup``).  Topic ids:
     ``problem.topic_uuids`` (the document's ``topic_ids``, else deterministic ids in document order).
+    Replica racks (``racksForPartition``): ``partition_racks``, else the document's; Kafka 4.0's
+    server assignors do not read them.
     """
     from heuristics._kip848 import current_claims
 
     peers = start()
+    if partition_racks is None:
+        partition_racks = problem.partition_rack_lists
     ids = _topic_ids(problem)
     claim_member, claim_partition = current_claims(problem)
     topic = problem.partition_topic[claim_partition]

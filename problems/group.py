@@ -11,12 +11,14 @@ millions of small Python objects.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 
 import numpy as np
+
+
+_BASE64URL = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -284,8 +286,18 @@ class GroupProblem:
         if self.topic_ids is None:
             return (_frozen(np.full(self.num_topics, 0x0000000100000001, dtype=np.int64)),
                     _frozen(np.arange(self.num_topics, dtype=np.int64)))
-        raw = b"".join(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)) for text in self.topic_ids)
-        halves = np.frombuffer(raw, dtype=">i8").astype(np.int64).reshape(-1, 2)
+        # URL-safe base64 of 16 bytes, decoded for every id at once: 22 characters of 6 bits each
+        # (the parser checked them); 5 groups of 4 make 15 bytes, the last 2 characters the 16th.
+        text = "".join(t.rstrip("=") for t in self.topic_ids).encode("ascii")
+        table = np.zeros(256, dtype=np.uint32)
+        table[np.frombuffer(_BASE64URL, dtype=np.uint8)] = np.arange(64, dtype=np.uint32)
+        sextets = table[np.frombuffer(text, dtype=np.uint8)].reshape(-1, 22)
+        groups = sextets[:, :20].reshape(-1, 5, 4)
+        words = (groups[..., 0] << 18) | (groups[..., 1] << 12) | (groups[..., 2] << 6) | groups[..., 3]
+        head = np.stack([words >> 16, (words >> 8) & 255, words & 255], axis=-1).reshape(-1, 15)
+        tail = ((sextets[:, 20] << 2) | (sextets[:, 21] >> 4)) & 255
+        raw = np.concatenate([head, tail[:, None]], axis=1).astype(np.uint8)
+        halves = raw.view(">i8").astype(np.int64).reshape(-1, 2)
         return _frozen(halves[:, 0].copy()), _frozen(halves[:, 1].copy())
 
     # --------------------------------------------------------------- helpers

@@ -25,6 +25,15 @@ from models import _ranked
 
 #: Seconds allowed, past the time limit, to complete a hinted answer when the search found none.
 HINT_SECONDS = 1.0
+#: Seconds CP-SAT may spend loading a model, per variable and constraint, before it first looks at its
+#: time limit (validation, statistics and presolve set-up are not interruptible).  Measured on a loaded
+#: 2-core machine: 1.3-1.8 s for a lag-aware 1,000 x 40 model (160,000 variables and constraints) and
+#: 2.3-4.2 s for 2,000 x 40 (325,000), even with a 0.01 s limit.  A level is not started when this
+#: estimate passes the time left by more than ``OVERRUN_SECONDS`` (issue 11: the limit plus the grace
+#: must hold on any model).
+LOAD_SECONDS_PER_ITEM = 12e-6
+#: How far past the deadline a level's estimated loading may end (a level is given at least 0.01 s).
+OVERRUN_SECONDS = 0.25
 
 _STATUS = {
     cp_model.OPTIMAL: "optimal",
@@ -64,6 +73,7 @@ def solve_ranked(
     seed: int = 0,
     log: bool = False,
     started: float | None = None,
+    complete_hint: bool = True,
 ) -> Ranked:
     """Minimise ``objectives`` lexicographically on ``model`` (which it modifies).
 
@@ -82,12 +92,23 @@ def solve_ranked(
     started
         ``time.perf_counter()`` when the caller began building the model (the
         limit covers the building too); default now.
+    complete_hint
+        When level 1 ends without a solution, complete the model's hint
+        (:func:`_from_hint`); ``False`` when the caller falls back on its hint itself.
     """
     started = time.perf_counter() if started is None else started
     deadline = started + time_limit
     solution: list[int] = []
     levels: list[int] = []
+    loading = load_seconds(model)
     for i, objective in enumerate(objectives):
+        if loading - max(0.0, deadline - time.perf_counter()) > OVERRUN_SECONDS:  # it would overrun before looking
+            if i == 0:
+                hinted = complete_hint and model.proto.solution_hint.vars and loading <= HINT_SECONDS
+                return (_from_hint(model, objectives, None, workers, seed, started) if hinted
+                        else Ranked("unknown", seconds=time.perf_counter() - started))
+            return Ranked("feasible", _levels(objectives, solution), tuple(levels), time.perf_counter() - started,
+                          solution)
         model.minimize(objective)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = max(0.01, deadline - time.perf_counter())
@@ -100,7 +121,7 @@ def solve_ranked(
             raise RuntimeError(f"CP-SAT rejected the model: {solver.status_name(code)} "
                                f"{model.validate()}")
         if status in ("infeasible", "unknown"):
-            if i == 0 and status == "unknown" and model.proto.solution_hint.vars:
+            if i == 0 and status == "unknown" and complete_hint and model.proto.solution_hint.vars:
                 return _from_hint(model, objectives, solver, workers, seed, started)
             if i == 0 or status == "infeasible":
                 return Ranked(status, seconds=time.perf_counter() - started)
@@ -121,7 +142,13 @@ def solve_ranked(
     return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, solution)
 
 
-def _from_hint(model, objectives, timed_out: cp_model.CpSolver, workers: int, seed: int, started: float) -> Ranked:
+def load_seconds(model: cp_model.CpModel) -> float:
+    """CP-SAT's estimated loading time of ``model`` (:data:`LOAD_SECONDS_PER_ITEM`), in seconds."""
+    return LOAD_SECONDS_PER_ITEM * (len(model.proto.variables) + len(model.proto.constraints))
+
+
+def _from_hint(model, objectives, timed_out: cp_model.CpSolver | None, workers: int, seed: int,
+               started: float) -> Ranked:
     """Level 1 ran out of time without a solution: the hinted answer, completed, as ``feasible``.
 
     The hint (a heuristic's answer) is a solution of the hard constraints; its
@@ -138,7 +165,7 @@ def _from_hint(model, objectives, timed_out: cp_model.CpSolver, workers: int, se
         return Ranked("unknown", seconds=time.perf_counter() - started)
     solution = list(solver.response_proto.solution)
     found = _levels(objectives, solution)
-    bound = tuple(min(b, found[0]) for b in _level_bound(timed_out))
+    bound = tuple(min(b, found[0]) for b in _level_bound(timed_out)) if timed_out is not None else ()
     return Ranked("feasible", found, bound or None, time.perf_counter() - started, solution)
 
 
@@ -155,3 +182,23 @@ def add_hint(model: cp_model.CpModel, pairs) -> None:
     """Hint ``(variable, value)`` pairs (e.g. from a heuristic's answer)."""
     for variable, hinted in pairs:
         model.add_hint(variable, int(hinted))
+
+
+def add_member_squares(model: cp_model.CpModel, gets, lo: int, hi) -> tuple[list, dict]:
+    """Each member's count ``n_m = sum(gets[m])`` as ``lo + sum_k b[m, k]`` with unit increments
+    (``lo < k <= hi[m]``, ``b[m, k] => b[m, k - 1]``), so ``n_m^2 = lo^2 + sum_k (2k - 1) b[m, k]``
+    (convex: cheaper increments first; no multiplication constraint).  Members with no term are skipped.
+
+    Returns the squares and the increments ``{(m, k): b}``.
+    """
+    b, squares = {}, []
+    for m, terms in enumerate(gets):
+        if not terms:
+            continue
+        steps = range(lo + 1, int(hi[m]) + 1)
+        b.update({(m, k): model.new_bool_var(f"b[{m},{k}]") for k in steps})
+        model.add(sum(terms) == lo + sum(b[m, k] for k in steps))
+        for k in steps[1:]:
+            model.add_implication(b[m, k], b[m, k - 1])
+        squares.append(lo * lo + sum((2 * k - 1) * b[m, k] for k in steps))
+    return squares, b

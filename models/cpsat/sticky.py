@@ -37,7 +37,7 @@ from ortools.sat.python import cp_model
 
 from heuristics import sticky as heuristic
 from models._sticky_classes import count_bounds, expand, partition_classes, pooled_counts
-from models.cpsat._common import add_hint, solve_ranked
+from models.cpsat._common import add_hint, add_member_squares, solve_ranked
 from problems import GroupProblem, Result
 
 
@@ -81,17 +81,7 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
         gets[classes.keep[c]].append(var)
     for s, parts in enumerate(moved_into):
         model.add(sum(z[e] for e in np.flatnonzero(classes.edge_set == s)) == sum(parts))
-    b = {}
-    squares = []
-    for m, terms in enumerate(gets):
-        if not terms:
-            continue
-        steps = range(lo + 1, int(hi[m]) + 1)
-        b.update({(m, k): model.new_bool_var(f"b[{m},{k}]") for k in steps})
-        model.add(sum(terms) == lo + sum(b[m, k] for k in steps))
-        for k in steps[1:]:
-            model.add_implication(b[m, k], b[m, k - 1])
-        squares.append(lo * lo + sum((2 * k - 1) * b[m, k] for k in steps))
+    squares, b = add_member_squares(model, gets, lo, hi)
     moves = sum(int(classes.sizes[c]) - var for c, var in kept.items())
     hinted_kept, hinted_pooled = pooled_counts(problem, classes, start)
     counts = np.bincount(start[start >= 0], minlength=problem.num_members)

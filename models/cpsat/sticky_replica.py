@@ -151,9 +151,22 @@ def solve(
         ``optimal`` only when every level is proven; otherwise ``feasible``
         with the proven bound, or ``infeasible`` / ``unknown``.
     """
-    started = time.perf_counter()  # the time limit covers building the model
+    started = time.perf_counter()  # the time limit covers building the model (and the hint)
+    deadline = started + time_limit
     check_model_size(problem, "CP-SAT")
     target = None if beat is None else target_levels(problem, beat)
+    info = {} if max_moves is None else {"max_moves": max_moves}
+    balanced = max_moves is None and target is None
+    if hint is None:
+        hint = _hint(problem, max_moves, target)
+
+    def late() -> Result:
+        """Out of time while building: the hint's answer (``feasible``), or ``unknown`` without one."""
+        if hint is None or target is not None:  # with ``beat``, the hint need not match or beat it
+            return Result(problem, "sticky-replica", None, "unknown", info=info)
+        bound = (balanced_level1(problem),) if balanced else None
+        return Result(problem, "sticky-replica", np.asarray(hint), "feasible", bound, info)
+
     model = cp_model.CpModel()
     brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
     factors = problem.replication_factors.tolist()
@@ -161,48 +174,58 @@ def solve(
     racks = range(len(problem.rack_names))
     rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
     original = original_sets(problem)
+    total = cp_model.LinearExpr.sum
 
-    x = {(p, b): model.new_bool_var(f"x[{p},{b}]") for p in partitions for b in brokers}
-    y = {(p, b): model.new_bool_var(f"y[{p},{b}]") for p in partitions for b in brokers}
+    x, y = {}, {}
     for p in partitions:
-        model.add(sum(x[p, b] for b in brokers) == factors[p])
-        model.add(sum(y[p, b] for b in brokers) == min(factors[p], 1))
+        if time.perf_counter() > deadline:
+            return late()
+        xs = [model.new_bool_var(f"x[{p},{b}]") for b in brokers]
+        ys = [model.new_bool_var(f"y[{p},{b}]") for b in brokers]
+        x.update(((p, b), v) for b, v in zip(brokers, xs))
+        y.update(((p, b), v) for b, v in zip(brokers, ys))
+        model.add(total(xs) == factors[p])
+        model.add(total(ys) == min(factors[p], 1))
         for b in brokers:
-            model.add_implication(y[p, b], x[p, b])
+            model.add_implication(ys[b], xs[b])
 
     bounds = count_bounds(problem, max_moves, target)
     r, l = {}, {}
     for b in brokers:
+        if time.perf_counter() > deadline:
+            return late()
         low, high = bounds[b]
         r[b] = model.new_int_var(low, high, f"r[{b}]")
-        model.add(r[b] == sum(x[p, b] for p in partitions))
+        model.add(r[b] == total([x[p, b] for p in partitions]))
         l[b] = model.new_int_var(0, high, f"l[{b}]")
-        model.add(l[b] == sum(y[p, b] for p in partitions))
+        model.add(l[b] == total([y[p, b] for p in partitions]))
     # Each counted variable, its square and the booleans it counts (to complete the hint).
     squares = {("r", b): (r[b], _square(model, r[b], *bounds[b], f"r2[{b}]"), [x[p, b] for p in partitions])
                for b in brokers}
     squares.update({("l", b): (l[b], _square(model, l[b], 0, bounds[b][1], f"l2[{b}]"),
                                [y[p, b] for p in partitions]) for b in brokers})
-    level1 = sum(squares["r", b][1] for b in brokers)
-    level3 = sum(squares["l", b][1] for b in brokers)
+    level1 = total([squares["r", b][1] for b in brokers])
+    level3 = total([squares["l", b][1] for b in brokers])
 
-    level2 = 0
+    level2_terms, level2_constant = [], 0
     for p in partitions:
+        if time.perf_counter() > deadline:
+            return late()
         for k in racks:
             if len(racks) == 1:
-                level2 += factors[p] ** 2  # one rack: every replica is on it
+                level2_constant += factors[p] ** 2  # one rack: every replica is on it
                 continue
             low, high = rack_count_bounds(factors[p], rack_size[k], problem.num_brokers)
             c = model.new_int_var(low, high, f"c[{p},{k}]")
             on_rack = [x[p, b] for b in brokers if rack[b] == k]
-            model.add(c == sum(on_rack))
+            model.add(c == total(on_rack))
             squares["c", p, k] = (c, _square(model, c, low, high, f"c2[{p},{k}]"), on_rack)
-            level2 += squares["c", p, k][1]
+            level2_terms.append(squares["c", p, k][1])
+    level2 = total(level2_terms) + level2_constant
 
-    moves = sum(x[p, b] for p in partitions for b in brokers if b not in original[p])
+    moves = total([x[p, b] for p in partitions for b in brokers if b not in original[p]])
     if max_moves is not None:
         model.add(moves <= max_moves)
-    balanced = max_moves is None and target is None
     if balanced and level2_optimum is not None:  # levels 1-2 proven elsewhere: fixed
         model.add(level2 <= level2_optimum)
         objectives = [level3, moves]
@@ -220,8 +243,6 @@ def solve(
         model.add(level3 <= target[2]).only_enforce_if(within)
         model.add_bool_or([better1, better2, within])
 
-    if hint is None:
-        hint = _hint(problem, max_moves, target)
     if hint is not None:  # a complete hint: CP-SAT spends its time repairing an incomplete one
         index = problem.broker_index
         start = problem.replica_start
@@ -235,10 +256,13 @@ def solve(
             count = sum(values[v] for v in members)
             values[counted], values[square] = count, count * count
         add_hint(model, values.items())
+    if time.perf_counter() > deadline:
+        return late()
 
     ranked = solve_ranked(model, objectives, time_limit=time_limit, workers=workers, seed=seed, log=log,
-                          started=started)
-    info = {} if max_moves is None else {"max_moves": max_moves}
+                          started=started, complete_hint=target is not None)
+    if ranked.status == "unknown":  # no answer in time: the hint's answer, without CP-SAT completing it
+        return late()
     if not ranked.has_solution:
         return ranked.result(problem, "sticky-replica", info=info)
     holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]

@@ -75,12 +75,15 @@ from problems import ProblemError
 COST_LIMIT = 2**62
 
 
-def check_cost_range(max_cost: int, nodes: int, units: int, field: str, what: str) -> None:
+def check_cost_range(max_cost: int, nodes: int, units: int, field: str, what: str,
+                     worst_total: int | None = None) -> None:
     """Refuse (:class:`problems.ProblemError` on ``field``) weighted costs beyond the exact 64-bit range.
 
-    ``max_cost`` is the largest arc cost, ``units`` the flow sent (``what``: their name in the message).
+    ``max_cost`` is the largest arc cost, ``units`` the flow sent (``what``: their name in the message);
+    ``worst_total`` a bound on any flow's total cost (default ``units * max_cost``).
     """
-    if max_cost * (nodes + 1) >= COST_LIMIT or max_cost * max(units, 1) >= COST_LIMIT:
+    worst_total = max_cost * max(units, 1) if worst_total is None else worst_total
+    if max_cost * (nodes + 1) >= COST_LIMIT or worst_total >= COST_LIMIT:
         raise ProblemError(field, f"the weighted flow costs (largest arc cost {max_cost}, {nodes} nodes, "
                                   f"{units} {what}) exceed the exact 64-bit range of min-cost flow")
 

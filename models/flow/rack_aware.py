@@ -32,10 +32,12 @@ x member rack, -1 for members without one), members (demand ``lo_m``), the sink.
 * pool -> rack node ``(S, k)`` of its subscriber set ``S``, cost ``W2`` when ``k`` is a rack outside the
   pool's rack set (a mismatch), else 0;
 * rack node ``(S, k)`` -> every member of ``S`` on rack ``k``, cost 0;
-* member -> sink: unit arcs ``k = lo_m + 1 .. hi_m`` at ``W1 (2k - 1)``.
+* member -> sink: unit arcs ``k = lo_m + 1 .. hi_m`` at ``W1 (2k - 1)``, less ``W1 (2 k_min - 1)`` on every
+  one (``k_min`` the least such ``k``): the sink's units through them are fixed (``total - sum lo``), so
+  the shift changes every flow's cost by the same amount and keeps the costs small.
 
 Integer flows are exactly the assignments in the box (a class's units dealt to its partitions in any
-order), with cost ``W1 (sum n^2 - sum lo^2) + W2 * mismatches + moves``, less only when a pooled unit
+order), with cost ``W1 (sum n^2 - sum lo^2) + W2 * mismatches + moves`` (plus that constant), less only when a pooled unit
 lands on its own previous owner - which an optimal flow never does: that unit's class has spare
 capacity on its direct arc, and the cycle class -> owner -> rack node -> pool -> class costs
 ``W2 m - W2 m - 1 = -1`` (the owner's mismatch is the same either way).  So any split of the pools'
@@ -44,8 +46,9 @@ an answer with exactly the flow's three levels.  With ``W2`` = owned partitions 
 move count) and ``W1 = W2 * (partitions + 1)`` (more than any ``W2 * mismatches + moves``), the least
 cost is the lexicographic optimum over the box, which holds every level-1 optimum: proven optimal on
 all three levels.  :func:`models.flow._common.check_cost_range` proves the weighted costs stay exact in
-64 bits (OR-Tools scales costs by the node count) and refuses the input otherwise.  At Kafka's
-assignor benchmark size (10,000 members x 10 partitions each) the largest cost is about ``2 * 10^11``.
+64 bits (the largest cost times the node count, as OR-Tools scales costs, and the sum over arcs of
+capacity times cost, a bound on any flow's cost) and refuses the input otherwise.  At Kafka's
+assignor benchmark size (10,000 members x 10 partitions each) the largest cost is about ``4 * 10^10``.
 """
 
 from __future__ import annotations
@@ -141,9 +144,11 @@ class _Network:
         caps = [classes.sizes[owned], classes.sizes, np.full(len(self.hub_pool), total),
                 np.full(len(self.node_edge_node), total), np.ones(len(unit_member), np.int64)]
         costs = [w2 * keep_mismatch, (classes.keep >= 0).astype(np.int64), w2 * self.hub_mismatch,
-                 np.zeros(len(self.node_edge_node), np.int64), w1 * (2 * unit_k - 1)]
+                 np.zeros(len(self.node_edge_node), np.int64), w1 * 2 * (unit_k - unit_k.min(initial=0))]
         cost = np.concatenate(costs).astype(np.int64)
-        check_cost_range(int(w1) * int(2 * hi.max() + 1), sink + 1, total, "members", "partitions")
+        capacity = np.minimum(np.concatenate(caps), total)  # no arc carries more than every partition
+        worst = int(np.dot(capacity.astype(object), cost.astype(object)))  # exact (Python integers)
+        check_cost_range(int(cost.max(initial=0)), sink + 1, total, "members", "partitions", worst)
         flow = min_cost_flow.SimpleMinCostFlow()
         flow.add_arcs_with_capacity_and_unit_cost(np.concatenate(tails).astype(np.int32),
                                                   np.concatenate(heads).astype(np.int32),

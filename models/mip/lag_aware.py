@@ -29,7 +29,7 @@ import time
 import pulp
 
 from models._lag_aware import LagModel
-from models.mip._common import Ranked, solve_ranked
+from models.mip._common import solve_ranked
 from problems import GroupProblem, Result
 
 #: Level 2's co-assignment rows (pairs of positive-lag partitions x members) beyond which no model is
@@ -72,30 +72,34 @@ def solve(
         When the lags exceed the bound stated in the module docstring.
     """
     started = time.perf_counter()  # the time limit covers building the model
+    deadline = started + time_limit
     data = LagModel(problem, variant, 2**53, "MIP")
     positive = sum(1 for p in data.partitions.tolist() if data.lags[p] > 0)
     if data.too_large or (variant is None and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS):
         return data.bounds_only()  # as CP-SAT: the best heuristic answer with the size-free bounds
+    _, heuristic_level = data.hint  # the heuristics and their swaps count against the limit too
+    # Out of time while building: data.bounds_only(), the hint's answer with the size-free bounds.
     model = pulp.LpProblem("lag_aware", pulp.LpMinimize)
-    x = {
-        (p, m): pulp.LpVariable(f"x_{p}_{m}", cat="Binary")
-        for p in data.partitions.tolist()
-        for m in data.candidates(p).tolist()
-    }
+    x = {}
     for p in data.partitions.tolist():
-        model += pulp.lpSum(x[p, m] for m in data.candidates(p).tolist()) == 1
+        if time.perf_counter() > deadline:
+            return data.bounds_only()
+        row = {(p, m): pulp.LpVariable(f"x_{p}_{m}", cat="Binary") for m in data.candidates(p).tolist()}
+        x.update(row)
+        model += pulp.lpSum(row.values()) == 1
     start = problem.topic_start
     for t, subscribers, floor, ceiling in data.shares():
         for m in subscribers.tolist():
+            if time.perf_counter() > deadline:
+                return data.bounds_only()
             count = pulp.lpSum(x[p, m] for p in range(start[t], start[t + 1]))
             model += count >= floor
             model += count <= ceiling
     load: dict[int, list] = {m: [] for m in range(problem.num_members)}
     for (p, m), var in x.items():
         if data.lags[p]:
-            load[m].append(data.lags[p] * var)
-    lag = {m: pulp.lpSum(terms) for m, terms in load.items()}
-    _, heuristic_level = data.hint
+            load[m].append((var, data.lags[p]))
+    lag = {m: pulp.LpAffineExpression(terms) for m, terms in load.items()}
     z = pulp.LpVariable("z", min(data.level1_floor, heuristic_level), heuristic_level)
     for m in range(problem.num_members):
         model += z >= lag[m]
@@ -103,18 +107,21 @@ def solve(
         for a, b in zip(members, members[1:]):
             model += lag[a] <= lag[b]
     for partitions in data.partition_classes():
+        # Owners in subscriber order, non-decreasing along the class (as CP-SAT: one row per pair).
+        if time.perf_counter() > deadline:
+            return data.bounds_only()
         subscribers = data.candidates(partitions[0]).tolist()
-        for p, q in zip(partitions, partitions[1:]):
-            for k in range(1, len(subscribers)):
-                model += pulp.lpSum(x[q, m] for m in subscribers[:k]) <= pulp.lpSum(x[p, m] for m in subscribers[:k])
+        positions = [pulp.LpAffineExpression([(x[p, m], k) for k, m in enumerate(subscribers)]) for p in partitions]
+        for before, after in zip(positions, positions[1:]):
+            model += before <= after
     if variant == "sticky":
         owned = [p for p in data.partitions.tolist() if data.previous[p] >= 0]
         second = len(owned) - pulp.lpSum(x[p, int(data.previous[p])] for p in owned)
     else:
         terms = []
         for k, (p, q, coefficient, common) in enumerate(data.pairs()):
-            if k % 64 == 0 and time.perf_counter() > started + time_limit:
-                return data.result(Ranked("unknown"), x)  # out of time while building: the hint's answer
+            if k % 64 == 0 and time.perf_counter() > deadline:
+                return data.bounds_only()
             same = pulp.LpVariable(f"same_{p}_{q}", cat="Binary")
             for m in common.tolist():
                 model += same >= x[p, m] + x[q, m] - 1

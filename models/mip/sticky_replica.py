@@ -77,18 +77,23 @@ def solve(
     rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
     original = original_sets(problem)
 
-    x = {(p, b): pulp.LpVariable(f"x_{p}_{b}", cat="Binary") for p in partitions for b in brokers}
-    y = {(p, b): pulp.LpVariable(f"y_{p}_{b}", cat="Binary") for p in partitions for b in brokers}
+    info = {} if max_moves is None else {"max_moves": max_moves}
+    late = Result(problem, "sticky-replica", None, "unknown", info=info)  # the limit ran out while building
+    x, y = {}, {}
     for p in partitions:
-        model += pulp.lpSum(x[p, b] for b in brokers) == factors[p]
-        model += pulp.lpSum(y[p, b] for b in brokers) == min(factors[p], 1)
+        if time.perf_counter() > started + time_limit:
+            return late
+        xs = [pulp.LpVariable(f"x_{p}_{b}", cat="Binary") for b in brokers]
+        ys = [pulp.LpVariable(f"y_{p}_{b}", cat="Binary") for b in brokers]
+        x.update(((p, b), v) for b, v in zip(brokers, xs))
+        y.update(((p, b), v) for b, v in zip(brokers, ys))
+        model += pulp.lpSum(xs) == factors[p]
+        model += pulp.lpSum(ys) == min(factors[p], 1)
         for b in brokers:
-            model += y[p, b] <= x[p, b]
+            model += ys[b] <= xs[b]
 
     bounds = count_bounds(problem, max_moves, target)
     level1, level3, upper1, upper3 = [], [], 0, 0
-    info = {} if max_moves is None else {"max_moves": max_moves}
-    late = Result(problem, "sticky-replica", None, "unknown", info=info)  # the limit ran out while building
     for b in brokers:
         if time.perf_counter() > started + time_limit:
             return late

@@ -165,3 +165,29 @@ def test_assign_without_an_answer_exits_3_like_reassign():
     assert done.returncode == 3, done.stderr
     assert json.loads(done.stdout) == {"assignment": None, "status": "unknown", "objective": []}
     assert done.stderr.splitlines()[-1] == "rebalance-lab assign: no answer (unknown)"
+
+
+HARNESS_OUT_OF_RANGE = {  # issue 11, finding 3: `compare --time-limit -1` started Spark and solved on
+    "compare time limit -1": ("compare", "--suite", "smoke", "--time-limit", "-1"),
+    "compare time limit nan": ("compare", "--suite", "smoke", "--time-limit", "nan"),
+    "compare batch size 0": ("compare", "--suite", "smoke", "--batch-size", "0"),
+    "compare limit -1": ("compare", "--suite", "smoke", "--limit", "-1"),
+    "gate time limit 0": ("gate", "--time-limit", "0"),
+    "gate unknown suite": ("gate", "--suite", "bogus"),
+}
+
+
+@pytest.mark.parametrize("args", HARNESS_OUT_OF_RANGE.values(), ids=HARNESS_OUT_OF_RANGE.keys())
+def test_harness_options_are_range_checked(args, tmp_path, capsys):
+    """Tests that `compare` and `gate` refuse out-of-range options at once: exit 2, one stderr line
+    (in-process: the parser exits before anything is run)."""
+    from experiments.cli import main
+
+    command, *options = args
+    with pytest.raises(SystemExit) as caught:
+        main([command, *options, *(["--out", str(tmp_path / "out")] if command == "compare" else [])])
+    out, err = capsys.readouterr()
+    assert caught.value.code == 2 and out == "", err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"rebalance-lab {command}: error: argument {options[-2]}"), lines
+    assert not (tmp_path / "out").exists()

@@ -36,8 +36,9 @@ def test_report_lists_the_disagreement_of_a_results_folder(tmp_path):
 
 
 def test_gate_fails_on_any_disagreement(monkeypatch, capsys, tmp_path):
-    """Tests that the gate exits 1 naming the scenario before comparing any statistic."""
+    """Tests that the gate exits 1 naming the scenario before comparing any statistic (the committed
+    baseline is read first: a missing one is exit 2 before any solving)."""
     monkeypatch.setattr(gate, "gate_rows", lambda *args, **kwargs: rows_with_a_disagreement())
-    assert main(["gate", "--baseline", str(tmp_path / "none.json"), "--no-progress"]) == 1
+    assert main(["gate", "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "exact solvers disagree on 1 scenarios" in err and "hot" in err and "beaten by" in err

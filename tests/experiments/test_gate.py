@@ -50,3 +50,21 @@ def test_regressions_table_names_each_worse_statistic_and_missing_heuristics():
     assert set(map(tuple, table[["heuristic", "statistic"]].to_numpy())) == {
         ("a/x", "valid"), ("a/x", "mean_gap2"), ("a/gone", "(missing)")}
     assert np.isclose(gate.TOLERANCE, 1e-9)
+
+
+def test_bad_baseline_is_exit_2_before_any_solving(tmp_path, monkeypatch, capsys):
+    """Tests that an unreadable baseline, or an --update into a folder that cannot be written, is exit 2
+    with one line before the suite is solved (issue 11: `--out` and friends checked before solving)."""
+    from experiments import gate
+    from experiments.cli import main
+
+    def no_solving(*args, **kwargs):
+        raise AssertionError("solved before the baseline was checked")
+
+    monkeypatch.setattr(gate, "gate_rows", no_solving)
+    assert main(["gate", "--baseline", str(tmp_path / "missing.json")]) == 2
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert main(["gate", "--update", "--baseline", str(blocked / "sub" / "gate.json")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and all(line.startswith("error: ") for line in lines), lines

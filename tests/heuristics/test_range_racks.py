@@ -139,3 +139,12 @@ def test_without_partition_racks_member_racks_change_nothing(rack):
     plain = load_problem(doc)
     assert np.array_equal(range_assignor.assign(plain).answer, [0, 0, 0, 1, 1])
     assert not np.array_equal(range_assignor.assign(with_racks).answer, [0, 0, 0, 1, 1]) or rack is None
+
+
+def test_co_partitioned_topics_of_rackless_subscribers_are_left_to_plain_ranges():
+    """Tests Kafka's grouping when racks are on elsewhere: t3, t4 (same rackless subscribers, 2 partitions
+    each) form a group keyed by an empty rack map and get plain ranges."""
+    doc = kafka_rack_group({"t1": 4, "t3": 2, "t4": 2}, 1, racks(2), ["a", "b", None, None],
+                           [["t1"], ["t1"], ["t3", "t4"], ["t3", "t4"]])
+    result = range_assignor.assign(load_problem(doc))
+    assert sorted_strings(result.assignment) == ["t1-0, t1-2", "t1-1, t1-3", "t3-0, t4-0", "t3-1, t4-1"]

@@ -40,7 +40,7 @@ def test_equal_subscriptions_and_counts_are_co_partitioned():
         "M0": {"T1": [0, 1], "T2": [0, 1]}, "M1": {"T1": [2], "T2": [2]}}
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(problem=groups(max_members=7, max_partitions=9))
 def test_equals_the_client_range_assignor_without_racks(problem):
     """Tests that the server range assignor cuts each topic as the client one does when racks play no part."""

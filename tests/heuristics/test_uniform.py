@@ -58,7 +58,7 @@ def test_overlapping_subscriptions_can_stay_almost_balanced():
     assert (answer == previous_owners(problem)).all()  # 3 * 10**2 = 300 < 302 was reachable
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(problem=groups(max_members=7, max_partitions=9))
 def test_homogeneous_groups_are_balanced_and_keep_what_they_can(problem):
     """Tests that in homogeneous groups counts differ by at most one, and every member keeps
@@ -76,7 +76,7 @@ def test_homogeneous_groups_are_balanced_and_keep_what_they_can(problem):
     assert (kept == np.minimum(owned, counts)).all()
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(problem=groups(max_members=7, max_partitions=9))
 def test_every_subscribed_partition_goes_to_a_subscriber(problem):
     """Tests validity on any group: each partition of a subscribed topic goes to one subscriber."""

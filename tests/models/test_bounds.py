@@ -18,6 +18,7 @@ from support.cluster_strategies import clusters
 from support.lag_strategies import lag_groups
 from models.registry import STRATEGIES
 from support.problem_strategies import groups
+from support.rack_strategies import rack_groups
 from problems import evaluate, load_problem
 from support.stream_join_strategies import joins
 
@@ -81,6 +82,13 @@ def check_family(problem, strategy: str, variants=(None,)) -> int:
 def test_sticky_bounds(problem):
     """Tests sticky's CP-SAT, MIP and flow bounds against every answer found."""
     check_family(problem, "sticky")
+
+
+@settings(max_examples=10, deadline=None)
+@given(rack_groups(max_members=7, max_topics=4, max_partitions=10))
+def test_rack_aware_bounds(problem):
+    """Tests rack-aware's CP-SAT, MIP and flow bounds against every answer found."""
+    check_family(problem, "rack-aware")
 
 
 @settings(max_examples=10, deadline=None)

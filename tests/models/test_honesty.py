@@ -111,6 +111,66 @@ def test_cpsat_returns_its_hint_when_time_runs_out_first():
     assert result.objective[0] <= lag_heuristic.assign(problem).objective[0]
 
 
+def test_mip_with_one_hot_partition_among_40_is_not_called_optimal():
+    """Tests the issue's 40-partition, 5-member group, lags 1..1000 plus one of 1e6, `--time-limit 2`: the MIP
+    said `optimal [1000914, 1001925701923]` and CP-SAT found a better level 2; now a valid answer whose bound
+    is below every answer CP-SAT finds, and `optimal` only when CP-SAT cannot beat it."""
+    lags = random_lags(6, 40, 1, 1001)
+    lags[17] = 10**6
+    problem = one_topic(lags, members=5)
+    by_mip = mip_lag.solve(problem, time_limit=2)
+    by_cpsat = cpsat_lag.solve(problem, time_limit=3)
+    assert by_mip.valid and by_cpsat.valid and by_mip.status in ("optimal", "feasible")
+    assert tuple(by_mip.bound) <= tuple(by_mip.objective) and tuple(by_mip.bound) <= tuple(by_cpsat.objective)
+    if by_mip.status == "optimal":
+        assert tuple(by_mip.objective) <= tuple(by_cpsat.objective)
+    if by_cpsat.status == "optimal":
+        assert tuple(by_cpsat.objective) <= tuple(by_mip.objective)
+
+
+THREE_TOPICS = {  # issue 11, finding 1: `--solver mip` ended in a TypeError traceback on it, every time
+    "topics": {"t0": 4, "t1": 6, "t2": 5},
+    "members": [
+        {"id": "c0", "topics": ["t0", "t1", "t2"], "owned": {"t0": [0, 1], "t1": [0]}, "generation": 3},
+        {"id": "c1", "topics": ["t0", "t1", "t2"], "owned": {"t1": [1, 2, 3]}, "generation": 3},
+        {"id": "c2", "topics": ["t0", "t1", "t2"], "owned": {"t2": [0, 1, 2, 3]}, "generation": 3},
+        {"id": "c3", "topics": ["t0", "t1", "t2"]},
+        {"id": "c4", "topics": ["t0", "t1", "t2"]},
+    ],
+}
+
+
+@pytest.mark.parametrize("strategy, variant", [("sticky", None), ("lag-aware", None), ("lag-aware", "sticky")])
+def test_mip_on_a_three_topic_five_member_group_without_lags(strategy, variant):
+    """Tests the issue's 3-topic, 5-member sticky group with no lags: the MIP proves the optimum CP-SAT proves."""
+    from models import registry
+
+    problem = load_problem(THREE_TOPICS)
+    options = {"time_limit": 10} | ({"variant": variant} if variant else {})
+    by_mip = registry.solve(problem, strategy, "mip", **options)
+    by_cpsat = registry.solve(problem, strategy, "cpsat", **options)
+    assert by_mip.status == by_cpsat.status == "optimal" and by_mip.valid
+    assert by_mip.objective == by_cpsat.objective and list(by_mip.bound) == by_mip.objective[: len(by_mip.bound)]
+    assert by_mip.info.get("moves") == by_cpsat.info.get("moves")
+
+
+def test_main_jobs_few_topics_scenario_has_no_disagreement():
+    """Tests finding 6's scenario of the main job, `lag-aware/fresh/few-topics-uniform/p24-m4-t2/s1`: the MIP
+    and CP-SAT both said `optimal` with level 2 of 376,219,631,739 and 375,093,221,571; now no two `optimal`
+    answers differ, no answer beats an `optimal` one and every bound is below every answer."""
+    from experiments.scenarios import Scenario, build_problem
+
+    scenario = Scenario("group", "lag-aware", "fresh", 24, 4, 2, 1, pattern="few-topics", lags="uniform")
+    problem = load_problem(build_problem(scenario))
+    found = [cpsat_lag.solve(problem, time_limit=6), mip_lag.solve(problem, time_limit=3)]
+    answers = [tuple(r.objective) for r in found]
+    assert all(r.valid for r in found)
+    for result in found:
+        assert all(tuple(result.bound) <= answer for answer in answers), (result.status, result.bound, answers)
+        if result.status == "optimal":
+            assert all(tuple(result.objective) <= answer for answer in answers), answers
+
+
 # -------------------------------------------------------- finding 2: deadlines
 def placement(partitions: int, brokers: int, seed: int):
     rng = random.Random(seed)
@@ -120,25 +180,70 @@ def placement(partitions: int, brokers: int, seed: int):
     return load_problem(doc)
 
 
+#: name -> (time limit, the call: building the problem, the model and every solve).  Instances none of
+#: them proves within the limit; the issue's sizes where it measured overruns (lag-aware 2,000 x 40 was
+#: still building after 120 s; CP-SAT's building took 3.1 s and 4.3 s of a 2 s limit; the MIP on
+#: 600 partitions took 7.2 s).
 LIMITED = {
-    "lag-aware cpsat": lambda: cpsat_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1),
-    "lag-aware mip": lambda: mip_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1),
-    "replica cpsat": lambda: cpsat_replica.solve(placement(300, 9, 0), time_limit=1),
-    "replica mip": lambda: mip_replica.solve(placement(300, 9, 0), time_limit=1),
+    "lag-aware cpsat 80x6": (1, lambda: cpsat_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1)),
+    "lag-aware mip 80x6": (1, lambda: mip_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1)),
+    "lag-aware cpsat 2000x40 sticky": (2, lambda: cpsat_lag.solve(one_topic(random_lags(0, 2000, 1, 1000), 40),
+                                                                  time_limit=2, variant="sticky")),
+    "lag-aware mip 2000x40 sticky": (2, lambda: mip_lag.solve(one_topic(random_lags(0, 2000, 1, 1000), 40),
+                                                              time_limit=2, variant="sticky")),
+    "lag-aware cpsat 300x40": (3, lambda: cpsat_lag.solve(one_topic(random_lags(0, 300, 1, 1000), 40),
+                                                          time_limit=3)),
+    "replica cpsat 300": (1, lambda: cpsat_replica.solve(placement(300, 9, 0), time_limit=1)),
+    "replica mip 300": (2, lambda: mip_replica.solve(placement(300, 9, 0), time_limit=2)),
+    "replica cpsat 600": (2, lambda: cpsat_replica.solve(placement(600, 12, 1), time_limit=2)),
+    "replica mip 600": (2, lambda: mip_replica.solve(placement(600, 12, 1), time_limit=2)),
+    "replica cpsat 1000": (2, lambda: cpsat_replica.solve(placement(1000, 12, 1), time_limit=2)),
+    "replica mip 1000": (2, lambda: mip_replica.solve(placement(1000, 12, 1), time_limit=2)),
 }
 
 
 @pytest.mark.parametrize("case", LIMITED)
 def test_exact_solvers_stop_within_the_limit_plus_grace(case):
-    """Tests that the limit covers model building, files and every level: 1 s + the documented grace."""
+    """Tests that the limit covers model building, files and every level: limit + the documented grace
+    (CP-SAT: its hint completion, HINT_SECONDS; the MIP: GRACE_SECONDS before its process is killed),
+    measured from the call, on instances the solver cannot prove in time."""
+    limit, call = LIMITED[case]
     started = time.perf_counter()
-    result = LIMITED[case]()
+    result = call()
     elapsed = time.perf_counter() - started
     grace = mip_common.GRACE_SECONDS if "mip" in case else cpsat_common.HINT_SECONDS
-    assert elapsed <= 1 + grace + SLACK, f"{case}: {elapsed:.2f} s for a 1 s limit"
-    assert result.status in ("feasible", "optimal", "unknown")
+    assert elapsed <= limit + grace + SLACK, f"{case}: {elapsed:.2f} s for a {limit} s limit"
+    assert result.status in ("feasible", "unknown"), (case, result.status)
     if result.answer is not None:
         assert result.valid
+    if "cpsat" in case or "lag-aware" in case:  # the hint's answer is never lost
+        assert result.status == "feasible"
+
+
+def test_a_solver_process_past_the_limit_is_killed_after_the_grace():
+    """Tests the MIP's last resort: a solver process still running GRACE_SECONDS after the deadline is killed
+    (here one that would run 30 s)."""
+    started = time.perf_counter()
+    finished = mip_common._run(["sleep", "30"], started + 0.2, None)
+    elapsed = time.perf_counter() - started
+    assert not finished and 0.2 + mip_common.GRACE_SECONDS <= elapsed <= 0.2 + mip_common.GRACE_SECONDS + SLACK
+
+
+def test_cpsat_does_not_start_a_model_it_cannot_load_in_the_time_left():
+    """Tests that CP-SAT, which loads a large model before it looks at its limit (measured: 2.3-4.2 s for
+    325,000 variables and constraints with a 0.01 s limit), is not started when the time left is below
+    its estimated loading time: `unknown` at once, or the previous level's answer as `feasible`."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    x = [model.new_bool_var(f"x{i}") for i in range(20_000)]
+    model.add(sum(x) >= 3)
+    for a, b in zip(x, x[1:]):
+        model.add_implication(a, b)
+    assert cpsat_common.load_seconds(model) > 0.1 + cpsat_common.OVERRUN_SECONDS
+    started = time.perf_counter()
+    ranked = cpsat_common.solve_ranked(model, [sum(x)], time_limit=0.1, started=started)
+    assert ranked.status == "unknown" and time.perf_counter() - started < 0.1 + SLACK
 
 
 # ------------------------------------------------ cross-backend, per family

@@ -3,7 +3,8 @@
 The Java side gets the ``GroupSpec`` the group coordinator builds (``peers.kafka_java.server_input``);
 ours gets the document.  Random groups cover homogeneous and heterogeneous subscriptions (by
 topic *name*, missing topics included, as ``ModernGroup`` decides), static members, random
-``topic_ids`` or none, and current assignments of three kinds: random claims (stale, conflicting,
+``topic_ids`` or none, KIP-881 racks or none (the server assignors of Kafka 4.0 ignore them), and
+current assignments of three kinds: random claims (stale, conflicting,
 on unsubscribed topics), Kafka's own previous answer after members joined, left or changed their
 subscriptions (the incremental case), and none.  The Java hash orders the heuristics reproduce
 are checked against ``java.util.HashMap`` / ``HashSet`` directly.
@@ -40,37 +41,49 @@ TOPICS = [f"topic-{i}" for i in range(12)]
 
 @st.composite
 def server_documents(draw, max_members: int = 12, max_partitions: int = 24) -> dict:
-    """A random KIP-848 consumer group: subscriptions, static members, topic ids, current assignment."""
+    """A random KIP-848 consumer group: subscriptions, static members, topic ids, racks, current assignment.
+
+    Hypothesis draws the shape (a handful of values); the contents come from a drawn seed
+    (numpy's PCG64), which keeps 300 examples cheap.
+    """
     topic_count = draw(st.integers(1, len(TOPICS)))
-    topics = {name: draw(st.integers(0, max_partitions)) for name in TOPICS[:topic_count]}
-    everything = [*topics, "not-created"]
+    member_count = draw(st.integers(1, max_members))
     homogeneous = draw(st.booleans())
-    shared = draw(st.lists(st.sampled_from(everything), unique=True, min_size=1))
-    buckets = [draw(st.lists(st.sampled_from(everything), unique=True)) for _ in range(draw(st.integers(1, 4)))]
-    count = draw(st.integers(1, max_members))
-    ids = draw(st.lists(st.text("abcXYZ019-", min_size=1, max_size=6), min_size=count, max_size=count, unique=True))
     owned_kind = draw(st.sampled_from(["none", "random", "random"]))
+    racks, ids = draw(st.integers(0, 3)) == 0, draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    topics = {name: int(rng.integers(0, max_partitions + 1)) for name in TOPICS[:topic_count]}
+    everything = [*topics, "not-created"]
+
+    def subset(minimum: int = 0) -> list[str]:
+        chosen = [everything[i] for i in rng.permutation(len(everything)) if rng.random() < 0.5]
+        return chosen or everything[:minimum]
+
+    shared = subset(1)
+    buckets = [subset() for _ in range(int(rng.integers(1, 5)))]
     members = []
-    for i, member_id in enumerate(ids):
-        subscription = shared if homogeneous else draw(st.sampled_from(buckets))
-        member: dict = {"id": member_id, "topics": list(subscription)}
-        if draw(st.integers(0, 3)) == 0:
-            member["instance_id"] = f"instance-{draw(st.integers(0, 999))}-{i}"
-        if owned_kind == "random" and draw(st.booleans()):
+    for i in range(member_count):
+        member_id = "".join(rng.choice(list("abcXYZ019-"), size=int(rng.integers(1, 7)))) + f"{i}"
+        member: dict = {"id": member_id, "topics": list(shared if homogeneous else buckets[rng.integers(len(buckets))])}
+        if rng.random() < 0.25:
+            member["instance_id"] = f"instance-{rng.integers(1000)}-{i}"
+        if owned_kind == "random" and rng.random() < 0.5:
             owned = {}
-            for topic in draw(st.lists(st.sampled_from(everything), unique=True, max_size=4)):
+            for topic in rng.permutation(everything)[: int(rng.integers(0, 5))].tolist():
                 limit = topics.get(topic, 2) + 2  # sometimes beyond the partition count: stale
-                owned[topic] = draw(st.lists(st.integers(0, limit), unique=True, max_size=limit))
+                owned[topic] = rng.permutation(limit + 1)[: int(rng.integers(0, limit + 1))].tolist()
             member["owned"] = owned
-            if draw(st.integers(0, 2)):
-                member["generation"] = draw(st.integers(0, 2))
+            if rng.random() < 0.67:
+                member["generation"] = int(rng.integers(0, 3))
+        if racks:  # KIP-881 racks: Kafka 4.0's server assignors do not read them
+            member["rack"] = f"r{rng.integers(3)}"
         members.append(member)
     doc = {"topics": topics, "members": members}
-    if draw(st.booleans()):
-        doc["topic_ids"] = {t: base64.urlsafe_b64encode(draw(st.binary(min_size=16, max_size=16))).decode().rstrip("=")
-                            for t in topics}
-        if len(set(doc["topic_ids"].values())) < len(topics) or "AAAAAAAAAAAAAAAAAAAAAA" in doc["topic_ids"].values():
-            doc.pop("topic_ids")
+    if racks:
+        doc["partition_racks"] = {t: [[f"r{r}" for r in range(3) if rng.random() < 0.5] for _ in range(n)]
+                                  for t, n in topics.items()}
+    if ids:
+        doc["topic_ids"] = {t: base64.urlsafe_b64encode(rng.bytes(16)).decode().rstrip("=") for t in topics}
     return doc
 
 

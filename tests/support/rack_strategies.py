@@ -1,7 +1,7 @@
 """Hypothesis strategies for rack-aware consumer groups (test support; their exhaustive optimum: :mod:`support.exhaustive`).
 
-Every group has ``partition_racks`` (0-3 replica racks per partition, repeats allowed, among
-``r0``-``r3``; no member is on ``r3``), members on ``r0``-``r2`` or without a rack, equal or mixed
+Most groups have ``partition_racks`` (0-3 replica racks per partition, repeats allowed, among
+``r0``-``r3``; no member is on ``r3``; without it nothing counts as misaligned), members on ``r0``-``r2`` or without a rack, equal or mixed
 subscriptions, deleted topics, and previous assignments with generations (conflicting and stale
 claims included).
 """
@@ -35,9 +35,11 @@ def rack_documents(draw, max_members: int = 4, max_topics: int = 3, max_partitio
                                for t in member["topics"]}
             member["generation"] = draw(st.integers(0, 2))
         members.append(member)
-    replica_racks = st.lists(st.sampled_from(REPLICA_RACKS), max_size=3)
-    racks = {t: draw(st.lists(replica_racks, min_size=n, max_size=n)) for t, n in topics.items()}
-    return {"topics": topics, "members": members, "partition_racks": racks}
+    doc = {"topics": topics, "members": members}
+    if draw(st.integers(0, 5)):  # now and then none: nothing counts as misaligned
+        replica_racks = st.lists(st.sampled_from(REPLICA_RACKS), max_size=3)
+        doc["partition_racks"] = {t: draw(st.lists(replica_racks, min_size=n, max_size=n)) for t, n in topics.items()}
+    return doc
 
 
 def rack_groups(**kwargs):

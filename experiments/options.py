@@ -1,0 +1,42 @@
+"""Argument types of the command line shared by its subcommands (argparse ``type=`` callables)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+
+def integer_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``[low, high]``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range [{low}, {high}]")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type``: a positive, finite number of seconds (at most a year)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 365 * 86400:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, 31536000]")
+    return value
+
+
+def broker_ids(text: str) -> list[int]:
+    """An argparse ``type``: comma-separated broker ids (integers >= 0)."""
+    try:
+        ids = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of broker ids") from None
+    if any(i < 0 for i in ids):
+        raise argparse.ArgumentTypeError(f"{text!r}: broker ids are >= 0")
+    return ids
