@@ -6,7 +6,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 # Kafka's own code as test and benchmark peers (peers/): the Java assignors and
-# replica placement of the release peers/java/pom.xml pins (Maven), and franz-go's
+# replica placement of the release peers/java/pom.xml pins (Maven; with the broker, Kafka's tools and
+# slf4j-simple for the live-cluster tests of tests/clients/), and franz-go's
 # sticky balancer (Go).  Built when missing or changed (a stamp in target/, the binary).
 PEER_JAVA := peers/java/target/.built
 PEER_GO := peers/franz_go/franz-go-peer

@@ -29,3 +29,14 @@ def seconds(text: str) -> float:
     if not 0 < value <= 365 * 86400:
         raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, 31536000]")
     return value
+
+
+def broker_ids(text: str) -> list[int]:
+    """An argparse ``type``: comma-separated broker ids (integers >= 0)."""
+    try:
+        ids = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of broker ids") from None
+    if any(i < 0 for i in ids):
+        raise argparse.ArgumentTypeError(f"{text!r}: broker ids are >= 0")
+    return ids

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from experiments.options import broker_ids, seconds
 from problems import ProblemError
 
 HELP = """\
@@ -28,35 +29,13 @@ examples:
 """
 
 
-def positive_seconds(text: str) -> float:
-    """An argparse ``type``: seconds in (0, 3600]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, 3600]")
-    return value
-
-
-def broker_ids(text: str) -> list[int]:
-    """An argparse ``type``: comma-separated broker ids."""
-    try:
-        ids = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of broker ids") from None
-    if any(i < 0 for i in ids):
-        raise argparse.ArgumentTypeError(f"{text!r}: broker ids are >= 0")
-    return ids
-
-
 def add_cluster_arguments(parser: argparse.ArgumentParser, *, group: bool = False, placement: bool = False) -> None:
     """``--bootstrap-server`` and ``--timeout`` (and ``--group`` / ``--topics``, ``--remove-brokers``)."""
     from clients.cluster import TIMEOUT
 
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT",
                         help="read the problem from a live Kafka cluster instead of a file")
-    parser.add_argument("--timeout", type=positive_seconds, default=TIMEOUT, metavar="SEC",
+    parser.add_argument("--timeout", type=seconds, default=TIMEOUT, metavar="SEC",
                         help=f"seconds to wait for the cluster, per request (default {TIMEOUT:g})")
     if group:
         parser.add_argument("--group", metavar="G", help="the consumer group (with --bootstrap-server)")

@@ -21,7 +21,7 @@ from collections import Counter
 import pytest
 
 from clients.kafka_python import assignor
-from kafka_support import commit, create_topic, produce
+from support.kafka_support import commit, create_topic, produce
 from models import solve
 from problems import load_problem
 
@@ -190,10 +190,17 @@ def test_assignor_in_a_live_group(kafka_cluster, admin, strategy):
     total = sum(counts.values())
     group = Group(kafka_cluster, admin, group_name, topics, strategy, commits=strategy != "lag-aware")
     try:
-        group.forget()
-        for name in ("c0", "c1", "c2"):
-            group.add(name)
-        group.settle(total)
+        for attempt in range(2):  # kafka-python may drop a consumer while a group forms (a fenced member
+            group.forget()        # that never rejoins, seen on a loaded machine): then form it afresh, once
+            for name in ("c0", "c1", "c2"):
+                group.add(name)
+            try:
+                group.settle(total)
+                break
+            except AssertionError:
+                if attempt:
+                    raise
+                group.stop()
         _check_step(group, None, None, lags)
 
         for step in ("leave", "join"):

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from kafka_support import create_topic, produce, run_json
+from support.kafka_support import create_topic, produce, run_json
 
 pytestmark = pytest.mark.kafka
 

@@ -1,8 +1,9 @@
 """The harness on a Spark standalone cluster: a master and two workers started from the installed PySpark.
 
 ``compare --suite smoke --master spark://127.0.0.1:PORT`` (a separate driver process, as a user
-runs it) must write the same rows as a ``local[2]`` run of the same suite (the session's ``spark``
-fixture), apart from timings: ``runtime_s``, ``peak_rss_mb`` and the run id, and, where an exact
+runs it) must write the same rows as the test run's own smoke run (``smoke_run``: the same
+``solve_frame`` that a ``local[2]`` job maps, solved once per test run; that a ``local[2]`` job
+writes those rows is ``tests/experiments/test_pipeline.py``'s check), apart from timings: ``runtime_s``, ``peak_rss_mb`` and the run id, and, where an exact
 solver stopped at its time limit in either run (a status other than ``optimal``), its status,
 levels and bounds (a 2-second limit is reached or not depending on the machine's load).  The README's "Use it
 with a real cluster" section shows the same commands.
@@ -20,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.pipeline import load_results, results_folder, run_suite
-from kraft_cluster import free_ports
+from experiments.results import load_results, results_folder
+from support.kraft_cluster import free_ports
 
 pytestmark = [pytest.mark.spark, pytest.mark.spark_cluster]
 
@@ -113,12 +114,12 @@ def standalone(tmp_path_factory):
         cluster.stop()
 
 
-def _rows(out: Path, run_id: str):
-    rows = load_results(results_folder(out, "smoke", run_id)).drop(columns=TIMINGS)
+def _rows(folder: Path):
+    rows = load_results(folder).drop(columns=TIMINGS)
     return rows.sort_values(KEY, na_position="first").reset_index(drop=True)
 
 
-def test_compare_on_a_standalone_cluster_equals_local(standalone, spark, tmp_path):
+def test_compare_on_a_standalone_cluster_equals_local(standalone, smoke_run, tmp_path):
     command = [sys.executable, "-m", "experiments.cli", "compare", "--suite", "smoke", "--master", standalone.master,
                "--out", str(tmp_path), "--run-id", "standalone", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -127,8 +128,7 @@ def test_compare_on_a_standalone_cluster_equals_local(standalone, spark, tmp_pat
     with urllib.request.urlopen(f"http://127.0.0.1:{standalone.ui}/json/", timeout=5) as answer:
         assert json.load(answer)["completedapps"], "the job did not run on the cluster"
 
-    run_suite("smoke", tmp_path, run_id="local", master="local[2]", progress=False)
-    on_cluster, here = _rows(tmp_path, "standalone"), _rows(tmp_path, "local")
+    on_cluster, here = _rows(results_folder(tmp_path, "smoke", "standalone")), _rows(smoke_run)
     assert len(on_cluster) == len(here) > 0
     assert on_cluster[KEY].equals(here[KEY])
     timed_out = (on_cluster["status"] != "optimal") | (here["status"] != "optimal")

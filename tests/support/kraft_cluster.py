@@ -209,7 +209,7 @@ def _kafka_uuid() -> str:
 
 
 def main() -> None:
-    """``python tests/kraft_cluster.py [FOLDER]``: start the test cluster, print its address, wait for Ctrl-C."""
+    """``python tests/support/kraft_cluster.py [FOLDER]``: start the test cluster, print its address, wait for Ctrl-C."""
     import signal
     import sys
     import tempfile
