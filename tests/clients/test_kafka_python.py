@@ -30,6 +30,11 @@ pytestmark = pytest.mark.kafka
 SETTLE_TIMEOUT = 60.0
 
 
+class NotSettled(AssertionError):
+    """The group did not reach one stable, full assignment in time (kafka-python can fence a member that
+    then never rejoins; seen on a loaded machine and once on a quiet one)."""
+
+
 class Member(threading.Thread):
     """One kafka-python consumer polling in its own thread; records what it consumes."""
 
@@ -38,12 +43,12 @@ class Member(threading.Thread):
         super().__init__(name=name, daemon=True)
         options = {"bootstrap_servers": bootstrap, "group_id": group} if strategy == "lag-aware" else {}
         self.assignor = assignor(strategy, **options)
-        self.documents: list[dict] = []  # every group document this member answered as the leader
+        self.documents: list[tuple[float, dict]] = []  # (when, document) this member answered as the leader
         answer = self.assignor.assign
 
         def recording(cluster, members):
             result = answer(cluster, members)
-            self.documents.append(self.assignor.last_document)
+            self.documents.append((time.monotonic(), self.assignor.last_document))
             return result
 
         self.assignor.assign = recording
@@ -56,6 +61,7 @@ class Member(threading.Thread):
         self.assignment: dict[str, list[int]] = {}
         self.member_id: str | None = None
         self.stopping = threading.Event()
+        self.rejoin = threading.Event()  # set by Group.settle for a member the group left behind
         self.error: BaseException | None = None
 
     def run(self):
@@ -65,6 +71,10 @@ class Member(threading.Thread):
             consumer = KafkaConsumer(**self.config)
             consumer.subscribe(self.topics)
             while not self.stopping.is_set():
+                if self.rejoin.is_set():  # kafka-python left out of a Stable group: join it again
+                    self.rejoin.clear()
+                    consumer.unsubscribe()
+                    consumer.subscribe(self.topics)
                 for tp, records in consumer.poll(timeout_ms=50).items():
                     for record in records:
                         self.sink.append((tp.topic, tp.partition, record.offset))
@@ -104,6 +114,7 @@ class Group:
         """Wait until the coordinator's Stable group and every consumer agree on a full assignment."""
         deadline = time.monotonic() + SETTLE_TIMEOUT
         seen = None
+        left_out: dict[str, float] = {}  # member name -> since when a Stable group has been without it
         while time.monotonic() < deadline:
             for member in self.members:
                 assert member.error is None, member.error
@@ -113,6 +124,17 @@ class Group:
                                                 if a["partitions"])
                          for m in info["members"]} if info["group_state"] == "Stable" else None
             actual = {m.member_id: sorted(m.assignment.items()) for m in self.members}
+            # kafka-python 3.0.12 can leave a fenced consumer out of the group for good (it keeps polling
+            # but never rejoins; seen with the lag-aware leader's slower assignment): after 5 s outside
+            # a Stable group it re-subscribes, as an application would, and joins as a new member.
+            for member in self.members:
+                if described is not None and member.member_id not in described:
+                    since = left_out.setdefault(member.name, time.monotonic())
+                    if time.monotonic() - since > 5.0:
+                        member.rejoin.set()
+                        left_out.pop(member.name)
+                else:
+                    left_out.pop(member.name, None)
             generations = {m.assignor.generation for m in self.members}
             if (described == actual and len(generations) == 1
                     and sum(len(p) for a in actual.values() for _, p in a) == total):
@@ -120,14 +142,15 @@ class Group:
                     return
                 seen = (actual, generations)
             time.sleep(0.5)
-        raise AssertionError(f"group {self.name} did not settle in {SETTLE_TIMEOUT:g} s: coordinator {described}, "
-                             f"consumers {actual}, generations {generations}")
+        raise NotSettled(f"group {self.name} did not settle in {SETTLE_TIMEOUT:g} s: coordinator {described}, "
+                         f"consumers {actual}, generations {generations}")
 
     def documents(self) -> list[dict]:
-        """The documents the leader answered since :meth:`forget`, in order (one leader per step)."""
-        leaders = [m for m in self.members if m.documents]
-        assert len(leaders) == 1, f"{len(leaders)} members assigned"
-        return leaders[0].documents
+        """The documents the leaders answered since :meth:`forget`, in time order (the leader changes when
+        kafka-python fences it and the coordinator elects another member)."""
+        answered = sorted((entry for m in self.members for entry in m.documents), key=lambda e: e[0])
+        assert answered, "no member assigned"
+        return [document for _, document in answered]
 
     def forget(self) -> None:
         for member in self.members:
@@ -175,13 +198,24 @@ def _check_step(group: Group, expected_owned: dict | None, generation: int | Non
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "lag-aware", "stream-join"])
 def test_assignor_in_a_live_group(kafka_cluster, admin, strategy):
+    """Runs the whole scenario in a fresh group; only when kafka-python's group never settles (a client
+    defect, :class:`NotSettled`) is it run once more, from scratch, in another fresh group. Every check of
+    the scenario applies to the run that counts."""
     topics = [f"{strategy}-a", f"{strategy}-b"]
     counts = {topics[0]: 5, topics[1]: 5 if strategy == "stream-join" else 3}
     produced = {t: [12 + p for p in range(n)] for t, n in counts.items()}
     for topic, n in counts.items():
         create_topic(admin, topic, n)
         produce(kafka_cluster.bootstrap, topic, produced[topic])
-    group_name = f"group-{strategy}"
+    try:
+        _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produced, f"group-{strategy}")
+    except NotSettled:
+        _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produced, f"group-{strategy}-again")
+
+
+def _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produced, group_name):
+    """Three consumers form the group, one leaves, one joins; each step checked (:func:`_check_step`), and
+    every message produced before is consumed exactly once (when the strategy's consumers commit)."""
     lags = None
     if strategy == "lag-aware":  # known lags: every partition committed at 0 or at a known offset
         offsets = {(t, p): (3 * p) % (c + 1) for t, n in produced.items() for p, c in enumerate(n)}
@@ -190,17 +224,9 @@ def test_assignor_in_a_live_group(kafka_cluster, admin, strategy):
     total = sum(counts.values())
     group = Group(kafka_cluster, admin, group_name, topics, strategy, commits=strategy != "lag-aware")
     try:
-        for attempt in range(2):  # kafka-python may drop a consumer while a group forms (a fenced member
-            group.forget()        # that never rejoins, seen on a loaded machine): then form it afresh, once
-            for name in ("c0", "c1", "c2"):
-                group.add(name)
-            try:
-                group.settle(total)
-                break
-            except AssertionError:
-                if attempt:
-                    raise
-                group.stop()
+        for name in ("c0", "c1", "c2"):
+            group.add(name)
+        group.settle(total)
         _check_step(group, None, None, lags)
 
         for step in ("leave", "join"):
