@@ -18,6 +18,33 @@ def create_topic(admin, name: str, partitions: int, replicas: dict[int, list[int
         topic = NewTopic(name, partitions, replication)
     admin.create_topics([topic], timeout_ms=30000)
     admin.wait_for_topics([name], timeout_ms=30000)
+    _wait_until_every_broker_knows(admin, name)
+
+
+def _wait_until_every_broker_knows(admin, name: str, seconds: float = 30.0) -> None:
+    """Wait until each broker's own metadata describes ``name`` and every partition of it without error: a
+    command started right after (a fresh admin client asking any broker) then finds it.  KRaft brokers
+    learn of a new topic from the metadata log a moment apart (measured: a snapshot right after creation
+    once found no topic)."""
+    import time
+
+    from kafka.admin import KafkaAdminClient
+
+    servers = [f"{b['host']}:{b['port']}" for b in admin.describe_cluster()["brokers"]]
+    deadline = time.monotonic() + seconds
+    for server in servers:
+        client = KafkaAdminClient(bootstrap_servers=server, request_timeout_ms=10000)
+        try:
+            while True:
+                described = client.describe_topics([name])
+                if described and described[0]["error_code"] == 0 and described[0]["partitions"] and all(
+                        p["error_code"] == 0 for p in described[0]["partitions"]):
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"broker {server} does not know topic {name!r} after {seconds:g} s")
+                time.sleep(0.1)
+        finally:
+            client.close()
 
 
 def produce(bootstrap: str, topic: str, counts: list[int]) -> None:
