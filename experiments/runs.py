@@ -28,7 +28,8 @@ from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evalu
 TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
 #: Placements up to this many partitions also get the exact moves/quality frontier
 #: (best levels 1-3 within k moves, k = 0 .. forced moves + FRONTIER_MOVES), one row per k
-#: (role ``frontier``; ``infeasible`` below the moves that removed brokers force).
+#: (role ``frontier``; ``infeasible`` below the moves that removed brokers force), within one
+#: budget of the suite's time limit per point.
 FRONTIER_PARTITIONS = 12
 FRONTIER_MOVES = 4
 SCENARIO_COLUMNS = {
@@ -122,8 +123,9 @@ def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
     try:
         started = time.perf_counter()
         forced = int((problem.replica_positions < 0).sum())  # replicas on removed brokers must move
-        points = frontier(problem, "sticky-replica", "cpsat", forced + FRONTIER_MOVES,
-                          time_limit=time_limit, workers=1, seed=0)
+        last = forced + FRONTIER_MOVES  # time_limit per point, as one budget for the whole frontier
+        points = frontier(problem, "sticky-replica", "cpsat", last, time_limit=time_limit * (last + 1),
+                          workers=1, seed=0)
         runtime = (time.perf_counter() - started) / max(len(points), 1)
     except Exception as error:  # a crashing solver is a row, not a failed job
         return [{**row, "variant": "frontier", "status": "error", "valid": False, "error": _describe(error)}]
