@@ -99,14 +99,14 @@ def with_recorded_optima(rows: pd.DataFrame, optima: dict[str, list[int]]) -> pd
 
 
 def statistics(rows: pd.DataFrame, counted: Collection[str] | None = None) -> dict[str, dict[str, float]]:
-    """Per ``objective/heuristic``: validity (every row) and gap statistics over proven-optimal scenarios,
+    """Per ``judged_on/heuristic``: validity (every row) and gap statistics over proven-optimal scenarios,
     only those of ``counted`` when given (the baseline's recorded ones)."""
     gap_rows = gaps(rows)
     if counted is not None:
         gap_rows["ref_status"] = gap_rows["ref_status"].where(gap_rows["scenario_id"].isin(list(counted)))
-    table = summary(gap_rows, by=("objective", "heuristic"), proven_only=True).fillna(EMPTY)
+    table = summary(gap_rows, by=("judged_on", "heuristic"), proven_only=True).fillna(EMPTY)
     return {
-        f"{row['objective']}/{row['heuristic']}": {
+        f"{row['judged_on']}/{row['heuristic']}": {
             "scenarios": int(row["scenarios"]), "compared": int(row["compared"]), "valid": float(row["valid"]),
             **{name: float(row[name]) for name in EMPTY},
         }

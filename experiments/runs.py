@@ -1,8 +1,8 @@
 """Solving scenarios in plain pandas: what the Spark job maps over.
 
 For each scenario row: build the problem, run every heuristic judged on the
-scenario's objective (and its named variants) and every exact solver of that
-objective, with a time limit and one CP-SAT worker, and re-score every answer
+scenario's strategy (``judged_on``; its named variants too) and every exact
+solver of that strategy, with a time limit and one CP-SAT worker, and re-score every answer
 with :func:`problems.evaluate`.  A solver that crashes or runs out of time
 yields a row saying so (status ``error`` / ``unknown``), never a failed job.
 Free of Spark, so it runs and is tested in a plain Python session.
@@ -33,7 +33,7 @@ TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
 FRONTIER_PARTITIONS = 12
 FRONTIER_MOVES = 4
 SCENARIO_COLUMNS = {
-    "scenario_id": "string", "family": "string", "objective": "string", "churn": "string",
+    "scenario_id": "string", "family": "string", "judged_on": "string", "churn": "string",
     "pattern": "string", "lags": "string", "partitions": "int64", "members": "int64", "topics": "int64",
     "replication": "int64", "size": "int64", "seed": "int64",
 }
@@ -85,9 +85,9 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
     base.update(scenario_id=scenario.scenario_id, size=scenario.size, suite_version=SUITE_VERSION,
                 versions=VERSIONS, time_limit_s=float(time_limit))
     problem = load_problem(build_problem(scenario))
-    names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.objective]]
+    names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.judged_on]]
     rows = []
-    for strategy, variant, solver in runs_for(scenario.objective):
+    for strategy, variant, solver in runs_for(scenario.judged_on):
         row = {**base, "strategy": strategy, "variant": variant or "", "solver": solver,
                "role": "heuristic" if solver == "heuristic" else "exact"}
         # Only exact backends that honour a time limit get one (flow runs to its optimum).
@@ -100,8 +100,8 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
             row["status"] = str(result.status)
             row["valid"] = False
             if result.answer is not None:
-                # Judged on the scenario's objective (range on sticky, kafka-default on sticky-replica, ...).
-                verdict = evaluate(problem, result.answer, scenario.objective)
+                # Judged on the scenario's strategy (range on sticky, kafka-default on sticky-replica, ...).
+                verdict = evaluate(problem, result.answer, scenario.judged_on)
                 row["valid"] = verdict.valid
                 for i, value in enumerate(verdict.objective[:LEVELS], start=1):
                     row[f"level{i}"] = value
