@@ -11,10 +11,13 @@ Free of Spark, so it runs and is tested in a plain Python session.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import resource
 import time
 import traceback
+from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
+from itertools import repeat
 
 import pandas as pd
 from tqdm import tqdm
@@ -148,13 +151,23 @@ def scenario_frame(scenarios: list[Scenario]) -> pd.DataFrame:
     return pd.DataFrame([{k: getattr(s, k) for k in Scenario.__dataclass_fields__} for s in scenarios])
 
 
-def solve_frame(frame: pd.DataFrame, time_limit: float, progress: str | None = None) -> pd.DataFrame:
-    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title."""
-    rows: list[dict] = []
+def solve_frame(frame: pd.DataFrame, time_limit: float, progress: str | None = None,
+                processes: int = 1) -> pd.DataFrame:
+    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title.
+
+    ``processes`` > 1 (``rebalance-lab gate`` without Spark): the scenarios are shared among that many
+    worker processes (one scenario per task, each on its own core as every solver is single-threaded);
+    the rows come back in ``frame``'s order, as from one process.
+    """
     fields = Scenario.__dataclass_fields__
-    records = frame.to_dict("records")
-    for record in tqdm(records, desc=progress, unit="scenario", disable=progress is None):
-        scenario = Scenario(**{k: record[k] for k in fields})
-        rows.extend(solve_scenario(scenario, time_limit))
-    out = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    scenarios = [Scenario(**{k: record[k] for k in fields}) for record in frame.to_dict("records")]
+    processes = min(processes, len(scenarios))
+    bar = dict(total=len(scenarios), desc=progress, unit="scenario", disable=progress is None)
+    if processes > 1:
+        # spawn: a fork would copy the parent's solver libraries' threads and locks
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+            parts = list(tqdm(pool.map(solve_scenario, scenarios, repeat(time_limit)), **bar))
+    else:
+        parts = (solve_scenario(scenario, time_limit) for scenario in tqdm(scenarios, **bar))
+    out = pd.DataFrame([row for part in parts for row in part], columns=list(RESULT_COLUMNS))
     return out.astype(RESULT_COLUMNS)

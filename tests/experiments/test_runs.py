@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import heuristics.roundrobin as roundrobin_assignor
 from experiments.scenarios import Scenario, suite
+from experiments.results import load_results
 from experiments.runs import RESULT_COLUMNS, runs_for, scenario_frame, solve_frame, solve_scenario
 
+KEY = ["scenario_id", "strategy", "variant", "solver"]
+LEVELS = ["valid", "level1", "level2", "level3", "level4"]
 
-def test_solve_frame_gives_one_typed_row_per_run():
-    """Tests that each smoke scenario yields one row per available run, typed as RESULT_COLUMNS."""
+
+def test_solve_frame_gives_one_typed_row_per_run(smoke_run):
+    """Tests that each smoke scenario yields one row per available run, typed as RESULT_COLUMNS, from two
+    worker processes (`rebalance-lab gate`'s way) in the frame's scenario order, with the heuristics' rows
+    of one process (``smoke_run``)."""
     scenarios = suite("smoke")
-    out = solve_frame(scenario_frame(scenarios), time_limit=2)
+    out = solve_frame(scenario_frame(scenarios), time_limit=2, processes=2)
+    assert list(out["scenario_id"].unique()) == [s.scenario_id for s in scenarios]
+    ours, here = (rows[rows["role"] == "heuristic"][[*KEY, *LEVELS]].astype(str).sort_values(KEY)
+                  .reset_index(drop=True) for rows in (out, load_results(smoke_run)))
+    assert len(ours) > 0 and ours.equals(here)
     assert list(out.columns) == list(RESULT_COLUMNS)
     expected = sum(len(runs_for(s.judged_on)) for s in scenarios)
     assert (out["role"] != "frontier").sum() == expected
