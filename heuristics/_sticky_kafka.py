@@ -130,6 +130,11 @@ def resolve_claims(problem: GroupProblem, position: np.ndarray) -> tuple[np.ndar
     members, partitions = members[live], partitions[live]
     if len(partitions) == 0:
         return kept, doubly
+    contested = np.bincount(partitions, minlength=problem.num_partitions)[partitions] > 1
+    kept[partitions[~contested]] = members[~contested]
+    if not contested.any():  # the common case: nothing to sort
+        return kept, doubly
+    members, partitions = members[contested], partitions[contested]  # usually few: only these are sorted
     order = np.lexsort((position[members], partitions))
     members, partitions = members[order], partitions[order]
     first = np.ones(len(partitions), dtype=bool)

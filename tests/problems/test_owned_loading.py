@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from problems import checks, load_problem
+from problems import checks, load_problem, resolve_claims
 from problems.errors import ProblemError
 from problems.io import _check_repeats, _frozen, _item_field, _offsets, _parse_owned, _stale_claims
 from support.problem_strategies import group_documents
@@ -138,3 +138,18 @@ def test_many_claims_of_every_width():
     doc = {"topics": topics, "members": members}
     same(outcome(_parse_owned, doc), outcome(old_parse_owned, doc))
     check_problem({**doc, "topics": dict.fromkeys(topics, 10**6)})  # some claims beyond: stale
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 7), st.integers(-1, 2)), max_size=30))
+def test_claims_resolve_to_the_unique_highest_generation(claims):
+    """Tests problems.resolve_claims (the unclaimed-twice shortcut and the sort) against a loop over the keys."""
+    members, keys, generations = (np.array(c, dtype=np.int64).reshape(-1) for c in zip(*claims)) if claims else (
+        np.zeros(0, dtype=np.int64),) * 3
+    owner = np.full(8, -1, dtype=np.int64)
+    resolve_claims(owner, members, keys, generations)
+    expected = np.full(8, -1, dtype=np.int64)
+    for key in set(keys.tolist()):
+        top = max(g for k, g in zip(keys.tolist(), generations.tolist()) if k == key)
+        winners = [m for m, k, g in zip(members.tolist(), keys.tolist(), generations.tolist()) if k == key and g == top]
+        expected[key] = winners[0] if len(winners) == 1 else -1
+    assert owner.tolist() == expected.tolist()
