@@ -88,6 +88,8 @@ def _parse_group(doc: dict) -> GroupProblem:
     by_list: dict[int, tuple] = {}
     shared: dict[tuple, tuple] = {}
     checked: dict[int, bool] = {}
+    last_list: list | None = None
+    last_key: tuple | None = None
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
@@ -107,6 +109,8 @@ def _parse_group(doc: dict) -> GroupProblem:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
         key = by_list.get(id(subscription))
+        if key is None and subscription == last_list:  # the previous member's, checked (a file has one list per member)
+            key = last_key
         if key is None:
             if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
                 checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
@@ -121,6 +125,7 @@ def _parse_group(doc: dict) -> GroupProblem:
                 raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
             checked[id(key)] = distinct <= known
         subscriptions.append(key)
+        last_list, last_key = subscription, key
         if not checked[id(key)]:
             for j, name in enumerate(subscription):
                 if name not in known:
