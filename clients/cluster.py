@@ -201,12 +201,22 @@ def group_document(admin, group: str, servers: str, *, reset: str = "latest") ->
         members.append(member)
     doc = group_problem_document(members, counts, partition_lags(admin, group, counts, reset))
     racks = {b["broker_id"]: b.get("rack") for b in admin.describe_cluster()["brokers"]}
-    if racks and all(racks.values()):  # KIP-881: the racks of each partition's replicas
-        doc["partition_racks"] = {
-            t["name"]: [[racks[r] for r in p["replica_nodes"] if r in racks]
-                        for p in sorted(t["partitions"], key=lambda p: p["partition_index"])]
-            for t in topics}
+    replicas = {t["name"]: [p["replica_nodes"] for p in sorted(t["partitions"], key=lambda p: p["partition_index"])]
+                for t in topics}
+    placed = partition_racks(racks, replicas)
+    if placed is not None:
+        doc["partition_racks"] = placed
     return doc
+
+
+def partition_racks(racks: dict[int, str | None], replicas: dict[str, list[list[int]]]) -> dict | None:
+    """KIP-881's racks of each partition's replicas, ``{topic: [[rack, ...] per partition]}``, from the
+    brokers' racks (``{broker id: rack or None}``) and ``{topic: [replica broker ids per partition]}``;
+    ``None`` unless every broker has a rack (a group document's ``partition_racks`` is all or nothing)."""
+    if not racks or not all(racks.values()):
+        return None
+    return {topic: [[racks[r] for r in nodes if r in racks] for nodes in partitions]
+            for topic, partitions in replicas.items()}
 
 
 def partition_lags(admin, group: str, counts: dict[str, int], reset: str = "latest") -> dict[str, list[int]]:
