@@ -248,8 +248,8 @@ def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strat
         An ``owner`` array (consumer group) or a ``replicas`` array (placement).
     strategy
         A key of :data:`problems.objectives.STRATEGY_OBJECTIVE`; it selects the hard
-        constraints and the objective (:func:`problems.objectives.objective_of`: a baseline is judged on ``rack-aware``
-        when the problem has racks).
+        constraints and the objective (:func:`problems.objectives.objective_of`: a
+        baseline is judged on ``rack-aware`` when the problem has racks).
 
     Returns
     -------
