@@ -29,6 +29,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from problems import ProblemError
+from problems.lags import kip169_lags
 
 #: Seconds to wait for a broker to answer (connection and each request).
 TIMEOUT = 10.0
@@ -170,13 +171,6 @@ def _offsets(admin, group: str, counts: dict[str, int]):
         rows.append((tp.topic, tp.partition, -1 if mark is None or mark.offset < 0 else int(mark.offset),
                      int(starts[tp].offset), int(ends[tp].offset)))
     return rows
-
-
-def kip169_lags(committed: np.ndarray, start: np.ndarray, end: np.ndarray, reset: str = "latest") -> np.ndarray:
-    """KIP-169's lag: ``end - committed`` (at least 0); without a committed offset (``-1``) 0 under
-    ``auto.offset.reset=latest``, ``end - start`` otherwise."""
-    since = np.where(committed >= 0, committed, end if reset == "latest" else start)
-    return np.maximum(end - since, 0)
 
 
 def group_topics(admin, group: str, servers: str) -> tuple[dict, list[dict]]:

@@ -44,7 +44,7 @@ def test_pinned_documents_are_the_same_on_every_machine():
 
 def test_churn_events_do_what_they_say():
     """Tests member joins / leaves, zombies, deleted topics and removed brokers in the built problems."""
-    base = dict(family="group", objective="sticky", partitions=24, members=4, topics=3, seed=3)
+    base = dict(family="group", judged_on="sticky", partitions=24, members=4, topics=3, seed=3)
     joins = load_problem(build_problem(Scenario(churn="member-joins", **base)))
     assert joins.owned[-1] == {} and all(joins.owned[:-1])
     leaves = load_problem(build_problem(Scenario(churn="member-leaves", **base)))

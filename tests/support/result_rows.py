@@ -7,7 +7,7 @@ import pandas as pd
 
 def row(scenario, strategy, solver, status, levels, bound=None, valid=True, variant=""):
     """One result row of ``scenario`` (sticky objective) with the given levels and bounds."""
-    out = {"scenario_id": scenario, "family": "group", "objective": "sticky", "churn": "fresh", "size": 10,
+    out = {"scenario_id": scenario, "family": "group", "judged_on": "sticky", "churn": "fresh", "size": 10,
            "strategy": strategy, "variant": variant, "solver": solver,
            "role": "heuristic" if solver == "heuristic" else "exact", "status": status, "valid": valid,
            "runtime_s": 0.1}
