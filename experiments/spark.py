@@ -52,7 +52,8 @@ def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **
         The application name shown in the Spark UI.
     **config
         Extra Spark settings (``spark.sql.shuffle.partitions="4"``, ...), with
-        dots written as given.
+        dots written as given.  Over Spark Connect (``sc://``) the server's own
+        settings apply: ``app_name`` and ``config`` are not sent.
 
     Returns
     -------
