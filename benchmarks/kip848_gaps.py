@@ -23,8 +23,8 @@ HEURISTICS = ("uniform", "server-range", "range", "roundrobin", "sticky")
 
 
 def scenarios():
-    gate = [s for s in suite("gate") if s.objective == "sticky"]
-    kip848 = [s for s in suite("default") if s.objective == "sticky" and s.pattern in KIP848_PATTERNS
+    gate = [s for s in suite("gate") if s.judged_on == "sticky"]
+    kip848 = [s for s in suite("default") if s.judged_on == "sticky" and s.pattern in KIP848_PATTERNS
               and s.churn in ("fresh", "member-joins") and s.partitions == 10 * s.members]
     return list(dict.fromkeys(gate + kip848))
 

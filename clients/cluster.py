@@ -29,6 +29,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from problems import ProblemError
+from problems.lags import kip169_lags
 
 #: Seconds to wait for a broker to answer (connection and each request).
 TIMEOUT = 10.0
@@ -172,13 +173,6 @@ def _offsets(admin, group: str, counts: dict[str, int]):
     return rows
 
 
-def kip169_lags(committed: np.ndarray, start: np.ndarray, end: np.ndarray, reset: str = "latest") -> np.ndarray:
-    """KIP-169's lag: ``end - committed`` (at least 0); without a committed offset (``-1``) 0 under
-    ``auto.offset.reset=latest``, ``end - start`` otherwise."""
-    since = np.where(committed >= 0, committed, end if reset == "latest" else start)
-    return np.maximum(end - since, 0)
-
-
 def group_topics(admin, group: str, servers: str) -> tuple[dict, list[dict]]:
     """The group's description and the descriptions of the topics it subscribes or has committed
     offsets for (topics that no longer exist left out), by name."""
@@ -207,12 +201,22 @@ def group_document(admin, group: str, servers: str, *, reset: str = "latest") ->
         members.append(member)
     doc = group_problem_document(members, counts, partition_lags(admin, group, counts, reset))
     racks = {b["broker_id"]: b.get("rack") for b in admin.describe_cluster()["brokers"]}
-    if racks and all(racks.values()):  # KIP-881: the racks of each partition's replicas
-        doc["partition_racks"] = {
-            t["name"]: [[racks[r] for r in p["replica_nodes"] if r in racks]
-                        for p in sorted(t["partitions"], key=lambda p: p["partition_index"])]
-            for t in topics}
+    replicas = {t["name"]: [p["replica_nodes"] for p in sorted(t["partitions"], key=lambda p: p["partition_index"])]
+                for t in topics}
+    placed = partition_racks(racks, replicas)
+    if placed is not None:
+        doc["partition_racks"] = placed
     return doc
+
+
+def partition_racks(racks: dict[int, str | None], replicas: dict[str, list[list[int]]]) -> dict | None:
+    """KIP-881's racks of each partition's replicas, ``{topic: [[rack, ...] per partition]}``, from the
+    brokers' racks (``{broker id: rack or None}``) and ``{topic: [replica broker ids per partition]}``;
+    ``None`` unless every broker has a rack (a group document's ``partition_racks`` is all or nothing)."""
+    if not racks or not all(racks.values()):
+        return None
+    return {topic: [[racks[r] for r in nodes if r in racks] for nodes in partitions]
+            for topic, partitions in replicas.items()}
 
 
 def partition_lags(admin, group: str, counts: dict[str, int], reset: str = "latest") -> dict[str, list[int]]:

@@ -6,7 +6,10 @@ subscriptions (:func:`clients.cluster.member_document`) and its cluster metadata
 with :func:`models.solve`: the same heuristic (or exact solver, with its time limit) that
 ``rebalance-lab assign`` runs.  Each member sends, as Kafka's ConsumerProtocol subscription
 version 3 does, the partitions it owns, the generation of that assignment and its rack; the
-leader reads them as ``owned``, ``generation`` and ``rack``:
+leader reads them as ``owned``, ``generation`` and ``rack``.  From its cluster metadata the leader
+adds, when every broker has a rack, the racks of each partition's replicas (``partition_racks``):
+with the members' racks, that switches KIP-881's rack-aware ``range`` and ``sticky`` on, as Kafka's
+consumer does:
 
 * ``range``, ``roundrobin``: Kafka's Range and RoundRobin assignors (static members first);
 * ``sticky``: KIP-54 with KIP-341's generations (the owned partitions and generation travel in the
@@ -31,7 +34,8 @@ from typing import Any
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
-from clients.cluster import TIMEOUT, group_problem_document, member_document, open_admin, partition_lags
+from clients.cluster import (TIMEOUT, group_problem_document, member_document, open_admin, partition_lags,
+                             partition_racks)
 from models import solve
 from problems import load_problem
 
@@ -53,7 +57,9 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
     solver, variant, time_limit
         As for :func:`models.solve` (default: the documented heuristic).
     rack
-        This consumer's rack (``client.rack``), sent in its subscription.
+        This consumer's rack, sent in its subscription: give the consumer's own ``client_rack``
+        (Kafka's consumer sends its ``client.rack``; kafka-python does not show its configuration
+        to assignors).
     bootstrap_servers, group_id, reset, timeout
         ``lag-aware`` only: where the leader reads the offsets, and ``auto.offset.reset``.
     """
@@ -107,7 +113,17 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         if self.strategy == "lag-aware":
             _, group, reset, _ = self.lag_source
             lags = partition_lags(self._admin, group, counts, reset)
-        return group_problem_document(docs, counts, lags)
+        doc = group_problem_document(docs, counts, lags)
+        # KIP-881: the racks of each partition's replicas, from the leader's metadata (as Kafka's
+        # ConsumerCoordinator gives its assignor the Cluster with each partition's replica nodes).
+        # kafka-python keeps each partition's MetadataResponse entry (replica_nodes) in _partitions.
+        racks = {broker.node_id: broker.rack for broker in cluster.brokers()}
+        replicas = {t: [list(cluster._partitions[t][p].replica_nodes) for p in sorted(cluster._partitions[t])]
+                    for t in counts}
+        placed = partition_racks(racks, replicas)
+        if placed is not None:
+            doc["partition_racks"] = placed
+        return doc
 
     def assign(self, cluster, members) -> dict[str, ConsumerProtocolAssignment]:
         document = self.group_document(cluster, members)

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from models import solve
+from models import frontier, solve
 from models.registry import SOLVERS, UsageError, lookup, runner_function, strategies
 from problems import (
     GroupProblem,
@@ -132,13 +132,15 @@ def _command_reassign(args: argparse.Namespace) -> int:
         if args.solver != "heuristic" and args.max_moves is not None:
             print("frontier (best levels 1-3 within k moves): k, status, levels 1-3, moves", file=sys.stderr)
             limit = args.time_limit if args.time_limit is not None else DEFAULT_TIME_LIMIT
-            for k in range(args.max_moves + 1):  # one budget: the solve above and every point share the limit
-                left = started + limit - time.perf_counter()
-                if left <= 0:
+            left = started + limit - time.perf_counter()  # one budget: the solve above and every point share it
+            rest = {name: value for name, value in options.items() if name != "max_moves"}
+            points = frontier(problem, args.strategy, args.solver, args.max_moves,
+                              **{**rest, "time_limit": max(left, 0.0)})
+            for k, point in enumerate(points):
+                if point.info.get("not_solved"):
                     print(f"  {k}..{args.max_moves}: not solved (the --time-limit of {limit:g} s is spent)",
                           file=sys.stderr)
                     break
-                point = solve(problem, args.strategy, args.solver, **{**options, "max_moves": k, "time_limit": left})
                 shown = (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
                 print(f"  {k}, {point.status}, {shown[0]}, {shown[1]}", file=sys.stderr)
     if result.answer is None:

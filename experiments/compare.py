@@ -27,7 +27,8 @@ def register(subcommands) -> None:
         "under OUT/report/ (Markdown and LaTeX beside it; `rebalance-lab report` renders them again).",
     )
     parser.add_argument("--suite", default="default", choices=SUITES, help="scenario suite (default: default)")
-    parser.add_argument("--master", help="Spark master, e.g. local[2] or spark://host:7077 (default local[*])")
+    parser.add_argument("--master", help="Spark master, e.g. local[2] or spark://host:7077 (default local[*]); "
+                        "sc://host:15002 is a Spark Connect server")
     parser.add_argument("--out", default="results", help="output folder (default: results)")
     parser.add_argument("--run-id", help="resume this run (only scenarios not yet written are solved)")
     parser.add_argument("--time-limit", type=seconds, metavar="SEC",

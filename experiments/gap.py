@@ -139,7 +139,7 @@ def _p95(values: pd.Series) -> float:
     return float(np.percentile(values, 95)) if len(values) else np.nan
 
 
-def summary(gap_rows: pd.DataFrame, by: tuple[str, ...] = ("family", "objective", "heuristic", "churn", "size"),
+def summary(gap_rows: pd.DataFrame, by: tuple[str, ...] = ("family", "judged_on", "heuristic", "churn", "size"),
             *, proven_only: bool = False) -> pd.DataFrame:
     """Gap statistics per group of heuristic rows.
 
@@ -171,13 +171,13 @@ def summary(gap_rows: pd.DataFrame, by: tuple[str, ...] = ("family", "objective"
 
 
 def headline(gap_rows: pd.DataFrame) -> pd.DataFrame:
-    """The headline table: one line per objective and heuristic (:func:`summary`; level-2 gaps where level 1 ties)."""
-    return summary(gap_rows, by=("objective", "heuristic"))
+    """The headline table: one line per ``judged_on`` and heuristic (:func:`summary`; level 2 where level 1 ties)."""
+    return summary(gap_rows, by=("judged_on", "heuristic"))
 
 
 def runtime_scaling(rows: pd.DataFrame) -> pd.DataFrame:
-    """Median runtime per (objective, strategy, solver, size): for log-log plots."""
+    """Median runtime per (strategy judged on, strategy, solver, size): for log-log plots."""
     frame = rows[rows["status"] != "error"].copy()
     frame["run"] = label(frame) + "/" + frame["solver"]
-    return (frame.groupby(["objective", "run", "role", "size"])["runtime_s"].median()
+    return (frame.groupby(["judged_on", "run", "role", "size"])["runtime_s"].median()
             .rename("median_runtime_s").reset_index())

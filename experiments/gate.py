@@ -1,8 +1,8 @@
 """``rebalance-lab gate``: the CI regression gate on heuristic quality.
 
-Runs the ``gate`` suite in-process (the same :func:`experiments.runs.solve_frame`
-the Spark job maps, without starting Spark), computes each heuristic's gap
-statistics against the proven optima (:func:`experiments.gap.summary`), and
+Runs the ``gate`` suite on this machine (the same :func:`experiments.runs.solve_frame`
+the Spark job maps, without starting Spark: in one worker process per core, ``--processes``),
+computes each heuristic's gap statistics against the proven optima (:func:`experiments.gap.summary`), and
 compares them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse,
 0 otherwise; ``--update`` rewrites the baseline.
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Collection
 from pathlib import Path
@@ -37,7 +38,7 @@ import orjson
 import pandas as pd
 
 from experiments.gap import disagreements, gaps, summary
-from experiments.options import seconds
+from experiments.options import integer_in, seconds
 from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import SUITE_VERSION, SUITES, build_problem, suite
@@ -55,10 +56,14 @@ DIRECTION = {"valid": -1, "mean_rel_gap1": +1, "max_rel_gap1": +1, "mean_gap2": 
 EMPTY = {"mean_rel_gap1": 0.0, "max_rel_gap1": 0.0, "mean_gap2": 0.0, "share_optimal": 1.0}
 
 
-def gate_rows(suite_name: str = "gate", time_limit: float | None = None, progress: bool = True) -> pd.DataFrame:
-    """Solve every scenario of the suite in this process."""
+def gate_rows(suite_name: str = "gate", time_limit: float | None = None, progress: bool = True,
+              processes: int | None = None) -> pd.DataFrame:
+    """Solve every scenario of the suite on this machine, without Spark: in ``processes`` worker processes
+    (default: one per core this process may run on; every solver is single-threaded; 1: in this process)."""
     limit = TIME_LIMITS.get(suite_name, 5.0) if time_limit is None else time_limit
-    return solve_frame(scenario_frame(suite(suite_name)), limit, progress=f"gate ({suite_name})" if progress else None)
+    processes = len(os.sched_getaffinity(0)) if processes is None else processes
+    return solve_frame(scenario_frame(suite(suite_name)), limit, progress=f"gate ({suite_name})" if progress else None,
+                       processes=processes)
 
 
 def scenario_digests(suite_name: str) -> dict[str, str]:
@@ -99,14 +104,14 @@ def with_recorded_optima(rows: pd.DataFrame, optima: dict[str, list[int]]) -> pd
 
 
 def statistics(rows: pd.DataFrame, counted: Collection[str] | None = None) -> dict[str, dict[str, float]]:
-    """Per ``objective/heuristic``: validity (every row) and gap statistics over proven-optimal scenarios,
+    """Per ``judged_on/heuristic``: validity (every row) and gap statistics over proven-optimal scenarios,
     only those of ``counted`` when given (the baseline's recorded ones)."""
     gap_rows = gaps(rows)
     if counted is not None:
         gap_rows["ref_status"] = gap_rows["ref_status"].where(gap_rows["scenario_id"].isin(list(counted)))
-    table = summary(gap_rows, by=("objective", "heuristic"), proven_only=True).fillna(EMPTY)
+    table = summary(gap_rows, by=("judged_on", "heuristic"), proven_only=True).fillna(EMPTY)
     return {
-        f"{row['objective']}/{row['heuristic']}": {
+        f"{row['judged_on']}/{row['heuristic']}": {
             "scenarios": int(row["scenarios"]), "compared": int(row["compared"]), "valid": float(row["valid"]),
             **{name: float(row[name]) for name in EMPTY},
         }
@@ -140,6 +145,8 @@ def register(subcommands) -> None:
     parser.add_argument("--update", action="store_true", help="rewrite the baseline with this run's statistics")
     parser.add_argument("--time-limit", type=seconds, metavar="SEC", help="seconds per exact solver and scenario")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--processes", type=integer_in(1, 1024), metavar="N",
+                        help="solve in N worker processes (default: one per core; 1: in this process)")
     parser.set_defaults(handler=command)
 
 
@@ -175,7 +182,7 @@ def command(args: argparse.Namespace) -> int:
                   f"{' (other statistics)' if stale else ''}; "
                   "re-create it with --update", file=sys.stderr)
             return 2
-    rows = gate_rows(args.suite, args.time_limit, progress=not args.no_progress)
+    rows = gate_rows(args.suite, args.time_limit, progress=not args.no_progress, processes=args.processes)
     digests = scenario_digests(args.suite)
     proven = proven_optima(rows)
     recorded = _recorded(path, args.suite) if args.update else document["optima"]

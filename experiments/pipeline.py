@@ -26,7 +26,7 @@ from experiments.results import done_scenarios, new_run_id, results_folder, writ
 from experiments.run_lock import hold
 from experiments.runs import RESULT_COLUMNS, TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import suite
-from experiments.spark import quiet_pyspark_warnings, spark_session
+from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_session
 
 _SPARK_TYPES = {"string": "string", "bool": "boolean", "Int64": "bigint", "int64": "bigint", "float64": "double"}
 RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in RESULT_COLUMNS.items())
@@ -97,7 +97,7 @@ def run_suite(
         time_limit = TIME_LIMITS[suite_name] if time_limit is None else time_limit
         if pending:
             spark = spark_session(master, app_name=f"rebalance-lab compare {suite_name}")
-            cores = spark.sparkContext.defaultParallelism
+            cores = default_parallelism(spark)
             batch_size = batch_size or 16 * cores
             # Largest scenarios first, so the long tasks do not trail at the end.
             pending.sort(key=lambda s: -s.size)

@@ -97,9 +97,9 @@ def log_axes(axes: plt.Axes) -> None:
 
 def by_objective(frame: pd.DataFrame, **options) -> tuple[plt.Figure, list[tuple[plt.Axes, str, pd.DataFrame]]]:
     """Small multiples: one panel per objective of ``frame``, each with the objective's rows."""
-    objectives = sorted(frame["objective"].unique())
+    objectives = sorted(frame["judged_on"].unique())
     figure, axes_list = panels(len(objectives), **options)
-    return figure, [(axes, objective, frame[frame["objective"] == objective])
+    return figure, [(axes, objective, frame[frame["judged_on"] == objective])
                     for axes, objective in zip(axes_list, objectives)]
 
 
@@ -163,7 +163,7 @@ MOVES_LEVEL = {"sticky": 2, "stream-join": 2, "sticky-replica": 4}
 
 def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
     """Mean moves per churn event: each heuristic and the exact reference, one panel per objective."""
-    valid = gap_rows[gap_rows["valid"].astype(bool) & gap_rows["objective"].isin(list(MOVES_LEVEL))]
+    valid = gap_rows[gap_rows["valid"].astype(bool) & gap_rows["judged_on"].isin(list(MOVES_LEVEL))]
     if valid.empty:
         return empty("no objective with a moves level in these rows")
     figure, panel_data = by_objective(valid)
@@ -234,7 +234,7 @@ def draw_replica_frontier(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Fig
 
 def draw_lag_balance(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
     """Max member lag of each lag-aware heuristic against the proven optimum, one panel per heuristic."""
-    lag = gap_rows[(gap_rows["objective"] == "lag-aware") & (gap_rows["ref_status"].astype(object) == "optimal")]
+    lag = gap_rows[(gap_rows["judged_on"] == "lag-aware") & (gap_rows["ref_status"].astype(object) == "optimal")]
     lag = lag.assign(optimum=pd.to_numeric(lag["ref_level1"], errors="coerce").astype(float),
                      heuristic_lag=pd.to_numeric(lag["level1"], errors="coerce").astype(float))
     lag = lag[(lag["optimum"] > 0) & (lag["heuristic_lag"] > 0)]

@@ -19,6 +19,10 @@ import pyarrow.parquet as pq
 
 from experiments.runs import RESULT_COLUMNS
 
+#: Columns renamed since rows were first written (old name -> new), renamed as they are read, so a
+#: results folder written before keeps working: ``objective`` held the strategy a scenario is judged on.
+RENAMED_COLUMNS = {"objective": "judged_on"}
+
 
 def results_folder(out: Path, suite_name: str, run_id: str) -> Path:
     return Path(out) / "results" / f"suite={suite_name}" / f"run_id={run_id}"
@@ -56,11 +60,15 @@ def write_batch(folder: Path, rows: pd.DataFrame) -> Path:
 
 
 def load_results(folder: Path) -> pd.DataFrame:
-    """All rows under a results folder (a run, a suite or everything), with suite and run id columns."""
+    """All rows under a results folder (a run, a suite or everything), with suite and run id columns.
+
+    Rows written before a column was renamed get its new name (:data:`RENAMED_COLUMNS`).
+    """
     folder = Path(folder)
     frames = []
     for path in sorted(folder.rglob("*.parquet")):
         frame = pq.read_table(path).to_pandas()
+        frame = frame.rename(columns={old: new for old, new in RENAMED_COLUMNS.items() if new not in frame})
         for part in path.relative_to(folder).parts[:-1]:
             key, _, value = part.partition("=")
             if value:

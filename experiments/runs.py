@@ -1,8 +1,8 @@
 """Solving scenarios in plain pandas: what the Spark job maps over.
 
 For each scenario row: build the problem, run every heuristic judged on the
-scenario's objective (and its named variants) and every exact solver of that
-objective, with a time limit and one CP-SAT worker, and re-score every answer
+scenario's strategy (``judged_on``; its named variants too) and every exact
+solver of that strategy, with a time limit and one CP-SAT worker, and re-score every answer
 with :func:`problems.evaluate`.  A solver that crashes or runs out of time
 yields a row saying so (status ``error`` / ``unknown``), never a failed job.
 Free of Spark, so it runs and is tested in a plain Python session.
@@ -11,10 +11,13 @@ Free of Spark, so it runs and is tested in a plain Python session.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import resource
 import time
 import traceback
+from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
+from itertools import repeat
 
 import pandas as pd
 from tqdm import tqdm
@@ -28,11 +31,12 @@ from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evalu
 TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
 #: Placements up to this many partitions also get the exact moves/quality frontier
 #: (best levels 1-3 within k moves, k = 0 .. forced moves + FRONTIER_MOVES), one row per k
-#: (role ``frontier``; ``infeasible`` below the moves that removed brokers force).
+#: (role ``frontier``; ``infeasible`` below the moves that removed brokers force), within one
+#: budget of the suite's time limit per point.
 FRONTIER_PARTITIONS = 12
 FRONTIER_MOVES = 4
 SCENARIO_COLUMNS = {
-    "scenario_id": "string", "family": "string", "objective": "string", "churn": "string",
+    "scenario_id": "string", "family": "string", "judged_on": "string", "churn": "string",
     "pattern": "string", "lags": "string", "partitions": "int64", "members": "int64", "topics": "int64",
     "replication": "int64", "size": "int64", "seed": "int64",
 }
@@ -84,9 +88,9 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
     base.update(scenario_id=scenario.scenario_id, size=scenario.size, suite_version=SUITE_VERSION,
                 versions=VERSIONS, time_limit_s=float(time_limit))
     problem = load_problem(build_problem(scenario))
-    names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.objective]]
+    names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.judged_on]]
     rows = []
-    for strategy, variant, solver in runs_for(scenario.objective):
+    for strategy, variant, solver in runs_for(scenario.judged_on):
         row = {**base, "strategy": strategy, "variant": variant or "", "solver": solver,
                "role": "heuristic" if solver == "heuristic" else "exact"}
         # Only exact backends that honour a time limit get one (flow runs to its optimum).
@@ -99,8 +103,8 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
             row["status"] = str(result.status)
             row["valid"] = False
             if result.answer is not None:
-                # Judged on the scenario's objective (range on sticky, kafka-default on sticky-replica, ...).
-                verdict = evaluate(problem, result.answer, scenario.objective)
+                # Judged on the scenario's strategy (range on sticky, kafka-default on sticky-replica, ...).
+                verdict = evaluate(problem, result.answer, scenario.judged_on)
                 row["valid"] = verdict.valid
                 for i, value in enumerate(verdict.objective[:LEVELS], start=1):
                     row[f"level{i}"] = value
@@ -122,8 +126,9 @@ def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
     try:
         started = time.perf_counter()
         forced = int((problem.replica_positions < 0).sum())  # replicas on removed brokers must move
-        points = frontier(problem, "sticky-replica", "cpsat", forced + FRONTIER_MOVES,
-                          time_limit=time_limit, workers=1, seed=0)
+        last = forced + FRONTIER_MOVES  # time_limit per point, as one budget for the whole frontier
+        points = frontier(problem, "sticky-replica", "cpsat", last, time_limit=time_limit * (last + 1),
+                          workers=1, seed=0)
         runtime = (time.perf_counter() - started) / max(len(points), 1)
     except Exception as error:  # a crashing solver is a row, not a failed job
         return [{**row, "variant": "frontier", "status": "error", "valid": False, "error": _describe(error)}]
@@ -146,13 +151,23 @@ def scenario_frame(scenarios: list[Scenario]) -> pd.DataFrame:
     return pd.DataFrame([{k: getattr(s, k) for k in Scenario.__dataclass_fields__} for s in scenarios])
 
 
-def solve_frame(frame: pd.DataFrame, time_limit: float, progress: str | None = None) -> pd.DataFrame:
-    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title."""
-    rows: list[dict] = []
+def solve_frame(frame: pd.DataFrame, time_limit: float, progress: str | None = None,
+                processes: int = 1) -> pd.DataFrame:
+    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title.
+
+    ``processes`` > 1 (``rebalance-lab gate`` without Spark): the scenarios are shared among that many
+    worker processes (one scenario per task, each on its own core as every solver is single-threaded);
+    the rows come back in ``frame``'s order, as from one process.
+    """
     fields = Scenario.__dataclass_fields__
-    records = frame.to_dict("records")
-    for record in tqdm(records, desc=progress, unit="scenario", disable=progress is None):
-        scenario = Scenario(**{k: record[k] for k in fields})
-        rows.extend(solve_scenario(scenario, time_limit))
-    out = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    scenarios = [Scenario(**{k: record[k] for k in fields}) for record in frame.to_dict("records")]
+    processes = min(processes, len(scenarios))
+    bar = dict(total=len(scenarios), desc=progress, unit="scenario", disable=progress is None)
+    if processes > 1:
+        # spawn: a fork would copy the parent's solver libraries' threads and locks
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+            parts = list(tqdm(pool.map(solve_scenario, scenarios, repeat(time_limit)), **bar))
+    else:
+        parts = (solve_scenario(scenario, time_limit) for scenario in tqdm(scenarios, **bar))
+    out = pd.DataFrame([row for part in parts for row in part], columns=list(RESULT_COLUMNS))
     return out.astype(RESULT_COLUMNS)

@@ -1,12 +1,13 @@
 """Scenario suites: deterministic, versioned lists of problems to compare solvers on.
 
 A :class:`Scenario` names a family (consumer group or replica placement), the
-objective (strategy) it is judged on, its sizes, subscription pattern, lag
-distribution, churn event and seed.  :func:`build_problem` turns it into a
-problem document, the same on every machine: all randomness comes from
-``numpy.random.default_rng(seed)`` (PCG64, stable across platforms and numpy
-versions), and previous assignments come from Kafka's own range / round-robin
-assignors run on the group as it was before the churn event.
+strategy it is judged on (``judged_on``: that strategy's constraints and
+objective), its sizes, subscription pattern, lag distribution, churn event and
+seed.  :func:`build_problem` turns it into a problem document, the same on
+every machine: all randomness comes from ``numpy.random.default_rng(seed)``
+(PCG64, stable across platforms and numpy versions), and previous assignments
+come from Kafka's own range / round-robin assignors run on the group as it was
+before the churn event.
 
 Suites (``SUITES``): ``smoke`` (seconds, for tests), ``gate`` (about a minute,
 for CI), ``default`` (the main job; lag-aware up to 200 partitions x 10 members,
@@ -61,8 +62,8 @@ class Scenario:
     ----------
     family
         ``group`` or ``placement``.
-    objective
-        The strategy whose objective judges every answer: ``sticky`` (also the
+    judged_on
+        The strategy whose constraints and objective judge every answer: ``sticky`` (also the
         yardstick of range, round robin, uniform, server-range and cooperative-sticky),
         ``rack-aware`` (the same baselines with KIP-881 racks), ``lag-aware``, ``stream-join`` or
         ``sticky-replica`` (also the yardstick of kafka-default).
@@ -81,7 +82,7 @@ class Scenario:
     """
 
     family: str
-    objective: str
+    judged_on: str
     churn: str
     partitions: int
     members: int
@@ -95,12 +96,12 @@ class Scenario:
     def scenario_id(self) -> str:
         if self.family == "placement":
             detail = f"rf{self.replication}"
-        elif self.objective == "rack-aware":
+        elif self.judged_on == "rack-aware":
             racks = f"racks{RACKS}-rf{self.replication}" if self.replication else "norack"
             detail = f"{self.pattern}-{self.lags}-{racks}"
         else:
             detail = f"{self.pattern}-{self.lags}"
-        return (f"{self.objective}/{self.churn}/{detail}/"
+        return (f"{self.judged_on}/{self.churn}/{detail}/"
                 f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}")
 
     @property
@@ -118,12 +119,12 @@ def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int],
     names = [f"topic{t:02d}" for t in range(s.topics)]
     counts = np.full(s.topics, s.partitions // s.topics, dtype=np.int64)
     counts[: s.partitions % s.topics] += 1
-    if s.objective == "stream-join":  # co-partitioned topics: equal partition counts
+    if s.judged_on == "stream-join":  # co-partitioned topics: equal partition counts
         counts[:] = max(1, s.partitions // s.topics)
     topics = dict(zip(names, counts.tolist()))
     members = []
     for m in range(s.members):
-        if s.pattern == "equal" or s.objective == "stream-join":
+        if s.pattern == "equal" or s.judged_on == "stream-join":
             subscription = names
         elif s.pattern == "random-subsets":
             chosen = rng.random(s.topics) < 0.5
@@ -167,13 +168,13 @@ def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.
     elif s.churn == "partitions-added":
         first = list(topics)[0]
         before_topics[first] = max(1, topics[first] // 2)
-    assignor = range_assignor if s.objective == "stream-join" else roundrobin_assignor
+    assignor = range_assignor if s.judged_on == "stream-join" else roundrobin_assignor
     before = assignor.assign(load_problem({"topics": before_topics, "members": before_members}))
     return before.assignment
 
 
 def _lags(s: Scenario, topics: dict[str, int], rng: np.random.Generator) -> dict[str, list[int]] | None:
-    if s.objective != "lag-aware":
+    if s.judged_on != "lag-aware":
         return None
     out = {}
     for name, count in topics.items():
@@ -276,10 +277,10 @@ def build_problem(scenario: Scenario) -> dict:
 
 
 # ===================================================================== suites
-def _groups(objectives, churns, sizes, seeds, patterns=("equal",), lags=("zero",)):
-    for objective, churn, (p, m, t), seed, pattern in itertools.product(objectives, churns, sizes, seeds, patterns):
-        for lag in (lags if objective == "lag-aware" else ("zero",)):
-            yield Scenario("group", objective, churn, p, m, t, seed, pattern if objective != "stream-join" else "equal",
+def _groups(strategies, churns, sizes, seeds, patterns=("equal",), lags=("zero",)):
+    for judged_on, churn, (p, m, t), seed, pattern in itertools.product(strategies, churns, sizes, seeds, patterns):
+        for lag in (lags if judged_on == "lag-aware" else ("zero",)):
+            yield Scenario("group", judged_on, churn, p, m, t, seed, pattern if judged_on != "stream-join" else "equal",
                            lag)
 
 

@@ -7,6 +7,13 @@ pointed at the interpreter that runs the driver (``PYSPARK_PYTHON``), or they
 would start whatever ``python3`` is first on ``PATH`` and fail to import this
 project.
 
+A master ``sc://HOST:PORT`` is a Spark Connect server (Spark's own URL form): the session is a
+Connect client (``SparkSession.builder.remote``), the jobs run on the server's cluster, and the
+functions Spark maps run in the server's Python workers, which must import this project (start the
+server with ``PYTHONPATH`` pointing at the checkout and ``PYSPARK_PYTHON`` at its interpreter).
+Connect has no ``SparkContext`` (no RDD API): :func:`default_parallelism` reads the server's
+``spark.default.parallelism`` instead (2 when unset).
+
 PySpark's calls into pandas 3 raise ``FutureWarning``s and ``Pandas4Warning``s
 (a ``DeprecationWarning``) on every conversion.  They are filtered
 deliberately, for warnings raised inside ``pyspark`` modules only, on the
@@ -24,6 +31,8 @@ import warnings
 from contextlib import contextmanager
 
 MASTER_VARIABLE = "REBALANCE_LAB_SPARK_MASTER"
+#: A master URL with this scheme is a Spark Connect server.
+CONNECT_SCHEME = "sc://"
 
 
 def quiet_pyspark_warnings() -> None:
@@ -55,6 +64,9 @@ def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **
     from pyspark.sql import SparkSession
 
     master = master or os.environ.get(MASTER_VARIABLE)
+    if master is not None and master.startswith(CONNECT_SCHEME):
+        builder = SparkSession.builder.remote(master).config("spark.sql.session.timeZone", "UTC")
+        return builder.config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
     launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     if master is None and not launched_by_spark_submit:
         master = "local[*]"
@@ -76,6 +88,13 @@ def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def default_parallelism(spark) -> int:
+    """The session's default parallelism (Spark Connect: the server's ``spark.default.parallelism``, or 2)."""
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        return int(spark.conf.get("spark.default.parallelism", "2"))
+    return spark.sparkContext.defaultParallelism
 
 
 @contextmanager

@@ -104,7 +104,7 @@ def bootstrap_ci(values: np.ndarray, *, key: str, seed: int = SEED, resamples: i
 def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
     """One row per objective and heuristic: counts, level-1 gap statistics with CI, tied level 2."""
     records = []
-    for (objective, heuristic), group in gap_rows.groupby(["objective", "heuristic"], sort=True):
+    for (objective, heuristic), group in gap_rows.groupby(["judged_on", "heuristic"], sort=True):
         status = group["ref_status"].astype(object)
         proven = group[status == "optimal"]
         gap1 = pd.to_numeric(proven["rel_gap1"], errors="coerce").astype(float).to_numpy()
@@ -112,7 +112,7 @@ def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFram
         extra2 = tied_gap(proven, 2).dropna().to_numpy()
         low, high = bootstrap_ci(gap1, key=f"{objective}/{heuristic}", seed=seed)
         records.append({
-            "objective": objective,
+            "judged_on": objective,
             "heuristic": heuristic,
             "name": heuristic_name(heuristic),
             "scenarios": int(group["scenario_id"].nunique()),
@@ -129,7 +129,7 @@ def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFram
             "share_optimal": float(proven["heuristic_optimal"].mean()) if len(proven) else math.nan,
         })
     return pd.DataFrame.from_records(records, columns=[
-        "objective", "heuristic", "name", "scenarios", "proven_optimal", "bounded", "valid", "mean_gap1",
+        "judged_on", "heuristic", "name", "scenarios", "proven_optimal", "bounded", "valid", "mean_gap1",
         "ci95_low", "ci95_high", "p95_gap1", "max_gap1", "level1_ties", "mean_extra2", "share_optimal"])
 
 
@@ -170,7 +170,7 @@ def headline_caption(objective: str) -> str:
 def headline_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """One labelled, formatted table per objective (one row per heuristic), for every output format."""
     tables = {}
-    for objective, group in numbers.groupby("objective", sort=True):
+    for objective, group in numbers.groupby("judged_on", sort=True):
         level1, level2 = level_names(objective)
         tables[objective] = pd.DataFrame({
             "heuristic": group["name"],
@@ -196,7 +196,7 @@ def detail_table(gap_rows: pd.DataFrame) -> pd.DataFrame:
     """
     detail = summary(gap_rows[gap_rows["ref_status"].astype(object) == "optimal"])
     return pd.DataFrame({
-        "objective": detail["objective"],
+        "judged on": detail["judged_on"],
         "heuristic": detail["heuristic"].map(heuristic_name),
         "churn event": detail["churn"],
         "size": detail["size"].map(number),
@@ -214,7 +214,7 @@ def detail_table(gap_rows: pd.DataFrame) -> pd.DataFrame:
 def runtime_table(scaling: pd.DataFrame) -> pd.DataFrame:
     """:func:`experiments.gap.runtime_scaling` with labels."""
     return pd.DataFrame({
-        "objective": scaling["objective"],
+        "judged on": scaling["judged_on"],
         "run (strategy/solver)": scaling["run"],
         "role": scaling["role"],
         "size": scaling["size"].map(number),

@@ -114,8 +114,11 @@ def subscriptions_equal(problem: GroupProblem) -> bool:
     so members with an empty list met before it pass as equal and then get
     partitions of topics they do not subscribe; here they make the group unequal.
     """
-    reference = set(problem.subscriptions[0])
-    return all(len(topics) == len(reference) and reference.issuperset(topics) for topics in problem.subscriptions)
+    first = problem.subscriptions[0]
+    reference = set(first)
+    itself = len(first) == len(reference)  # members sharing the first one's tuple (as loaded): no set test each
+    return all(itself if topics is first else len(topics) == len(reference) and reference.issuperset(topics)
+               for topics in problem.subscriptions)
 
 
 def resolve_claims(problem: GroupProblem, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,6 +133,11 @@ def resolve_claims(problem: GroupProblem, position: np.ndarray) -> tuple[np.ndar
     members, partitions = members[live], partitions[live]
     if len(partitions) == 0:
         return kept, doubly
+    contested = np.bincount(partitions, minlength=problem.num_partitions)[partitions] > 1
+    kept[partitions[~contested]] = members[~contested]
+    if not contested.any():  # the common case: nothing to sort
+        return kept, doubly
+    members, partitions = members[contested], partitions[contested]  # usually few: only these are sorted
     order = np.lexsort((position[members], partitions))
     members, partitions = members[order], partitions[order]
     first = np.ones(len(partitions), dtype=bool)

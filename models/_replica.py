@@ -16,7 +16,8 @@ needs two moves is out of its reach):
   or beats a given placement on levels 1-3, compared lexicographically (as the
   PR and DESIGN compare scores), then the best levels 1-3 among those;
 * :func:`frontier`: for ``k = 0..K``, the best levels 1-3 reachable with at
-  most ``k`` moves (then the fewest moves) - the moves/quality frontier.
+  most ``k`` moves (then the fewest moves) - the moves/quality frontier,
+  all points within one time limit.
   Below the number of replicas on removed brokers (each must move) the
   status is ``infeasible``.
 
@@ -29,16 +30,21 @@ is ``v^2`` (no products, no element constraints).
 from __future__ import annotations
 
 import math
+import time
 from typing import Callable
 
 import numpy as np
 
-from problems import PlacementProblem, ProblemError, Result, evaluate
+from problems import PlacementProblem, ProblemError, Result, Status, evaluate
 
 #: The CP-SAT and MIP replica models build two booleans per (partition, live broker); beyond this
 #: many pairs they refuse (build time alone passes any useful time limit: measured, the MIP spent
 #: 104 s and CP-SAT 11 s without an answer at 1,000 partitions x 28 brokers): ``--solver flow``.
 MODEL_PAIRS = {"CP-SAT": 500_000, "MIP": 20_000}
+#: The exact replica models' default time limit (seconds): a solve's, or a whole frontier's.
+TIME_LIMIT = 10.0
+#: ``info["not_solved"]`` of a frontier point reached after the frontier's deadline.
+NOT_SOLVED = "the time limit is spent"
 
 
 def check_model_size(problem: PlacementProblem, backend: str) -> None:
@@ -126,6 +132,28 @@ def build_answer(problem: PlacementProblem, holds: list[list[int]], leaders: lis
     return problem.broker_ids[out]
 
 
-def frontier(solve: Callable[..., Result], problem: PlacementProblem, max_k: int, **options) -> list[Result]:
-    """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``."""
-    return [solve(problem, max_moves=k, **options) for k in range(max_k + 1)]
+def frontier(point: Callable[[int, float], Result], problem: PlacementProblem, max_k: int,
+             deadline: float) -> list[Result]:
+    """``point(k, seconds)`` for ``k = 0..max_k``, every point within one ``deadline`` (``time.perf_counter``).
+
+    Each point gets the time left; its solver reports what it proved in it
+    (``optimal`` only when proven, else ``feasible`` with its bound, or no
+    answer).  A point reached after the deadline is not started: no answer,
+    status ``unknown``, ``info["not_solved"]`` says why.
+    """
+    points = []
+    for k in range(max_k + 1):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            points.append(Result(problem, "sticky-replica", None, Status.UNKNOWN,
+                                 info={"max_moves": k, "not_solved": NOT_SOLVED}))
+        else:
+            points.append(point(k, left))
+    return points
+
+
+def solve_frontier(solve: Callable[..., Result], problem: PlacementProblem, max_k: int,
+                   time_limit: float = TIME_LIMIT, **options) -> list[Result]:
+    """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``, within one ``time_limit`` (:func:`frontier`)."""
+    deadline = time.perf_counter() + time_limit
+    return frontier(lambda k, left: solve(problem, time_limit=left, max_moves=k, **options), problem, max_k, deadline)

@@ -243,7 +243,12 @@ def frontier(problem, strategy: str, solver: str, max_moves: int, *, variant: st
              **options) -> list[Result]:
     """The moves/quality frontier: :func:`solve` with ``max_moves=k`` for ``k = 0 .. max_moves``.
 
-    ``time_limit`` applies to each ``k``.  A runner without a frontier is a :class:`UsageError`.
+    ``time_limit`` bounds the whole frontier (``None``: the runner's default):
+    each point gets the time left and reports what its solver proved in it
+    (``optimal`` only when proven, else ``feasible`` with its bound, or no
+    answer); a point reached after the deadline is not solved (no answer,
+    ``unknown``, ``info["not_solved"]``).  A runner without a frontier is a
+    :class:`UsageError`.
     """
     runner, passed = _arguments(strategy, solver, variant, {
         "time_limit": time_limit, "workers": workers, "seed": seed, "log": log, **options})

@@ -1,4 +1,4 @@
-"""The shared language of rebalance-lab: problem data, JSON I/O, previous ownership and the one evaluator.
+"""The shared language of rebalance-lab: problem data, JSON I/O, previous ownership, the objectives and the one evaluator.
 
 >>> from problems import load_problem, evaluate
 >>> problem = load_problem({"topics": {"t0": 2}, "members": [{"id": "c0", "topics": ["t0"]}]})
@@ -8,20 +8,22 @@
 
 from problems.errors import ProblemError
 from problems.evaluate import (
-    GROUP_STRATEGIES,
-    LEVELS,
-    OBJECTIVES,
-    PLACEMENT_STRATEGIES,
-    RACK_JUDGED,
-    STRATEGY_OBJECTIVE,
     Evaluation,
     evaluate,
     is_kip54_balanced,
     member_counts,
     member_lags,
     member_topic_counts,
-    objective_of,
     replica_levels,
+)
+from problems.objectives import (
+    GROUP_STRATEGIES,
+    LEVELS,
+    OBJECTIVES,
+    PLACEMENT_STRATEGIES,
+    RACK_JUDGED,
+    STRATEGY_OBJECTIVE,
+    objective_of,
 )
 from problems.ownership import (
     join_partition_count,

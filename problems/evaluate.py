@@ -10,6 +10,8 @@ else, from the answer alone:
 
 :func:`evaluate` checks validity (the hard constraints of the strategy) and
 computes the lexicographic objective levels, all as exact Python integers.
+Which objective judges which strategy, and each objective's levels, is the
+catalogue :mod:`problems.objectives`.
 """
 
 from __future__ import annotations
@@ -19,57 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from problems.group import GroupProblem
+from problems.objectives import OBJECTIVES, objective_of
 from problems.ownership import number_owners, previous_number_owners, previous_owners
 from problems.placement import PlacementProblem
-
-#: Objective levels of each objective kind, in lexicographic order.
-OBJECTIVES: dict[str, tuple[str, ...]] = {
-    "sticky": ("sum_sq_counts", "moves"),
-    "lag-aware": ("max_member_lag", "sum_sq_member_lag"),
-    "stream-join": ("sum_sq_numbers", "number_moves"),
-    "rack-aware": ("sum_sq_counts", "rack_mismatches", "moves"),
-    "replica": ("sum_sq_broker_replicas", "sum_sq_rack_replicas", "sum_sq_broker_leaders", "moves"),
-}
-#: The most levels any objective has: the ``level1 .. levelN`` columns of a results row.
-LEVELS = max(len(names) for names in OBJECTIVES.values())
-
-#: The objective each strategy is judged on (range, round robin and KIP-848's uniform and
-#: server-range are baselines judged on the sticky objective, or on ``rack-aware`` when the
-#: document has racks: see :func:`objective_of`).
-STRATEGY_OBJECTIVE: dict[str, str] = {
-    "range": "sticky",
-    "roundrobin": "sticky",
-    "sticky": "sticky",
-    "cooperative-sticky": "sticky",
-    "rack-aware": "rack-aware",
-    "lag-aware": "lag-aware",
-    "stream-join": "stream-join",
-    "uniform": "sticky",
-    "server-range": "sticky",
-    "kafka-default": "replica",
-    "sticky-replica": "replica",
-}
-
-GROUP_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o != "replica")
-PLACEMENT_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o == "replica")
-
-#: The baselines of DESIGN.md section 3 judged on ``rack-aware`` when the document has
-#: ``partition_racks``, on ``sticky`` otherwise (names not registered yet are harmless).
-RACK_JUDGED = frozenset({"range", "roundrobin", "uniform", "server-range", "cooperative-sticky"})
-
-
-def objective_of(problem, strategy: str) -> str:
-    """The objective ``strategy``'s answers to ``problem`` are judged on (a key of :data:`OBJECTIVES`).
-
-    :data:`STRATEGY_OBJECTIVE`, except that the baselines of :data:`RACK_JUDGED` are judged
-    on ``rack-aware`` when the problem has racks (``partition_racks``).  ``sticky`` keeps its
-    own objective (its exact models rank balance, then moves); the rack-aware sticky heuristic
-    is judged on ``rack-aware`` as a baseline of the ``rack-aware`` strategy.
-    """
-    kind = STRATEGY_OBJECTIVE[strategy]
-    if strategy in RACK_JUDGED and getattr(problem, "has_racks", False):
-        return "rack-aware"
-    return kind
 
 
 @dataclass(frozen=True)
@@ -83,7 +37,7 @@ class Evaluation:
     violations
         One line per broken constraint (at most a few of each kind).
     objective
-        The objective levels (``OBJECTIVES[kind]``), lexicographic.
+        The objective levels (``problems.objectives.OBJECTIVES[kind]``), lexicographic.
     names
         The names of those levels.
     """
@@ -293,8 +247,8 @@ def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strat
     answer
         An ``owner`` array (consumer group) or a ``replicas`` array (placement).
     strategy
-        A key of :data:`STRATEGY_OBJECTIVE`; it selects the hard constraints and
-        the objective (:func:`objective_of`: a baseline is judged on ``rack-aware``
+        A key of :data:`problems.objectives.STRATEGY_OBJECTIVE`; it selects the hard
+        constraints and the objective (:func:`problems.objectives.objective_of`: a baseline is judged on ``rack-aware``
         when the problem has racks).
 
     Returns

@@ -88,6 +88,8 @@ def _parse_group(doc: dict) -> GroupProblem:
     by_list: dict[int, tuple] = {}
     shared: dict[tuple, tuple] = {}
     checked: dict[int, bool] = {}
+    last_list: list | None = None
+    last_key: tuple | None = None
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
@@ -107,6 +109,8 @@ def _parse_group(doc: dict) -> GroupProblem:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
         key = by_list.get(id(subscription))
+        if key is None and subscription == last_list:  # the previous member's, checked (a file has one list per member)
+            key = last_key
         if key is None:
             if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
                 checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
@@ -121,6 +125,7 @@ def _parse_group(doc: dict) -> GroupProblem:
                 raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
             checked[id(key)] = distinct <= known
         subscriptions.append(key)
+        last_list, last_key = subscription, key
         if not checked[id(key)]:
             for j, name in enumerate(subscription):
                 if name not in known:
@@ -149,12 +154,12 @@ def _parse_group(doc: dict) -> GroupProblem:
             )
         seen_instances[instance] = i
 
-    owned = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
+    owned, derived = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
     lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
     rack_fields = _parse_racks(doc.get("partition_racks"), topics, counts, racks)
     topic_ids = None if doc.get("topic_ids") is None else _parse_topic_ids(doc["topic_ids"], topics)
     notes.sort(key=lambda note: note[:2])
-    return GroupProblem(
+    problem = GroupProblem(
         topics=topics,
         partition_counts=_frozen(counts),
         members=tuple(ids),
@@ -169,31 +174,65 @@ def _parse_group(doc: dict) -> GroupProblem:
         **rack_fields,
         topic_ids=topic_ids,
     )
+    problem.__dict__.update(derived)  # cached properties the checks built (GroupProblem is frozen)
+    return problem
 
 
 def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, int],
-                 notes: list[tuple[int, int, str]]) -> dict[str, Any]:
-    """Every member's ``owned`` flattened into the arrays of :class:`GroupProblem`, checked in bulk."""
+                 notes: list[tuple[int, int, str]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every member's ``owned`` flattened into the arrays of :class:`GroupProblem`, checked in bulk.
+
+    Returns the fields and the arrays the checks derive on the way (``owned_entry_topic``,
+    ``owned_claim_topic``, ``owned_claims``: the problem's cached properties, not built twice).
+    A million claims cost a few passes in C over the document's lists (the topic names looked up,
+    the lists' types and lengths, the indexes read from one ``orjson.dumps`` of all the lists by
+    :func:`_index_values`), no Python loop over entries or claims; the item-by-item search runs
+    only to name a problem.
+    """
     entry_start = _offsets(owned_docs)
-    entry_member = np.repeat(np.arange(len(owned_docs)), np.diff(entry_start))
-    names = list(chain.from_iterable(owned_docs))
+    entry_member = np.repeat(np.arange(len(owned_docs), dtype=np.int32), np.diff(entry_start))
+    names = tuple(chain.from_iterable(owned_docs))
     lists = list(chain.from_iterable(map(dict.values, owned_docs)))
 
     def entry_field(e: int) -> str:
         return f"members[{entry_member[e]}].owned.{names[e]}"
 
-    try:  # the distinct names first: a few hundred topics, not a million claims
-        checks.strings(list(set(names)), lambda _: "")
-    except ProblemError:
-        checks.strings(names, lambda e: f"members[{entry_member[e]}].owned")
+    # Topics first (names of existing topics are valid strings): only the others are checked as names.
+    entry_topic = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+    unknown = np.flatnonzero(entry_topic < 0)
+    if len(unknown):
+        checks.strings([names[e] for e in unknown.tolist()], lambda i: f"members[{entry_member[unknown[i]]}].owned")
     if lists and set(map(type, lists)) != {list}:
         e = next(e for e, v in enumerate(lists) if type(v) is not list)
         raise ProblemError(entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}")
     start = _offsets(lists)
     checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
-    flat = list(chain.from_iterable(lists))
-    indices = checks.integers(flat, _item_field(start, entry_field))
-    claim_entry = np.repeat(np.arange(len(lists)), np.diff(start))
+    indices = _index_values(lists, int(start[-1]))
+    if indices is None:  # an item that is not an integer in range: the checks name it
+        indices = checks.integers(list(chain.from_iterable(lists)), _item_field(start, entry_field))
+    lengths = np.diff(start)
+    claim_entry = np.repeat(np.arange(len(lists)), lengths)
+    _check_repeats(lists, indices, claim_entry, entry_field)
+    claim_topic = np.repeat(entry_topic, lengths)
+    stale = _stale_claims(lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes)
+    topic_start = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=topic_start[1:])
+    claim_member = entry_member[claim_entry]
+    if stale.any():
+        keep = ~stale
+        claims = claim_member[keep], topic_start[claim_topic[keep]] + indices[keep]
+    else:
+        claims = claim_member, topic_start[claim_topic] + indices
+    fields = {"owned_topics": names, "owned_entry_start": _frozen(entry_start),
+              "owned_start": _frozen(start), "owned_indices": _frozen(indices)}
+    derived = {"owned_entry_topic": _frozen(entry_topic), "owned_claim_topic": _frozen(claim_topic),
+               "owned_claims": (_frozen(claims[0]), _frozen(claims[1]))}
+    return fields, derived
+
+
+def _check_repeats(lists: list[list], indices: np.ndarray, claim_entry: np.ndarray,
+                   entry_field: Callable[[int], str]) -> None:
+    """An error naming the first partition given twice in one owned list (``claim_entry``: each claim's list)."""
     same_entry = claim_entry[1:] == claim_entry[:-1]
     if np.any(same_entry & (indices[1:] <= indices[:-1])):  # not strictly ascending: look for a repeat
         order = np.lexsort((indices, claim_entry))
@@ -205,9 +244,14 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
             k = next(k for k, v in enumerate(items) if v in seen or seen.add(v))
             raise ProblemError(f"{entry_field(e)}[{k}]", f"duplicate partition {items[k]}")
 
-    entry_topic = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+
+def _stale_claims(lists: list[list], indices: np.ndarray, claim_entry: np.ndarray, entry_topic: np.ndarray,
+                  counts: np.ndarray, entry_member: np.ndarray, entry_field: Callable[[int], str],
+                  notes: list[tuple[int, int, str]]) -> np.ndarray:
+    """Whether each claim is stale (its topic, -1, does not exist, or the index is beyond it), with one
+    note per owned list holding any."""
     limit = np.append(counts, 0)[entry_topic]  # a missing topic (-1) has no partitions
-    stale = indices >= np.repeat(limit, np.diff(start))
+    stale = indices >= limit[claim_entry]
     for e in np.unique(np.concatenate([np.flatnonzero(entry_topic < 0), claim_entry[stale]])).tolist():
         m = int(entry_member[e])
         if entry_topic[e] < 0:
@@ -216,8 +260,31 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
             beyond = [k for k in lists[e] if k >= limit[e]]
             notes.append((m, 1, f"{entry_field(e)}: partitions {beyond} do not exist "
                                 f"(topic has {limit[e]}; stale claims dropped)"))
-    return {"owned_topics": tuple(names), "owned_entry_start": _frozen(entry_start),
-            "owned_start": _frozen(start), "owned_indices": _frozen(indices)}
+    return stale
+
+
+def _index_values(lists: list[list], total: int) -> np.ndarray | None:
+    """The items of ``lists`` (lists, ``total`` items in all), flat, as an ``int64`` array, when every
+    one is an integer in 0 .. INT32_MAX; else None (the item-by-item checks then name the first other).
+
+    Read from the JSON text of all the lists (one ``orjson.dumps``): when it holds only digits,
+    brackets and commas, and one ``[`` per list (none nested), the numbers alone, comma-separated,
+    are parsed by numpy in one call.
+    """
+    try:
+        text = orjson.dumps(lists)
+    except TypeError:  # orjson.JSONEncodeError: a value JSON has no text for, or an integer beyond 64 bits
+        return None
+    if text.translate(None, b"0123456789[],") or text.count(b"[") != len(lists) + 1:
+        return None  # a sign, a letter, a quote, a dot; or a list in a list
+    body = text[1:-1].replace(b",[]", b"").removeprefix(b"[]").removeprefix(b",")  # empty lists dropped
+    try:
+        values = np.fromstring(body.translate(None, b"[]"), dtype=np.uint64, sep=",")
+    except ValueError:
+        return None
+    if len(values) != total or (total and int(values.max()) > checks.INT32_MAX):
+        return None
+    return values.astype(np.int64)
 
 
 def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> np.ndarray:
@@ -445,9 +512,7 @@ def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
         unknown = doc.keys() - {"topics", "members", "lags", "partition_racks", "topic_ids"}
         if unknown:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a consumer group")
-        problem = _parse_group(doc)
-        problem.owned_claims  # noqa: B018 - resolved at load, vectorised, not inside the first assign
-        return problem
+        return _parse_group(doc)  # owned claims resolved here, not inside the first assign
     raise ProblemError(
         "", "neither a consumer group (topics, members) nor a replica placement (brokers, partitions)"
     )
@@ -584,6 +649,7 @@ def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementPr
             raise error.with_source(name) from None
         if data is not None:
             _check_keys(data, doc, name)
+        del doc  # a document read here is freed before the collector resumes: it would walk every list of it
         return problem
 
 

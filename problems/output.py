@@ -6,11 +6,13 @@ escaped), without building the ``{member: {topic: [indexes]}}`` dicts and lists
 first: a million-partition assignment is a million small lists that cost more to
 build and to walk than the assignment itself.
 
-How: the answer is sorted by (member, global id) once; the partition indexes
-become their decimal text in one ``orjson.dumps`` call; every piece of the
-output (a member's ``"id": {``, a topic's ``"name": [``, a separator, an index,
-a closing bracket) is then a slice of one source buffer, and the output is one
-numpy gather of those slices in order.
+How: the answer is sorted by (member, global id) once.  Each claim is one row
+of a byte table: the text before its index (``", "`` in a topic's list,
+``"], " NAME ": ["`` at a topic's first, ``NAME ": ["`` at a member's first:
+one row of a small table of those texts per claim) padded to a fixed width,
+then the index's decimal digits right-aligned; a mask of each row's used bytes
+keeps them, in order, in one numpy selection.  Members' openings and closings
+join those rows per member (one ``bytes.join``).
 """
 
 from __future__ import annotations
@@ -18,20 +20,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import orjson
 
 from problems.group import GroupProblem
 
-_SEPARATOR, _CLOSE_LIST, _CLOSE_OBJECT = b", ", b"]", b"}"
-_CONSTANTS = _SEPARATOR + _CLOSE_LIST + _CLOSE_OBJECT
-_AT_SEPARATOR, _AT_CLOSE_LIST, _AT_CLOSE_OBJECT = 0, 2, 3
-
-
-def _blob(texts: list[bytes], base: int) -> tuple[bytes, np.ndarray, np.ndarray]:
-    """``texts`` joined, with each text's offset (from ``base``) and length."""
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    offsets = base + np.cumsum(lengths) - lengths
-    return b"".join(texts), offsets, lengths
+_CHUNK_BYTES = 1 << 25  # rows built at a time: at most 32 MB of table, whatever the names' lengths
 
 
 def assignment_bytes(problem: GroupProblem, owner: np.ndarray) -> bytes:
@@ -43,56 +35,66 @@ def assignment_bytes(problem: GroupProblem, owner: np.ndarray) -> bytes:
     order = assigned[np.argsort(owner[assigned], kind="stable")]  # by member, then global id
     members = owner[order].astype(np.int64)
     topics = problem.partition_topic[order].astype(np.int64)
-    count = len(order)
 
-    # The source buffer: constants, member openings, topic openings (first in a member, later), indexes.
-    names = [json.dumps(m).encode() for m in problem.members]
-    member_blob, member_at, member_len = _blob(
-        [name + b": {" if m == 0 else _SEPARATOR + name + b": {" for m, name in enumerate(names)], len(_CONSTANTS))
-    topic_names = [json.dumps(t).encode() + b": [" for t in problem.topics]
-    base = len(_CONSTANTS) + len(member_blob)
-    first_blob, first_at, first_len = _blob(topic_names, base)
-    base += len(first_blob)
-    later_blob, later_at, later_len = _blob([_SEPARATOR + name for name in topic_names], base)
-    base += len(later_blob)
-    numbers = orjson.dumps(problem.partition_index[order], option=orjson.OPT_SERIALIZE_NUMPY)  # b"[0,1,...]"
-    digits = np.frombuffer(numbers, dtype=np.uint8)
-    commas = np.flatnonzero(digits == ord(","))
-    number_at = base + np.concatenate(([1], commas + 1))[:count]
-    number_len = np.concatenate((commas, [len(numbers) - 1]))[:count] - (number_at - base)
-    source = _CONSTANTS + member_blob + first_blob + later_blob + numbers
-
-    # Events in output order: member m opens, its claims follow, it closes; three slices each.
-    new_member = np.ones(count, dtype=bool)
+    # The text before each index: 0 ", ", 1 + t a later topic t of the member, 1 + T + t its first topic t.
+    names = [json.dumps(t).encode() for t in problem.topics]
+    texts = [b", "] + [b"], " + name + b": [" for name in names] + [name + b": [" for name in names]
+    new_member = np.ones(len(order), dtype=bool)
     new_member[1:] = members[1:] != members[:-1]
-    new_group = new_member.copy()
-    new_group[1:] |= topics[1:] != topics[:-1]
-    group_ends = np.append(new_group[1:], True) if count else new_group
+    new_topic = new_member.copy()
+    new_topic[1:] |= topics[1:] != topics[:-1]
+    kind = np.where(new_topic, np.where(new_member, 1 + problem.num_topics + topics, 1 + topics), 0)
+    body, row_length = _rows(texts, kind, problem.partition_index[order])
+
+    # Each member: its opening, its rows, "]}" (or "}" without claims); members joined by ", ".
     claims_before = np.zeros(problem.num_members + 1, dtype=np.int64)
     np.cumsum(np.bincount(members, minlength=problem.num_members), out=claims_before[1:])
-    rows = count + 2 * problem.num_members
-    at = np.zeros((rows, 3), dtype=np.int64)
-    length = np.zeros((rows, 3), dtype=np.int64)
-    m = np.arange(problem.num_members)
-    opening, closing = claims_before[:-1] + 2 * m, claims_before[1:] + 2 * m + 1
-    at[opening, 0], length[opening, 0] = member_at, member_len
-    at[closing, 0], length[closing, 0] = _AT_CLOSE_OBJECT, 1
-    claim = np.arange(count) + 2 * members + 1
-    at[claim, 0] = np.where(new_group, np.where(new_member, first_at[topics], later_at[topics]), _AT_SEPARATOR)
-    length[claim, 0] = np.where(new_group, np.where(new_member, first_len[topics], later_len[topics]), 2)
-    at[claim, 1], length[claim, 1] = number_at, number_len
-    at[claim, 2], length[claim, 2] = _AT_CLOSE_LIST, group_ends
-    return b"{" + _gather(source, at.ravel(), length.ravel()) + b"}"
+    at = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(row_length, out=at[1:])
+    bounds = at[claims_before].tolist()
+    claimed = (claims_before[1:] > claims_before[:-1]).tolist()
+    view = memoryview(body)
+    parts = []
+    for m, member in enumerate(problem.members):
+        parts += (b", " if m else b"{", json.dumps(member).encode(), b": {", view[bounds[m]:bounds[m + 1]],
+                  b"]}" if claimed[m] else b"}")
+    parts.append(b"}")
+    return b"".join(parts)
 
 
-def _gather(source: bytes, offsets: np.ndarray, lengths: np.ndarray) -> bytes:
-    """The slices ``source[offsets[i]:offsets[i] + lengths[i]]`` concatenated, in one numpy gather."""
-    ends = np.cumsum(lengths)
-    total = int(ends[-1]) if len(ends) else 0
-    kind = np.int32 if max(total, len(source)) < 2**31 else np.int64  # half the memory traffic
-    positions = np.arange(total, dtype=kind)
-    positions += np.repeat((offsets - (ends - lengths)).astype(kind), lengths)
-    return np.frombuffer(source, dtype=np.uint8)[positions].tobytes()
+def _rows(texts: list[bytes], kind: np.ndarray, values: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """Each row ``texts[kind[i]]`` then ``values[i]`` (integers 0 .. INT32_MAX) in decimal, concatenated;
+    with each row's length.
+
+    A row is a fixed-width line of a byte table, its unused bytes NUL (a byte JSON text never
+    holds: ``json.dumps`` escapes it), so the rows' text is every non-NUL byte in order.
+    """
+    text_length = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    text_width = int(text_length.max())
+    top = int(values.max()) if len(values) else 0
+    digit_width = len(str(top))
+    shared = top < 4 * len(values) + 1024  # then the digits of 0 .. top, once each
+    numbers = _decimal(np.arange(top + 1) if shared else values, digit_width)
+    digits = np.count_nonzero(numbers, axis=1)
+    if shared:
+        digits = digits[values]
+    width = text_width + digit_width
+    table = np.frombuffer(b"".join(t.ljust(width, b"\0") for t in texts), dtype=np.uint8).reshape(len(texts), width)
+    chunks = []
+    step = max(1, _CHUNK_BYTES // width)
+    for start in range(0, len(kind), step):
+        rows = np.take(table, kind[start:start + step], axis=0)
+        part = values[start:start + step] if shared else np.arange(start, start + len(rows))
+        rows[:, text_width:] = np.take(numbers, part, axis=0)
+        chunks.append(rows[rows != 0].tobytes())
+    return b"".join(chunks), text_length[kind] + digits
+
+
+def _decimal(values: np.ndarray, width: int) -> np.ndarray:
+    """Each of ``values`` (integers >= 0) in decimal, right-aligned in ``width`` bytes, NUL before."""
+    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    digits = values[:, None] // powers
+    return np.where((digits > 0) | (powers == 1), digits % 10 + 48, 0).astype(np.uint8)
 
 
 def result_bytes(result) -> bytes:

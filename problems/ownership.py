@@ -21,6 +21,12 @@ from problems.group import GroupProblem, _frozen
 
 def resolve_claims(owner: np.ndarray, members, keys, generations) -> None:
     """Write into ``owner[key]`` the unique highest-generation claimant of each key."""
+    single = np.bincount(keys, minlength=len(owner))[keys] == 1
+    if single.all():  # the common case, a million claims and no conflict: nothing to sort
+        owner[keys] = members
+        return
+    owner[keys[single]] = members[single]
+    members, keys, generations = members[~single], keys[~single], generations[~single]
     order = np.lexsort((-generations, keys))
     keys, generations, members = keys[order], generations[order], members[order]
     first = np.ones(len(keys), dtype=bool)

@@ -30,14 +30,15 @@ from ortools.sat.python import cp_model
 from heuristics import sticky_replica as sticky_heuristic
 from models.cpsat._common import add_hint, solve_ranked
 from models._replica import (
+    TIME_LIMIT,
     balanced_level1,
     build_answer,
     check_model_size,
     count_bounds,
-    frontier as _frontier,
     original_sets,
     rack_count_bounds,
     secant_range,
+    solve_frontier,
     target_levels,
 )
 from problems import PlacementProblem, Result
@@ -113,7 +114,7 @@ def _hint(problem: PlacementProblem, max_moves: int | None, target) -> np.ndarra
 
 def solve(
     problem: PlacementProblem,
-    time_limit: float = 10.0,
+    time_limit: float = TIME_LIMIT,
     max_moves: int | None = None,
     beat=None,
     workers: int = 1,
@@ -286,9 +287,10 @@ def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
     return solve(problem, beat=placement, **options)
 
 
-def frontier(problem: PlacementProblem, max_k: int, **options) -> list[Result]:
+def frontier(problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options) -> list[Result]:
     """The moves/quality frontier: ``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``.
 
-    ``time_limit`` applies to each ``k``.
+    ``time_limit`` bounds the whole frontier: each point gets the time left
+    (:func:`models._replica.frontier`; points past it are not solved, ``unknown``).
     """
-    return _frontier(solve, problem, max_k, **options)
+    return solve_frontier(solve, problem, max_k, time_limit, **options)

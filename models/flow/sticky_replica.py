@@ -86,11 +86,13 @@ The two PR questions
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.cpsat import sticky_replica as cpsat_replica
-from models._replica import balanced_level1, target_levels
+from models._replica import TIME_LIMIT, balanced_level1, frontier as _frontier, target_levels
 from models.flow._common import check_cost_range, solve_convex_assignment
 from problems import PlacementProblem, Result
 
@@ -272,7 +274,7 @@ def _leader_bound(problem: PlacementProblem) -> int:
 
 def solve(
     problem: PlacementProblem,
-    time_limit: float = 10.0,
+    time_limit: float = TIME_LIMIT,
     max_moves: int | None = None,
     beat=None,
     workers: int = 1,
@@ -311,7 +313,7 @@ def solve(
     return _optimum(problem, **cp_options)
 
 
-def _optimum(problem: PlacementProblem, time_limit: float = 10.0, workers: int = 1, seed: int = 0,
+def _optimum(problem: PlacementProblem, time_limit: float = TIME_LIMIT, workers: int = 1, seed: int = 0,
              log: bool = False) -> Result:
     if problem.num_partitions == 0:
         return Result(problem, "sticky-replica", problem.replica_brokers.copy(), "optimal", (0, 0, 0, 0),
@@ -379,7 +381,19 @@ def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
     return result
 
 
-def frontier(problem: PlacementProblem, max_k: int, **options) -> list[Result]:
-    """The moves/quality frontier for ``k = 0..max_k`` (see the module docstring for which points are flow)."""
-    optimum = _optimum(problem, **options)
-    return [_frontier_point(problem, k, optimum, **options) for k in range(max_k + 1)]
+def frontier(problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options) -> list[Result]:
+    """The moves/quality frontier for ``k = 0..max_k`` (see the module docstring for which points are flow).
+
+    ``time_limit`` bounds the whole frontier, the optimum every point starts
+    from included: each point gets the time left (:func:`models._replica.frontier`;
+    points past it are not solved, ``unknown``).
+    """
+    deadline = time.perf_counter() + time_limit
+    optimum: list[Result] = []  # found once, by the first point started
+
+    def point(k: int, left: float) -> Result:
+        if not optimum:
+            optimum.append(_optimum(problem, time_limit=left, **options))
+        return _frontier_point(problem, k, optimum[0], time_limit=deadline - time.perf_counter(), **options)
+
+    return _frontier(point, problem, max_k, deadline)

@@ -16,13 +16,14 @@ import numpy as np
 import pulp
 
 from models._replica import (
+    TIME_LIMIT,
     build_answer,
     check_model_size,
     count_bounds,
-    frontier as _frontier,
     original_sets,
     rack_count_bounds,
     secant_range,
+    solve_frontier,
     target_levels,
 )
 from models.mip._common import solve_ranked
@@ -43,7 +44,7 @@ def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pul
 
 def solve(
     problem: PlacementProblem,
-    time_limit: float = 10.0,
+    time_limit: float = TIME_LIMIT,
     max_moves: int | None = None,
     beat=None,
     backend: str = "highs",
@@ -156,6 +157,10 @@ def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
     return solve(problem, beat=placement, **options)
 
 
-def frontier(problem: PlacementProblem, max_k: int, **options) -> list[Result]:
-    """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k`` (``time_limit`` per ``k``)."""
-    return _frontier(solve, problem, max_k, **options)
+def frontier(problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options) -> list[Result]:
+    """The moves/quality frontier: ``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``.
+
+    ``time_limit`` bounds the whole frontier: each point gets the time left
+    (:func:`models._replica.frontier`; points past it are not solved, ``unknown``).
+    """
+    return solve_frontier(solve, problem, max_k, time_limit, **options)

@@ -6,7 +6,10 @@ group has settled again, one joins.  After every step:
 * each consumer's actual assignment equals what ``models.solve`` computes for the document the
   leader assigned, and on the leave and join steps that document is the one the test predicts
   from what it saw before (subscriptions, the previous actual assignments as ``owned``, their
-  generation, the known lags): so the moves equal the predicted ones;
+  generation, the known lags, the consumers' racks ``r1``-``r3`` and the racks of the partitions'
+  replicas as the cluster places them, ``partition_racks``): so the moves equal the predicted ones;
+  with the racks, range's and sticky's answers are KIP-881's rack-aware ones (for range the racks
+  are checked to change the answer);
 * the messages produced before the group started are all consumed exactly once across the
   rebalances (offsets committed before each rebalance and on leaving; checked on every strategy
   but ``lag-aware``, whose consumers never commit so that the lags it reads stay the known ones).
@@ -28,6 +31,8 @@ from problems import load_problem
 pytestmark = pytest.mark.kafka
 
 SETTLE_TIMEOUT = 60.0
+#: Each consumer's rack (client.rack); partition p of every topic has its one replica on broker p % 3 + 1.
+RACKS = {"c0": "r1", "c1": "r2", "c2": "r3", "c3": "r1"}
 
 
 class NotSettled(AssertionError):
@@ -39,10 +44,11 @@ class Member(threading.Thread):
     """One kafka-python consumer polling in its own thread; records what it consumes."""
 
     def __init__(self, name: str, bootstrap: str, group: str, topics: list[str], strategy: str,
-                 sink: list, commits: bool, delay: float):
+                 sink: list, commits: bool, delay: float, rack: str):
         super().__init__(name=name, daemon=True)
         options = {"bootstrap_servers": bootstrap, "group_id": group} if strategy == "lag-aware" else {}
-        self.assignor = assignor(strategy, **options)
+        self.rack = rack
+        self.assignor = assignor(strategy, rack=rack, **options)
         self.documents: list[tuple[float, dict]] = []  # (when, document) this member answered as the leader
         answer = self.assignor.assign
 
@@ -52,7 +58,7 @@ class Member(threading.Thread):
             return result
 
         self.assignor.assign = recording
-        self.config = dict(bootstrap_servers=bootstrap, group_id=group, client_id=name,
+        self.config = dict(bootstrap_servers=bootstrap, group_id=group, client_id=name, client_rack=rack,
                            partition_assignment_strategy=[self.assignor], enable_auto_commit=commits,
                            auto_commit_interval_ms=600_000, auto_offset_reset="earliest",
                            session_timeout_ms=30_000, heartbeat_interval_ms=500, max_poll_records=2,
@@ -100,7 +106,7 @@ class Group:
 
     def add(self, name: str) -> Member:
         member = Member(name, self.cluster.bootstrap, self.name, self.topics, self.strategy, self.sink,
-                        self.commits, delay=0.01)
+                        self.commits, delay=0.01, rack=RACKS[name])
         self.members.append(member)
         member.start()
         return member
@@ -156,6 +162,9 @@ class Group:
         for member in self.members:
             member.documents = []
 
+    def racks(self) -> dict[str, str]:
+        return {m.member_id: m.rack for m in self.members}
+
     def actual(self) -> dict[str, dict[str, list[int]]]:
         return {m.member_id: m.assignment for m in self.members}
 
@@ -172,20 +181,27 @@ def _check_step(group: Group, expected_owned: dict | None, generation: int | Non
     documents = group.documents()
     actual = group.actual()
     first = documents[0]
+
+    def placement(document):  # KIP-881: the racks of each partition's replicas (broker p % 3 + 1)
+        return {t: [[group.cluster.racks[p % 3 + 1]] for p in range(n)] for t, n in document["topics"].items()}
+
     if expected_owned is not None:
         predicted = {
             "topics": first["topics"],
             "members": [{"id": m["id"], "topics": sorted(group.topics),
                          **({"owned": expected_owned[m["id"]]} if expected_owned.get(m["id"]) else {}),
-                         **({"generation": generation} if m["id"] in expected_owned else {})}
+                         **({"generation": generation} if m["id"] in expected_owned else {}),
+                         "rack": group.racks()[m["id"]]}
                         for m in first["members"]],
             **({"lags": lags} if lags is not None else {}),
+            "partition_racks": placement(first),
         }
         assert first == predicted
     previous = None
     for document in documents:
         assert all(m["topics"] == sorted(group.topics) for m in document["members"])
         assert document.get("lags") == (None if lags is None else {t: lags[t] for t in document["topics"]})
+        assert document["partition_racks"] == placement(document)
         if previous is not None and expected_owned is not None:
             # Each member owns what the answer before gave it, or, when a new rebalance started before
             # that answer reached it (SyncGroup failed), what it owned before; newcomers own nothing.
@@ -205,7 +221,7 @@ def test_assignor_in_a_live_group(kafka_cluster, admin, strategy):
     counts = {topics[0]: 5, topics[1]: 5 if strategy == "stream-join" else 3}
     produced = {t: [12 + p for p in range(n)] for t, n in counts.items()}
     for topic, n in counts.items():
-        create_topic(admin, topic, n)
+        create_topic(admin, topic, n, replicas={p: [p % 3 + 1] for p in range(n)})
         produce(kafka_cluster.bootstrap, topic, produced[topic])
     try:
         _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produced, f"group-{strategy}")
@@ -228,6 +244,11 @@ def _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produce
             group.add(name)
         group.settle(total)
         _check_step(group, None, None, lags)
+        if strategy == "range":  # the racks changed the answer: KIP-881's rack-aware range acted
+            last = group.documents()[-1]
+            assert all("rack" in m for m in last["members"])
+            without = {k: v for k, v in last.items() if k != "partition_racks"}
+            assert solve(load_problem(without), strategy).assignment != group.actual()
 
         for step in ("leave", "join"):
             before = group.actual()

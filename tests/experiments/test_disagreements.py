@@ -18,7 +18,7 @@ def rows_with_a_disagreement() -> pd.DataFrame:
                  row("hot", "lag-aware", "heuristic", "heuristic", [1000333, 1000700000000]),
                  row("ok", "sticky", "cpsat", "optimal", [50, 2]),
                  row("ok", "sticky", "heuristic", "heuristic", [52, 2]))
-    rows["objective"] = ["lag-aware"] * 3 + ["sticky"] * 2
+    rows["judged_on"] = ["lag-aware"] * 3 + ["sticky"] * 2
     rows = rows.assign(pattern="equal-hot", lags="hot", partitions=16, members=4, topics=2, replication=0, seed=2,
                        suite_version=1, time_limit_s=5.0, peak_rss_mb=100.0, versions="{}", error="")
     return rows.reindex(columns=list(RESULT_COLUMNS)).astype(RESULT_COLUMNS)

@@ -15,7 +15,8 @@ from problems import Result
 def test_gate_passes_unchanged_and_fails_on_a_degraded_heuristic(tmp_path, monkeypatch, capsys):
     """Tests that the gate exits 0 against its own baseline and 1, with a diff table, once range gets worse."""
     baseline = tmp_path / "gate.json"
-    common = ["gate", "--suite", "smoke", "--baseline", str(baseline), "--no-progress"]
+    # In this process: the degraded heuristic below is patched here, not in worker processes.
+    common = ["gate", "--suite", "smoke", "--baseline", str(baseline), "--no-progress", "--processes", "1"]
     assert main([*common, "--update"]) == 0
     recorded = json.loads(baseline.read_text())["heuristics"]
     assert "sticky/range" in recorded

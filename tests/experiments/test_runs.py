@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import heuristics.roundrobin as roundrobin_assignor
 from experiments.scenarios import Scenario, suite
+from experiments.results import load_results
 from experiments.runs import RESULT_COLUMNS, runs_for, scenario_frame, solve_frame, solve_scenario
 
+KEY = ["scenario_id", "strategy", "variant", "solver"]
+LEVELS = ["valid", "level1", "level2", "level3", "level4"]
 
-def test_solve_frame_gives_one_typed_row_per_run():
-    """Tests that each smoke scenario yields one row per available run, typed as RESULT_COLUMNS."""
+
+def test_solve_frame_gives_one_typed_row_per_run(smoke_run):
+    """Tests that each smoke scenario yields one row per available run, typed as RESULT_COLUMNS, from two
+    worker processes (`rebalance-lab gate`'s way) in the frame's scenario order, with the heuristics' rows
+    of one process (``smoke_run``)."""
     scenarios = suite("smoke")
-    out = solve_frame(scenario_frame(scenarios), time_limit=2)
+    out = solve_frame(scenario_frame(scenarios), time_limit=2, processes=2)
+    assert list(out["scenario_id"].unique()) == [s.scenario_id for s in scenarios]
+    ours, here = (rows[rows["role"] == "heuristic"][[*KEY, *LEVELS]].astype(str).sort_values(KEY)
+                  .reset_index(drop=True) for rows in (out, load_results(smoke_run)))
+    assert len(ours) > 0 and ours.equals(here)
     assert list(out.columns) == list(RESULT_COLUMNS)
-    expected = sum(len(runs_for(s.objective)) for s in scenarios)
+    expected = sum(len(runs_for(s.judged_on)) for s in scenarios)
     assert (out["role"] != "frontier").sum() == expected
     assert not out.duplicated(["scenario_id", "strategy", "variant", "solver"]).any()
     # The exact moves/quality frontier of PR 18903's two-move case: nothing better at k = 1, the swap at k = 2.
     frontier = out[(out["role"] == "frontier") & out["scenario_id"].str.contains("two-move-limit")]
     by_k = {v: (l2, moves) for v, l2, moves in zip(frontier["variant"], frontier["level2"], frontier["level4"])}
     assert by_k["k=0"] == by_k["k=1"] == (8, 0) and by_k["k=2"] == (4, 2)
-    baselines = out[out["strategy"].isin(["range", "roundrobin"]) & (out["objective"] == "sticky")]
+    baselines = out[out["strategy"].isin(["range", "roundrobin"]) & (out["judged_on"] == "sticky")]
     assert len(baselines) == 4 and baselines["valid"].all() and (baselines["status"] == "heuristic").all()
 
 

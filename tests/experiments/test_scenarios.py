@@ -44,7 +44,7 @@ def test_pinned_documents_are_the_same_on_every_machine():
 
 def test_churn_events_do_what_they_say():
     """Tests member joins / leaves, zombies, deleted topics and removed brokers in the built problems."""
-    base = dict(family="group", objective="sticky", partitions=24, members=4, topics=3, seed=3)
+    base = dict(family="group", judged_on="sticky", partitions=24, members=4, topics=3, seed=3)
     joins = load_problem(build_problem(Scenario(churn="member-joins", **base)))
     assert joins.owned[-1] == {} and all(joins.owned[:-1])
     leaves = load_problem(build_problem(Scenario(churn="member-leaves", **base)))
@@ -74,7 +74,7 @@ def test_racked_twins_differ_only_by_racks():
     partition has its replicas on distinct racks; the twin without racks is the same group, racks left out."""
     from experiments.scenarios import RACKS
 
-    base = dict(family="group", objective="rack-aware", churn="member-leaves", partitions=24, members=4, topics=3,
+    base = dict(family="group", judged_on="rack-aware", churn="member-leaves", partitions=24, members=4, topics=3,
                 seed=2, pattern="random-subsets")
     racked, plain = Scenario(replication=2, **base), Scenario(replication=0, **base)
     assert racked.scenario_id == "rack-aware/member-leaves/random-subsets-zero-racks3-rf2/p24-m4-t3/s2"
@@ -96,6 +96,6 @@ def test_racked_twins_differ_only_by_racks():
 @pytest.mark.parametrize("name", ["smoke", "gate", "default", "scale"])
 def test_every_suite_has_racked_groups_judged_on_rack_aware(name):
     """Tests that each suite holds rack-aware scenarios with racks, and (beyond smoke) their twins without."""
-    racked = [s for s in suite(name) if s.objective == "rack-aware"]
+    racked = [s for s in suite(name) if s.judged_on == "rack-aware"]
     assert any(s.replication for s in racked)
     assert name == "smoke" or any(not s.replication for s in racked)

@@ -23,13 +23,11 @@ import pytest
 
 from experiments.results import load_results, results_folder
 from support.kraft_cluster import free_ports
+from support.result_rows import assert_same_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.spark_cluster]
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Differ between runs by nature.
-TIMINGS = ["runtime_s", "peak_rss_mb", "run_id"]
-KEY = ["scenario_id", "strategy", "variant", "solver"]
 READY_TIMEOUT = 120.0
 
 
@@ -114,11 +112,6 @@ def standalone(tmp_path_factory):
         cluster.stop()
 
 
-def _rows(folder: Path):
-    rows = load_results(folder).drop(columns=TIMINGS)
-    return rows.sort_values(KEY, na_position="first").reset_index(drop=True)
-
-
 def test_compare_on_a_standalone_cluster_equals_local(standalone, smoke_run, tmp_path):
     command = [sys.executable, "-m", "experiments.cli", "compare", "--suite", "smoke", "--master", standalone.master,
                "--out", str(tmp_path), "--run-id", "standalone", "--no-progress"]
@@ -128,12 +121,4 @@ def test_compare_on_a_standalone_cluster_equals_local(standalone, smoke_run, tmp
     with urllib.request.urlopen(f"http://127.0.0.1:{standalone.ui}/json/", timeout=5) as answer:
         assert json.load(answer)["completedapps"], "the job did not run on the cluster"
 
-    on_cluster, here = _rows(results_folder(tmp_path, "smoke", "standalone")), _rows(smoke_run)
-    assert len(on_cluster) == len(here) > 0
-    assert on_cluster[KEY].equals(here[KEY])
-    timed_out = (on_cluster["status"] != "optimal") | (here["status"] != "optimal")
-    timed_out &= on_cluster["role"] != "heuristic"
-    limited = ["status", *[c for c in on_cluster.columns if c.startswith(("bound", "level"))]]
-    for rows in (on_cluster, here):
-        rows.loc[timed_out, limited] = None
-    assert on_cluster.equals(here), on_cluster.compare(here)
+    assert_same_rows(load_results(results_folder(tmp_path, "smoke", "standalone")), load_results(smoke_run))

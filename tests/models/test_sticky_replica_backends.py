@@ -8,6 +8,8 @@ last ones check that the backends agree with each other and beat the heuristic.
 from __future__ import annotations
 
 import functools
+import random
+import time
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from heuristics import kafka_default, sticky_replica as heuristic
 from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow
 from models.mip import sticky_replica as mip
+from models.mip._common import GRACE_SECONDS
 from problems import load_problem
 
 TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
@@ -67,6 +70,49 @@ def test_frontier_shows_the_swap_at_k_2_not_at_k_1(backend):
     assert [r.objective[:3] for r in points] == [[4, 8, 2], [4, 8, 2], [4, 4, 2], [4, 4, 2]]
     assert [moves(r) for r in points] == [0, 0, 2, 2]
     assert [r.info["max_moves"] for r in points] == [0, 1, 2, 3]
+
+
+def _random_cluster(partitions: int, brokers: int, seed: int = 0):
+    rng = random.Random(seed)
+    return load_problem({
+        "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(brokers)],
+        "partitions": [{"topic": f"t{p % 4}", "partition": p // 4, "replicas": rng.sample(range(brokers), 3)}
+                       for p in range(partitions)]})
+
+
+@backends
+def test_frontier_shares_one_deadline_and_stays_honest(backend):
+    """Tests that time_limit bounds the whole frontier (was: each point): 31 points of a 12-partition
+    cluster with 0.5 s end near 0.5 s (measured: a few points optimal or feasible, the rest not solved);
+    a point past the deadline is not solved (no answer, unknown), and every later one too; a point said
+    optimal is beaten by no answer found at any budget up to its own, nor by the heuristic's."""
+    problem = _random_cluster(12, 6)
+    started = time.perf_counter()
+    points = backend.frontier(problem, 30, time_limit=0.5)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5 + GRACE_SECONDS + 2, f"{elapsed:.1f} s"  # the last point's grace, scoring
+    assert [p.info["max_moves"] for p in points] == list(range(31))
+    skipped = [bool(p.info.get("not_solved")) for p in points]
+    assert skipped == sorted(skipped)  # once the time is spent, nothing more starts
+    found = [(p.objective, k) for k, p in enumerate(points) if p.answer is not None]
+    found.append((heuristic.assign(problem).objective, moves(heuristic.assign(problem))))
+    for k, point in enumerate(points):
+        if point.answer is None:
+            assert point.status in ("unknown", "infeasible") and point.objective == []
+            continue
+        assert point.status in ("optimal", "feasible") and point.valid and moves(point) <= k
+        if point.bound is not None:
+            assert tuple(point.bound) <= tuple(point.objective)
+        if point.status == "optimal":
+            assert all(other[:3] + [other[3]] >= point.objective for other, _ in found if other[3] <= k)
+
+
+def test_frontier_with_no_time_left_solves_nothing():
+    """Tests a frontier given no time: every point not solved, none with an answer."""
+    for module in (cpsat, mip, flow):
+        points = module.frontier(load_problem(TWO_MOVE), 2, time_limit=0)
+        assert [(p.status, p.answer, p.info["max_moves"]) for p in points] == [("unknown", None, k) for k in range(3)]
+        assert all(p.info["not_solved"] for p in points)
 
 
 @backends

@@ -15,6 +15,7 @@ import heuristics.roundrobin as roundrobin
 import heuristics.sticky as sticky
 from support.problem_strategies import group_documents
 from problems import Result, load_problem
+from problems import output
 from problems.output import assignment_bytes, result_bytes
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples" / "group").glob("*.json"))
@@ -61,3 +62,17 @@ def test_no_members_no_answer():
     assert assignment_bytes(empty, np.full(2, -1)) == b"{}"
     unanswered = Result(empty, "sticky", None, status="unknown")
     assert result_bytes(unanswered) == old_bytes(unanswered)
+
+
+@pytest.mark.parametrize("chunk", [64, 1 << 25])
+def test_sparse_large_indexes_and_rows_in_chunks(monkeypatch, chunk):
+    """Tests indexes far above the number of claims (digits computed per claim, not from a table of 0 .. top)
+    and rows built a few at a time: the same bytes."""
+    monkeypatch.setattr(output, "_CHUNK_BYTES", chunk)
+    problem = load_problem({"topics": {"big": 200_000, "t": 3},
+                            "members": [{"id": "a", "topics": ["big", "t"]}, {"id": "b", "topics": ["big"]},
+                                        {"id": "c", "topics": ["t"]}]})
+    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
+    owner[[0, 9, 10, 99_999, 100_000, 199_999]] = [0, 1, 0, 1, 1, 0]
+    owner[200_000:] = [2, 0, 2]
+    assert assignment_bytes(problem, owner) == json.dumps(Result(problem, "sticky", owner).assignment).encode()

@@ -40,7 +40,7 @@ def damaged(draw):
         if what == "replica" and isinstance(part, dict) and isinstance(part.get("replicas"), list):
             part["replicas"][draw(st.integers(0, len(part["replicas"]) - 1))] = value
         elif what == "drop" and isinstance(part, dict):
-            part.pop(draw(st.sampled_from(["topic", "partition", "replicas"])))
+            part.pop(draw(st.sampled_from(["topic", "partition", "replicas"])), None)  # dropped twice: once
         elif what == "whole":
             doc["partitions"][p] = value
         elif what == "copy":

@@ -13,9 +13,10 @@ import time
 import pytest
 
 from experiments.cli import main
-from experiments.lags import group_lags, lags_documents, read_snapshot
 from problems import ProblemError, evaluate, load_problem
 from problems.checks import INT32_MAX, INT64_MAX
+from problems.lags import group_lags, lags_documents
+from problems.snapshots import read_snapshot
 
 HEADER = "group,topic,partition,committed_offset,log_start_offset,log_end_offset\n"
 

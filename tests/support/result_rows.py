@@ -7,7 +7,7 @@ import pandas as pd
 
 def row(scenario, strategy, solver, status, levels, bound=None, valid=True, variant=""):
     """One result row of ``scenario`` (sticky objective) with the given levels and bounds."""
-    out = {"scenario_id": scenario, "family": "group", "objective": "sticky", "churn": "fresh", "size": 10,
+    out = {"scenario_id": scenario, "family": "group", "judged_on": "sticky", "churn": "fresh", "size": 10,
            "strategy": strategy, "variant": variant, "solver": solver,
            "role": "heuristic" if solver == "heuristic" else "exact", "status": status, "valid": valid,
            "runtime_s": 0.1}
@@ -24,3 +24,22 @@ def frame(*rows):
         out[f"level{i}"] = out[f"level{i}"].astype("Int64")
         out[f"bound{i}"] = out[f"bound{i}"].astype("Int64")
     return out
+
+
+#: Result columns that differ between two runs of the same scenarios by nature.
+TIMINGS = ["runtime_s", "peak_rss_mb", "run_id"]
+KEY = ["scenario_id", "strategy", "variant", "solver"]
+
+
+def assert_same_rows(there: pd.DataFrame, here: pd.DataFrame) -> None:
+    """Two runs' result rows are equal apart from :data:`TIMINGS` and, where an exact solver stopped at
+    its time limit in either run (a status other than ``optimal``), its status, levels and bounds."""
+    there, here = (rows.drop(columns=TIMINGS).sort_values(KEY, na_position="first").reset_index(drop=True)
+                   for rows in (there, here))
+    assert len(there) == len(here) > 0
+    assert there[KEY].equals(here[KEY])
+    timed_out = ((there["status"] != "optimal") | (here["status"] != "optimal")) & (there["role"] != "heuristic")
+    limited = ["status", *[c for c in there.columns if c.startswith(("bound", "level"))]]
+    for rows in (there, here):
+        rows.loc[timed_out, limited] = None
+    assert there.equals(here), there.compare(here)

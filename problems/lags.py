@@ -1,0 +1,157 @@
+"""Per-partition lag from an offsets snapshot, as KIP-169 defines it, and the ``lags`` documents.
+
+KIP-169, "Proposed Changes / Algorithm", step 1 (seed 001): the lag of a
+partition is its log end offset minus the group's committed offset; without a
+committed offset it is 0 under ``auto.offset.reset=latest`` and log end minus
+log start offset under ``earliest`` (or any other value).  A committed offset
+above the end offset gives lag 0 (the prototype's ``max(end - next, 0)``) and
+is counted in a warning.  A snapshot without a log start offset (the
+``kafka-consumer-groups --describe`` table) gives a partition without a
+committed offset under ``earliest`` lag = log end offset (start taken as 0, an
+upper bound), counted in a warning.
+
+Offsets are integers of at most 18 digits, so every lag is an exact 64-bit
+integer.  A malformed row, a duplicated partition or a gap in a topic's
+partitions is an error naming the file, the line and the field; nothing is
+dropped silently.
+
+Plain numpy and pandas, one group or several at a time (:func:`group_lags`,
+on the rows :func:`problems.snapshots.read_snapshot` reads); the Spark job
+(:mod:`experiments.lags_job`) maps it over the groups of a large snapshot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from problems.checks import INT32_MAX
+from problems.errors import ProblemError
+from problems.snapshots import COLUMNS
+
+#: The columns of :func:`group_lags`'s rows and their types (Spark's names).
+LAG_COLUMNS = {"line": "long", "group": "string", "topic": "string", "partition": "long", "lag": "long",
+               "clamped": "boolean", "start_unknown": "boolean", "error": "string"}
+_INTEGER = r"[0-9]{1,18}"
+
+
+def kip169_lags(committed: np.ndarray, start: np.ndarray, end: np.ndarray, reset: str = "latest") -> np.ndarray:
+    """KIP-169's lag: ``end - committed`` (at least 0); without a committed offset (``-1``) 0 under
+    ``auto.offset.reset=latest``, ``end - start`` otherwise."""
+    since = np.where(committed >= 0, committed, end if reset == "latest" else start)
+    return np.maximum(end - since, 0)
+
+
+def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
+    """KIP-169's lag of every row of ``frame`` (one group or several), checked.
+
+    Parameters
+    ----------
+    frame
+        Columns ``line`` and :data:`problems.snapshots.COLUMNS`, strings or ``None``
+        (:func:`problems.snapshots.read_snapshot`).
+    reset
+        ``auto.offset.reset``: ``latest`` gives lag 0 without a committed offset,
+        anything else the log end minus the log start offset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns of :data:`LAG_COLUMNS`: one row per partition, or only the
+        error rows (``error`` set, ``partition`` -1, ``lag`` 0) when a row is
+        malformed, a partition appears twice or a topic has a gap.
+    """
+    errors: list[tuple[int, str]] = []
+    text = {c: frame[c].astype(object) for c in COLUMNS}
+    for column in ("group", "topic"):
+        for line in frame["line"][text[column].isna()]:
+            errors.append((int(line), f"{column}: missing"))
+    numbers = {}
+    lines = frame["line"].to_numpy(dtype=np.int64)
+    for column in ("partition", "committed_offset", "log_start_offset", "log_end_offset"):
+        values = text[column]
+        present = values.notna().to_numpy()
+        good = present & values.fillna("").str.fullmatch(_INTEGER).to_numpy(dtype=bool)
+        bad = (present & ~good) | (~present & (column in ("partition", "log_end_offset")))
+        for line, value in zip(lines[bad], values[bad]):
+            shown = "missing" if pd.isna(value) else f"got {value!r}"
+            errors.append((int(line), f"{column}: must be an integer >= 0 of at most 18 digits, {shown}"))
+        numbers[column] = (values.where(good, "0").astype(np.int64).to_numpy(), good)
+    index, _ = numbers["partition"]
+    for line, value in zip(lines[index > INT32_MAX], index[index > INT32_MAX]):
+        errors.append((int(line), f"partition: must be at most {INT32_MAX} (an int32, as in Kafka), got {value}"))
+    end, _ = numbers["log_end_offset"]
+    start, has_start = numbers["log_start_offset"]
+    committed, has_committed = numbers["committed_offset"]
+    inverted = has_start & (start > end)
+    for line, s, e in zip(lines[inverted], start[inverted], end[inverted]):
+        errors.append((int(line), f"log_start_offset: {s} is above the log end offset {e}"))
+    if not errors:
+        errors += _coverage(frame, numbers["partition"][0], lines)
+    if errors:
+        errors.sort()
+        return pd.DataFrame({
+            "line": [e[0] for e in errors], "group": frame["group"].iloc[:1].tolist() * len(errors),
+            "topic": [None] * len(errors), "partition": -1, "lag": 0, "clamped": False,
+            "start_unknown": False, "error": [e[1] for e in errors],
+        })
+    return pd.DataFrame({
+        "line": lines, "group": text["group"], "topic": text["topic"],
+        "partition": numbers["partition"][0], "lag": kip169_lags(np.where(has_committed, committed, -1), np.where(has_start, start, 0), end, reset),
+        "clamped": has_committed & (committed > end),
+        "start_unknown": ~has_committed & ~has_start & (reset != "latest"),
+        "error": None,
+    })
+
+
+def _coverage(frame: pd.DataFrame, partitions: np.ndarray, lines: np.ndarray) -> list[tuple[int, str]]:
+    """Duplicated partitions (at the later line) and gaps in each (group, topic)."""
+    keyed = pd.DataFrame({"group": frame["group"].to_numpy(), "topic": frame["topic"].to_numpy(),
+                          "partition": partitions, "line": lines}).sort_values("line")
+    errors = []
+    twice = keyed.duplicated(["group", "topic", "partition"])
+    for row in keyed[twice].itertuples():
+        first = keyed[(keyed.group == row.group) & (keyed.topic == row.topic) & (keyed.partition == row.partition)]
+        errors.append((row.line, f"partition: group {row.group!r} topic {row.topic!r} partition {row.partition} "
+                                 f"is also on line {first.line.iloc[0]}"))
+    counts = keyed[~twice].groupby(["group", "topic"], sort=False).agg(n=("partition", "size"),
+                                                                          top=("partition", "max"),
+                                                                          line=("line", "max"))
+    for (group, topic), row in counts[counts.n != counts.top + 1].iterrows():
+        have = np.unique(keyed[(keyed.group == group) & (keyed.topic == topic)].partition.to_numpy())
+        gap = int(np.flatnonzero(have != np.arange(len(have)))[0])  # the first index missing
+        errors.append((int(row.line), f"partition: group {group!r} topic {topic!r} has no row for partition {gap} "
+                                      f"(it has partitions up to {int(row.top)})"))
+    return errors
+
+
+def lags_documents(rows: pd.DataFrame, source: str) -> tuple[dict[str, dict[str, list[int]]], list[str]]:
+    """``{group: lags}`` (the ``lags`` object of DESIGN.md section 2 per group) and warning lines.
+
+    Groups and topics keep the order in which they first appear in the snapshot.
+
+    Raises
+    ------
+    ProblemError
+        The first error row (by line), naming ``source``, the line and the field.
+    """
+    errors = rows[rows["error"].notna()].sort_values("line")
+    if len(errors):
+        first = errors.iloc[0]
+        field, message = first["error"].split(": ", 1)
+        raise ProblemError(f"line {first['line']}, {field}", message, source)
+    rows = rows.sort_values("line")
+    documents: dict[str, dict[str, list[int]]] = {}
+    for (group, topic), part in rows.groupby(["group", "topic"], sort=False):
+        ordered = part.sort_values("partition")
+        documents.setdefault(group, {})[topic] = [int(v) for v in ordered["lag"]]
+    warnings = []
+    for flag, what in (("clamped", "committed offsets above the log end offset: lag clamped to 0"),
+                       ("start_unknown", "partitions without a committed offset or a log start offset: "
+                                         "lag taken as the log end offset (an upper bound)")):
+        flagged = rows[rows[flag].astype(bool)]
+        if len(flagged):
+            row = flagged.iloc[0]
+            warnings.append(f"warning: {source}: {len(flagged)} {what} (first: line {row['line']}, group "
+                            f"{row['group']!r}, topic {row['topic']!r}, partition {row['partition']})")
+    return documents, warnings

@@ -1,0 +1,128 @@
+"""Offsets snapshots (DESIGN.md section 5, ``rebalance-lab lags``): read into rows of text, checked later.
+
+Snapshots (one row per group, topic and partition, many groups at once):
+
+* CSV with a header ``group,topic,partition,committed_offset,log_start_offset,log_end_offset``
+  (an empty ``committed_offset`` or ``log_start_offset`` is missing);
+* Parquet (``.parquet`` / ``.pq``) with the same columns;
+* the text table ``kafka-consumer-groups --describe`` prints (columns GROUP
+  TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID,
+  ``-`` for a missing value; the ``LAG`` column is recomputed).  It has no log
+  start offset (see :mod:`problems.lags` for what that means for a lag).
+
+:func:`read_snapshot` checks the shape (columns, fields per row, a group on
+every row: the Spark job's key); the values are checked by
+:func:`problems.lags.group_lags`.  Errors name the file, the line (row, for
+Parquet) and the field.  Imports pandas (and pyarrow for Parquet), not Spark.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from problems.errors import ProblemError
+
+#: Snapshot columns (CSV and Parquet), in order.
+COLUMNS = ("group", "topic", "partition", "committed_offset", "log_start_offset", "log_end_offset")
+#: The ``kafka-consumer-groups --describe`` columns each snapshot column comes from.
+DESCRIBE = {"group": "GROUP", "topic": "TOPIC", "partition": "PARTITION",
+            "committed_offset": "CURRENT-OFFSET", "log_end_offset": "LOG-END-OFFSET"}
+
+
+def read_snapshot(path: str | Path) -> pd.DataFrame:
+    """Read a snapshot into strings: ``line`` plus :data:`COLUMNS` (``None`` where missing).
+
+    ``line`` is the line number in a CSV or text file, the 1-based row in Parquet.
+
+    Raises
+    ------
+    ProblemError
+        Unreadable file, missing columns, or a row with the wrong number of fields.
+    """
+    path = Path(path)
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            return _read_parquet(path)
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark (Excel's CSV) is not data
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ProblemError("", f"cannot read the snapshot: {error}", str(path)) from None
+    first = next((line.split() for line in text.splitlines() if line.strip()), None)
+    if first is None:
+        raise ProblemError("", "empty snapshot", str(path))
+    rows = _read_describe(text, path) if first[0] == "GROUP" else _read_csv(text, path)
+    return _grouped(pd.DataFrame(rows, columns=["line", *COLUMNS]), path)
+
+
+def _grouped(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``frame`` if every row names its group (the Spark job's key), else the first such error."""
+    missing = frame["line"][frame["group"].isna()]
+    if len(missing):
+        raise ProblemError(f"line {int(missing.min())}, group", "missing", str(path))
+    return frame
+
+
+def _read_csv(text: str, path: Path) -> list[list]:
+    reader = csv.reader(text.splitlines())
+    header = None
+    rows = []
+    for fields in reader:
+        if not fields:
+            continue
+        if header is None:
+            header = [f.strip() for f in fields]
+            missing = [c for c in COLUMNS if c not in header]
+            if missing:
+                raise ProblemError(f"line {reader.line_num}", f"the header lacks column {missing[0]!r} "
+                                   f"(expected {','.join(COLUMNS)})", str(path))
+            continue
+        if len(fields) != len(header):
+            raise ProblemError(f"line {reader.line_num}", f"has {len(fields)} fields, the header has {len(header)}",
+                               str(path))
+        values = dict(zip(header, (f.strip() or None for f in fields)))
+        rows.append([reader.line_num, *(values[c] for c in COLUMNS)])
+    return rows
+
+
+def _read_describe(text: str, path: Path) -> list[list]:
+    header = None
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields or line.startswith("Consumer group "):  # blank, or "... has no active members."
+            continue
+        if fields[0] == "GROUP":
+            header = fields
+            missing = [c for c in DESCRIBE.values() if c not in header]
+            if missing:
+                raise ProblemError(f"line {number}", f"the header lacks column {missing[0]}", str(path))
+            continue
+        if header is None or len(fields) != len(header):
+            expected = "a GROUP header first" if header is None else f"{len(header)} columns like the header"
+            raise ProblemError(f"line {number}", f"has {len(fields)} columns, expected {expected}", str(path))
+        values = {name: (None if value == "-" else value) for name, value in zip(header, fields)}
+        rows.append([number, *(values[DESCRIBE[c]] if c in DESCRIBE else None for c in COLUMNS)])
+    return rows
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    table = pd.read_parquet(path)
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise ProblemError(missing[0], f"missing column (expected {', '.join(COLUMNS)})", str(path))
+    frame = pd.DataFrame({"line": np.arange(1, len(table) + 1, dtype=np.int64)})
+    for column in COLUMNS:
+        frame[column] = [_text(v) for v in table[column].astype(object)]
+    return _grouped(frame, path)
+
+
+def _text(value) -> str | None:
+    """A Parquet cell as the text a CSV would hold (integral floats as integers)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return None
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)

@@ -1,0 +1,45 @@
+"""Tests of problems.snapshots: reading offsets snapshots (CSV, Parquet, the describe table), their shape errors."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from support.lag_snapshots import DATA, EARLIEST, HEADER, SNAPSHOT, error_of, lags_of
+
+
+def test_describe_table_with_dashes_and_notes():
+    """Tests the kafka-consumer-groups --describe table: '-' offsets, a note line, two header blocks."""
+    documents, warnings = lags_of(DATA / "lags_describe.txt", "latest")
+    assert documents == {"g1": {"t0": [100_000, 60_000, 0]}, "g2": {"t0": [0]}} and warnings == []
+    documents, warnings = lags_of(DATA / "lags_describe.txt", "earliest")
+    assert documents == {"g1": {"t0": [100_000, 60_000, 50_000]}, "g2": {"t0": [0]}}
+    assert warnings == [f"warning: {DATA / 'lags_describe.txt'}: 1 partitions without a committed offset or a log "
+                        f"start offset: lag taken as the log end offset (an upper bound) "
+                        f"(first: line 5, group 'g1', topic 't0', partition 2)"]
+
+
+def test_parquet_with_nullable_integers(tmp_path):
+    """Tests a Parquet snapshot with integer columns and missing committed offsets (row numbers as lines)."""
+    frame = pd.read_csv(SNAPSHOT, dtype={"committed_offset": "Int64", "log_start_offset": "Int64"})
+    frame.to_parquet(tmp_path / "snapshot.parquet")
+    assert lags_of(tmp_path / "snapshot.parquet", "earliest")[0] == EARLIEST
+
+
+@pytest.mark.parametrize("text, message", [
+    (HEADER + "g,t,0,1,0,5\n,t,1,1,0,5\n", "line 3, group: missing"),
+    (HEADER + "g,t,0,1,0\n", "line 2: has 5 fields, the header has 6"),
+    ("group,topic,partition,log_end_offset\n", "line 1: the header lacks column 'committed_offset' "
+     "(expected group,topic,partition,committed_offset,log_start_offset,log_end_offset)"),
+    ("", "empty snapshot"),
+])
+def test_malformed_snapshots_name_line_and_field(tmp_path, text, message):
+    """Tests that each kind of malformed snapshot is an error naming the line and the field, never dropped."""
+    assert error_of(tmp_path, text) == message
+
+
+def test_malformed_describe_table(tmp_path):
+    """Tests a describe table whose row has a missing column: the error names the line."""
+    text = ("GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID\n"
+            "g t 0 1 5 4 - - -\ng t 1 1 5 - - -\n")
+    assert error_of(tmp_path, text, "bad.txt") == "line 3: has 8 columns, expected 9 columns like the header"
