@@ -20,6 +20,16 @@ CPU seconds: the machine is shared), ``load s`` is ``load_problem`` of the in-me
 
     .venv/bin/python benchmarks/rack_aware.py
     .venv/bin/python benchmarks/rack_aware.py --members 1000 --topics 100
+
+``--assignors``: KIP-881's rack-aware client ``range`` and ``sticky`` (``heuristics.range.assign``,
+``heuristics.sticky.assign``) on the same groups with replicas on 2 of 3 racks (rack logic on), beside
+Kafka's Java ``RangeAssignor`` and ``StickyAssignor`` in the same run (through ``peers.kafka_java``):
+ours is the best of ``--repeat`` calls on an already-loaded problem (CPU seconds beside), Kafka's the
+best of ``--repeat`` ``assign`` calls timed inside the JVM after ``--warmups`` untimed ones on an
+already-built ``Cluster`` and ``GroupSubscription``; both answers are compared partition by partition.
+
+    .venv/bin/python benchmarks/rack_aware.py --assignors --repeat 5 --warmups 5
+    .venv/bin/python benchmarks/rack_aware.py --assignors --members 300 --topics 30 --repeat 1 --warmups 1
 """
 
 from __future__ import annotations
@@ -92,7 +102,47 @@ def run_case(members: int, ratio: int, topics: int, pattern: str, kind: str, lay
             "levels": result.objective, "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
 
 
+def assignor_case(members: int, ratio: int, topics: int, pattern: str, kind: str, assignor: str,
+                  repeat: int, warmups: int) -> dict:
+    """One rack-aware client assignor, ours and Kafka's, on one group with replicas on 2 of 3 racks."""
+    import importlib
+
+    import numpy as np
+
+    from _timing import best_of_with_cpu
+    from peers import kafka_java
+    from problems import load_problem
+
+    problem = load_problem(document(members, ratio, topics, pattern, kind, "2 of 3"))
+    function = importlib.import_module(f"heuristics.{assignor}").assign
+    wall, cpu, result = best_of_with_cpu(repeat, function, problem)
+    java_owner, java_seconds = kafka_java.time_assign(problem, assignor, warmups=warmups, runs=repeat)
+    differ = int((result.answer != java_owner).sum())
+    return {"assignor": assignor, "pattern": pattern, "kind": kind, "ours_s": wall, "ours_cpu_s": cpu,
+            "kafka_s": min(java_seconds), "differ": differ, "equal": differ == 0,
+            "levels": list(result.objective) if np.all(result.answer >= 0) else None}
+
+
+def assignors(args) -> None:
+    rows = [assignor_case(args.members, args.ratio, args.topics, pattern, kind, assignor, args.repeat, args.warmups)
+            for assignor in ("range", "sticky") for pattern in ("homogeneous", "heterogeneous")
+            for kind in ("full", "incremental")]
+    print(f"KIP-881 rack-aware client assignors: {args.members:,} members x {args.ratio} partitions per member x "
+          f"{args.topics:,} topics, members on 3 racks, replicas on 2 of them (best of {args.repeat}; Kafka after "
+          f"{args.warmups} warm-up calls); load average {load_average()}\n")
+    print("| assignor | subscriptions | assignment | rebalance-lab assign (CPU) | Kafka assign | ratio | equal |")
+    print("| --- | --- | --- | ---: | ---: | ---: | --- |")
+    for r in rows:
+        equal = "yes" if r["equal"] else f"NO ({r['differ']:,} partitions)"
+        print(f"| {r['assignor']} | {r['pattern']} | {r['kind']} | {r['ours_s'] * 1e3:,.1f} ms "
+              f"({r['ours_cpu_s'] * 1e3:,.1f} ms) | {r['kafka_s'] * 1e3:,.1f} ms | {r['ours_s'] / r['kafka_s']:.2f} "
+              f"| {equal} |")
+
+
 def main(args) -> None:
+    if args.assignors:
+        assignors(args)
+        return
     if args.case:
         print(json.dumps(run_case(args.members, args.ratio, args.topics, *args.case)))
         return
@@ -124,5 +174,9 @@ if __name__ == "__main__":
     parser.add_argument("--members", type=int, default=10_000)
     parser.add_argument("--ratio", type=int, default=10, help="partitions per member")
     parser.add_argument("--topics", type=int, default=1_000)
+    parser.add_argument("--assignors", action="store_true",
+                        help="time rack-aware range and sticky beside Kafka's Java classes instead of the flow")
+    parser.add_argument("--repeat", type=int, default=5, help="--assignors: timed calls per side")
+    parser.add_argument("--warmups", type=int, default=5, help="--assignors: Kafka's untimed warm-up calls")
     parser.add_argument("--case", nargs=3, metavar=("PATTERN", "KIND", "LAYOUT"), help=argparse.SUPPRESS)
     main(parser.parse_args())

@@ -14,6 +14,9 @@ for CI), ``default`` (the main job; lag-aware up to 200 partitions x 10 members,
 replicas up to 1,000 partitions x RF 3), ``scale`` (large, for a cluster;
 lag-aware at 10,000 and 100,000 partitions, replicas at 10,000 and 100,000,
 where the exact side is the replica flow or the lag-aware bounds).
+Group scenarios judged on ``rack-aware`` come in twins: members on :data:`RACKS` racks and
+``partition_racks`` (``replication`` replicas per partition, on distinct racks), and the same group
+without racks (``replication`` 0): same topics, members, subscriptions and previous owners.
 ``SUITE_VERSION`` changes whenever any suite's scenarios change.
 """
 
@@ -28,7 +31,7 @@ import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 from problems import load_problem
 
-SUITE_VERSION = 4
+SUITE_VERSION = 5
 
 GROUP_CHURN = ("fresh", "member-joins", "member-leaves", "several-leave", "topic-added", "topic-deleted",
                "partitions-added", "zombie")
@@ -41,6 +44,12 @@ PATTERNS = ("equal", "random-subsets", "few-topics", "one-odd")
 #: homogeneous, and heterogeneous in 5 buckets of members and topics.
 KIP848_PATTERNS = ("equal", "buckets")
 LAGS = ("zero", "uniform", "zipf", "hot")
+#: Racks of a racked group scenario (Kafka's assignor benchmarks: 3 racks, member ``m`` on rack ``m mod 3``).
+RACKS = 3
+#: Replicas per partition of the racked group families: 2 of the 3 racks (each partition misaligned with
+#: a third of the members, so rack alignment binds), all 3 (Kafka's rack-aware benchmark shape: every
+#: member aligned with every partition, Kafka's rack logic stays off), and 0 (no racks at all).
+RACK_LAYOUTS = (2, 3, 0)
 
 GENERATION = 5  # generation of the previous assignment (a zombie claims with GENERATION - 2)
 
@@ -55,14 +64,17 @@ class Scenario:
         ``group`` or ``placement``.
     judged_on
         The strategy whose constraints and objective judge every answer: ``sticky`` (also the
-        yardstick of range and round robin), ``lag-aware``, ``stream-join`` or
+        yardstick of range, round robin, uniform, server-range and cooperative-sticky),
+        ``rack-aware`` (the same baselines with KIP-881 racks), ``lag-aware``, ``stream-join`` or
         ``sticky-replica`` (also the yardstick of kafka-default).
     churn
         What happened since the previous assignment (``GROUP_CHURN`` / ``PLACEMENT_CHURN``).
     partitions, members, topics
         Group sizes (partitions in total, spread over ``topics``); for a
         placement ``partitions`` and ``members`` = brokers, ``topics`` = racks
-        (0 = rack-unaware), ``replication`` the replication factor.
+        (0 = rack-unaware), ``replication`` the replication factor.  For a group,
+        ``replication`` is the replicas per partition of KIP-881's ``partition_racks``, each on
+        another of :data:`RACKS` racks, members on rack ``m mod RACKS``; 0: no racks.
     pattern, lags
         Subscription pattern and lag distribution (groups).
     seed
@@ -82,7 +94,13 @@ class Scenario:
 
     @property
     def scenario_id(self) -> str:
-        detail = (f"{self.pattern}-{self.lags}" if self.family == "group" else f"rf{self.replication}")
+        if self.family == "placement":
+            detail = f"rf{self.replication}"
+        elif self.judged_on == "rack-aware":
+            racks = f"racks{RACKS}-rf{self.replication}" if self.replication else "norack"
+            detail = f"{self.pattern}-{self.lags}-{racks}"
+        else:
+            detail = f"{self.pattern}-{self.lags}"
         return (f"{self.judged_on}/{self.churn}/{detail}/"
                 f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}")
 
@@ -198,7 +216,23 @@ def _group_document(s: Scenario) -> dict:
     lags = _lags(s, topics, rng)
     if lags is not None:
         doc["lags"] = lags
+    if s.replication:  # drawn last: the twin without racks has the same group
+        _add_racks(doc, s.replication, rng)
     return doc
+
+
+def _add_racks(doc: dict, replication: int, rng: np.random.Generator) -> None:
+    """Member ``m`` on rack ``m mod RACKS``; each partition's ``replication`` replicas on consecutive racks
+    from a random first one (KIP-881's ``partition_racks``)."""
+    if not 0 < replication <= RACKS:
+        raise ValueError(f"replicas per partition must be 1 to {RACKS}, not {replication}")
+    names = [f"rack{r}" for r in range(RACKS)]
+    for m, member in enumerate(doc["members"]):
+        member["rack"] = names[m % RACKS]
+    doc["partition_racks"] = {}
+    for topic, count in doc["topics"].items():
+        first = rng.integers(RACKS, size=count)
+        doc["partition_racks"][topic] = [[names[(f + j) % RACKS] for j in range(replication)] for f in first.tolist()]
 
 
 # ================================================================= placements
@@ -250,6 +284,12 @@ def _groups(strategies, churns, sizes, seeds, patterns=("equal",), lags=("zero",
                            lag)
 
 
+def _racked(churns, sizes, seeds, patterns, layouts=RACK_LAYOUTS):
+    """Group scenarios judged on ``rack-aware``, one per rack layout (replicas per partition, 0: no racks)."""
+    for churn, (p, m, t), seed, pattern, replication in itertools.product(churns, sizes, seeds, patterns, layouts):
+        yield Scenario("group", "rack-aware", churn, p, m, t, seed, pattern, replication=replication)
+
+
 def _placements(churns, sizes, seeds):
     for churn, (p, b, r, rf), seed in itertools.product(churns, sizes, seeds):
         yield Scenario("placement", "sticky-replica", churn, p, b, r, seed, replication=rf)
@@ -269,6 +309,7 @@ def suite(name: str) -> list[Scenario]:
             *_groups(["sticky"], ["fresh", "member-leaves"], [(12, 3, 2)], [1]),
             *_groups(["lag-aware"], ["fresh"], [(8, 3, 2)], [1], lags=("zipf",)),
             *_groups(["stream-join"], ["member-leaves"], [(12, 3, 2)], [1]),
+            *_racked(["member-leaves"], [(12, 3, 2)], [1], ["random-subsets"], layouts=(2,)),
             *_placements(["broker-removed"], [(6, 4, 2, 2)], [1]),
             TWO_MOVE_SCENARIO,
         ])
@@ -279,6 +320,7 @@ def suite(name: str) -> list[Scenario]:
                      patterns=("equal",), lags=("uniform", "zipf", "hot")),
             *_groups(["stream-join"], ["fresh", "member-joins", "member-leaves", "zombie", "topic-added"],
                      [(24, 4, 3)], [1, 2]),
+            *_racked(["fresh", "member-leaves"], [(24, 4, 3)], [1, 2], ("equal", "random-subsets"), layouts=(2, 0)),
             *_placements(PLACEMENT_CHURN, [(12, 6, 2, 3), (24, 9, 3, 3)], [1, 2]),
             TWO_MOVE_SCENARIO,
         ])
@@ -290,6 +332,10 @@ def suite(name: str) -> list[Scenario]:
             # incremental (a member joins), homogeneous and in 5 buckets.
             *_groups(["sticky"], ["fresh", "member-joins"], [(1000, 100, 10), (2000, 200, 100)], [1],
                      patterns=KIP848_PATTERNS),
+            # KIP-881 racks (3 racks; replicas on 2 of them, on all 3, or no racks at all): range, sticky and
+            # cooperative-sticky rack-aware, uniform and server-range with racks, against the exact rack-aware model.
+            *_racked(["fresh", "member-joins", "member-leaves"], [(24, 4, 3), (200, 10, 5)], [1],
+                     ("equal", "random-subsets", "buckets")),
             *_groups(["lag-aware"], ["fresh", "member-joins", "member-leaves"], [(12, 3, 2), (16, 4, 2), (24, 4, 2)],
                      [1], patterns=("equal", "few-topics"), lags=LAGS),
             *_groups(["lag-aware"], ["fresh"], [(200, 10, 2)], [1], lags=("uniform", "zipf")),
@@ -307,6 +353,7 @@ def suite(name: str) -> list[Scenario]:
             *_groups(["sticky"], ["fresh", "member-joins"],
                      [(100_000, 10_000, 1000), (5_000, 1000, 100), (50_000, 1000, 100)], [1],
                      patterns=KIP848_PATTERNS),
+            *_racked(["fresh", "member-joins"], [(100_000, 10_000, 1000)], [1], KIP848_PATTERNS),
             *_groups(["stream-join"], ["member-leaves", "zombie"], [(50_000, 500, 5)], [1]),
             *_placements(PLACEMENT_CHURN, [(10_000, 100, 5, 3)], [1]),
             *_placements(["broker-removed"], [(100_000, 100, 5, 3)], [1]),

@@ -28,6 +28,7 @@ OBJECTIVE_LEVELS: dict[str, tuple[str, str]] = {
     "lag-aware": ("max member lag", "lag balance"),
     "stream-join": ("number balance", "number moves"),
     "sticky-replica": ("broker balance", "rack spread"),
+    "rack-aware": ("partition balance", "rack mismatches"),
 }
 
 #: ... and what they measure (DESIGN §3), said in each table's caption.
@@ -40,6 +41,8 @@ LEVEL_DEFINITIONS: dict[str, str] = {
                    "number moves = partition numbers that change owner",
     "sticky-replica": "broker balance = sum over brokers of the squared replica count; "
                       "rack spread = sum over partitions and racks of the squared replica count",
+    "rack-aware": "partition balance = sum over members of the squared partition count; rack mismatches = "
+                  "partitions whose member's rack holds none of their replicas (level 3, moves, not shown)",
 }
 
 #: Human names of the heuristic runs (``gap.label`` -> name); others are shown as labelled.
@@ -51,6 +54,8 @@ HEURISTIC_NAMES: dict[str, str] = {
     "sticky[kafka-9987]": "KAFKA-9987",
     "uniform": "KIP-848 uniform (UniformAssignor)",
     "server-range": "KIP-848 server range",
+    "cooperative-sticky": "Kafka's CooperativeStickyAssignor (completed)",
+    "rack-aware": "Kafka's StickyAssignor, KIP-881 racks",
     "lag-aware": "KIP-169",
     "lag-aware[cumulative]": "KIP-169, cumulative totals",
     "lag-aware[sticky]": "KIP-169, sticky",

@@ -25,7 +25,11 @@ replica racks.  Without ``partition_racks`` no partition has a rack and it never
 
 from __future__ import annotations
 
+import collections
+import heapq
+
 import numpy as np
+from sortedcontainers import SortedList
 
 from problems import GroupProblem
 
@@ -76,74 +80,135 @@ def rack_round_robin(racks: RackInfo, unassigned: list[int], counts: np.ndarray,
 
     ``under`` (members below ``C_f``, by id) and ``exactly`` (members at ``C_f`` that may take one
     more) are updated in place as Kafka updates them, ``counts`` and ``owner`` too.  Returns the
-    partitions left, in order, and the number of members above ``C_f``.  Each list's racks are
-    kept beside it as an array, so that finding the next member on a partition's racks is one
-    vectorised scan (Kafka's ``nextRackConsumer`` walks the list).
+    partitions left, in order, and the number of members above ``C_f``.
+
+    Kafka's ``nextRackConsumer`` walks a list from a position for the first member on one of the
+    partition's replica racks (``O(members)`` per partition).  Here each list entry keeps its
+    *slot* (its position in the list as first built, or the order it was appended), which a
+    removal does not shift, and each rack keeps the live slots of its members sorted
+    (:class:`sortedcontainers.SortedList` for ``under``, a queue for ``exactly``, which Kafka
+    always scans from its start and only pops at the member found): the next member on the
+    partition's racks from a slot, cyclically, is the nearest of one bisection per replica rack
+    (``O(racks log members)``).  Kafka's next position after a take (``index`` after a removal,
+    ``index + 1`` otherwise, modulo the list's length) is the first live slot after the taken one,
+    cyclically, in both cases: the same member.
     """
     left = []
+    rack_count = racks.has.shape[1]
+    member_rack = racks.rack
+    under_slots = [SortedList() for _ in range(rack_count)]
+    for slot, member in enumerate(under):
+        if member_rack[member] >= 0:
+            under_slots[member_rack[member]].add(slot)
+    under_alive = np.ones(len(under), dtype=bool)
+    exactly_slots = [collections.deque() for _ in range(rack_count)]
+    exactly_alive = [True] * len(exactly)
+    for slot, member in enumerate(exactly):
+        if member_rack[member] >= 0:
+            exactly_slots[member_rack[member]].append(slot)
+    exactly_live = len(exactly)
     following = 0
-    under_racks, exactly_racks = _racks_of(racks, under), _racks_of(racks, exactly)
-    for partition in unassigned:
+    partition_racks = _partition_racks(racks, unassigned)
+    for partition, on in zip(unassigned, partition_racks):
         consumer = None
-        index = _next_on_rack(racks, partition, under_racks, following)
-        if index >= 0:
-            consumer = under[index]
+        slot = _next_slot(under_slots, on, following)
+        if slot >= 0:
+            consumer = under[slot]
             if counts[consumer] + 1 >= c_f:
-                under.pop(index)
-                under_racks = np.delete(under_racks, index)
+                under_slots[member_rack[consumer]].remove(slot)
+                under_alive[slot] = False
                 if counts[consumer] + 1 < c_c and over < expected_over:
+                    if member_rack[consumer] >= 0:
+                        exactly_slots[member_rack[consumer]].append(len(exactly))
                     exactly.append(consumer)
-                    exactly_racks = np.append(exactly_racks, racks.rack[consumer])
-            else:
-                index += 1
-            following = index % len(under) if under else 0
-        elif exactly:
-            first = _next_on_rack(racks, partition, exactly_racks, 0)
+                    exactly_alive.append(True)
+                    exactly_live += 1
+            following = slot + 1
+        elif exactly_live:
+            first = min((exactly_slots[r][0] for r in on if exactly_slots[r]), default=-1)
             if first >= 0:
                 consumer = exactly[first]
                 if counts[consumer] + 1 == c_c:
-                    exactly.pop(first)
-                    exactly_racks = np.delete(exactly_racks, first)
+                    exactly_slots[member_rack[consumer]].popleft()
+                    exactly_alive[first] = False
+                    exactly_live -= 1
                     over += 1
                     if over == expected_over:
-                        exactly.clear()
-                        exactly_racks = exactly_racks[:0]
+                        exactly_alive = [False] * len(exactly)
+                        exactly_live = 0
+                        exactly_slots = [collections.deque() for _ in range(rack_count)]
         if consumer is None:
             left.append(partition)
         else:
             owner[partition] = consumer
             counts[consumer] += 1
+    under[:] = [member for member, alive in zip(under, under_alive.tolist()) if alive]
+    exactly[:] = [member for member, alive in zip(exactly, exactly_alive) if alive]
     return left, over
 
 
-def _racks_of(racks: RackInfo, members: list[int]) -> np.ndarray:
-    return racks.rack[np.array(members, dtype=np.int64)] if members else np.zeros(0, dtype=racks.rack.dtype)
+def _partition_racks(racks: RackInfo, partitions: list[int]) -> list[list[int]]:
+    """Each partition's replica racks (rack ids, ascending)."""
+    rows, columns = np.nonzero(racks.has[np.asarray(partitions, dtype=np.int64)])
+    bounds = np.searchsorted(rows, np.arange(len(partitions) + 1))
+    return [columns[a:b].tolist() for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
-def _next_on_rack(racks: RackInfo, partition: int, member_racks: np.ndarray, first: int) -> int:
-    """``nextRackConsumer``: the first position from ``first`` on (cyclically) whose member's rack (not
-    none) holds a replica of ``partition``, or -1; ``member_racks``: the racks of the list's members."""
-    if len(member_racks) == 0:
-        return -1
-    on = (member_racks >= 0) & racks.has[partition, np.maximum(member_racks, 0)]
-    later = np.flatnonzero(on[first:])
-    if len(later):
-        return first + int(later[0])
-    earlier = np.flatnonzero(on[:first])
-    return int(earlier[0]) if len(earlier) else -1
+def _next_slot(slots: list[SortedList], on: list[int], first: int) -> int:
+    """``nextRackConsumer`` in slots: the first live slot from ``first`` on (cyclically) of a member on one of
+    the racks ``on``, or -1."""
+    later, earliest = -1, -1
+    for r in on:
+        live = slots[r]
+        if not live:
+            continue
+        at = live.bisect_left(first)
+        if at < len(live) and (later < 0 or live[at] < later):
+            later = live[at]
+        if earliest < 0 or live[0] < earliest:
+            earliest = live[0]
+    return later if later >= 0 else earliest
 
 
 def assign_within_racks(racks: RackInfo, problem: GroupProblem, owner: np.ndarray, counts: np.ndarray,
                         topics: list[int], id_rank: np.ndarray) -> None:
     """The general builder's rack pass: each unassigned partition, in Kafka's order, to the least-loaded
-    subscriber (count, then member id) that does not mismatch its racks; partitions nobody matches stay."""
-    scale = problem.num_members + 1
+    subscriber (count, then member id) that does not mismatch its racks; partitions nobody matches stay.
+
+    Kafka scans the topic's subscribers for each partition.  Here the subscribers of a topic are kept in
+    one heap per rack (and one for members without a rack, who match every partition), keyed by (count,
+    id rank), shared by the topics with the same subscribers: the least-loaded match of a partition is
+    the smallest of the heads of its replica racks' heaps and the rack-less heap.  Counts only grow, so
+    an entry whose count is stale (its member took a partition elsewhere) is refreshed when it surfaces.
+    """
+    rack_count = racks.has.shape[1]
+    member_rack = racks.rack
+    shared: dict[bytes, list[list[tuple[int, int, int]]]] = {}
     for t in topics:
         start = int(problem.topic_start[t])
         subscribers = problem.topic_subscribers[t]
-        for partition in (start + np.flatnonzero(owner[start : start + problem.partition_counts[t]] < 0)).tolist():
-            eligible = subscribers[racks.matches(subscribers, partition)]
-            if len(eligible):
-                chosen = int(eligible[np.argmin(counts[eligible] * scale + id_rank[eligible])])
-                owner[partition] = chosen
-                counts[chosen] += 1
+        todo = (start + np.flatnonzero(owner[start : start + problem.partition_counts[t]] < 0)).tolist()
+        if not todo or not len(subscribers):
+            continue
+        heaps = shared.get(subscribers.tobytes())
+        if heaps is None:
+            heaps = [[] for _ in range(rack_count + 1)]  # index rack_count: members without a rack
+            for member, count, rank, rack in zip(subscribers.tolist(), counts[subscribers].tolist(),
+                                                 id_rank[subscribers].tolist(), member_rack[subscribers].tolist()):
+                heaps[rack if rack >= 0 else rack_count].append((count, rank, member))
+            for heap in heaps:
+                heapq.heapify(heap)
+            shared[subscribers.tobytes()] = heaps
+        for partition, on in zip(todo, _partition_racks(racks, todo)):
+            best, chosen = None, None
+            for heap in [*(heaps[r] for r in on), heaps[rack_count]]:
+                while heap and heap[0][0] != counts[heap[0][2]]:  # stale count: refresh the entry
+                    _, rank, member = heapq.heappop(heap)
+                    heapq.heappush(heap, (int(counts[member]), rank, member))
+                if heap and (best is None or heap[0] < best):
+                    best, chosen = heap[0], heap
+            if chosen is not None:
+                _, rank, member = heapq.heappop(chosen)
+                owner[partition] = member
+                counts[member] += 1
+                heapq.heappush(chosen, (int(counts[member]), rank, member))

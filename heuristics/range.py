@@ -70,15 +70,19 @@ def assign(problem: GroupProblem) -> Result:
             owner[problem.topic_start[t] : problem.topic_start[t] + count] = np.repeat(ordered, lengths)
         return Result(problem, "range", owner)
     states = []
+    ordered: dict[bytes, np.ndarray] = {}  # topics with the same subscribers share their member order
     for t, subscribers in enumerate(problem.topic_subscribers):
         count = int(problem.partition_counts[t])
         if len(subscribers) == 0 or count == 0:
             continue
-        states.append(_Topic(problem, t, subscribers[np.argsort(rank[subscribers])], owner))
+        key = subscribers.tobytes()
+        if key not in ordered:
+            ordered[key] = subscribers[np.argsort(rank[subscribers])]
+        states.append(_Topic(problem, t, ordered[key], owner))
     if any(state.needs_racks for state in states):
         _match_racks(states)
     for state in states:
-        state.deal(lambda i: state.unassigned)
+        state.deal_rest()
     return Result(problem, "range", owner)
 
 
@@ -131,14 +135,54 @@ class _Topic:
             self.extra -= 1
 
     def deal(self, allowed) -> None:
-        """``assignRanges``: each subscriber in order takes its first allowed unassigned partitions up to its quota."""
-        for i in range(len(self.consumers)):
+        """``assignRanges``: each subscriber in order takes its first allowed unassigned partitions up to its quota.
+
+        Only subscribers with room are visited (Kafka visits every one; one without room takes nothing):
+        those below ``quota + 1`` while some may still go above the quota, then those below ``quota``.
+        A subscriber's count changes only at its own visit and the quota's extra only shrinks, so the
+        subscribers skipped would have taken nothing.
+        """
+        candidates = np.flatnonzero(self.assigned < self.quota + (self.extra > 0))
+        at = 0
+        while at < len(candidates):
             if not self.unassigned.any():
                 break
+            i = int(candidates[at])
+            at += 1
             room = max(0, self.quota + (self.extra > 0) - int(self.assigned[i]))
             chosen = np.flatnonzero(self.unassigned & allowed(i))[:room]
             if len(chosen):
                 self.take(i, chosen)
+                if self.extra <= 0:  # nobody may go above the quota any more
+                    rest = candidates[at:]
+                    candidates, at = rest[self.assigned[rest] < self.quota], 0
+
+
+    def deal_rest(self) -> None:
+        """``assignRanges`` without the rack condition (step 2), in one vectorised pass.
+
+        Kafka's loop, subscriber by subscriber, takes the first unassigned partitions up to each
+        one's ``maxAssignable``.  While some may go above the quota (``extra > 0``), a subscriber below
+        ``quota + 1`` fills up to ``quota + 1`` and so uses one ``extra``: the first ``extra`` of them
+        (in order) take ``quota + 1 - assigned``; every later subscriber takes ``quota - assigned``
+        (if positive).  Their takes, in order, are cut where the unassigned partitions run out.
+        """
+        free = np.flatnonzero(self.unassigned)
+        if len(free) == 0:
+            return
+        sizes = np.zeros(len(self.consumers), dtype=np.int64)
+        later = 0  # first subscriber dealt at the quota alone
+        if self.extra > 0:
+            above = np.flatnonzero(self.assigned < self.quota + 1)[: self.extra]
+            sizes[above] = self.quota + 1 - self.assigned[above]
+            later = int(above[-1]) + 1 if len(above) == self.extra else len(sizes)
+        sizes[later:] = np.maximum(0, self.quota - self.assigned[later:])
+        reach = np.minimum(np.cumsum(sizes), len(free))
+        taken = np.diff(reach, prepend=0)
+        self.block[free[: reach[-1]]] = np.repeat(self.consumers, taken)
+        self.unassigned[free[: reach[-1]]] = False
+        self.assigned += taken
+        self.extra -= int(((taken > 0) & (self.assigned > self.quota)).sum())
 
 
 def _match_racks(states: list[_Topic]) -> None:

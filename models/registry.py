@@ -113,7 +113,7 @@ STRATEGIES: dict[str, Strategy] = {
         {"cpsat": Runner("models.cpsat.sticky:solve", options=CPSAT),
          "mip": Runner("models.mip.sticky:solve", options=MIP),
          "flow": Runner("models.flow.sticky:solve")},
-        baselines=("range", "roundrobin", "uniform", "server-range")),
+        baselines=("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")),
     "cooperative-sticky": Strategy("group", "sticky", Runner("heuristics.cooperative_sticky:assign")),
     "rack-aware": Strategy(
         "group", "rack-aware", Runner("heuristics.rack_aware:assign"),

@@ -29,9 +29,9 @@ def test_html_has_the_headline_tables_captioned_figures_and_a_disagreements_sect
     """Tests the HTML page: one labelled table per objective, every figure embedded with a caption, sections."""
     page = (smoke_report / "report.html").read_text()
     assert str(smoke_run) in page
-    for objective in ("lag-aware", "sticky", "sticky-replica", "stream-join"):
+    for objective in ("lag-aware", "rack-aware", "sticky", "sticky-replica", "stream-join"):
         assert f"<h3>{objective}</h3>" in page
-    assert page.count("mean gap to optimum,") == 4 and "[95% CI]" in page and "mean_rel_gap1" not in page
+    assert page.count("mean gap to optimum,") == 5 and "[95% CI]" in page and "mean_rel_gap1" not in page
     assert page.count("data:image/png;base64,") == len(PLOTS)
     captions = re.findall(r"<figcaption>(.*?)</figcaption>", page, flags=re.S)
     assert len(captions) == len(PLOTS) and all(c.count(". ") <= 1 for c in captions)
@@ -46,8 +46,9 @@ def test_markdown_has_a_table_per_objective_and_links_existing_images(smoke_repo
     assert text.startswith("# rebalance-lab comparison")
     sticky = text[text.index("### sticky\n"):text.index("### sticky-replica")]
     rows = [line for line in sticky.splitlines() if line.startswith("|")]
-    # header, separator; range, round robin, uniform, server-range, Kafka's, KAFKA-12464, KAFKA-9987
-    assert len(rows) == 2 + 7
+    # header, separator; cooperative-sticky, range, round robin, uniform, server-range, Kafka's, KAFKA-12464,
+    # KAFKA-9987
+    assert len(rows) == 2 + 8
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(links) == sorted(f"{name}.png" for name in PLOTS)
     assert all((smoke_report / link).stat().st_size > 0 for link in links)
@@ -59,11 +60,11 @@ def test_latex_document_has_booktabs_tables_and_compiles(smoke_report, tmp_path)
     tex = (smoke_report / "report.tex").read_text()
     tables = (smoke_report / "tables.tex").read_text()
     assert r"\usepackage{booktabs}" in tex and tables in tex
-    assert tables.count(r"\begin{table}") == tables.count(r"\toprule") == tables.count(r"\bottomrule") == 4
+    assert tables.count(r"\begin{table}") == tables.count(r"\toprule") == tables.count(r"\bottomrule") == 5
     assert r"\hline" not in tables
     sticky = tables[tables.index("label{tab:headline-sticky}"):]
     body = sticky[sticky.index(r"\midrule"):sticky.index(r"\bottomrule")].splitlines()[1:]
-    assert [line.split(" & ")[0] for line in body] == ["range", "round robin", "KIP-848 server range",
+    assert [line.split(" & ")[0] for line in body] == ["Kafka's CooperativeStickyAssignor (completed)", "range", "round robin", "KIP-848 server range",
                                                        "Kafka's StickyAssignor (4.x)",
                                                        "KAFKA-12464 (KIP-54 when unequal)", "KAFKA-9987",
                                                        "KIP-848 uniform (UniformAssignor)"]
@@ -83,7 +84,9 @@ def test_summary_json_holds_the_headline_numbers_reproducibly(smoke_report, smok
     assert summary["scenarios"] == len(suite("smoke")) and summary["run_ids"] == ["test"]
     assert summary["disagreements"] == 0 and summary["failed_runs"] == 0
     entries = {(e["judged_on"], e["heuristic"]): e for e in summary["headline"]}
-    assert len(entries) == 16   # 5 lag-aware, 7 sticky (uniform, server-range), 2 replica, 2 stream-join heuristics
+    # 5 lag-aware, 8 sticky (uniform, server-range, cooperative-sticky), 6 rack-aware (KIP-881 sticky, range,
+    # round robin, cooperative-sticky, uniform, server-range), 2 replica, 2 stream-join heuristics
+    assert len(entries) == 23
     kip169 = entries[("lag-aware", "lag-aware")]
     assert kip169["proven_optimal"] + kip169["bounded"] <= kip169["scenarios"]
     assert kip169["ci95_low"] <= kip169["mean_gap1"] <= kip169["ci95_high"] < 1

@@ -51,3 +51,49 @@ def test_a_crashing_solver_is_a_row_not_a_failed_job(monkeypatch):
     failed = [r for r in rows if r["strategy"] == "roundrobin"]
     assert failed[0]["status"] == "error" and "solver exploded" in failed[0]["error"]
     assert any(r["strategy"] == "range" and r["status"] == "heuristic" for r in rows)
+
+
+def test_racked_scenarios_are_judged_on_rack_aware_against_the_exact_model():
+    """Tests a racked scenario's rows: every KIP-881 / KIP-848 baseline and cooperative-sticky is scored by the
+    evaluator on the rack-aware objective (level 2 = Kafka's rack mismatches), and the exact flow, proven
+    optimal, is never beaten; the twin without racks has no mismatch anywhere."""
+    from models import solve
+    from problems import evaluate, load_problem
+    from experiments.scenarios import build_problem
+
+    scenario = Scenario("group", "rack-aware", "member-leaves", 24, 4, 3, seed=1, pattern="random-subsets",
+                        replication=2)
+    rows = {(r["strategy"], r["solver"]): r for r in solve_scenario(scenario, 2)}
+    names = {"range", "roundrobin", "cooperative-sticky", "uniform", "server-range", "rack-aware"}
+    assert {s for s, solver in rows if solver == "heuristic"} == names
+    problem = load_problem(build_problem(scenario))
+    for name in names:
+        expected = evaluate(problem, solve(problem, name).answer, "rack-aware").objective
+        assert [rows[name, "heuristic"][f"level{i}"] for i in (1, 2, 3)] == list(expected)
+    best = rows["rack-aware", "flow"]
+    assert best["status"] == "optimal"
+    optimum = (best["level1"], best["level2"], best["level3"])
+    assert all((r["level1"], r["level2"], r["level3"]) >= optimum for r in rows.values() if r["valid"])
+    assert rows["range", "heuristic"]["level2"] > 0  # range aligns racks only after co-partitioning
+    plain = solve_scenario(Scenario("group", "rack-aware", "member-leaves", 24, 4, 3, seed=1,
+                                    pattern="random-subsets"), 2)
+    assert all(r["level2"] == 0 for r in plain if r["valid"])
+
+
+def test_cooperative_sticky_is_judged_on_its_completed_assignment():
+    """Tests that cooperative-sticky is a baseline of sticky and that its row scores the assignment completed by
+    the follow-up round, not the first round's output (which leaves out the partitions changing owner)."""
+    from heuristics import cooperative_sticky
+    from problems import evaluate, load_problem
+    from experiments.scenarios import build_problem
+
+    scenario = Scenario("group", "sticky", "member-joins", 24, 4, 3, seed=1, pattern="random-subsets")
+    assert ("cooperative-sticky", None, "heuristic") in runs_for("sticky")
+    rows = {(r["strategy"], r["variant"], r["solver"]): r for r in solve_scenario(scenario, 2)}
+    cooperative = rows["cooperative-sticky", "", "heuristic"]
+    problem = load_problem(build_problem(scenario))
+    result = cooperative_sticky.assign(problem)
+    assert result.info["rounds"] == 2 and (result.shown < 0).sum() == 12  # 12 partitions wait for round 2
+    assert cooperative["valid"] and (result.answer >= 0).all()
+    assert (cooperative["level1"], cooperative["level2"]) == evaluate(problem, result.answer, "sticky").objective == (
+        144, 11)

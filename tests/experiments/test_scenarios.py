@@ -67,3 +67,35 @@ def test_unknown_suite_is_refused():
     with pytest.raises(ValueError, match="smoke"):
         suite("nope")
     assert SUITES == ("smoke", "gate", "default", "scale")
+
+
+def test_racked_twins_differ_only_by_racks():
+    """Tests the rack-aware families: ids name the rack layout; with racks, members sit on rack m mod 3 and every
+    partition has its replicas on distinct racks; the twin without racks is the same group, racks left out."""
+    from experiments.scenarios import RACKS
+
+    base = dict(family="group", judged_on="rack-aware", churn="member-leaves", partitions=24, members=4, topics=3,
+                seed=2, pattern="random-subsets")
+    racked, plain = Scenario(replication=2, **base), Scenario(replication=0, **base)
+    assert racked.scenario_id == "rack-aware/member-leaves/random-subsets-zero-racks3-rf2/p24-m4-t3/s2"
+    assert plain.scenario_id == "rack-aware/member-leaves/random-subsets-zero-norack/p24-m4-t3/s2"
+    with_racks, without = build_problem(racked), build_problem(plain)
+    assert [m["rack"] for m in with_racks["members"]] == [f"rack{m % RACKS}" for m in range(4)]
+    lists = [racks for topic in with_racks["topics"] for racks in with_racks["partition_racks"][topic]]
+    assert len(lists) == 24 and all(len(set(r)) == len(r) == 2 for r in lists)
+    assert len({tuple(r) for r in lists}) > 1  # the first replica's rack is drawn per partition
+    assert "partition_racks" not in without and not any("rack" in m for m in without["members"])
+    stripped = {k: v for k, v in with_racks.items() if k != "partition_racks"}
+    stripped["members"] = [{k: v for k, v in m.items() if k != "rack"} for m in with_racks["members"]]
+    assert stripped == without
+    assert load_problem(with_racks).has_racks and not load_problem(without).has_racks
+    everywhere = build_problem(Scenario(replication=3, **base))
+    assert all(sorted(r) == ["rack0", "rack1", "rack2"] for t in everywhere["partition_racks"].values() for r in t)
+
+
+@pytest.mark.parametrize("name", ["smoke", "gate", "default", "scale"])
+def test_every_suite_has_racked_groups_judged_on_rack_aware(name):
+    """Tests that each suite holds rack-aware scenarios with racks, and (beyond smoke) their twins without."""
+    racked = [s for s in suite(name) if s.judged_on == "rack-aware"]
+    assert any(s.replication for s in racked)
+    assert name == "smoke" or any(not s.replication for s in racked)

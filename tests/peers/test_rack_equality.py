@@ -10,11 +10,15 @@ replicas on nodes with those racks).
 
 from __future__ import annotations
 
+import importlib
 import json
 
+import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import heuristics.range as range_assignor
+from experiments.scenarios import Scenario, build_problem
 from support.problem_strategies import group_documents
 from problems import load_problem
 from support.sticky_kafka_check import compare
@@ -75,3 +79,15 @@ def test_sticky_equals_kafka_with_racks(kafka_java, doc):
     """Tests that rack-aware sticky gives Kafka's client StickyAssignor's exact output on racked groups
     (or Kafka's answer is broken in one of the documented ways, as without racks)."""
     assert compare(kafka_java, doc) in ("equal", "kafka-invalid", "kafka-throws"), json.dumps(doc)
+
+
+@pytest.mark.parametrize("pattern", ["equal", "random-subsets"])
+@pytest.mark.parametrize("assignor", ["range", "sticky"])
+def test_rack_aware_assignors_equal_kafka_on_a_harness_group(kafka_java, assignor, pattern):
+    """Tests range and sticky against Kafka's Java classes on a larger racked group of the harness (100 members,
+    10 topics, 1,000 partitions on 2 of 3 racks, a member joining): the rack steps' bookkeeping (slots, heaps,
+    the vectorised range deal) at a size where many members share a rack."""
+    scenario = Scenario("group", "rack-aware", "member-joins", 1000, 100, 10, 1, pattern, replication=2)
+    problem = load_problem(build_problem(scenario))
+    ours = importlib.import_module(f"heuristics.{assignor}").assign(problem).answer
+    assert np.array_equal(ours, kafka_java.assign(problem, assignor))
