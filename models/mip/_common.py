@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -150,13 +151,30 @@ def _run(command: list[str], deadline: float, log_path: str | None) -> bool:
     """Run a solver; kill it :data:`GRACE_SECONDS` after ``deadline``.  Whether it finished."""
     with open(log_path, "w") if log_path else open(os.devnull, "w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        if _ended_within(process, max(0.0, deadline + GRACE_SECONDS - time.perf_counter())):
+            return True
+        process.kill()
+        process.wait()
+        return False
+
+
+def _ended_within(process: subprocess.Popen, seconds: float) -> bool:
+    """Whether ``process`` ends within ``seconds``, woken the moment it exits by a Linux pidfd
+    (``Popen.wait(timeout=)`` polls in sleeps of up to 50 ms: 40 ms late per solve on average)."""
+    if not hasattr(os, "pidfd_open"):  # not Linux: Python's polling wait
         try:
-            process.wait(timeout=max(0.0, deadline + GRACE_SECONDS - time.perf_counter()))
+            process.wait(timeout=seconds)
             return True
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
             return False
+    fd = os.pidfd_open(process.pid)  # the child is not reaped before process.wait(): the pid is its own
+    try:
+        ended, _, _ = select.select([fd], [], [], seconds)
+    finally:
+        os.close(fd)
+    if ended:
+        process.wait()
+    return bool(ended)
 
 
 def _solve_highs(mps: str, folder: Path, names: list[str], seconds: float, deadline: float, seed: int,

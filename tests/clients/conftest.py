@@ -1,8 +1,9 @@
-"""One live 3-broker KRaft cluster for every test under tests/clients/ (session scope).
+"""One live 3-broker KRaft cluster for every test under tests/clients/ (package scope).
 
 Started from the Maven-resolved Kafka release (``make peers``) by :mod:`kraft_cluster`: storage
 formatted, brokers ``1``-``3`` on racks ``r1``-``r3``, free loopback ports, logs in pytest's
-temporary folder; stopped at the end of the session, also when a test or the start fails.  Its
+temporary folder; stopped when the last test of tests/clients/ ends (its brokers
+would otherwise run beside the rest of the suite), also when a test or the start fails.  Its
 start-up time is printed in pytest's summary.
 """
 
@@ -15,7 +16,7 @@ from support.kraft_cluster import KraftCluster
 _started: list[KraftCluster] = []
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def kafka_cluster(tmp_path_factory):
     """The running cluster (:class:`kraft_cluster.KraftCluster`): ``.bootstrap``, ``.tool(...)``."""
     cluster = KraftCluster(tmp_path_factory.mktemp("kraft"))
@@ -27,7 +28,7 @@ def kafka_cluster(tmp_path_factory):
         cluster.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def admin(kafka_cluster):
     """A kafka-python admin client on the cluster."""
     from kafka.admin import KafkaAdminClient
