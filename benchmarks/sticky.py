@@ -41,8 +41,9 @@ from models import solve
 from problems import evaluate, load_problem
 from _timing import best_of
 
-# The repository root, for the test-and-benchmark-only ``peers`` package (not installed).
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+# The repository root, for the test-and-benchmark-only ``peers`` package (not installed); first, so
+# that ``peers`` is that package and not benchmarks/peers.py (as benchmarks/peers.py does).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def group_document(topics: int, partitions: int, members: int, *, odd_member: bool = False,
