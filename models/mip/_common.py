@@ -305,19 +305,10 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, fo
             here = folder / f"level{i + 1}"
             here.mkdir()
             mps = str(here / "model.mps")
-            variables, constant, magnitude = write_mps(problem, objective, mps)
-            seconds = deadline - time.perf_counter()
-            if not variables:  # nothing to decide (e.g. no members): the constant is the optimum
-                level = _Level("optimal", {}, constant, 0.0)
-            elif seconds >= _MINIMUM_SECONDS:
-                names = [v.name for v in variables]
-                level = _SOLVE[backend](mps, here, names, seconds, deadline, seed, log)
-                if level.dual is not None:
-                    if level.slack is None:
-                        level.slack = _slack(level.dual)
-                    level.dual += constant
-                if magnitude > TRUSTED_MAGNITUDE:  # numbers beyond the solver's reliable range
-                    level = _Level("unknown" if level.values is None else "feasible", level.values)
+            written = write_mps(problem, objective, mps, deadline)  # None: the deadline passed while writing
+            if written is not None:
+                variables, constant, magnitude = written
+                level = _solve_level(variables, constant, magnitude, mps, here, deadline, backend, seed, log)
         if level.status == "infeasible" or level.values is None:
             if i == 0:
                 return Ranked(level.status, seconds=time.perf_counter() - started)
@@ -331,6 +322,24 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, fo
         if i + 1 < len(objectives):
             problem += (objective <= value, f"_ranked_level_{i + 1}")
     return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, values)
+
+
+def _solve_level(variables, constant: float, magnitude: float, mps: str, here: Path, deadline: float, backend: str,
+                 seed: int, log: bool) -> _Level:
+    """One level's solver run on its written model file (the objective's constant added to its bound)."""
+    seconds = deadline - time.perf_counter()
+    if not variables:  # nothing to decide (e.g. no members): the constant is the optimum
+        return _Level("optimal", {}, constant, 0.0)
+    if seconds < _MINIMUM_SECONDS:
+        return _Level("unknown")
+    level = _SOLVE[backend](mps, here, [v.name for v in variables], seconds, deadline, seed, log)
+    if level.dual is not None:
+        if level.slack is None:
+            level.slack = _slack(level.dual)
+        level.dual += constant
+    if magnitude > TRUSTED_MAGNITUDE:  # numbers beyond the solver's reliable range
+        return _Level("unknown" if level.values is None else "feasible", level.values)
+    return level
 
 
 def _feasible(objectives, values, proven: list[int], level: _Level, started: float) -> Ranked:

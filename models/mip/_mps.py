@@ -15,6 +15,8 @@ file and returned, for the caller to add to the solver's objective and bound.
 
 from __future__ import annotations
 
+import time
+
 import pulp
 
 
@@ -34,15 +36,22 @@ def _bound(kind: str, i: int, value=None) -> str:
     return f" {kind} BND       {f'c{i}':<8}" + ("" if value is None else f"  {_number(value)}")
 
 
+#: Rows written between two looks at the deadline.
+_ROWS_PER_CHECK = 64
+
 _SENSE = {pulp.LpConstraintLE: "L", pulp.LpConstraintGE: "G", pulp.LpConstraintEQ: "E"}
 
 
-def write_mps(problem: pulp.LpProblem, objective, path: str) -> tuple[list[pulp.LpVariable], float, float]:
+def write_mps(problem: pulp.LpProblem, objective, path: str,
+              deadline: float | None = None) -> tuple[list[pulp.LpVariable], float, float] | None:
     """Write ``problem`` minimising ``objective`` to ``path``.
 
     Returns the variables in column order (column ``c<i>`` is ``variables[i]``),
     the objective's constant and the largest magnitude of a constraint
-    coefficient or right-hand side.
+    coefficient or right-hand side; ``None``, with nothing written, once
+    ``time.perf_counter()`` passes ``deadline`` (checked every
+    :data:`_ROWS_PER_CHECK` rows: a 2,000 x 40 lag-aware model has 570,000
+    entries and takes about a second).
     """
     variables = list(problem.variables())
     known = {v.name for v in variables}
@@ -50,18 +59,31 @@ def write_mps(problem: pulp.LpProblem, objective, path: str) -> tuple[list[pulp.
         if v.name not in known:
             variables.append(v)
             known.add(v.name)
-    column = {v.name: i for i, v in enumerate(variables)}
+    column = {id(v): i for i, v in enumerate(variables)}  # id(): PuLP's name and hash are Python properties
+    heads = [f"    {f'c{i}':<8}  " for i in range(len(variables))]
+    numbers: dict = {}  # coefficient -> its text (a model has few distinct ones)
+
+    def text(value) -> str:
+        written = numbers.get(value)
+        if written is None:
+            written = numbers[value] = _number(value)
+        return written
+
     entries: list[list[str]] = [[] for _ in variables]
     for v, c in objective.items():
         if c:
-            entries[column[v.name]].append(_line(f"c{column[v.name]}", "OBJ", _number(c)))
+            entries[column[id(v)]].append(f"{heads[column[id(v)]]}{'OBJ':<8}  {text(c)}")
     rows, rhs = [], []
     biggest = 0
     for j, constraint in enumerate(problem.constraints.values()):
+        if deadline is not None and j % _ROWS_PER_CHECK == 0 and time.perf_counter() > deadline:
+            return None
         biggest = max(biggest, abs(constraint.constant), max(map(abs, constraint.values()), default=0))
         rows.append(f" {_SENSE[constraint.sense]}  r{j}")
+        row = f"{f'r{j}':<8}  "
         for v, c in constraint.items():
-            entries[column[v.name]].append(_line(f"c{column[v.name]}", f"r{j}", _number(c)))
+            i = column[id(v)]
+            entries[i].append(heads[i] + row + text(c))
         if constraint.constant:
             rhs.append(_line("RHS", f"r{j}", _number(-constraint.constant)))
     lines = ["NAME          model", "ROWS", " N  OBJ", *rows, "COLUMNS"]

@@ -59,6 +59,21 @@ def test_model_file_keeps_every_digit(tmp_path):
     assert "12345678901234" in text and "362320641679107" in text
 
 
+
+def test_model_file_writing_gives_up_at_the_deadline(tmp_path):
+    """Tests that writing a level's model file stops once the deadline has passed and leaves no file (the
+    writing was unchecked: a 2,000 x 40 lag-aware model takes 1.5-3 s to write, and the MIP with a 2 s limit
+    returned after 5.1 s in a clean-clone CI run)."""
+    model = pulp.LpProblem("chain", pulp.LpMinimize)
+    x = [pulp.LpVariable(f"x{i}", 0, 1, cat="Binary") for i in range(200)]
+    for a, b in zip(x, x[1:]):
+        model += a + b <= 1
+    path = tmp_path / "m.mps"
+    assert write_mps(model, 1 * x[0], str(path), deadline=time.perf_counter() - 1) is None
+    assert not path.exists()
+    columns, constant, magnitude = write_mps(model, 1 * x[0], str(path), deadline=time.perf_counter() + 60)
+    assert len(columns) == 200 and constant == 0 and magnitude == 1 and path.read_text().count(" L  r") == 199
+
 @pytest.mark.parametrize("seed", [1, 4])
 def test_mip_never_claims_a_beaten_optimum_with_huge_lags(seed):
     """Tests the issue's groups with lags near 1e9: the MIP answered `optimal` beaten by CP-SAT, or
