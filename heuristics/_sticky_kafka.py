@@ -48,7 +48,7 @@ import numpy as np
 
 from heuristics._kafka import hash_map_order, member_id_rank
 from heuristics._sticky_general import general_assign
-from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas
+from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas, round_robin
 from heuristics._sticky_racks import RackInfo, rack_info, rack_round_robin
 from problems import GroupProblem
 
@@ -206,15 +206,12 @@ def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_r
         unassigned = np.array(left, dtype=np.int64)
         fill, exactly = np.array(under, dtype=np.int64), np.array(queue, dtype=np.int64)
     deficit = c_f - counts[fill]
-    slot = np.repeat(np.arange(len(fill)), deficit)
-    rounds = np.arange(len(slot)) - np.repeat(np.cumsum(deficit) - deficit, deficit)
-    schedule = np.lexsort((slot, rounds))
-    owner[unassigned[: len(slot)]] = fill[slot[schedule]]
-    # The exactly-C_f list: sorted by id, then the filled members as they reached C_f.
-    done_at = np.full(len(fill), -1, dtype=np.int64)
-    np.maximum.at(done_at, slot[schedule], np.arange(len(schedule)))
-    queue = np.concatenate((exactly, fill[np.argsort(done_at, kind="stable")]))
-    left = unassigned[len(slot) :]
+    dealt = np.repeat(fill.astype(np.int32), deficit)[round_robin(deficit)]  # one per member per round
+    owner[unassigned[: len(dealt)]] = dealt
+    # The exactly-C_f list: sorted by id, then the filled members as they reached C_f: in the
+    # round of their last partition (deficit - 1), by id within a round.
+    queue = np.concatenate((exactly, fill[np.argsort(deficit, kind="stable")]))
+    left = unassigned[len(dealt) :]
     if len(left) > len(queue):
         raise AssertionError("Kafka's constrained assignment: partitions left, no member under C_c")  # pragma: no cover
     owner[left] = queue[: len(left)]

@@ -15,15 +15,40 @@ from problems import GroupProblem
 
 def partitions(problem: GroupProblem, index_first: bool) -> np.ndarray:
     """Global ids of member 0's subscribed partitions, by (index, topic name) or (topic name, index)."""
-    topics = [t for t in topics_in_name_order(problem) if problem.subscribes[0, t]]
-    start, counts = problem.topic_start, problem.partition_counts
-    blocks = [np.arange(start[t], start[t] + counts[t]) for t in topics]
-    by_topic = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
-    if not index_first:
-        return by_topic
-    index = problem.partition_index[by_topic]
-    small = index.max(initial=0) < 2**16
-    return by_topic[np.argsort(index.astype(np.uint16) if small else index, kind="stable")]
+    topics = np.array([t for t in topics_in_name_order(problem) if problem.subscribes[0, t]], dtype=np.int64)
+    counts = problem.partition_counts[topics] if len(topics) else np.zeros(0, dtype=np.int64)
+    starts = problem.topic_start[topics] if len(topics) else counts
+    # Each topic's block, in name order: its start plus 0 .. count - 1, in one pass.
+    by_topic = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return by_topic[round_robin(counts)] if index_first else by_topic
+
+
+def round_robin(lengths: np.ndarray) -> np.ndarray:
+    """The order that deals runs of ``lengths`` round by round: item ``k`` of every run longer than
+    ``k`` (runs in order), then item ``k + 1``; as positions into the runs laid end to end.
+
+    ``np.lexsort((run, item))`` without a general sort: between two consecutive distinct lengths the
+    same runs take part in every round, so each such band of rounds is one transposed block (one
+    block when every run has the same length); with many distinct lengths, a stable sort of the item
+    numbers (small integers: numpy's radix sort).
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    levels = np.unique(lengths)
+    if len(levels) > 64:
+        item = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+        longest = int(levels[-1])
+        small = np.uint16 if longest < 2**16 else np.uint32 if longest < 2**32 else np.int64
+        return np.argsort(item.astype(small), kind="stable")
+    blocks, low = [], 0
+    for high in levels[levels > 0].tolist():  # rounds low .. high - 1: the runs of length >= high
+        active = starts[lengths >= high]
+        blocks.append((active[None, :] + np.arange(low, high, dtype=np.int64)[:, None]).ravel())
+        low = high
+    return np.concatenate(blocks)
 
 
 def owned_in_order(previous: np.ndarray, parts: np.ndarray, num_members: int):

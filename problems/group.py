@@ -172,7 +172,9 @@ class GroupProblem:
             members.setdefault(id(topics), []).append(m)
         arrays = {id(topics): topics for topics in self.subscribed_topics}
         for key, rows in members.items():
-            matrix[np.ix_(rows, arrays[key])] = True
+            row = np.zeros(self.num_topics, dtype=bool)
+            row[arrays[key]] = True
+            matrix[rows] = row  # whole rows: no (rows x topics) index grid
         return _frozen(matrix)
 
     @cached_property
