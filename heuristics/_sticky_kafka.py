@@ -129,14 +129,18 @@ def resolve_claims(problem: GroupProblem, position: np.ndarray) -> tuple[np.ndar
     kept = np.full(problem.num_partitions, -1, dtype=np.int32)
     doubly = np.zeros(problem.num_partitions, dtype=bool)
     members, partitions = problem.owned_claims
-    live = live_topics(problem)[problem.partition_topic[partitions]]
-    members, partitions = members[live], partitions[live]
+    topics = live_topics(problem)
+    if not topics.all():
+        live = topics[problem.partition_topic[partitions]]
+        members, partitions = members[live], partitions[live]
     if len(partitions) == 0:
         return kept, doubly
+    kept[partitions] = members  # the last claim of each partition
+    if np.array_equal(kept[partitions], members):  # the common case: no partition claimed twice, nothing to sort
+        return kept, doubly
+    kept[:] = -1
     contested = np.bincount(partitions, minlength=problem.num_partitions)[partitions] > 1
     kept[partitions[~contested]] = members[~contested]
-    if not contested.any():  # the common case: nothing to sort
-        return kept, doubly
     members, partitions = members[contested], partitions[contested]  # usually few: only these are sorted
     order = np.lexsort((position[members], partitions))
     members, partitions = members[order], partitions[order]
@@ -187,11 +191,16 @@ def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_r
     ``racks``: Kafka's rack information when rack awareness is on."""
     # Every member subscribes the same topics: member 0's are the live ones (and empty topics).
     c_f, c_c, c_r = quotas(int(problem.partition_counts[problem.subscribes[0]].sum()), problem.num_members)
-    grouped, owner_of, rank, owned = owned_in_order(kept, partitions(problem, index_first=True), problem.num_members)
+    owned = np.bincount(kept[kept >= 0], minlength=problem.num_members)
     keep, fill, exactly = phase_one(owned, order, c_f, c_c, c_r)
-    owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    stays = rank < keep[owner_of]
-    owner[grouped[stays]] = owner_of[stays]
+    # A member keeping all it owns keeps its claims as they are; only the others' claims are ordered.
+    trimmed = np.append(keep < owned, False)[kept]  # kept -1 -> the appended False
+    owner = np.where(trimmed, np.int32(-1), kept).astype(np.int32)
+    if trimmed.any():
+        grouped, owner_of, rank, _ = owned_in_order(np.where(trimmed, kept, -1), partitions(problem, index_first=True),
+                                                    problem.num_members)
+        stays = rank < keep[owner_of]
+        owner[grouped[stays]] = owner_of[stays]
     # Phase 2: round robin over the under-filled members (by id) up to C_f.
     by_topic = partitions(problem, index_first=False)
     unassigned = by_topic[owner[by_topic] < 0]

@@ -184,41 +184,49 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
 
     Returns the fields and the arrays the checks derive on the way (``owned_entry_topic``,
     ``owned_claim_topic``, ``owned_claims``: the problem's cached properties, not built twice).
-    A million claims cost a few passes in C over the document's lists (the topic names looked up,
-    the lists' types and lengths, the indexes read from one ``orjson.dumps`` of all the lists by
+    A million claims cost a few passes in C over the document's objects (each member's topic
+    names as a tuple, looked up once per distinct tuple: :func:`_entry_topics`; the lists' types;
+    one ``orjson.dumps`` of all the lists, whose text gives the lists' lengths and the indexes:
     :func:`_index_values`), no Python loop over entries or claims; the item-by-item search runs
     only to name a problem.
     """
     entry_start = _offsets(owned_docs)
     entry_member = np.repeat(np.arange(len(owned_docs), dtype=np.int32), np.diff(entry_start))
-    names = tuple(chain.from_iterable(owned_docs))
+    keys = list(map(tuple, owned_docs))
+    names = tuple(chain.from_iterable(keys))
     lists = list(chain.from_iterable(map(dict.values, owned_docs)))
 
     def entry_field(e: int) -> str:
         return f"members[{entry_member[e]}].owned.{names[e]}"
 
     # Topics first (names of existing topics are valid strings): only the others are checked as names.
-    entry_topic = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+    entry_topic = _entry_topics(keys, index, len(names))
     unknown = np.flatnonzero(entry_topic < 0)
     if len(unknown):
         checks.strings([names[e] for e in unknown.tolist()], lambda i: f"members[{entry_member[unknown[i]]}].owned")
     if lists and set(map(type, lists)) != {list}:
         e = next(e for e, v in enumerate(lists) if type(v) is not list)
         raise ProblemError(entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}")
-    start = _offsets(lists)
-    checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
-    indices = _index_values(lists, int(start[-1]))
-    if indices is None:  # an item that is not an integer in range: the checks name it
+    parsed = _index_values(lists)
+    if parsed is None:  # an item that is not an integer in range: the checks name it
+        start = _offsets(lists)
+        checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
         indices = checks.integers(list(chain.from_iterable(lists)), _item_field(start, entry_field))
-    lengths = np.diff(start)
+        lengths = np.diff(start)
+    else:
+        lengths, indices = parsed
+        start = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=start[1:])
+        checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
     claim_entry = np.repeat(np.arange(len(lists)), lengths)
-    _check_repeats(lists, indices, claim_entry, entry_field)
+    if int(lengths.max(initial=0)) > 1:  # a list of one item repeats nothing
+        _check_repeats(lists, indices, claim_entry, entry_field)
     claim_topic = np.repeat(entry_topic, lengths)
     stale = _stale_claims(lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes)
     topic_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=topic_start[1:])
-    claim_member = entry_member[claim_entry]
-    if stale.any():
+    claim_member = np.repeat(entry_member, lengths)
+    if stale is not None:
         keep = ~stale
         claims = claim_member[keep], topic_start[claim_topic[keep]] + indices[keep]
     else:
@@ -228,6 +236,25 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
     derived = {"owned_entry_topic": _frozen(entry_topic), "owned_claim_topic": _frozen(claim_topic),
                "owned_claims": (_frozen(claims[0]), _frozen(claims[1]))}
     return fields, derived
+
+
+def _entry_topics(keys: list[tuple], index: dict[str, int], total: int) -> np.ndarray:
+    """The topic position of every owned entry (-1: no such topic), from each member's tuple of topic
+    names (``keys``): members mostly own partitions of the same topics in the same order, so each
+    distinct tuple is looked up once (a member whose tuple equals the previous member's is not even
+    hashed) and its positions copied for the members that share it."""
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    known: dict[tuple, np.ndarray] = {}
+    arrays, previous, positions = [], None, None
+    for key in keys:
+        if key != previous:
+            positions = known.get(key)
+            if positions is None:
+                positions = known[key] = np.fromiter(map(index.get, key, repeat(-1)), dtype=np.int64, count=len(key))
+            previous = key
+        arrays.append(positions)
+    return np.concatenate(arrays)
 
 
 def _check_repeats(lists: list[list], indices: np.ndarray, claim_entry: np.ndarray,
@@ -247,11 +274,13 @@ def _check_repeats(lists: list[list], indices: np.ndarray, claim_entry: np.ndarr
 
 def _stale_claims(lists: list[list], indices: np.ndarray, claim_entry: np.ndarray, entry_topic: np.ndarray,
                   counts: np.ndarray, entry_member: np.ndarray, entry_field: Callable[[int], str],
-                  notes: list[tuple[int, int, str]]) -> np.ndarray:
+                  notes: list[tuple[int, int, str]]) -> np.ndarray | None:
     """Whether each claim is stale (its topic, -1, does not exist, or the index is beyond it), with one
-    note per owned list holding any."""
+    note per owned list holding any; ``None`` when no claim is stale and every owned topic exists."""
     limit = np.append(counts, 0)[entry_topic]  # a missing topic (-1) has no partitions
     stale = indices >= limit[claim_entry]
+    if entry_topic.min(initial=0) >= 0 and not stale.any():
+        return None
     for e in np.unique(np.concatenate([np.flatnonzero(entry_topic < 0), claim_entry[stale]])).tolist():
         m = int(entry_member[e])
         if entry_topic[e] < 0:
@@ -263,13 +292,13 @@ def _stale_claims(lists: list[list], indices: np.ndarray, claim_entry: np.ndarra
     return stale
 
 
-def _index_values(lists: list[list], total: int) -> np.ndarray | None:
-    """The items of ``lists`` (lists, ``total`` items in all), flat, as an ``int64`` array, when every
-    one is an integer in 0 .. INT32_MAX; else None (the item-by-item checks then name the first other).
+def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The length of each of ``lists`` (lists) and their items, flat, as ``int64`` arrays, when every
+    item is an integer in 0 .. INT32_MAX; else None (the item-by-item checks then name the first other).
 
     Read from the JSON text of all the lists (one ``orjson.dumps``): when it holds only digits,
     brackets and commas, and one ``[`` per list (none nested), the numbers alone, comma-separated,
-    are parsed by numpy in one call.
+    are parsed by numpy in one call, and the lengths are counted in the text (:func:`_list_lengths`).
     """
     try:
         text = orjson.dumps(lists)
@@ -277,14 +306,32 @@ def _index_values(lists: list[list], total: int) -> np.ndarray | None:
         return None
     if text.translate(None, b"0123456789[],") or text.count(b"[") != len(lists) + 1:
         return None  # a sign, a letter, a quote, a dot; or a list in a list
-    body = text[1:-1].replace(b",[]", b"").removeprefix(b"[]").removeprefix(b",")  # empty lists dropped
+    lengths = _list_lengths(text, len(lists))
+    body = text[1:-1]
+    if b"[]" in body:  # empty lists dropped
+        body = body.replace(b",[]", b"").removeprefix(b"[]").removeprefix(b",")
     try:
         values = np.fromstring(body.translate(None, b"[]"), dtype=np.uint64, sep=",")
     except ValueError:
         return None
+    total = int(lengths.sum())
     if len(values) != total or (total and int(values.max()) > checks.INT32_MAX):
         return None
-    return values.astype(np.int64)
+    return lengths, values.astype(np.int64)
+
+
+def _list_lengths(text: bytes, count: int) -> np.ndarray:
+    """How many numbers each of the ``count`` lists of ``text`` holds (``text``: ``[[1,2],[3],[]]``,
+    only digits, brackets and commas, no list in a list): a comma inside a list separates two of its
+    numbers, so a list holds its commas plus one, none when empty."""
+    inner = text.count(b",") - max(count - 1, 0)  # the commas between the lists left out
+    if not inner and b"[]" not in text:  # one number in every list (a group's usual shape at scale)
+        return np.ones(count, dtype=np.int64)
+    chars = np.frombuffer(text, dtype=np.uint8)
+    opens = np.flatnonzero(chars == ord("["))[1:]
+    closes = np.flatnonzero(chars == ord("]"))[:-1]
+    commas = np.cumsum(chars == ord(","), dtype=np.int64 if len(text) >= 2**31 else np.int32)
+    return (commas[closes] - commas[opens] + (closes - opens > 1)).astype(np.int64)
 
 
 def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> np.ndarray:

@@ -1,7 +1,8 @@
-"""Tests that the constrained sticky path's orders built without a general sort (issue 15:
-``_sticky_quota.round_robin``, the transposed partition order, the exactly-C_f queue from the
-deficits) give exactly what the ``np.lexsort`` / ``np.maximum.at`` code they replaced gave.
-The replaced code is kept here as the reference."""
+"""Tests that the constrained sticky path's shortcuts (issue 15: ``_sticky_quota.round_robin``, the
+transposed partition order, the exactly-C_f queue from the deficits, claims kept as they are by
+members that keep all they own, the no-partition-claimed-twice shortcut of ``resolve_claims``) give
+exactly what the ``np.lexsort`` / ``np.maximum.at`` / counting code they replaced gave.  The
+replaced code is kept here as the reference."""
 
 from __future__ import annotations
 
@@ -125,3 +126,35 @@ def test_constrained_at_a_larger_shape():
         with mock.patch.object(kafka, "constrained", old_constrained):
             want = kafka.assign(load_problem(case))
         assert got[1] == want[1] == "constrained" and np.array_equal(got[0], want[0])
+
+
+def old_resolve_claims(problem, position):
+    """``resolve_claims`` before the no-partition-claimed-twice shortcut: the contested claims counted first."""
+    kept = np.full(problem.num_partitions, -1, dtype=np.int32)
+    doubly = np.zeros(problem.num_partitions, dtype=bool)
+    members, partitions = problem.owned_claims
+    live = kafka.live_topics(problem)[problem.partition_topic[partitions]]
+    members, partitions = members[live], partitions[live]
+    contested = np.bincount(partitions, minlength=problem.num_partitions)[partitions] > 1
+    kept[partitions[~contested]] = members[~contested]
+    members, partitions = members[contested], partitions[contested]
+    generation = problem.generations
+    for p in np.unique(partitions).tolist():  # Kafka's loop, claimants in map order
+        last, holder, twice = -1, -1, False
+        for x in sorted(members[partitions == p].tolist(), key=position.__getitem__):
+            if last < 0 or generation[x] > generation[last]:
+                holder = last = x
+            elif generation[x] == generation[last]:
+                holder, last, twice = -1, x, True
+        kept[p], doubly[p] = holder, twice
+    return kept, doubly
+
+
+@given(group_documents(max_members=9, max_partitions=6))
+def test_resolve_claims_gives_what_the_counting_code_gave(doc):
+    """Tests resolve_claims on random groups (conflicting claims, generations, deleted and unsubscribed topics)."""
+    problem = load_problem(doc)
+    position = np.random.default_rng(len(doc["members"])).permutation(problem.num_members)
+    kept, doubly = kafka.resolve_claims(problem, position)
+    old_kept, old_doubly = old_resolve_claims(problem, position)
+    assert kept.dtype == old_kept.dtype and np.array_equal(kept, old_kept) and np.array_equal(doubly, old_doubly)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from problems import checks, load_problem, resolve_claims
 from problems.errors import ProblemError
-from problems.io import _check_repeats, _frozen, _item_field, _offsets, _parse_owned, _stale_claims
+from problems.io import _check_repeats, _frozen, _index_values, _item_field, _offsets, _parse_owned, _stale_claims
 from support.problem_strategies import group_documents
 
 
@@ -153,3 +153,14 @@ def test_claims_resolve_to_the_unique_highest_generation(claims):
         winners = [m for m, k, g in zip(members.tolist(), keys.tolist(), generations.tolist()) if k == key and g == top]
         expected[key] = winners[0] if len(winners) == 1 else -1
     assert owner.tolist() == expected.tolist()
+
+
+@given(st.lists(st.one_of(st.lists(st.integers(0, 2**31 - 1), max_size=4), st.just([]), st.lists(st.integers(0, 9), max_size=1)),
+                max_size=12))
+def test_bulk_indexes_and_lengths(lists):
+    """Tests _index_values (lengths counted in the JSON text, one item per list counted at once) on random lists:
+    empty lists, one item each, indexes of every width."""
+    lengths, values = _index_values(lists)
+    assert lengths.dtype == values.dtype == np.int64
+    assert lengths.tolist() == [len(items) for items in lists]
+    assert values.tolist() == list(chain.from_iterable(lists))
