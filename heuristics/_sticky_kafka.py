@@ -194,16 +194,17 @@ def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_r
     owned = np.bincount(kept[kept >= 0], minlength=problem.num_members)
     keep, fill, exactly = phase_one(owned, order, c_f, c_c, c_r)
     # A member keeping all it owns keeps its claims as they are; only the others' claims are ordered.
-    trimmed = np.append(keep < owned, False)[kept]  # kept -1 -> the appended False
-    owner = np.where(trimmed, np.int32(-1), kept).astype(np.int32)
-    if trimmed.any():
+    owner = kept.astype(np.int32)  # a copy
+    if (keep < owned).any():
+        trimmed = np.append(keep < owned, False)[kept]  # kept -1 -> the appended False
+        owner[trimmed] = -1
         grouped, owner_of, rank, _ = owned_in_order(np.where(trimmed, kept, -1), partitions(problem, index_first=True),
                                                     problem.num_members)
         stays = rank < keep[owner_of]
         owner[grouped[stays]] = owner_of[stays]
     # Phase 2: round robin over the under-filled members (by id) up to C_f.
     by_topic = partitions(problem, index_first=False)
-    unassigned = by_topic[owner[by_topic] < 0]
+    unassigned = by_topic[owner[by_topic] < 0] if owner.max(initial=-1) >= 0 else by_topic
     fill = fill[np.argsort(id_rank[fill], kind="stable")]
     exactly = exactly[np.argsort(id_rank[exactly], kind="stable")]
     counts = keep.copy()  # what each member holds after phase 1
@@ -215,7 +216,7 @@ def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_r
         unassigned = np.array(left, dtype=np.int64)
         fill, exactly = np.array(under, dtype=np.int64), np.array(queue, dtype=np.int64)
     deficit = c_f - counts[fill]
-    dealt = np.repeat(fill.astype(np.int32), deficit)[round_robin(deficit)]  # one per member per round
+    dealt = round_robin(deficit, fill.astype(np.int32), step=0)  # one per member per round
     owner[unassigned[: len(dealt)]] = dealt
     # The exactly-C_f list: sorted by id, then the filled members as they reached C_f: in the
     # round of their last partition (deficit - 1), by id within a round.

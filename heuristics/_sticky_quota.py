@@ -18,35 +18,44 @@ def partitions(problem: GroupProblem, index_first: bool) -> np.ndarray:
     topics = np.array([t for t in topics_in_name_order(problem) if problem.subscribes[0, t]], dtype=np.int64)
     counts = problem.partition_counts[topics] if len(topics) else np.zeros(0, dtype=np.int64)
     starts = problem.topic_start[topics] if len(topics) else counts
+    if index_first:
+        return round_robin(counts, starts)
+    if len(topics) == problem.num_topics and np.array_equal(topics, np.arange(len(topics))):
+        return np.arange(problem.num_partitions, dtype=np.int64)  # every topic, in name order already
     # Each topic's block, in name order: its start plus 0 .. count - 1, in one pass.
-    by_topic = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
-    return by_topic[round_robin(counts)] if index_first else by_topic
+    return np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
 
 
-def round_robin(lengths: np.ndarray) -> np.ndarray:
-    """The order that deals runs of ``lengths`` round by round: item ``k`` of every run longer than
-    ``k`` (runs in order), then item ``k + 1``; as positions into the runs laid end to end.
+def round_robin(lengths: np.ndarray, first: np.ndarray, step: int = 1) -> np.ndarray:
+    """Runs of ``lengths`` (item ``k`` of run ``r`` is ``first[r] + step * k``) dealt round by round:
+    item ``k`` of every run longer than ``k``, runs in order, then item ``k + 1``.
 
-    ``np.lexsort((run, item))`` without a general sort: between two consecutive distinct lengths the
-    same runs take part in every round, so each such band of rounds is one transposed block (one
-    block when every run has the same length); with many distinct lengths, a stable sort of the item
-    numbers (small integers: numpy's radix sort).
+    The runs laid end to end, reordered by ``np.lexsort((run, item))``, without a general sort:
+    between two consecutive distinct lengths the same runs take part in every round, so each such
+    band of rounds is one block (``first`` of those runs tiled, plus the round; one block when every
+    run has the same length); with many distinct lengths, a stable sort of the item numbers (small
+    integers: numpy's radix sort).  ``step=0`` deals the runs' ``first`` values themselves.
     """
     lengths = np.asarray(lengths, dtype=np.int64)
+    first = np.asarray(first)
     total = int(lengths.sum())
     if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.cumsum(lengths) - lengths
+        return np.zeros(0, dtype=first.dtype)
     levels = np.unique(lengths)
     if len(levels) > 64:
-        item = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+        item = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         longest = int(levels[-1])
         small = np.uint16 if longest < 2**16 else np.uint32 if longest < 2**32 else np.int64
-        return np.argsort(item.astype(small), kind="stable")
+        order = np.argsort(item.astype(small), kind="stable")
+        dealt = np.repeat(first, lengths)[order]
+        return dealt + step * item[order] if step else dealt
     blocks, low = [], 0
     for high in levels[levels > 0].tolist():  # rounds low .. high - 1: the runs of length >= high
-        active = starts[lengths >= high]
-        blocks.append((active[None, :] + np.arange(low, high, dtype=np.int64)[:, None]).ravel())
+        active = first[lengths >= high]
+        if step:
+            blocks.append((active[None, :] + step * np.arange(low, high, dtype=active.dtype)[:, None]).ravel())
+        else:
+            blocks.append(np.tile(active, high - low))
         low = high
     return np.concatenate(blocks)
 

@@ -73,11 +73,17 @@ def reference_round_robin(lengths):
 @given(st.one_of(st.lists(st.integers(0, 12), max_size=12), st.lists(st.integers(0, 300), min_size=60, max_size=120),
                  st.tuples(st.integers(0, 20), st.integers(0, 30)).map(lambda nl: [nl[1]] * nl[0])))
 def test_round_robin_is_the_lexsort_by_item_then_run(lengths):
-    """Tests round_robin on random run lengths: equal ones (the transpose), a few distinct (bands),
-    more than 64 distinct (the stable sort), zeros."""
+    """Tests round_robin on random run lengths (equal ones: one block; a few distinct: bands; more than 64
+    distinct: the stable sort; zeros), dealing items (step 1) and the runs' values (step 0)."""
     lengths = np.array(lengths, dtype=np.int64)
-    got = round_robin(lengths)
-    assert got.dtype == np.int64 and np.array_equal(got, reference_round_robin(lengths))
+    order = reference_round_robin(lengths)
+    first = np.arange(len(lengths), dtype=np.int64) * 1000 + 7
+    item = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    got = round_robin(lengths, first)
+    assert got.dtype == np.int64 and np.array_equal(got, (np.repeat(first, lengths) + item)[order])
+    members = np.arange(len(lengths), dtype=np.int32)[::-1].copy()
+    got = round_robin(lengths, members, step=0)
+    assert got.dtype == np.int32 and np.array_equal(got, np.repeat(members, lengths)[order])
 
 
 @st.composite
