@@ -218,14 +218,19 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
         start = np.zeros(len(lists) + 1, dtype=np.int64)
         np.cumsum(lengths, out=start[1:])
         checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
-    claim_entry = np.repeat(np.arange(len(lists)), lengths)
-    if int(lengths.max(initial=0)) > 1:  # a list of one item repeats nothing
-        _check_repeats(lists, indices, claim_entry, entry_field)
-    claim_topic = np.repeat(entry_topic, lengths)
-    stale = _stale_claims(lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes)
+    single = len(indices) == len(lists) and not (lengths != 1).any()  # one item per list: claims are entries
+    if single:
+        claim_topic, claim_member = entry_topic.copy(), entry_member
+    else:
+        claim_topic, claim_member = np.repeat(entry_topic, lengths), np.repeat(entry_member, lengths)
+        _check_repeats(lists, indices, np.repeat(np.arange(len(lists)), lengths), entry_field)
+    limits = np.append(counts, 0)  # a missing topic (-1) has no partitions
+    stale = None
+    if entry_topic.min(initial=0) < 0 or not (indices < limits[claim_topic]).all():  # some claims stale: notes
+        claim_entry = np.repeat(np.arange(len(lists)), lengths)
+        stale = _stale_claims(lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes)
     topic_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=topic_start[1:])
-    claim_member = np.repeat(entry_member, lengths)
     if stale is not None:
         keep = ~stale
         claims = claim_member[keep], topic_start[claim_topic[keep]] + indices[keep]
@@ -274,13 +279,11 @@ def _check_repeats(lists: list[list], indices: np.ndarray, claim_entry: np.ndarr
 
 def _stale_claims(lists: list[list], indices: np.ndarray, claim_entry: np.ndarray, entry_topic: np.ndarray,
                   counts: np.ndarray, entry_member: np.ndarray, entry_field: Callable[[int], str],
-                  notes: list[tuple[int, int, str]]) -> np.ndarray | None:
+                  notes: list[tuple[int, int, str]]) -> np.ndarray:
     """Whether each claim is stale (its topic, -1, does not exist, or the index is beyond it), with one
-    note per owned list holding any; ``None`` when no claim is stale and every owned topic exists."""
+    note per owned list holding any."""
     limit = np.append(counts, 0)[entry_topic]  # a missing topic (-1) has no partitions
     stale = indices >= limit[claim_entry]
-    if entry_topic.min(initial=0) >= 0 and not stale.any():
-        return None
     for e in np.unique(np.concatenate([np.flatnonzero(entry_topic < 0), claim_entry[stale]])).tolist():
         m = int(entry_member[e])
         if entry_topic[e] < 0:
@@ -298,7 +301,9 @@ def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
 
     Read from the JSON text of all the lists (one ``orjson.dumps``): when it holds only digits,
     brackets and commas, and one ``[`` per list (none nested), the numbers alone, comma-separated,
-    are parsed by numpy in one call, and the lengths are counted in the text (:func:`_list_lengths`).
+    are parsed by numpy in one call.  A comma inside a list separates two of its numbers, so
+    without such commas and without empty lists every list holds one number; otherwise the lengths
+    are counted in the text (:func:`_list_lengths`).
     """
     try:
         text = orjson.dumps(lists)
@@ -306,31 +311,29 @@ def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     if text.translate(None, b"0123456789[],") or text.count(b"[") != len(lists) + 1:
         return None  # a sign, a letter, a quote, a dot; or a list in a list
-    lengths = _list_lengths(text, len(lists))
+    chars = np.frombuffer(text, dtype=np.uint8)
+    empty = bool(((chars[1:-2] == ord("[")) & (chars[2:-1] == ord("]"))).any())  # an empty list of lists
+    inner = text.count(b",") - max(len(lists) - 1, 0)  # the commas between the lists left out
     body = text[1:-1]
-    if b"[]" in body:  # empty lists dropped
+    if empty:  # empty lists dropped
         body = body.replace(b",[]", b"").removeprefix(b"[]").removeprefix(b",")
     try:
         values = np.fromstring(body.translate(None, b"[]"), dtype=np.uint64, sep=",")
     except ValueError:
         return None
+    lengths = _list_lengths(chars) if inner or empty else np.ones(len(lists), dtype=np.int64)
     total = int(lengths.sum())
     if len(values) != total or (total and int(values.max()) > checks.INT32_MAX):
         return None
     return lengths, values.astype(np.int64)
 
 
-def _list_lengths(text: bytes, count: int) -> np.ndarray:
-    """How many numbers each of the ``count`` lists of ``text`` holds (``text``: ``[[1,2],[3],[]]``,
-    only digits, brackets and commas, no list in a list): a comma inside a list separates two of its
-    numbers, so a list holds its commas plus one, none when empty."""
-    inner = text.count(b",") - max(count - 1, 0)  # the commas between the lists left out
-    if not inner and b"[]" not in text:  # one number in every list (a group's usual shape at scale)
-        return np.ones(count, dtype=np.int64)
-    chars = np.frombuffer(text, dtype=np.uint8)
+def _list_lengths(chars: np.ndarray) -> np.ndarray:
+    """How many numbers each list of the JSON text ``chars`` (``[[1,2],[3],[]]``: only digits, brackets and
+    commas, no list in a list) holds: its commas plus one, none when empty."""
     opens = np.flatnonzero(chars == ord("["))[1:]
     closes = np.flatnonzero(chars == ord("]"))[:-1]
-    commas = np.cumsum(chars == ord(","), dtype=np.int64 if len(text) >= 2**31 else np.int32)
+    commas = np.cumsum(chars == ord(","), dtype=np.int64 if len(chars) >= 2**31 else np.int32)
     return (commas[closes] - commas[opens] + (closes - opens > 1)).astype(np.int64)
 
 
