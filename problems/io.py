@@ -58,6 +58,26 @@ def _item_field(start: np.ndarray, names: Callable[[int], str]) -> Callable[[int
 MEMBER_FIELDS = frozenset({"id", "topics", "owned", "generation", "rack", "instance_id"})
 
 
+def _plain_members(members_doc: list) -> bool:
+    """Whether every member is an object with a valid ``id`` (a non-empty string of valid Unicode), and a
+    ``generation``, ``rack`` and ``instance_id`` each absent, null or valid: checked for all members at
+    once, so that the loop of :func:`_parse_group` skips those checks one member at a time (when this is
+    False, the loop checks every member and names the first problem)."""
+    if not members_doc or set(map(type, members_doc)) != {dict}:
+        return False
+    get = dict.get
+    names = list(map(get, members_doc, repeat("id")))
+    for key in ("rack", "instance_id"):
+        names += [value for value in map(get, members_doc, repeat(key)) if value is not None]
+    try:
+        checks.strings(names, str)
+    except ProblemError:
+        return False
+    generations = [value for value in map(get, members_doc, repeat("generation")) if value is not None]
+    return not generations or (set(map(type, generations)) == {int}
+                               and -1 <= min(generations) and max(generations) <= checks.INT32_MAX)
+
+
 def _parse_group(doc: dict) -> GroupProblem:
     topics_doc = doc.get("topics")
     if topics_doc is None:
@@ -90,14 +110,18 @@ def _parse_group(doc: dict) -> GroupProblem:
     checked: dict[int, bool] = {}
     last_list: list | None = None
     last_key: tuple | None = None
+    plain = _plain_members(members_doc)
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
         if not member.keys() <= MEMBER_FIELDS:
             raise ProblemError(f"{field}.{sorted(map(str, member.keys() - MEMBER_FIELDS))[0]}", "unknown field")
-        if "id" not in member:
-            raise ProblemError(f"{field}.id", "missing")
-        member_id = checks.string(member["id"], f"{field}.id")
+        if plain:
+            member_id = member["id"]
+        else:
+            if "id" not in member:
+                raise ProblemError(f"{field}.id", "missing")
+            member_id = checks.string(member["id"], f"{field}.id")
         if member_id in seen_ids:
             raise ProblemError(
                 f"{field}.id", f"duplicate member id {member_id!r} (also members[{seen_ids[member_id]}])"
@@ -136,12 +160,12 @@ def _parse_group(doc: dict) -> GroupProblem:
         owned_docs.append(checks.expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list"))
 
         generation = member.get("generation")
-        if generation is not None:
+        if generation is not None and not plain:
             checks.integer(generation, f"{field}.generation", low=-1)
         has_generation.append(generation is not None)
         generations.append(-1 if generation is None else generation)
-        racks.append(_optional_string(member, "rack", field))
-        instances.append(_optional_string(member, "instance_id", field))
+        racks.append(member.get("rack") if plain else _optional_string(member, "rack", field))
+        instances.append(member.get("instance_id") if plain else _optional_string(member, "instance_id", field))
 
     seen_instances: dict[str, int] = {}
     for i, instance in enumerate(instances):
