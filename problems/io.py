@@ -17,6 +17,7 @@ import codecs
 import gc
 import json
 import os
+import re
 from contextlib import contextmanager
 from itertools import chain, repeat
 from pathlib import Path
@@ -244,7 +245,7 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
         checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
     single = len(indices) == len(lists) and not (lengths != 1).any()  # one item per list: claims are entries
     if single:
-        claim_topic, claim_member = entry_topic.copy(), entry_member
+        claim_topic, claim_member = entry_topic, entry_member  # read-only once loaded: shared
     else:
         claim_topic, claim_member = np.repeat(entry_topic, lengths), np.repeat(entry_member, lengths)
         _check_repeats(lists, indices, np.repeat(np.arange(len(lists)), lengths), entry_field)
@@ -335,26 +336,29 @@ def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     if text.translate(None, b"0123456789[],") or text.count(b"[") != len(lists) + 1:
         return None  # a sign, a letter, a quote, a dot; or a list in a list
-    chars = np.frombuffer(text, dtype=np.uint8)
-    empty = bool(((chars[1:-2] == ord("[")) & (chars[2:-1] == ord("]"))).any())  # an empty list of lists
+    empty = _EMPTY_LIST.search(text, 1, len(text) - 1) is not None  # an empty list among the lists
     inner = text.count(b",") - max(len(lists) - 1, 0)  # the commas between the lists left out
-    body = text[1:-1]
+    body = text
     if empty:  # empty lists dropped
-        body = body.replace(b",[]", b"").removeprefix(b"[]").removeprefix(b",")
+        body = text[1:-1].replace(b",[]", b"").removeprefix(b"[]").removeprefix(b",")
     try:
         values = np.fromstring(body.translate(None, b"[]"), dtype=np.uint64, sep=",")
     except ValueError:
         return None
-    lengths = _list_lengths(chars) if inner or empty else np.ones(len(lists), dtype=np.int64)
+    lengths = _list_lengths(text) if inner or empty else np.ones(len(lists), dtype=np.int64)
     total = int(lengths.sum())
     if len(values) != total or (total and int(values.max()) > checks.INT32_MAX):
         return None
-    return lengths, values.astype(np.int64)
+    return lengths, values.view(np.int64)  # all below 2**31: the same bits
 
 
-def _list_lengths(chars: np.ndarray) -> np.ndarray:
-    """How many numbers each list of the JSON text ``chars`` (``[[1,2],[3],[]]``: only digits, brackets and
+_EMPTY_LIST = re.compile(rb"\[\]")
+
+
+def _list_lengths(text: bytes) -> np.ndarray:
+    """How many numbers each list of the JSON text ``text`` (``[[1,2],[3],[]]``: only digits, brackets and
     commas, no list in a list) holds: its commas plus one, none when empty."""
+    chars = np.frombuffer(text, dtype=np.uint8)
     opens = np.flatnonzero(chars == ord("["))[1:]
     closes = np.flatnonzero(chars == ord("]"))[:-1]
     commas = np.cumsum(chars == ord(","), dtype=np.int64 if len(chars) >= 2**31 else np.int32)
