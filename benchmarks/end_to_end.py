@@ -39,11 +39,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from sticky import group_document
+
 import heuristics.sticky as sticky
 from problems import load_problem
 from problems.output import result_bytes
-from sticky import group_document
-from _timing import seconds_target, target
+from timing import seconds_target, target
 
 # Issue 15's targets: the CLI on the one-leaves file, and load + assign in process per case.
 TARGET_WALL, TARGET_PEAK_GB, TARGET_IN_PROCESS = 3.0, 1.5, 0.5
@@ -55,10 +56,16 @@ def documents(topics: int, partitions: int, members: int) -> list[tuple[str, str
     first = sticky.assign(load_problem(fresh)).assignment
     return [
         ("fresh", "fresh", fresh),
-        ("last member leaves (owned claims)", "one-leaves", group_document(topics, partitions, members,
-                                                                         owned=first, leave=True)),
-        ("last member on topic 0 only, fresh", "odd-member", group_document(topics, partitions, members,
-                                                                          odd_member=True)),
+        (
+            "last member leaves (owned claims)",
+            "one-leaves",
+            group_document(topics, partitions, members, owned=first, leave=True),
+        ),
+        (
+            "last member on topic 0 only, fresh",
+            "odd-member",
+            group_document(topics, partitions, members, odd_member=True),
+        ),
     ]
 
 
@@ -73,8 +80,11 @@ def run_cli(path: Path, out: Path) -> tuple[float, float, float]:
     writing to ``out``."""
     started = time.perf_counter()
     with open(out, "wb") as stdout:
-        process = subprocess.Popen([*command(), "assign", "--strategy", "sticky", str(path)],
-                                   stdout=stdout, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [*command(), "assign", "--strategy", "sticky", str(path)],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+        )
         _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     stderr = process.stderr.read().decode()
@@ -98,17 +108,24 @@ def in_process(doc: dict, repeat: int) -> tuple[float, float, float, float]:
         evaluated = time.perf_counter()
         result_bytes(result)
         written = time.perf_counter()
-        best = [min(b, t) for b, t in zip(best, (loaded - started, assigned - loaded, written - evaluated, cpu))]
+        best = [
+            min(b, t)
+            for b, t in zip(best, (loaded - started, assigned - loaded, written - evaluated, cpu))
+        ]
     return best[0], best[1], best[2], best[3]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--topics", type=int, default=500)
     parser.add_argument("--partitions", type=int, default=2000)
     parser.add_argument("--members", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--dir", help="where to write the problem files (default: a temporary folder)")
+    parser.add_argument(
+        "--dir", help="where to write the problem files (default: a temporary folder)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the problem files")
     args = parser.parse_args()
 
@@ -116,26 +133,50 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     cases = documents(args.topics, args.partitions, args.members)
     try:
-        print(f"shape: {args.topics} topics x {args.partitions:,} partitions, {args.members:,} members\n")
+        print(
+            f"shape: {args.topics} topics x {args.partitions:,} partitions, {args.members:,} members\n"
+        )
         print(f"load average before: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)\n")
-        print("| case | file MB | CLI wall s | CLI CPU s | CLI peak GB | load_problem s | assign s | load + assign s "
-              "| load + assign CPU s | output s |")
+        print(
+            "| case | file MB | CLI wall s | CLI CPU s | CLI peak GB | load_problem s | assign s | load + assign s "
+            "| load + assign CPU s | output s |"
+        )
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         lines = []
         for case, stem, doc in cases:
             path = folder / f"{stem}.json"
-            path.write_text(json.dumps(doc))  # json.dumps's spacing, as a user's tool would write it
+            path.write_text(
+                json.dumps(doc)
+            )  # json.dumps's spacing, as a user's tool would write it
             runs = [run_cli(path, folder / f"{stem}.out.json") for _ in range(args.repeat)]
-            wall, cpu, peak = min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
+            wall, cpu, peak = (
+                min(r[0] for r in runs),
+                min(r[1] for r in runs),
+                max(r[2] for r in runs),
+            )
             load_s, assign_s, output_s, load_assign_cpu = in_process(doc, args.repeat)
-            print(f"| {case} | {path.stat().st_size / 1e6:.1f} | {wall:.2f} | {cpu:.2f} | {peak:.2f} | {load_s:.3f} | "
-                  f"{assign_s:.3f} | {load_s + assign_s:.3f} | {load_assign_cpu:.3f} | {output_s:.3f} |", flush=True)
-            lines.append(seconds_target(f"{case}: load_problem + assign", load_s + assign_s, load_assign_cpu,
-                                        TARGET_IN_PROCESS))
+            print(
+                f"| {case} | {path.stat().st_size / 1e6:.1f} | {wall:.2f} | {cpu:.2f} | {peak:.2f} | {load_s:.3f} | "
+                f"{assign_s:.3f} | {load_s + assign_s:.3f} | {load_assign_cpu:.3f} | {output_s:.3f} |",
+                flush=True,
+            )
+            lines.append(
+                seconds_target(
+                    f"{case}: load_problem + assign",
+                    load_s + assign_s,
+                    load_assign_cpu,
+                    TARGET_IN_PROCESS,
+                )
+            )
             if stem == "one-leaves":
                 lines.append(seconds_target(f"{case}: CLI", wall, cpu, TARGET_WALL))
-                lines.append(target(f"{case}: CLI peak <= {TARGET_PEAK_GB} GB", peak <= TARGET_PEAK_GB,
-                                    f"{peak:.2f} GB"))
+                lines.append(
+                    target(
+                        f"{case}: CLI peak <= {TARGET_PEAK_GB} GB",
+                        peak <= TARGET_PEAK_GB,
+                        f"{peak:.2f} GB",
+                    )
+                )
         print(f"\nload average after: {os.getloadavg()[0]:.1f}\n")
         print("\n".join(lines))
     finally:

@@ -19,7 +19,9 @@ from experiments.results import load_results
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--suite", default="default")
     parser.add_argument("--time-limit", type=float)
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
@@ -28,8 +30,14 @@ def main() -> None:
     for master in args.masters:
         with tempfile.TemporaryDirectory() as out:
             started = time.perf_counter()
-            info = run_suite(args.suite, Path(out), run_id="bench", master=master, time_limit=args.time_limit,
-                             progress=True)
+            info = run_suite(
+                args.suite,
+                Path(out),
+                run_id="bench",
+                master=master,
+                time_limit=args.time_limit,
+                progress=True,
+            )
             walls[master] = time.perf_counter() - started
             frames[master] = load_results(info.folder)
         # A new master needs a new Spark session.
@@ -40,8 +48,10 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- |")
     for master in args.masters:
         rows = frames[master]
-        print(f"| {master} | {rows['scenario_id'].nunique()} | {len(rows)} | {walls[master]:.1f} | "
-              f"{len(rows) / walls[master]:.1f} |")
+        print(
+            f"| {master} | {rows['scenario_id'].nunique()} | {len(rows)} | {walls[master]:.1f} | "
+            f"{len(rows) / walls[master]:.1f} |"
+        )
     if len(args.masters) == 2:
         first, second = args.masters
         print(f"\nspeed-up {first} -> {second}: {walls[first] / walls[second]:.2f}x")
@@ -51,7 +61,9 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- |")
     for (objective, solver), group in proven.groupby(["judged_on", "solver"]):
         top = group.sort_values(["size", "runtime_s"], ascending=[False, True]).iloc[0]
-        print(f"| {objective} | {solver} | {top['size']:,} | {top['scenario_id']} | {top['runtime_s']:.2f} |")
+        print(
+            f"| {objective} | {solver} | {top['size']:,} | {top['scenario_id']} | {top['runtime_s']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

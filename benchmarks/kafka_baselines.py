@@ -8,7 +8,8 @@ all).  Times ``load_problem`` of the in-memory document (with its derived
 arrays), ``assign(problem)`` (the best of ``--repeat`` runs), their sum, and the
 evaluator.
 
-    .venv/bin/python benchmarks/kafka_baselines.py [--topics 500] [--sizes 10000,100000,1000000] [--members 2000]
+    .venv/bin/python benchmarks/kafka_baselines.py [--topics 500] [--sizes 10000,100000,1000000]
+    [--members 2000]
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import argparse
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 from problems import evaluate, load_problem
-from _timing import best_of
+from timing import best_of
 
 
 def group_document(topics: int, partitions: int, members: int, odd_member: bool) -> dict:
@@ -36,9 +37,13 @@ def loaded(doc: dict):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--topics", type=int, default=500)
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="partitions in all (over --topics topics)")
+    parser.add_argument(
+        "--sizes", default="10000,100000,1000000", help="partitions in all (over --topics topics)"
+    )
     parser.add_argument("--members", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
@@ -46,15 +51,20 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for partitions in (int(size) // args.topics for size in args.sizes.split(",")):
         for odd in (False, True):
-            case = f"{args.topics * partitions:,} x {args.members:,}" + (", one odd member" if odd else "")
+            case = f"{args.topics * partitions:,} x {args.members:,}" + (
+                ", one odd member" if odd else ""
+            )
             doc = group_document(args.topics, partitions, args.members, odd)
             load_s, problem = best_of(1, loaded, doc)
             for name, module in (("range", range_assignor), ("roundrobin", roundrobin_assignor)):
                 assign_s, result = best_of(args.repeat, module.assign, problem)
                 evaluate_s, verdict = best_of(1, evaluate, problem, result.answer, name)
                 assert verdict.valid
-                print(f"| {case} | {name} | {load_s:.3f} | {assign_s:.3f} | {load_s + assign_s:.3f} | "
-                      f"{evaluate_s:.3f} | {verdict.objective[0]:,} |", flush=True)
+                print(
+                    f"| {case} | {name} | {load_s:.3f} | {assign_s:.3f} | {load_s + assign_s:.3f} | "
+                    f"{evaluate_s:.3f} | {verdict.objective[0]:,} |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

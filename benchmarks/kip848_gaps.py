@@ -24,8 +24,14 @@ HEURISTICS = ("uniform", "server-range", "range", "roundrobin", "sticky")
 
 def scenarios():
     gate = [s for s in suite("gate") if s.judged_on == "sticky"]
-    kip848 = [s for s in suite("default") if s.judged_on == "sticky" and s.pattern in KIP848_PATTERNS
-              and s.churn in ("fresh", "member-joins") and s.partitions == 10 * s.members]
+    kip848 = [
+        s
+        for s in suite("default")
+        if s.judged_on == "sticky"
+        and s.pattern in KIP848_PATTERNS
+        and s.churn in ("fresh", "member-joins")
+        and s.partitions == 10 * s.members
+    ]
     return list(dict.fromkeys(gate + kip848))
 
 
@@ -39,17 +45,25 @@ def main() -> None:
         for name in HEURISTICS:
             ours = evaluate(problem, models.solve(problem, name).answer, "sticky").objective
             key = (scenario.pattern, "fresh" if scenario.churn == "fresh" else "after churn", name)
-            rows[key].append(((ours[0] - level1) / level1 if level1 else 0.0,
-                              ours[1] - level2 if ours[0] == level1 else None))
-    print("| subscriptions | assignment | heuristic | scenarios | mean rel. gap level 1 | max | level 1 optimal "
-          "| mean extra moves (level 1 tied) |")
+            rows[key].append(
+                (
+                    (ours[0] - level1) / level1 if level1 else 0.0,
+                    ours[1] - level2 if ours[0] == level1 else None,
+                )
+            )
+    print(
+        "| subscriptions | assignment | heuristic | scenarios | mean rel. gap level 1 | max | level 1 optimal "
+        "| mean extra moves (level 1 tied) |"
+    )
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for (pattern, kind, name), gaps in sorted(rows.items()):
         relative = [g for g, _ in gaps]
         moves = [m for _, m in gaps if m is not None]
         extra = f"{sum(moves) / len(moves):.2f}" if moves else "-"
-        print(f"| {pattern} | {kind} | {name} | {len(gaps)} | {100 * sum(relative) / len(relative):.2f}% "
-              f"| {100 * max(relative):.1f}% | {sum(g == 0 for g in relative)}/{len(gaps)} | {extra} |")
+        print(
+            f"| {pattern} | {kind} | {name} | {len(gaps)} | {100 * sum(relative) / len(relative):.2f}% "
+            f"| {100 * max(relative):.1f}% | {sum(g == 0 for g in relative)}/{len(gaps)} | {extra} |"
+        )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@
 Lags: ``uniform`` draws integers in [0, 10**6); ``zipf`` gives the partition of
 rank r (a random permutation) ``10**6 // r`` (Zipf's law, exponent 1).
 
-    .venv/bin/python benchmarks/lag_aware.py [--sizes 10000,100000,1000000] [--members 1000] [--time-limit 60]
-    .venv/bin/python benchmarks/lag_aware.py --skip-exact      # part 1 only
+    .venv/bin/python benchmarks/lag_aware.py [--sizes 10000,100000,1000000] [--members 1000]
+    [--time-limit 60] .venv/bin/python benchmarks/lag_aware.py --skip-exact      # part 1 only
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 
 from models import solve
 from problems import load_problem
-from _timing import best_of, best_of_with_cpu, load_average, print_targets, seconds_target
+from timing import best_of, best_of_with_cpu, load_average, print_targets, seconds_target
 
 # Issue 15's target: assign within 0.1 s at 100,000 partitions, load excluded.
 TARGET_PARTITIONS, TARGET_SECONDS = 100_000, 0.1
@@ -63,8 +63,12 @@ def loaded(doc: dict):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="partition counts of part 1")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="10000,100000,1000000", help="partition counts of part 1"
+    )
     parser.add_argument("--topics", type=int, default=10)
     parser.add_argument("--members", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=3)
@@ -75,42 +79,62 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average before: {load_average()}\n")
 
-    print("| heuristic: partitions x members | lags | variant | load s | assign s | load + assign s "
-          "| max member lag |")
+    print(
+        "| heuristic: partitions x members | lags | variant | load s | assign s | load + assign s "
+        "| max member lag |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     lines = []
     for partitions in (int(size) for size in args.sizes.split(",")):
         for shape in ("uniform", "zipf"):
-            load_s, problem = best_of(args.repeat, loaded, group_document(partitions, args.topics, args.members, shape))
+            load_s, problem = best_of(
+                args.repeat, loaded, group_document(partitions, args.topics, args.members, shape)
+            )
             for variant in (None, "cumulative"):
                 assign_s, assign_cpu, result = best_of_with_cpu(
-                    args.repeat, lambda: solve(problem, "lag-aware", variant=variant))
+                    args.repeat, lambda: solve(problem, "lag-aware", variant=variant)
+                )
                 assert result.valid
-                print(f"| {partitions:,} x {args.members:,} ({args.topics} topics) | {shape} | {variant or 'kip-169'} "
-                      f"| {load_s:.3f} | {assign_s:.3f} | {load_s + assign_s:.3f} | {result.objective[0]:,} |",
-                      flush=True)
+                print(
+                    f"| {partitions:,} x {args.members:,} ({args.topics} topics) | {shape} | {variant or 'kip-169'} "
+                    f"| {load_s:.3f} | {assign_s:.3f} | {load_s + assign_s:.3f} | {result.objective[0]:,} |",
+                    flush=True,
+                )
                 if partitions == TARGET_PARTITIONS:
-                    lines.append(seconds_target(f"{partitions:,} partitions, {shape} lags, {variant or 'kip-169'}: "
-                                                f"assign (load excluded; load + assign {load_s + assign_s:.3f} s)",
-                                                assign_s, assign_cpu, TARGET_SECONDS))
+                    lines.append(
+                        seconds_target(
+                            f"{partitions:,} partitions, {shape} lags, {variant or 'kip-169'}: "
+                            f"assign (load excluded; load + assign {load_s + assign_s:.3f} s)",
+                            assign_s,
+                            assign_cpu,
+                            TARGET_SECONDS,
+                        )
+                    )
     print_targets(lines, "after part 1")
     if args.skip_exact:
         return
 
     print()
-    print("| CP-SAT: partitions x members | lags | status | seconds | level 1 (heuristic) | bound |")
+    print(
+        "| CP-SAT: partitions x members | lags | status | seconds | level 1 (heuristic) | bound |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     for shape in ("uniform", "zipf"):
         for size in args.ladder.split(","):
             partitions, members = map(int, size.split("x"))
             problem = group(partitions, 1, members, shape)
             started = time.perf_counter()
-            result = solve(problem, "lag-aware", "cpsat", time_limit=args.time_limit, workers=args.workers)
+            result = solve(
+                problem, "lag-aware", "cpsat", time_limit=args.time_limit, workers=args.workers
+            )
             seconds = time.perf_counter() - started
             greedy = solve(problem, "lag-aware").objective[0]
             level = result.objective[0] if result.objective else "-"
-            print(f"| {partitions} x {members} | {shape} | {result.status} | {seconds:.1f} | {level:,} ({greedy:,}) "
-                  f"| {list(result.bound) if result.bound else '-'} |", flush=True)
+            print(
+                f"| {partitions} x {members} | {shape} | {result.status} | {seconds:.1f} | {level:,} ({greedy:,}) "
+                f"| {list(result.bound) if result.bound else '-'} |",
+                flush=True,
+            )
             if result.status != "optimal":
                 break
 

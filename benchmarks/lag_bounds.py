@@ -20,17 +20,20 @@ from __future__ import annotations
 import argparse
 import time
 
+from lag_aware import group
+
 import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
-from models._lag_aware import HINTS
-from lag_aware import group
+from models.lag_aware_data import HINTS
 from models.lag_bounds import lower_bound
 
 VARIANTS = {"kip-169": None, "cumulative": "cumulative", "differencing": "differencing"}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--members", type=int, default=1000)
     parser.add_argument("--topics", type=int, default=10)
@@ -38,8 +41,10 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0)
     args = parser.parse_args()
 
-    print("| lags | variant | assign s | bound s | max member lag H | best found E | bound B "
-          "| certified gap [H - E, H - B] | upper end / B |")
+    print(
+        "| lags | variant | assign s | bound s | max member lag H | best found E | bound B "
+        "| certified gap [H - E, H - B] | upper end / B |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for shape in ("uniform", "zipf"):
         problem = group(args.partitions, args.topics, args.members, shape)
@@ -53,18 +58,27 @@ def main() -> None:
             rows[name] = (time.perf_counter() - started, result.objective[0])
             assert result.valid
         started = time.perf_counter()
-        certified = cpsat.solve(problem, time_limit=10, workers=1)  # beyond the model size: answer + bounds
-        rows["certified answer (exact side)"] = (time.perf_counter() - started, certified.objective[0])
+        certified = cpsat.solve(
+            problem, time_limit=10, workers=1
+        )  # beyond the model size: answer + bounds
+        rows["certified answer (exact side)"] = (
+            time.perf_counter() - started,
+            certified.objective[0],
+        )
         assert certified.valid and certified.bound[0] == bound
         best = min(level for _, level in rows.values())
         for name, (seconds, level) in rows.items():
-            print(f"| {shape} | {name} | {seconds:.2f} | {bound_s:.2f} | {level:,} | {best:,} | {bound:,} "
-                  f"| [{level - best:,}, {level - bound:,}] | {100 * (level - bound) / bound:.3f}% |")
+            print(
+                f"| {shape} | {name} | {seconds:.2f} | {bound_s:.2f} | {level:,} | {best:,} | {bound:,} "
+                f"| [{level - best:,}, {level - bound:,}] | {100 * (level - bound) / bound:.3f}% |"
+            )
 
     partitions, members = map(int, args.small.split("x"))
     print()
-    print(f"| CP-SAT, {partitions} x {members}, one topic | status | level 1 proven | seconds "
-          "| level 1 (best heuristic) | level 1 bound | level 2 bound / level 2 |")
+    print(
+        f"| CP-SAT, {partitions} x {members}, one topic | status | level 1 proven | seconds "
+        "| level 1 (best heuristic) | level 1 bound | level 2 bound / level 2 |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for shape in ("uniform", "zipf"):
         problem = group(partitions, 1, members, shape)
@@ -74,8 +88,10 @@ def main() -> None:
         seconds = time.perf_counter() - started
         level1, level2 = result.objective
         proven = "yes" if result.bound[0] == level1 else "no"
-        print(f"| {shape} | {result.status} | {proven} | {seconds:.1f} | {level1:,} ({best[0]:,}) | {result.bound[0]:,} "
-              f"| {result.bound[1] / level2:.6f} |")
+        print(
+            f"| {shape} | {result.status} | {proven} | {seconds:.1f} | {level1:,} ({best[0]:,}) | {result.bound[0]:,} "
+            f"| {result.bound[1] / level2:.6f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ partition counts, then moves) and must be valid.  ``--json`` prints one object p
 implementation): ``case``, ``implementation``, ``seconds``, ``objective`` (plus ``shape``).
 
     .venv/bin/python benchmarks/peers.py             # markdown table with ratios to rebalance-lab
-    .venv/bin/python benchmarks/peers.py --json > peers.jsonl     # the same numbers, one object per line
-    .venv/bin/python benchmarks/peers.py --table-from peers.jsonl  # the table of a --json run
+    .venv/bin/python benchmarks/peers.py --json > peers.jsonl     # the same numbers, one object per
+    line .venv/bin/python benchmarks/peers.py --table-from peers.jsonl  # the table of a --json run
 
 Issue 15's targets (large shape: rebalance-lab <= 0.5 s per case, at least 3x faster than Kafka's
 Java, no slower than franz-go) are printed after the table (to stderr with ``--json``), each
@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sticky import group_document  # noqa: E402  (benchmarks/sticky.py)
 
-from _timing import best_of_with_cpu, seconds_target, target  # noqa: E402
+from timing import best_of_with_cpu, seconds_target, target  # noqa: E402
 
 
 def cases(topics: int, partitions: int, members: int) -> list[tuple[str, dict]]:
@@ -72,6 +72,7 @@ def cases(topics: int, partitions: int, members: int) -> list[tuple[str, dict]]:
 
 def ours(doc: dict):
     """The answer, and the wall and CPU seconds of the fastest ``load_problem`` + ``assign``."""
+
     def run():
         return sticky.assign(load_problem(doc)).answer
 
@@ -82,7 +83,9 @@ def ours(doc: dict):
 def kafka_java_sticky(problem, doc):
     from peers import kafka_java
 
-    owner, seconds = kafka_java.time_assign(problem, "sticky", warmups=ARGS.warmups, runs=ARGS.repeat)
+    owner, seconds = kafka_java.time_assign(
+        problem, "sticky", warmups=ARGS.warmups, runs=ARGS.repeat
+    )
     return owner, min(seconds), None
 
 
@@ -123,16 +126,24 @@ def render(rows: list[dict]) -> None:
     """The markdown table (ratios to rebalance-lab in the same case) and issue 15's targets."""
     print("| shape | case | implementation | seconds | vs rebalance-lab | sum of squares | moves |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    ours = {(r["shape"], r["case"]): r["seconds"] for r in rows if r["implementation"] == "rebalance-lab"}
+    ours = {
+        (r["shape"], r["case"]): r["seconds"]
+        for r in rows
+        if r["implementation"] == "rebalance-lab"
+    }
     for r in rows:
         base = ours[r["shape"], r["case"]]
         ratio = f"{r['seconds'] / base:.2f}x" if base > 0 else "-"
         cpu = f" (CPU {r['cpu_seconds']:.3f})" if "cpu_seconds" in r else ""
-        print(f"| {r['shape']} | {r['case']} | {r['implementation']} | {r['seconds']:.3f}{cpu} | {ratio} | "
-              f"{r['objective'][0]:,} | {r['objective'][1]:,} |")
+        print(
+            f"| {r['shape']} | {r['case']} | {r['implementation']} | {r['seconds']:.3f}{cpu} | {ratio} | "
+            f"{r['objective'][0]:,} | {r['objective'][1]:,} |"
+        )
     loads = [r["load1"] for r in rows if "load1" in r]
     if loads:
-        print(f"\nload average (1 min) during the run: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores")
+        print(
+            f"\nload average (1 min) during the run: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores"
+        )
     print()
     for line in targets(rows):
         print(line)
@@ -141,37 +152,80 @@ def render(rows: list[dict]) -> None:
 def targets(rows: list[dict]) -> list[str]:
     """Issue 15's targets on the large shape, from the rows."""
     large = max(rows, key=lambda r: int(r["shape"].split(" x ")[0].replace(",", "")))["shape"]
-    by = {(r["case"], r["implementation"].split()[0]): r["seconds"] for r in rows if r["shape"] == large}
-    cpu = {r["case"]: r.get("cpu_seconds") for r in rows if r["shape"] == large and r["implementation"] == "rebalance-lab"}
+    by = {
+        (r["case"], r["implementation"].split()[0]): r["seconds"]
+        for r in rows
+        if r["shape"] == large
+    }
+    cpu = {
+        r["case"]: r.get("cpu_seconds")
+        for r in rows
+        if r["shape"] == large and r["implementation"] == "rebalance-lab"
+    }
     elapsed = max(r.get("elapsed", 0) for r in rows)
-    lines = [target(f"the whole run under {TARGET_RUN_MINUTES} minutes (issue 12)", elapsed < 60 * TARGET_RUN_MINUTES,
-                    f"{elapsed / 60:.1f} minutes")] if elapsed else []
+    lines = (
+        [
+            target(
+                f"the whole run under {TARGET_RUN_MINUTES} minutes (issue 12)",
+                elapsed < 60 * TARGET_RUN_MINUTES,
+                f"{elapsed / 60:.1f} minutes",
+            )
+        ]
+        if elapsed
+        else []
+    )
     for case in ("fresh", "member-leaves", "odd-member"):
         ours_s, java_s, go_s = by[case, "rebalance-lab"], by[case, "Kafka"], by[case, "franz-go"]
         label = f"{large} {case}: rebalance-lab load + assign"
-        lines.append(target(f"{label} <= {TARGET_SECONDS} s", ours_s <= TARGET_SECONDS, f"{ours_s:.3f} s")
-                     if cpu[case] is None else seconds_target(label, ours_s, cpu[case], TARGET_SECONDS))
-        lines.append(target(f"{large} {case}: at least {TARGET_VS_JAVA:g}x faster than Kafka's Java (goal 10x)",
-                            java_s >= TARGET_VS_JAVA * ours_s, f"{java_s / ours_s:.2f}x ({java_s:.3f} s)"))
-        lines.append(target(f"{large} {case}: no slower than franz-go", ours_s <= go_s,
-                            f"{go_s / ours_s:.2f}x ({go_s:.3f} s)"))
+        lines.append(
+            target(f"{label} <= {TARGET_SECONDS} s", ours_s <= TARGET_SECONDS, f"{ours_s:.3f} s")
+            if cpu[case] is None
+            else seconds_target(label, ours_s, cpu[case], TARGET_SECONDS)
+        )
+        lines.append(
+            target(
+                f"{large} {case}: at least {TARGET_VS_JAVA:g}x faster than Kafka's Java (goal 10x)",
+                java_s >= TARGET_VS_JAVA * ours_s,
+                f"{java_s / ours_s:.2f}x ({java_s:.3f} s)",
+            )
+        )
+        lines.append(
+            target(
+                f"{large} {case}: no slower than franz-go",
+                ours_s <= go_s,
+                f"{go_s / ours_s:.2f}x ({go_s:.3f} s)",
+            )
+        )
     return lines
 
 
 def main(argv=None) -> None:
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", action="store_true",
-                        help="one JSON object per (case, implementation) on stdout; the targets on stderr")
-    parser.add_argument("--table-from", metavar="FILE", help="print the table and targets from a --json run's output")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per (case, implementation) on stdout; the targets on stderr",
+    )
+    parser.add_argument(
+        "--table-from",
+        metavar="FILE",
+        help="print the table and targets from a --json run's output",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per side (best kept)")
-    parser.add_argument("--warmups", type=int, default=3, help="untimed JIT warm-up runs of the Java assignor")
-    parser.add_argument("--large", default="500,2000,2000", help="topics,partitions per topic,members")
+    parser.add_argument(
+        "--warmups", type=int, default=3, help="untimed JIT warm-up runs of the Java assignor"
+    )
+    parser.add_argument(
+        "--large", default="500,2000,2000", help="topics,partitions per topic,members"
+    )
     parser.add_argument("--small", default="50,200,500", help="the shape kafka-python runs on too")
     ARGS = parser.parse_args(argv)
     if ARGS.table_from:
         lines = Path(ARGS.table_from).read_text().splitlines()
-        render([json.loads(line) for line in lines if line.startswith("{")])  # other lines: notes around the run
+        render(
+            [json.loads(line) for line in lines if line.startswith("{")]
+        )  # other lines: notes around the run
         return
 
     rows, started = [], time.perf_counter()
@@ -184,9 +238,15 @@ def main(argv=None) -> None:
                 owner, seconds, cpu = run(problem, doc)
                 verdict = evaluate(problem, owner, "sticky")
                 assert verdict.valid, (case, name, verdict.violations[:3])
-                row = {"shape": label, "case": case, "implementation": name, "seconds": round(seconds, 4),
-                       "objective": [int(x) for x in verdict.objective], "load1": round(os.getloadavg()[0], 1),
-                       "elapsed": round(time.perf_counter() - started, 1)}
+                row = {
+                    "shape": label,
+                    "case": case,
+                    "implementation": name,
+                    "seconds": round(seconds, 4),
+                    "objective": [int(x) for x in verdict.objective],
+                    "load1": round(os.getloadavg()[0], 1),
+                    "elapsed": round(time.perf_counter() - started, 1),
+                }
                 if cpu is not None:
                     row["cpu_seconds"] = round(cpu, 4)
                 rows.append(row)

@@ -28,10 +28,14 @@ def cluster(partitions: int, brokers: int, racks: int, factor: int = 3, removed:
     from problems import load_problem
 
     full = [{"id": b, "rack": f"rack{b % racks}"} for b in range(brokers)]
-    topics = [{"topic": f"topic{p // 20:05d}", "partition": p % 20, "replicas": list(range(factor))}
-              for p in range(partitions)]
+    topics = [
+        {"topic": f"topic{p // 20:05d}", "partition": p % 20, "replicas": list(range(factor))}
+        for p in range(partitions)
+    ]
     placed = kafka_default.assign(load_problem({"brokers": full, "partitions": topics}), seed=0)
-    return load_problem({"brokers": full[: brokers - removed], "partitions": placed.assignment["partitions"]})
+    return load_problem(
+        {"brokers": full[: brokers - removed], "partitions": placed.assignment["partitions"]}
+    )
 
 
 def measure(partitions: int, brokers: int, racks: int) -> dict:
@@ -45,27 +49,40 @@ def measure(partitions: int, brokers: int, racks: int) -> dict:
     result = flow.solve(problem, time_limit=60)
     seconds = time.perf_counter() - started
     forced = int(np.count_nonzero(problem.replica_positions < 0))
-    return {"partitions": partitions, "brokers": brokers, "racks": racks, "status": result.status,
-            "method": result.info["method"], "levels": result.objective, "bound": list(result.bound),
-            "forced": forced, "seconds": seconds,
-            "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2}
+    return {
+        "partitions": partitions,
+        "brokers": brokers,
+        "racks": racks,
+        "status": result.status,
+        "method": result.info["method"],
+        "levels": result.objective,
+        "bound": list(result.bound),
+        "forced": forced,
+        "seconds": seconds,
+        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2,
+    }
 
 
 def main() -> None:
     if len(sys.argv) == 4:  # a child: one case
         print(json.dumps(measure(*map(int, sys.argv[1:]))))
         return
-    print("| partitions x RF 3 | brokers (racks), 2 removed | status | proven by | level 1 | level 2 | level 3 "
-          "| moves (forced) | level 3 bound | seconds | peak GB |")
+    print(
+        "| partitions x RF 3 | brokers (racks), 2 removed | status | proven by | level 1 | level 2 | level 3 "
+        "| moves (forced) | level 3 bound | seconds | peak GB |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for case in CASES:
-        done = subprocess.run([sys.executable, __file__, *map(str, case)], capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run(
+            [sys.executable, __file__, *map(str, case)], capture_output=True, text=True, check=True
+        )
         r = json.loads(done.stdout)
         l1, l2, l3, moves = r["levels"]
-        print(f"| {r['partitions']:,} | {r['brokers']} ({r['racks']}) | {r['status']} | {r['method']} | {l1:,} "
-              f"| {l2:,} | {l3:,} | {moves:,} ({r['forced']:,}) | {r['bound'][2]:,} | {r['seconds']:.2f} "
-              f"| {r['peak_gb']:.2f} |")
+        print(
+            f"| {r['partitions']:,} | {r['brokers']} ({r['racks']}) | {r['status']} | {r['method']} | {l1:,} "
+            f"| {l2:,} | {l3:,} | {moves:,} ({r['forced']:,}) | {r['bound'][2]:,} | {r['seconds']:.2f} "
+            f"| {r['peak_gb']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -39,15 +39,22 @@ from pathlib import Path
 
 from models import solve
 from problems import evaluate, load_problem
-from _timing import best_of
+from timing import best_of
 
 # The repository root, for the test-and-benchmark-only ``peers`` package (not installed); first, so
 # that ``peers`` is that package and not benchmarks/peers.py (as benchmarks/peers.py does).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def group_document(topics: int, partitions: int, members: int, *, odd_member: bool = False,
-                   owned: dict | None = None, leave: bool = False) -> dict:
+def group_document(
+    topics: int,
+    partitions: int,
+    members: int,
+    *,
+    odd_member: bool = False,
+    owned: dict | None = None,
+    leave: bool = False,
+) -> dict:
     names = [f"topic{t:03d}" for t in range(topics)]
     docs = [{"id": f"consumer{m:04d}", "topics": names} for m in range(members)]
     if owned is not None:
@@ -67,7 +74,9 @@ def loaded(doc: dict):
 
 
 def large(args) -> None:
-    print("| case | solver | load s | assign s | load + assign s | sum of squares | moves | status |")
+    print(
+        "| case | solver | load s | assign s | load + assign s | sum of squares | moves | status |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     t, m = args.topics, args.members
     for p in (int(size) // t for size in args.sizes.split(",")):
@@ -76,21 +85,32 @@ def large(args) -> None:
         first = solve(fresh, "sticky").assignment
         cases = [
             (f"{t * p:,} x {m:,}, equal, fresh", fresh, load_s),
-            (f"{t * p:,} x {m - 1:,}, equal, one member left",
-             *loaded(group_document(t, p, m, owned=first, leave=True))),
-            (f"{t * p:,} x {m:,}, last member on topic 0 only, fresh",
-             *loaded(group_document(t, p, m, odd_member=True))),
-            (f"{t * p:,} x {m:,}, last member moves to topic 0 only",
-             *loaded(group_document(t, p, m, odd_member=True, owned=first))),
+            (
+                f"{t * p:,} x {m - 1:,}, equal, one member left",
+                *loaded(group_document(t, p, m, owned=first, leave=True)),
+            ),
+            (
+                f"{t * p:,} x {m:,}, last member on topic 0 only, fresh",
+                *loaded(group_document(t, p, m, odd_member=True)),
+            ),
+            (
+                f"{t * p:,} x {m:,}, last member moves to topic 0 only",
+                *loaded(group_document(t, p, m, odd_member=True, owned=first)),
+            ),
         ]
         for name, problem, load_s in cases:
             for solver in ("heuristic", "flow"):
                 seconds, result = best_of(args.repeat, solve, problem, "sticky", solver)
                 verdict = evaluate(problem, result.answer, "sticky")
                 assert verdict.valid, verdict.violations
-                label = solver + (f" ({result.info['algorithm']})" if "algorithm" in result.info else "")
-                print(f"| {name} | {label} | {load_s:.2f} | {seconds:.3f} | {load_s + seconds:.2f} | "
-                      f"{verdict.objective[0]:,} | {verdict.objective[1]:,} | {result.status} |", flush=True)
+                label = solver + (
+                    f" ({result.info['algorithm']})" if "algorithm" in result.info else ""
+                )
+                print(
+                    f"| {name} | {label} | {load_s:.2f} | {seconds:.3f} | {load_s + seconds:.2f} | "
+                    f"{verdict.objective[0]:,} | {verdict.objective[1]:,} | {result.status} |",
+                    flush=True,
+                )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
     print(f"\npeak resident memory of the whole run: {peak:.2f} GB")
 
@@ -98,19 +118,30 @@ def large(args) -> None:
 def exact(args) -> None:
     t, m = args.exact_topics, args.exact_members
     per_topic = args.exact_partitions // t
-    print(f"\n| {t * per_topic:,} partitions x {m} members | solver | seconds | status | objective | flow optimum |")
+    print(
+        f"\n| {t * per_topic:,} partitions x {m} members | solver | seconds | status | objective | flow optimum |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     fresh, _ = loaded(group_document(t, per_topic, m))
     first = solve(fresh, "sticky").assignment
-    cases = [("fresh", fresh),
-             ("one member left", loaded(group_document(t, per_topic, m, owned=first, leave=True))[0]),
-             ("last member moves to topic 0 only", loaded(group_document(t, per_topic, m, owned=first, odd_member=True))[0])]
+    cases = [
+        ("fresh", fresh),
+        ("one member left", loaded(group_document(t, per_topic, m, owned=first, leave=True))[0]),
+        (
+            "last member moves to topic 0 only",
+            loaded(group_document(t, per_topic, m, owned=first, odd_member=True))[0],
+        ),
+    ]
     for name, problem in cases:
         optimum = evaluate(problem, solve(problem, "sticky", "flow").answer, "sticky").objective
         for solver, backend in (("cpsat", "cpsat"), ("mip (highs)", "mip")):
-            seconds, result = best_of(1, lambda p: solve(p, "sticky", backend, time_limit=args.time_limit), problem)
-            print(f"| {name} | {solver} | {seconds:.2f} | {result.status} | {list(result.objective)} | {list(optimum)} |",
-                  flush=True)
+            seconds, result = best_of(
+                1, lambda p: solve(p, "sticky", backend, time_limit=args.time_limit), problem
+            )
+            print(
+                f"| {name} | {solver} | {seconds:.2f} | {result.status} | {list(result.objective)} | {list(optimum)} |",
+                flush=True,
+            )
 
 
 def peer(args) -> None:
@@ -118,30 +149,47 @@ def peer(args) -> None:
 
     t, m = args.peer_topics, args.peer_members
     per_topic = args.peer_partitions // t
-    print(f"\n| {t * per_topic:,} partitions x {m} members | assignor | seconds | sum of squares | moves |")
+    print(
+        f"\n| {t * per_topic:,} partitions x {m} members | assignor | seconds | sum of squares | moves |"
+    )
     print("| --- | --- | --- | --- | --- |")
     fresh, _ = loaded(group_document(t, per_topic, m))
     peer_group = PeerStickyGroup()
     peer_s, peer_first = best_of(1, peer_group.assign, fresh)
     ours_s, ours_first = best_of(1, solve, fresh, "sticky")
     rows = [("fresh", fresh, peer_s, peer_first, ours_s, ours_first.answer)]
-    left_peer, _ = loaded(group_document(t, per_topic, m, owned=peer_group.assignment_json(fresh, peer_first), leave=True))
+    left_peer, _ = loaded(
+        group_document(
+            t, per_topic, m, owned=peer_group.assignment_json(fresh, peer_first), leave=True
+        )
+    )
     left_ours, _ = loaded(group_document(t, per_topic, m, owned=ours_first.assignment, leave=True))
     peer_s2, peer_second = best_of(1, peer_group.assign, left_peer)
     ours_s2, ours_second = best_of(1, solve, left_ours, "sticky")
     rows.append(("one member leaves", None, peer_s2, peer_second, ours_s2, ours_second.answer))
-    for (case, _, p_s, p_owner, o_s, o_owner), (p_problem, o_problem) in zip(rows, ((fresh, fresh), (left_peer, left_ours))):
+    for (case, _, p_s, p_owner, o_s, o_owner), (p_problem, o_problem) in zip(
+        rows, ((fresh, fresh), (left_peer, left_ours))
+    ):
         p_obj = evaluate(p_problem, p_owner, "sticky").objective
         o_obj = evaluate(o_problem, o_owner, "sticky").objective
-        print(f"| {case} | kafka-python StickyPartitionAssignor | {p_s:.3f} | {p_obj[0]:,} | {p_obj[1]:,} |")
-        print(f"| {case} | rebalance-lab sticky | {o_s:.4f} ({p_s / o_s:,.0f}x faster) | {o_obj[0]:,} | {o_obj[1]:,} |")
+        print(
+            f"| {case} | kafka-python StickyPartitionAssignor | {p_s:.3f} | {p_obj[0]:,} | {p_obj[1]:,} |"
+        )
+        print(
+            f"| {case} | rebalance-lab sticky | {o_s:.4f} ({p_s / o_s:,.0f}x faster) | {o_obj[0]:,} | {o_obj[1]:,} |"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--topics", type=int, default=500)
-    parser.add_argument("--sizes", default="10000,100000,1000000",
-                        help="partitions in all of part 1 (over --topics topics)")
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000,1000000",
+        help="partitions in all of part 1 (over --topics topics)",
+    )
     parser.add_argument("--members", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--exact-partitions", type=int, default=2_000)

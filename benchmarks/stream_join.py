@@ -16,8 +16,8 @@ event per row, and every solver answers the churned group:
   50 members join: the draft's steals take turns over every previous owner,
   the 10-number owners too, which costs moves the exact solvers avoid.
 
-Times ``load_problem`` of the churned document (with its derived arrays) once per
-event, and ``solve(problem)`` apart, CP-SAT with one worker; every answer is re-scored by the evaluator.
+Times ``load_problem`` of the churned document (with its derived arrays) once per event, and
+``solve(problem)`` apart, CP-SAT with one worker; every answer is re-scored by the evaluator.
 
 Part 1 (first), the heuristic's growth: the same churn events at ``--sizes``
 partitions in all (10,000, 100,000 and 1,000,000: ``--topics`` topics of
@@ -26,8 +26,9 @@ in-memory document (with its derived arrays) and ``models.solve`` timed apart
 (best of ``--repeat``).  Issue 15's target (solve < 0.1 s at 100,000
 partitions, load excluded) is printed after the table.
 
-    .venv/bin/python benchmarks/stream_join.py [--numbers 10000] [--topics 5] [--members 500] [--time-limit 60]
-    .venv/bin/python benchmarks/stream_join.py --skip-exact [--sizes 10000,100000,1000000]   # part 1 only
+    .venv/bin/python benchmarks/stream_join.py [--numbers 10000] [--topics 5] [--members 500]
+    [--time-limit 60] .venv/bin/python benchmarks/stream_join.py --skip-exact [--sizes
+    10000,100000,1000000]   # part 1 only
 """
 
 from __future__ import annotations
@@ -39,14 +40,16 @@ import numpy as np
 
 from models import solve
 from problems import load_problem, problem_to_json
-from _timing import best_of, best_of_with_cpu, load_average, print_targets, seconds_target
+from timing import best_of, best_of_with_cpu, load_average, print_targets, seconds_target
 
 
 def previous_group(numbers: int, topics: int, members: int) -> dict:
     """A group after a fresh KIP-315 assignment, carrying it as ``owned`` at epoch 1."""
     names = [f"topic{t}" for t in range(topics)]
-    doc = {"topics": {name: numbers for name in names},
-           "members": [{"id": f"consumer{m:04d}", "topics": names} for m in range(members)]}
+    doc = {
+        "topics": {name: numbers for name in names},
+        "members": [{"id": f"consumer{m:04d}", "topics": names} for m in range(members)],
+    }
     result = solve(load_problem(doc), "stream-join")
     for member in doc["members"]:
         member["owned"] = result.assignment[member["id"]]
@@ -68,11 +71,15 @@ def churned(doc: dict, event: str) -> dict:
     elif event == "zombie":
         members.pop()
         stolen = list(range(0, doc["topics"][names[0]], 5))
-        members.append({"id": "zombie", "topics": names, "owned": {names[0]: stolen}, "generation": 0})
+        members.append(
+            {"id": "zombie", "topics": names, "owned": {names[0]: stolen}, "generation": 0}
+        )
     elif event == "uneven, 50 join":
         count, half = doc["topics"][names[0]], len(members) // 2
-        blocks = [*np.array_split(np.arange(3 * count // 4), half),
-                  *np.array_split(np.arange(3 * count // 4, count), len(members) - half)]
+        blocks = [
+            *np.array_split(np.arange(3 * count // 4), half),
+            *np.array_split(np.arange(3 * count // 4, count), len(members) - half),
+        ]
         for member, owned in zip(members, blocks):
             member["owned"] = {name: owned.tolist() for name in names}
         members += [fresh(i) for i in range(50)]
@@ -83,7 +90,14 @@ def churned(doc: dict, event: str) -> dict:
     return doc
 
 
-EVENTS = ("member leaves", "50 join", "50 leave, 50 join", "zombie", "topic added, count raised", "uneven, 50 join")
+EVENTS = (
+    "member leaves",
+    "50 join",
+    "50 leave, 50 join",
+    "zombie",
+    "topic added, count raised",
+    "uneven, 50 join",
+)
 
 
 def loaded(doc: dict):
@@ -94,7 +108,9 @@ def loaded(doc: dict):
 
 def scaling(args) -> None:
     """Part 1: the heuristic's load and solve apart, at each size."""
-    print("| partitions (numbers x topics) x members | churn | load s | solve s | load + solve s | moves |")
+    print(
+        "| partitions (numbers x topics) x members | churn | load s | solve s | load + solve s | moves |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     lines = []
     for size in (int(size) for size in args.sizes.split(",")):
@@ -103,14 +119,25 @@ def scaling(args) -> None:
         for event in EVENTS:
             doc = churned(base, event)
             load_s, problem = best_of(args.repeat, loaded, doc)
-            solve_s, solve_cpu, result = best_of_with_cpu(args.repeat, lambda: solve(problem, "stream-join"))
+            solve_s, solve_cpu, result = best_of_with_cpu(
+                args.repeat, lambda: solve(problem, "stream-join")
+            )
             assert result.valid, result.evaluation.violations
-            print(f"| {numbers * args.topics:,} ({numbers:,} x {args.topics}) x {args.members} | {event} "
-                  f"| {load_s:.3f} | {solve_s:.3f} | {load_s + solve_s:.3f} | {result.objective[1]:,} |", flush=True)
+            print(
+                f"| {numbers * args.topics:,} ({numbers:,} x {args.topics}) x {args.members} | {event} "
+                f"| {load_s:.3f} | {solve_s:.3f} | {load_s + solve_s:.3f} | {result.objective[1]:,} |",
+                flush=True,
+            )
             if numbers * args.topics == TARGET_PARTITIONS:
-                lines.append(seconds_target(f"{TARGET_PARTITIONS:,} partitions, {event}: solve (load excluded; "
-                                            f"load + solve {load_s + solve_s:.3f} s)", solve_s, solve_cpu,
-                                            TARGET_SECONDS))
+                lines.append(
+                    seconds_target(
+                        f"{TARGET_PARTITIONS:,} partitions, {event}: solve (load excluded; "
+                        f"load + solve {load_s + solve_s:.3f} s)",
+                        solve_s,
+                        solve_cpu,
+                        TARGET_SECONDS,
+                    )
+                )
     print_targets(lines, "after part 1")
 
 
@@ -119,7 +146,9 @@ TARGET_PARTITIONS, TARGET_SECONDS = 100_000, 0.1
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--numbers", type=int, default=10_000)
     parser.add_argument("--topics", type=int, default=5)
     parser.add_argument("--members", type=int, default=500)
@@ -152,8 +181,10 @@ def main() -> None:
             seconds = time.perf_counter() - started
             assert result.valid, result.evaluation.violations
             balance, moves = result.objective
-            print(f"| {event} | {load_s:.3f} | {name} | {result.status} | {balance:,} | {moves:,} | {seconds:.2f} |",
-                  flush=True)
+            print(
+                f"| {event} | {load_s:.3f} | {name} | {result.status} | {balance:,} | {moves:,} | {seconds:.2f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -44,13 +44,16 @@ import numpy as np
 import heuristics.uniform as uniform
 from problems import assignment_json, load_problem
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test-and-benchmark-only ``peers``
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1])
+)  # the test-and-benchmark-only ``peers``
 
-from _timing import best_of  # noqa: E402
+from timing import best_of  # noqa: E402
 
 
-def group_document(members: int, ratio: int, topics: int, pattern: str, seed: int = 0,
-                   owned: dict | None = None) -> dict:
+def group_document(
+    members: int, ratio: int, topics: int, pattern: str, seed: int = 0, owned: dict | None = None
+) -> dict:
     """Kafka's benchmark group (``incremental`` when ``owned`` is given: ``members - 1`` own it, one joins)."""
     rng = np.random.default_rng(seed)
     names = [f"topic{t}" for t in range(topics)]
@@ -61,7 +64,7 @@ def group_document(members: int, ratio: int, topics: int, pattern: str, seed: in
     else:
         buckets = min(5, existing)
         topic_block, member_block = math.ceil(topics / buckets), math.ceil(existing / buckets)
-        lists = [names[b * topic_block:(b + 1) * topic_block] for b in range(buckets)]
+        lists = [names[b * topic_block : (b + 1) * topic_block] for b in range(buckets)]
         subscriptions = [lists[m // member_block] for m in range(existing)]
     docs = [{"id": f"member{m}", "topics": subscriptions[m]} for m in range(existing)]
     if owned is not None:
@@ -69,7 +72,11 @@ def group_document(members: int, ratio: int, topics: int, pattern: str, seed: in
             if owned.get(doc["id"]):
                 doc["owned"] = owned[doc["id"]]
         docs.append({"id": "newMember", "topics": subscriptions[-1]})
-    return {"topics": dict.fromkeys(names, members * ratio // topics), "members": docs, "topic_ids": ids}
+    return {
+        "topics": dict.fromkeys(names, members * ratio // topics),
+        "members": docs,
+        "topic_ids": ids,
+    }
 
 
 def case(members: int, ratio: int, topics: int, pattern: str, kind: str) -> dict:
@@ -78,7 +85,13 @@ def case(members: int, ratio: int, topics: int, pattern: str, kind: str) -> dict
     doc = group_document(members, ratio, topics, pattern)
     if kind == "incremental":
         first = load_problem(group_document(members - 1, ratio, topics, pattern))
-        doc = group_document(members, ratio, topics, pattern, owned=assignment_json(first, uniform.assign(first).answer))
+        doc = group_document(
+            members,
+            ratio,
+            topics,
+            pattern,
+            owned=assignment_json(first, uniform.assign(first).answer),
+        )
 
     build, problem = best_of(ARGS.repeat, load_problem, doc)
 
@@ -91,32 +104,53 @@ def case(members: int, ratio: int, topics: int, pattern: str, kind: str) -> dict
     runs = [fresh_assign() for _ in range(ARGS.repeat)]
     ours, answer = min(runs, key=lambda run: run[0])
     java_owner, java_seconds, java_build = kafka_java.time_server_assign(
-        problem, "uniform", warmups=ARGS.warmups, runs=ARGS.repeat)
+        problem, "uniform", warmups=ARGS.warmups, runs=ARGS.repeat
+    )
     if not np.array_equal(answer, java_owner):
-        raise SystemExit(f"{pattern} {kind}: rebalance-lab and Kafka disagree on "
-                         f"{int((answer != java_owner).sum())} partitions")
-    return {"pattern": pattern, "kind": kind, "members": problem.num_members, "topics": topics,
-            "partitions": problem.num_partitions, "ours_s": ours, "kafka_s": min(java_seconds),
-            "ours_build_s": build, "kafka_build_s": java_build, "equal": True}
+        raise SystemExit(
+            f"{pattern} {kind}: rebalance-lab and Kafka disagree on "
+            f"{int((answer != java_owner).sum())} partitions"
+        )
+    return {
+        "pattern": pattern,
+        "kind": kind,
+        "members": problem.num_members,
+        "topics": topics,
+        "partitions": problem.num_partitions,
+        "ours_s": ours,
+        "kafka_s": min(java_seconds),
+        "ours_build_s": build,
+        "kafka_build_s": java_build,
+        "equal": True,
+    }
 
 
 def main() -> None:
-    rows = [case(ARGS.members, ARGS.ratio, ARGS.topics, pattern, kind)
-            for pattern in ("homogeneous", "heterogeneous") for kind in ("full", "incremental")]
+    rows = [
+        case(ARGS.members, ARGS.ratio, ARGS.topics, pattern, kind)
+        for pattern in ("homogeneous", "heterogeneous")
+        for kind in ("full", "incremental")
+    ]
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     if ARGS.json:
         for row in rows:
             print(json.dumps({**row, "uptime": load}))
         return
-    print(f"uniform: {ARGS.members:,} members x {ARGS.ratio} partitions per member x {ARGS.topics:,} topics "
-          f"(best of {ARGS.repeat}; Kafka after {ARGS.warmups} warm-up calls); {os.cpu_count()} cores, {load}\n")
-    print("| subscriptions | assignment | rebalance-lab assign | Kafka assign | ratio (target <= 2) "
-          "| rebalance-lab build | build / assign (target <= 10) | Kafka build (peer GroupSpec, JPype included) | equal |")
+    print(
+        f"uniform: {ARGS.members:,} members x {ARGS.ratio} partitions per member x {ARGS.topics:,} topics "
+        f"(best of {ARGS.repeat}; Kafka after {ARGS.warmups} warm-up calls); {os.cpu_count()} cores, {load}\n"
+    )
+    print(
+        "| subscriptions | assignment | rebalance-lab assign | Kafka assign | ratio (target <= 2) "
+        "| rebalance-lab build | build / assign (target <= 10) | Kafka build (peer GroupSpec, JPype included) | equal |"
+    )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
-        print(f"| {r['pattern']} | {r['kind']} | {r['ours_s'] * 1e3:.1f} ms | {r['kafka_s'] * 1e3:.1f} ms "
-              f"| {r['ours_s'] / r['kafka_s']:.2f} | {r['ours_build_s'] * 1e3:.1f} ms "
-              f"| {r['ours_build_s'] / r['ours_s']:.1f} | {r['kafka_build_s'] * 1e3:.0f} ms | {'yes' if r['equal'] else 'NO'} |")
+        print(
+            f"| {r['pattern']} | {r['kind']} | {r['ours_s'] * 1e3:.1f} ms | {r['kafka_s'] * 1e3:.1f} ms "
+            f"| {r['ours_s'] / r['kafka_s']:.2f} | {r['ours_build_s'] * 1e3:.1f} ms "
+            f"| {r['ours_build_s'] / r['ours_s']:.1f} | {r['kafka_build_s'] * 1e3:.0f} ms | {'yes' if r['equal'] else 'NO'} |"
+        )
 
 
 if __name__ == "__main__":

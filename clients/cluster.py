@@ -23,8 +23,9 @@ group or topic raises :class:`problems.ProblemError`, whose one line the command
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,9 @@ def check_bootstrap(servers: str) -> str:
     """``servers`` if it is a comma-separated list of HOST:PORT, else a :class:`ProblemError`."""
     for address in servers.split(","):
         if not _ADDRESS.fullmatch(address) or not 0 < int(address.rsplit(":", 1)[1]) < 65536:
-            raise ProblemError("--bootstrap-server", f"{address!r} is not HOST:PORT (a port 1-65535)", servers)
+            raise ProblemError(
+                "--bootstrap-server", f"{address!r} is not HOST:PORT (a port 1-65535)", servers
+            )
     return servers
 
 
@@ -58,11 +61,16 @@ def open_admin(servers: str, timeout: float = TIMEOUT):
     check_bootstrap(servers)
     milliseconds = int(timeout * 1000)
     try:
-        return KafkaAdminClient(bootstrap_servers=servers, client_id="rebalance-lab",
-                                bootstrap_timeout_ms=milliseconds, request_timeout_ms=milliseconds)
+        return KafkaAdminClient(
+            bootstrap_servers=servers,
+            client_id="rebalance-lab",
+            bootstrap_timeout_ms=milliseconds,
+            request_timeout_ms=milliseconds,
+        )
     except (KafkaError, OSError, ValueError) as error:
-        raise ProblemError("", f"no broker answered within {timeout:g} s ({type(error).__name__})",
-                           servers) from None
+        raise ProblemError(
+            "", f"no broker answered within {timeout:g} s ({type(error).__name__})", servers
+        ) from None
 
 
 @contextmanager
@@ -74,7 +82,9 @@ def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
     try:
         yield admin
     except KafkaError as error:
-        raise ProblemError("", f"the cluster failed a request: {type(error).__name__}: {error}", servers) from None
+        raise ProblemError(
+            "", f"the cluster failed a request: {type(error).__name__}: {error}", servers
+        ) from None
     finally:
         admin.close()
 
@@ -82,7 +92,9 @@ def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
 # ------------------------------------------------------------------ members
 def _get(record: Any, name: str, default: Any = None) -> Any:
     """Field ``name`` of a decoded protocol record or of its ``to_dict()`` form."""
-    value = record.get(name, default) if isinstance(record, dict) else getattr(record, name, default)
+    value = (
+        record.get(name, default) if isinstance(record, dict) else getattr(record, name, default)
+    )
     return default if value is None else value
 
 
@@ -90,14 +102,21 @@ def _partition_lists(entries: Any) -> dict[str, list[int]]:
     """``[{topic, partitions}]`` (or ``(topic, partitions)`` pairs) as ``{topic: sorted indexes}``."""
     out: dict[str, list[int]] = {}
     for entry in entries or ():
-        topic, partitions = (entry if isinstance(entry, (tuple, list))
-                             else (_get(entry, "topic"), _get(entry, "partitions", [])))
+        topic, partitions = (
+            entry
+            if isinstance(entry, (tuple, list))
+            else (_get(entry, "topic"), _get(entry, "partitions", []))
+        )
         out.setdefault(topic, []).extend(int(p) for p in partitions)
     return {t: sorted(set(p)) for t, p in out.items() if p}
 
 
-def member_document(member_id: str, instance_id: str | None, subscription: Any,
-                    owned: dict[str, list[int]] | None = None) -> dict[str, Any]:
+def member_document(
+    member_id: str,
+    instance_id: str | None,
+    subscription: Any,
+    owned: dict[str, list[int]] | None = None,
+) -> dict[str, Any]:
     """One member of a group document from its decoded ``ConsumerProtocolSubscription``.
 
     ``owned`` defaults to the subscription's own ``owned_partitions`` (v1+); the generation
@@ -118,12 +137,16 @@ def member_document(member_id: str, instance_id: str | None, subscription: Any,
     return doc
 
 
-def group_problem_document(members: list[dict], partition_counts: dict[str, int],
-                           lags: dict[str, list[int]] | None = None) -> dict[str, Any]:
+def group_problem_document(
+    members: list[dict], partition_counts: dict[str, int], lags: dict[str, list[int]] | None = None
+) -> dict[str, Any]:
     """A group document: ``members`` (from :func:`member_document`), the topics of ``partition_counts``
     (sorted by name), and ``lags`` of those topics when given."""
     topics = sorted(partition_counts)
-    doc: dict[str, Any] = {"topics": {t: int(partition_counts[t]) for t in topics}, "members": members}
+    doc: dict[str, Any] = {
+        "topics": {t: int(partition_counts[t]) for t in topics},
+        "members": members,
+    }
     if lags is not None:
         doc["lags"] = {t: [int(v) for v in lags[t]] for t in topics}
     return doc
@@ -135,8 +158,11 @@ def _describe_group(admin, group: str, servers: str) -> dict:
     if info.get("group_state") in ("Dead", None) or info.get("error"):
         raise ProblemError("--group", f"group {group!r} is unknown to the cluster", servers)
     if info.get("protocol_type") not in ("consumer", ""):
-        raise ProblemError("--group", f"group {group!r} is not a consumer group "
-                           f"(protocol type {info['protocol_type']!r})", servers)
+        raise ProblemError(
+            "--group",
+            f"group {group!r} is not a consumer group (protocol type {info['protocol_type']!r})",
+            servers,
+        )
     return info
 
 
@@ -163,13 +189,28 @@ def _offsets(admin, group: str, counts: dict[str, int]):
 
     partitions = [TopicPartition(t, p) for t, n in counts.items() for p in range(n)]
     committed = admin.list_group_offsets(group).get(group, {})
-    ends = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in partitions}) if partitions else {}
-    starts = admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in partitions}) if partitions else {}
+    ends = (
+        admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in partitions})
+        if partitions
+        else {}
+    )
+    starts = (
+        admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in partitions})
+        if partitions
+        else {}
+    )
     rows = []
     for tp in partitions:
         mark = committed.get(tp)
-        rows.append((tp.topic, tp.partition, -1 if mark is None or mark.offset < 0 else int(mark.offset),
-                     int(starts[tp].offset), int(ends[tp].offset)))
+        rows.append(
+            (
+                tp.topic,
+                tp.partition,
+                -1 if mark is None or mark.offset < 0 else int(mark.offset),
+                int(starts[tp].offset),
+                int(ends[tp].offset),
+            )
+        )
     return rows
 
 
@@ -177,7 +218,9 @@ def group_topics(admin, group: str, servers: str) -> tuple[dict, list[dict]]:
     """The group's description and the descriptions of the topics it subscribes or has committed
     offsets for (topics that no longer exist left out), by name."""
     info = _describe_group(admin, group, servers)
-    subscribed = {t for m in info["members"] for t in _get(m.get("member_metadata") or {}, "topics", [])}
+    subscribed = {
+        t for m in info["members"] for t in _get(m.get("member_metadata") or {}, "topics", [])
+    }
     committed = {tp.topic for tp in admin.list_group_offsets(group).get(group, {})}
     return info, _topics(admin, sorted(subscribed | committed), servers, strict=False)
 
@@ -196,43 +239,57 @@ def group_document(admin, group: str, servers: str, *, reset: str = "latest") ->
     members = []
     for m in info["members"]:
         owned = _partition_lists(_get(m.get("member_assignment") or {}, "assigned_partitions", []))
-        member = member_document(m["member_id"], m.get("group_instance_id"), m.get("member_metadata") or {}, owned)
+        member = member_document(
+            m["member_id"], m.get("group_instance_id"), m.get("member_metadata") or {}, owned
+        )
         member.pop("generation", None)  # the subscription's is the previous assignment's generation
         members.append(member)
     doc = group_problem_document(members, counts, partition_lags(admin, group, counts, reset))
     racks = {b["broker_id"]: b.get("rack") for b in admin.describe_cluster()["brokers"]}
-    replicas = {t["name"]: [p["replica_nodes"] for p in sorted(t["partitions"], key=lambda p: p["partition_index"])]
-                for t in topics}
+    replicas = {
+        t["name"]: [
+            p["replica_nodes"] for p in sorted(t["partitions"], key=lambda p: p["partition_index"])
+        ]
+        for t in topics
+    }
     placed = partition_racks(racks, replicas)
     if placed is not None:
         doc["partition_racks"] = placed
     return doc
 
 
-def partition_racks(racks: dict[int, str | None], replicas: dict[str, list[list[int]]]) -> dict | None:
+def partition_racks(
+    racks: dict[int, str | None], replicas: dict[str, list[list[int]]]
+) -> dict | None:
     """KIP-881's racks of each partition's replicas, ``{topic: [[rack, ...] per partition]}``, from the
-    brokers' racks (``{broker id: rack or None}``) and ``{topic: [replica broker ids per partition]}``;
+    brokers' racks (``{broker id: rack or None}``) and ``{topic: [replica broker ids per
+    partition]}``;
     ``None`` unless every broker has a rack (a group document's ``partition_racks`` is all or nothing)."""
     if not racks or not all(racks.values()):
         return None
-    return {topic: [[racks[r] for r in nodes if r in racks] for nodes in partitions]
-            for topic, partitions in replicas.items()}
+    return {
+        topic: [[racks[r] for r in nodes if r in racks] for nodes in partitions]
+        for topic, partitions in replicas.items()
+    }
 
 
-def partition_lags(admin, group: str, counts: dict[str, int], reset: str = "latest") -> dict[str, list[int]]:
+def partition_lags(
+    admin, group: str, counts: dict[str, int], reset: str = "latest"
+) -> dict[str, list[int]]:
     """KIP-169's lag of every partition of ``counts`` (``{topic: partition count}``) for ``group``."""
     rows = _offsets(admin, group, counts)
     committed, start, end = np.array([r[2:] for r in rows], dtype=np.int64).reshape(-1, 3).T
     lags = kip169_lags(committed, start, end, reset)
     out, position = {}, 0
     for topic, count in counts.items():
-        out[topic] = [int(v) for v in lags[position:position + count]]
+        out[topic] = [int(v) for v in lags[position : position + count]]
         position += count
     return out
 
 
-def placement_document(admin, servers: str, topics: list[str] | None = None,
-                       remove_brokers: list[int] = ()) -> dict[str, Any]:
+def placement_document(
+    admin, servers: str, topics: list[str] | None = None, remove_brokers: list[int] = ()
+) -> dict[str, Any]:
     """The cluster's brokers (by id, with racks) and the replicas of ``topics`` (all non-internal
     topics when ``None``) as a placement document, partitions by topic name then index.
 
@@ -243,15 +300,27 @@ def placement_document(admin, servers: str, topics: list[str] | None = None,
     known = {b["broker_id"] for b in brokers}
     for broker in remove_brokers:
         if broker not in known:
-            raise ProblemError("--remove-brokers", f"broker {broker} is not in the cluster "
-                               f"(brokers: {', '.join(map(str, sorted(known)))})", servers)
+            raise ProblemError(
+                "--remove-brokers",
+                f"broker {broker} is not in the cluster "
+                f"(brokers: {', '.join(map(str, sorted(known)))})",
+                servers,
+            )
     racks = [b.get("rack") for b in brokers]
     rack_aware = all(racks)
-    doc_brokers = [{"id": b["broker_id"], **({"rack": b["rack"]} if rack_aware else {})}
-                   for b in brokers if b["broker_id"] not in set(remove_brokers)]
+    doc_brokers = [
+        {"id": b["broker_id"], **({"rack": b["rack"]} if rack_aware else {})}
+        for b in brokers
+        if b["broker_id"] not in set(remove_brokers)
+    ]
     partitions = []
     for topic in _topics(admin, topics, servers):
         for part in sorted(topic["partitions"], key=lambda p: p["partition_index"]):
-            partitions.append({"topic": topic["name"], "partition": int(part["partition_index"]),
-                               "replicas": [int(r) for r in part["replica_nodes"]]})
+            partitions.append(
+                {
+                    "topic": topic["name"],
+                    "partition": int(part["partition_index"]),
+                    "replicas": [int(r) for r in part["replica_nodes"]],
+                }
+            )
     return {"brokers": doc_brokers, "partitions": partitions}

@@ -1,15 +1,15 @@
 """rebalance-lab's consumer-group strategies as kafka-python partition assignors.
 
-Give a consumer an instance: ``KafkaConsumer(..., partition_assignment_strategy=[assignor("sticky")])``.
-The group leader's assignor builds the group document of DESIGN.md section 2 from the members'
-subscriptions (:func:`clients.cluster.member_document`) and its cluster metadata, and answers it
-with :func:`models.solve`: the same heuristic (or exact solver, with its time limit) that
-``rebalance-lab assign`` runs.  Each member sends, as Kafka's ConsumerProtocol subscription
-version 3 does, the partitions it owns, the generation of that assignment and its rack; the
-leader reads them as ``owned``, ``generation`` and ``rack``.  From its cluster metadata the leader
-adds, when every broker has a rack, the racks of each partition's replicas (``partition_racks``):
-with the members' racks, that switches KIP-881's rack-aware ``range`` and ``sticky`` on, as Kafka's
-consumer does:
+Give a consumer an instance: ``KafkaConsumer(...,
+partition_assignment_strategy=[assignor("sticky")])``. The group leader's assignor builds the group
+document of DESIGN.md section 2 from the members' subscriptions
+(:func:`clients.cluster.member_document`) and its cluster metadata, and answers it with
+:func:`models.solve`: the same heuristic (or exact solver, with its time limit) that ``rebalance-lab
+assign`` runs.  Each member sends, as Kafka's ConsumerProtocol subscription version 3 does, the
+partitions it owns, the generation of that assignment and its rack; the leader reads them as
+``owned``, ``generation`` and ``rack``.  From its cluster metadata the leader adds, when every
+broker has a rack, the racks of each partition's replicas (``partition_racks``): with the members'
+racks, that switches KIP-881's rack-aware ``range`` and ``sticky`` on, as Kafka's consumer does:
 
 * ``range``, ``roundrobin``: Kafka's Range and RoundRobin assignors (static members first);
 * ``sticky``: KIP-54 with KIP-341's generations (the owned partitions and generation travel in the
@@ -32,10 +32,19 @@ from __future__ import annotations
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 
-from clients.cluster import (TIMEOUT, group_problem_document, member_document, open_admin, partition_lags,
-                             partition_racks)
+from clients.cluster import (
+    TIMEOUT,
+    group_problem_document,
+    member_document,
+    open_admin,
+    partition_lags,
+    partition_racks,
+)
 from models import solve
 from problems import load_problem
 
@@ -64,20 +73,33 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         ``lag-aware`` only: where the leader reads the offsets, and ``auto.offset.reset``.
     """
 
-    def __init__(self, strategy: str, *, solver: str = "heuristic", variant: str | None = None,
-                 time_limit: float | None = None, rack: str | None = None,
-                 bootstrap_servers: str | None = None, group_id: str | None = None,
-                 reset: str = "latest", timeout: float = TIMEOUT):
+    def __init__(
+        self,
+        strategy: str,
+        *,
+        solver: str = "heuristic",
+        variant: str | None = None,
+        time_limit: float | None = None,
+        rack: str | None = None,
+        bootstrap_servers: str | None = None,
+        group_id: str | None = None,
+        reset: str = "latest",
+        timeout: float = TIMEOUT,
+    ):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
         if strategy == "lag-aware" and not (bootstrap_servers and group_id):
-            raise ValueError("the lag-aware assignor reads lags: give bootstrap_servers and group_id")
+            raise ValueError(
+                "the lag-aware assignor reads lags: give bootstrap_servers and group_id"
+            )
         self.strategy = strategy
         self.options = {"solver": solver, "variant": variant, "time_limit": time_limit}
         self.rack = rack
         self.lag_source = (bootstrap_servers, group_id, reset, timeout)
         self._admin = None
-        if strategy == "lag-aware":  # connected now, not on the consumer's IO loop where assign() runs
+        if (
+            strategy == "lag-aware"
+        ):  # connected now, not on the consumer's IO loop where assign() runs
             self._admin = open_admin(bootstrap_servers, timeout)
         self.owned: dict[str, list[int]] = {}
         self.generation = -1
@@ -89,10 +111,18 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         return PREFIX + self.strategy
 
     def metadata(self, topics) -> ConsumerProtocolSubscription:
-        owned = [ConsumerProtocolSubscription.TopicPartition(topic=t, partitions=p) for t, p in self.owned.items()]
-        return ConsumerProtocolSubscription(version=SUBSCRIPTION_VERSION, topics=sorted(topics), user_data=b"",
-                                            owned_partitions=owned, generation_id=self.generation,
-                                            rack_id=self.rack)
+        owned = [
+            ConsumerProtocolSubscription.TopicPartition(topic=t, partitions=p)
+            for t, p in self.owned.items()
+        ]
+        return ConsumerProtocolSubscription(
+            version=SUBSCRIPTION_VERSION,
+            topics=sorted(topics),
+            user_data=b"",
+            owned_partitions=owned,
+            generation_id=self.generation,
+            rack_id=self.rack,
+        )
 
     def on_assignment(self, assignment, generation) -> None:
         owned: dict[str, list[int]] = {}
@@ -107,7 +137,9 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         counts = {}
         for topic in sorted({t for d in docs for t in d["topics"]}):
             partitions = cluster.partitions_for_topic(topic)
-            if partitions is not None:  # unknown to the leader's metadata: no partitions, as in Kafka
+            if (
+                partitions is not None
+            ):  # unknown to the leader's metadata: no partitions, as in Kafka
                 counts[topic] = len(partitions)
         lags = None
         if self.strategy == "lag-aware":
@@ -118,8 +150,13 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         # ConsumerCoordinator gives its assignor the Cluster with each partition's replica nodes).
         # kafka-python keeps each partition's MetadataResponse entry (replica_nodes) in _partitions.
         racks = {broker.node_id: broker.rack for broker in cluster.brokers()}
-        replicas = {t: [list(cluster._partitions[t][p].replica_nodes) for p in sorted(cluster._partitions[t])]
-                    for t in counts}
+        replicas = {
+            t: [
+                list(cluster._partitions[t][p].replica_nodes)
+                for p in sorted(cluster._partitions[t])
+            ]
+            for t in counts
+        }
         placed = partition_racks(racks, replicas)
         if placed is not None:
             doc["partition_racks"] = placed
@@ -130,10 +167,13 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         self.last_document = document
         result = solve(load_problem(document), self.strategy, **self.options)
         if result.assignment is None:
-            raise RuntimeError(f"{self.strategy}/{self.options['solver']}: no assignment ({result.status})")
-        return {member: ConsumerProtocolAssignment(0, sorted(topics.items()), b"")
-                for member, topics in result.assignment.items()}
-
+            raise RuntimeError(
+                f"{self.strategy}/{self.options['solver']}: no assignment ({result.status})"
+            )
+        return {
+            member: ConsumerProtocolAssignment(0, sorted(topics.items()), b"")
+            for member, topics in result.assignment.items()
+        }
 
     def close(self) -> None:
         """Close the admin client of a ``lag-aware`` assignor (after the consumer is closed)."""

@@ -13,8 +13,11 @@ import functools
 import json
 import sys
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+from experiments.options import integer_in, seconds
+from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.registry import SOLVERS, UsageError, lookup, runner_function, strategies
 from problems import (
@@ -24,8 +27,6 @@ from problems import (
     evaluate,
     load_problem,
 )
-from experiments.options import integer_in, seconds
-from experiments.snapshot import add_cluster_arguments, problem_source
 from problems.checks import INT32_MAX
 from problems.output import result_bytes
 
@@ -68,7 +69,9 @@ def _load(args: argparse.Namespace, kind: type):
     args.problem = path
     if not isinstance(problem, kind):
         other = "reassign" if isinstance(problem, PlacementProblem) else "assign"
-        what = "a replica placement" if isinstance(problem, PlacementProblem) else "a consumer group"
+        what = (
+            "a replica placement" if isinstance(problem, PlacementProblem) else "a consumer group"
+        )
         raise ProblemError("", f"is {what}; use `rebalance-lab {other}`", path)
     for note in getattr(problem, "notes", ()):
         print(f"note: {path}: {note}", file=sys.stderr)
@@ -76,8 +79,8 @@ def _load(args: argparse.Namespace, kind: type):
 
 
 def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
-    # The solver's modules (OR-Tools, PuLP: about a second) are imported before the clock starts, so the
-    # seconds printed are the solver's, the ones --time-limit bounds (README "Time limits").
+    # The solver's modules (OR-Tools, PuLP: about a second) are imported before the clock starts, so
+    # the seconds printed are the solver's, the ones --time-limit bounds (README "Time limits").
     runner_function(lookup(args.strategy, args.solver).function)
     started = time.perf_counter()
     try:
@@ -86,15 +89,26 @@ def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
         raise (error if error.source else error.with_source(args.problem)) from None
     elapsed = time.perf_counter() - started
     if result.evaluation is not None and not result.evaluation.valid:
-        print(f"warning: the answer breaks a hard constraint: {result.evaluation.violations[0]}", file=sys.stderr)
-    print(f"{args.strategy}/{args.solver}: {result.status}, objective {result.objective}, "
-          f"{elapsed:.3f} s", file=sys.stderr)
+        print(
+            f"warning: the answer breaks a hard constraint: {result.evaluation.violations[0]}",
+            file=sys.stderr,
+        )
+    print(
+        f"{args.strategy}/{args.solver}: {result.status}, objective {result.objective}, "
+        f"{elapsed:.3f} s",
+        file=sys.stderr,
+    )
     return result
 
 
 def _command_assign(args: argparse.Namespace) -> int:
     problem = _load(args, GroupProblem)
-    options = {"variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers}
+    options = {
+        "variant": args.variant,
+        "time_limit": args.time_limit,
+        "seed": args.seed,
+        "workers": args.workers,
+    }
     result = _run(args, problem, options)
     if args.pretty:
         json.dump(result.to_json(), sys.stdout, indent=2)
@@ -115,8 +129,12 @@ def _outcome(args: argparse.Namespace, result) -> int:
 def _command_reassign(args: argparse.Namespace) -> int:
     problem = _load(args, PlacementProblem)
     options = {
-        "variant": args.variant, "time_limit": args.time_limit, "seed": args.seed, "workers": args.workers,
-        "start_index": args.start_index, "max_moves": args.max_moves,
+        "variant": args.variant,
+        "time_limit": args.time_limit,
+        "seed": args.seed,
+        "workers": args.workers,
+        "start_index": args.start_index,
+        "max_moves": args.max_moves,
     }
     started = time.perf_counter()
     result = _run(args, problem, options)
@@ -128,18 +146,33 @@ def _command_reassign(args: argparse.Namespace) -> int:
         print(f"levels after:  {result.objective or '(no placement)'}", file=sys.stderr)
         if result.objective:
             forced = int((problem.replica_positions < 0).sum())
-            print(f"moves: {result.objective[3]} ({forced} forced by removed brokers)", file=sys.stderr)
+            print(
+                f"moves: {result.objective[3]} ({forced} forced by removed brokers)",
+                file=sys.stderr,
+            )
         if args.solver != "heuristic" and args.max_moves is not None:
-            print("frontier (best levels 1-3 within k moves): k, status, levels 1-3, moves", file=sys.stderr)
+            print(
+                "frontier (best levels 1-3 within k moves): k, status, levels 1-3, moves",
+                file=sys.stderr,
+            )
             limit = args.time_limit if args.time_limit is not None else DEFAULT_TIME_LIMIT
-            left = started + limit - time.perf_counter()  # one budget: the solve above and every point share it
+            left = (
+                started + limit - time.perf_counter()
+            )  # one budget: the solve above and every point share it
             rest = {name: value for name, value in options.items() if name != "max_moves"}
-            points = frontier(problem, args.strategy, args.solver, args.max_moves,
-                              **{**rest, "time_limit": max(left, 0.0)})
+            points = frontier(
+                problem,
+                args.strategy,
+                args.solver,
+                args.max_moves,
+                **{**rest, "time_limit": max(left, 0.0)},
+            )
             for k, point in enumerate(points):
                 if point.info.get("not_solved"):
-                    print(f"  {k}..{args.max_moves}: not solved (the --time-limit of {limit:g} s is spent)",
-                          file=sys.stderr)
+                    print(
+                        f"  {k}..{args.max_moves}: not solved (the --time-limit of {limit:g} s is spent)",
+                        file=sys.stderr,
+                    )
                     break
                 shown = (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
                 print(f"  {k}, {point.status}, {shown[0]}, {shown[1]}", file=sys.stderr)
@@ -155,7 +188,8 @@ def _command_reassign(args: argparse.Namespace) -> int:
 #: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
-#: The exact models' own default ``time_limit`` (seconds), the budget of ``--report --max-moves`` without one.
+#: The exact models' own default ``time_limit`` (seconds), the budget of ``--report --max-moves``
+#: without one.
 DEFAULT_TIME_LIMIT = 10.0
 #: At most this many CP-SAT workers (CP-SAT starts one thread each).
 MAX_WORKERS = 64
@@ -169,16 +203,38 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
-    sub.add_argument("problem", metavar="PROBLEM.json", nargs="?",
-                     help="the problem file (see the formats below), or --bootstrap-server")
+    sub.add_argument(
+        "problem",
+        metavar="PROBLEM.json",
+        nargs="?",
+        help="the problem file (see the formats below), or --bootstrap-server",
+    )
     sub.add_argument("--strategy", required=True, choices=strategies, help="the strategy to run")
-    sub.add_argument("--solver", default="heuristic", choices=SOLVERS,
-                     help="the documented heuristic (default) or an exact model")
-    sub.add_argument("--variant", help="a named variant of the strategy (e.g. kafka-9987 for sticky)")
-    sub.add_argument("--time-limit", type=seconds, metavar="SEC",
-                     help="time limit of an exact solver: model building, files and every solve (README)")
-    sub.add_argument("--workers", type=integer_in(1, MAX_WORKERS), help=f"CP-SAT search workers (1-{MAX_WORKERS})")
-    sub.add_argument("--seed", type=integer_in(0, INT32_MAX), help="random seed (solvers, kafka-default; 0-2**31-1)")
+    sub.add_argument(
+        "--solver",
+        default="heuristic",
+        choices=SOLVERS,
+        help="the documented heuristic (default) or an exact model",
+    )
+    sub.add_argument(
+        "--variant", help="a named variant of the strategy (e.g. kafka-9987 for sticky)"
+    )
+    sub.add_argument(
+        "--time-limit",
+        type=seconds,
+        metavar="SEC",
+        help="time limit of an exact solver: model building, files and every solve (README)",
+    )
+    sub.add_argument(
+        "--workers",
+        type=integer_in(1, MAX_WORKERS),
+        help=f"CP-SAT search workers (1-{MAX_WORKERS})",
+    )
+    sub.add_argument(
+        "--seed",
+        type=integer_in(0, INT32_MAX),
+        help="random seed (solvers, kafka-default; 0-2**31-1)",
+    )
     sub.add_argument("--pretty", action="store_true", help="indent the JSON output")
 
 
@@ -193,9 +249,11 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     assign = commands.add_parser(
-        "assign", help="assign a consumer group's partitions to its members",
+        "assign",
+        help="assign a consumer group's partitions to its members",
         description="Assign a consumer group's partitions; prints {assignment, status, objective}.",
-        epilog=FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=FORMATS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(assign, strategies("group"))
     add_cluster_arguments(assign, group=True)
@@ -204,16 +262,28 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     placement = strategies("placement")
     if placement:
         reassign = commands.add_parser(
-            "reassign", help="place a cluster's replicas (output: kafka-reassign-partitions JSON)",
+            "reassign",
+            help="place a cluster's replicas (output: kafka-reassign-partitions JSON)",
             description="Place replicas; prints the JSON that kafka-reassign-partitions --execute takes.",
-            epilog=FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter,
+            epilog=FORMATS,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         _common(reassign, placement)
-        reassign.add_argument("--start-index", type=integer_in(0, INT32_MAX), metavar="K",
-                              help="fix kafka-default's start index and replica shift (as Kafka's tests do)")
-        reassign.add_argument("--max-moves", type=integer_in(0, INT32_MAX), metavar="K",
-                              help="at most K replica moves (exact solvers)")
-        reassign.add_argument("--report", action="store_true", help="print levels before/after on stderr")
+        reassign.add_argument(
+            "--start-index",
+            type=integer_in(0, INT32_MAX),
+            metavar="K",
+            help="fix kafka-default's start index and replica shift (as Kafka's tests do)",
+        )
+        reassign.add_argument(
+            "--max-moves",
+            type=integer_in(0, INT32_MAX),
+            metavar="K",
+            help="at most K replica moves (exact solvers)",
+        )
+        reassign.add_argument(
+            "--report", action="store_true", help="print levels before/after on stderr"
+        )
         add_cluster_arguments(reassign, placement=True)
         reassign.set_defaults(handler=_command_reassign)
     if command_modules:

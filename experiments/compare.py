@@ -6,57 +6,94 @@ import argparse
 import sys
 from pathlib import Path
 
-from experiments.options import integer_in, seconds
-from problems.checks import INT32_MAX
 from experiments.gap import disagreements, gaps
+from experiments.options import integer_in, seconds
 from experiments.pipeline import run_suite
 from experiments.report import write_report
 from experiments.results import load_results
-from experiments.runs import TIME_LIMITS
 from experiments.run_lock import check_writable
+from experiments.runs import TIME_LIMITS
 from experiments.scenarios import SUITES
 from experiments.tables import headline_numbers, headline_tables, to_markdown
+from problems.checks import INT32_MAX
 
 
 def register(subcommands) -> None:
     """Add the ``compare`` subcommand to the command line."""
     parser = subcommands.add_parser(
-        "compare", help="run a scenario suite on Spark and report every heuristic's gap to optimal",
+        "compare",
+        help="run a scenario suite on Spark and report every heuristic's gap to optimal",
         description="Run a scenario suite as a Spark job (resumable with --run-id), write one Parquet row per "
         "(scenario, strategy, solver) under OUT/results/, print the headline table and write an HTML report "
         "under OUT/report/ (Markdown and LaTeX beside it; `rebalance-lab report` renders them again).",
     )
-    parser.add_argument("--suite", default="default", choices=SUITES, help="scenario suite (default: default)")
-    parser.add_argument("--master", help="Spark master, e.g. local[2] or spark://host:7077 (default local[*]); "
-                        "sc://host:15002 is a Spark Connect server")
+    parser.add_argument(
+        "--suite", default="default", choices=SUITES, help="scenario suite (default: default)"
+    )
+    parser.add_argument(
+        "--master",
+        help="Spark master, e.g. local[2] or spark://host:7077 (default local[*]); "
+        "sc://host:15002 is a Spark Connect server",
+    )
     parser.add_argument("--out", default="results", help="output folder (default: results)")
-    parser.add_argument("--run-id", help="resume this run (only scenarios not yet written are solved)")
-    parser.add_argument("--time-limit", type=seconds, metavar="SEC",
-                        help="seconds per exact solver and scenario (default per suite: "
-                        + ", ".join(f"{k} {v:g}" for k, v in TIME_LIMITS.items()) + ")")
-    parser.add_argument("--batch-size", type=integer_in(1, INT32_MAX), help="scenarios per atomically written batch")
-    parser.add_argument("--limit", type=integer_in(0, INT32_MAX), help="solve at most this many pending scenarios now")
+    parser.add_argument(
+        "--run-id", help="resume this run (only scenarios not yet written are solved)"
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=seconds,
+        metavar="SEC",
+        help="seconds per exact solver and scenario (default per suite: "
+        + ", ".join(f"{k} {v:g}" for k, v in TIME_LIMITS.items())
+        + ")",
+    )
+    parser.add_argument(
+        "--batch-size", type=integer_in(1, INT32_MAX), help="scenarios per atomically written batch"
+    )
+    parser.add_argument(
+        "--limit",
+        type=integer_in(0, INT32_MAX),
+        help="solve at most this many pending scenarios now",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=command)
 
 
 def command(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    check_writable(out)  # before any solving: a bad --out is exit 2 now, not a traceback after the run
-    info = run_suite(args.suite, out, run_id=args.run_id, master=args.master, batch_size=args.batch_size,
-                     time_limit=args.time_limit, limit=args.limit, progress=not args.no_progress)
-    print(f"run {info.run_id}: {info.computed} scenarios solved now, {info.skipped} already done, "
-          f"{info.scenarios} in suite {args.suite}; rows in {info.folder}", file=sys.stderr)
+    check_writable(
+        out
+    )  # before any solving: a bad --out is exit 2 now, not a traceback after the run
+    info = run_suite(
+        args.suite,
+        out,
+        run_id=args.run_id,
+        master=args.master,
+        batch_size=args.batch_size,
+        time_limit=args.time_limit,
+        limit=args.limit,
+        progress=not args.no_progress,
+    )
+    print(
+        f"run {info.run_id}: {info.computed} scenarios solved now, {info.skipped} already done, "
+        f"{info.scenarios} in suite {args.suite}; rows in {info.folder}",
+        file=sys.stderr,
+    )
     rows = load_results(info.folder)
     for objective, table in headline_tables(headline_numbers(gaps(rows))).items():
         print(f"{objective}\n\n{to_markdown(table)}\n")
     contradicted = disagreements(rows)
     if len(contradicted):
         shown = contradicted[["scenario_id", "solver", "status", "reason"]]
-        print(f"exact solvers disagree (a solver bug) on {contradicted['scenario_id'].nunique()} scenarios\n\n"
-              f"{to_markdown(shown)}\n")
-        print(f"warning: exact solvers disagree on {contradicted['scenario_id'].nunique()} scenarios "
-              "(listed above and in the report)", file=sys.stderr)
+        print(
+            f"exact solvers disagree (a solver bug) on {contradicted['scenario_id'].nunique()} scenarios\n\n"
+            f"{to_markdown(shown)}\n"
+        )
+        print(
+            f"warning: exact solvers disagree on {contradicted['scenario_id'].nunique()} scenarios "
+            "(listed above and in the report)",
+            file=sys.stderr,
+        )
     report = write_report(rows, out / "report" / f"{args.suite}-{info.run_id}", str(info.folder))
     print(f"report: {report}", file=sys.stderr)
     return 0

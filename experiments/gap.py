@@ -1,13 +1,12 @@
 """Gap analysis: how far each heuristic falls short of the exact optimum.
 
-Heuristic rows are joined to the exact reference of the same scenario.  The
-reference is an exact row with status ``optimal`` when there is one (all
-optimal rows of a scenario must agree: :func:`disagreements` lists those that
-do not, nor any valid answer beat them); otherwise the lexicographically best ``feasible`` row, whose proven
-bound turns the level-1 gap into an interval ``[H - E, H - B]`` (H heuristic,
-E incumbent, B bound): columns ``gap1_low``, ``gap1_high``, ``rel_gap1`` (low, over E),
-``rel_gap1_high`` (high, over B) and ``certified_width1`` (``E - B``).  Everything
-here is plain pandas over the Parquet rows.
+Heuristic rows are joined to the exact reference of the same scenario.  The reference is an exact
+row with status ``optimal`` when there is one (all optimal rows of a scenario must agree:
+:func:`disagreements` lists those that do not, nor any valid answer beat them); otherwise the
+lexicographically best ``feasible`` row, whose proven bound turns the level-1 gap into an interval
+``[H - E, H - B]`` (H heuristic, E incumbent, B bound): columns ``gap1_low``, ``gap1_high``,
+``rel_gap1`` (low, over E), ``rel_gap1_high`` (high, over B) and ``certified_width1`` (``E - B``).
+Everything here is plain pandas over the Parquet rows.
 """
 
 from __future__ import annotations
@@ -32,16 +31,26 @@ def _lexicographic_key(frame: pd.DataFrame) -> list[str]:
 
 def reference(rows: pd.DataFrame) -> pd.DataFrame:
     """One exact reference row per scenario (optimal preferred, then lexicographically best)."""
-    exact = rows[(rows["role"] == "exact") & rows["status"].isin(["optimal", "feasible"]) & rows["valid"]].copy()
+    exact = rows[
+        (rows["role"] == "exact") & rows["status"].isin(["optimal", "feasible"]) & rows["valid"]
+    ].copy()
     if exact.empty:
-        return pd.DataFrame(columns=["scenario_id", "ref_status", "ref_solver", *[f"ref_{c}" for c in LEVEL],
-                                     "ref_bound1"])
+        return pd.DataFrame(
+            columns=[
+                "scenario_id",
+                "ref_status",
+                "ref_solver",
+                *[f"ref_{c}" for c in LEVEL],
+                "ref_bound1",
+            ]
+        )
     exact["_rank"] = (exact["status"] != "optimal").astype(int)
     exact = exact.sort_values(["scenario_id", "_rank", *_lexicographic_key(exact)])
     best_bound = exact.groupby("scenario_id")["bound1"].max().rename("ref_bound1")
     best = exact.drop_duplicates("scenario_id").set_index("scenario_id")
     out = best[["status", "solver", *LEVEL]].rename(
-        columns={"status": "ref_status", "solver": "ref_solver", **{c: f"ref_{c}" for c in LEVEL}})
+        columns={"status": "ref_status", "solver": "ref_solver", **{c: f"ref_{c}" for c in LEVEL}}
+    )
     return out.join(best_bound).reset_index()
 
 
@@ -61,7 +70,11 @@ def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
     differ = optimal["scenario_id"].isin(spread[(spread > 1).any(axis=1)].index).to_numpy()
     answers = rows[rows["valid"].fillna(False).astype(bool) & rows[key[0]].notna()].copy()
     answers["_who"] = label(answers) + "/" + answers["solver"].astype(str)
-    best = answers.sort_values(["scenario_id", *key]).drop_duplicates("scenario_id").set_index("scenario_id")
+    best = (
+        answers.sort_values(["scenario_id", *key])
+        .drop_duplicates("scenario_id")
+        .set_index("scenario_id")
+    )
     best = best.reindex(optimal["scenario_id"])
     beaten, tied = np.zeros(len(optimal), dtype=bool), np.ones(len(optimal), dtype=bool)
     for column in key:  # best < optimal, lexicographically (a level missing on both sides ties)
@@ -69,8 +82,11 @@ def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
         beaten |= tied & (theirs < mine)
         tied &= (theirs == mine) | (np.isnan(theirs) & np.isnan(mine))
     levels = best[key].astype("string").fillna("-").agg(", ".join, axis=1).to_numpy()
-    reason = np.where(beaten, "beaten by " + best["_who"].astype(str).to_numpy() + " [" + levels + "]",
-                      "another optimal row differs")
+    reason = np.where(
+        beaten,
+        "beaten by " + best["_who"].astype(str).to_numpy() + " [" + levels + "]",
+        "another optimal row differs",
+    )
     out = optimal.assign(reason=reason)
     return out[beaten | differ]
 
@@ -88,18 +104,26 @@ def gaps(rows: pd.DataFrame) -> pd.DataFrame:
             relative = np.where(ref > 0, gap / ref, np.where(gap == 0, 0.0, np.inf))
         merged[f"gap{i}"] = gap
         merged[f"rel_gap{i}"] = np.where(np.isnan(gap), np.nan, relative)
-    # Level-1 interval: exact where the reference is optimal, [H - E, H - B] where it is only feasible.
+    # Level-1 interval: exact where the reference is optimal, [H - E, H - B] where it is only
+    # feasible.
     optimal_reference = np.asarray(merged["ref_status"].astype(object) == "optimal", dtype=bool)
     merged["gap1_low"] = merged["gap1"]
-    merged["gap1_high"] = np.where(optimal_reference, merged["gap1"],
-                                   _floats(merged["level1"]) - _floats(merged["ref_bound1"]))
-    # The interval relative to what it is measured from (low: the best found, high: the bound), and its
-    # width (best found - bound: 0 where the reference is proven), for certified-gap tables and plots.
-    bound = np.where(optimal_reference, _floats(merged["ref_level1"]), _floats(merged["ref_bound1"]))
+    merged["gap1_high"] = np.where(
+        optimal_reference, merged["gap1"], _floats(merged["level1"]) - _floats(merged["ref_bound1"])
+    )
+    # The interval relative to what it is measured from (low: the best found, high: the bound), and
+    # its width (best found - bound: 0 where the reference is proven), for certified-gap tables and
+    # plots.
+    bound = np.where(
+        optimal_reference, _floats(merged["ref_level1"]), _floats(merged["ref_bound1"])
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
-        merged["rel_gap1_high"] = np.where(bound > 0, merged["gap1_high"] / bound,
-                                           np.where(merged["gap1_high"] == 0, 0.0, np.inf))
-    merged["rel_gap1_high"] = np.where(np.isnan(merged["gap1_high"]), np.nan, merged["rel_gap1_high"])
+        merged["rel_gap1_high"] = np.where(
+            bound > 0, merged["gap1_high"] / bound, np.where(merged["gap1_high"] == 0, 0.0, np.inf)
+        )
+    merged["rel_gap1_high"] = np.where(
+        np.isnan(merged["gap1_high"]), np.nan, merged["rel_gap1_high"]
+    )
     merged["certified_width1"] = merged["gap1_high"] - merged["gap1_low"]
     equal = np.ones(len(merged), dtype=bool)
     for column in LEVEL:  # a level the objective does not have is missing on both sides
@@ -130,8 +154,11 @@ def tied_above(gap_rows: pd.DataFrame, level: int) -> np.ndarray:
 def tied_gap(gap_rows: pd.DataFrame, level: int, *, relative: bool = False) -> pd.Series:
     """The level-``level`` gap (``rel_gap`` when ``relative``) where the levels above tie, NaN elsewhere."""
     column = f"rel_gap{level}" if relative else f"gap{level}"
-    return pd.Series(np.where(tied_above(gap_rows, level), _floats(gap_rows[column]), np.nan),
-                     index=gap_rows.index, name=column)
+    return pd.Series(
+        np.where(tied_above(gap_rows, level), _floats(gap_rows[column]), np.nan),
+        index=gap_rows.index,
+        name=column,
+    )
 
 
 def _p95(values: pd.Series) -> float:
@@ -139,8 +166,12 @@ def _p95(values: pd.Series) -> float:
     return float(np.percentile(values, 95)) if len(values) else np.nan
 
 
-def summary(gap_rows: pd.DataFrame, by: tuple[str, ...] = ("family", "judged_on", "heuristic", "churn", "size"),
-            *, proven_only: bool = False) -> pd.DataFrame:
+def summary(
+    gap_rows: pd.DataFrame,
+    by: tuple[str, ...] = ("family", "judged_on", "heuristic", "churn", "size"),
+    *,
+    proven_only: bool = False,
+) -> pd.DataFrame:
     """Gap statistics per group of heuristic rows.
 
     ``scenarios``, ``valid`` (share of valid answers) and ``mean_runtime_s``
@@ -155,17 +186,19 @@ def summary(gap_rows: pd.DataFrame, by: tuple[str, ...] = ("family", "judged_on"
     compared = compared.assign(gap2=tied_gap(compared, 2))
     keys = list(by)
     grouped = gap_rows.groupby(keys, dropna=False)
-    out = pd.DataFrame({
-        "scenarios": grouped["scenario_id"].nunique(),
-        "compared": compared.groupby(keys, dropna=False)["scenario_id"].count(),
-        "valid": grouped["valid"].mean(),
-        "mean_rel_gap1": compared.groupby(keys, dropna=False)["rel_gap1"].mean(),
-        "p95_rel_gap1": compared.groupby(keys, dropna=False)["rel_gap1"].agg(_p95),
-        "max_rel_gap1": compared.groupby(keys, dropna=False)["rel_gap1"].max(),
-        "mean_gap2": compared.groupby(keys, dropna=False)["gap2"].mean(),
-        "share_optimal": compared.groupby(keys, dropna=False)["heuristic_optimal"].mean(),
-        "mean_runtime_s": grouped["runtime_s"].mean(),
-    })
+    out = pd.DataFrame(
+        {
+            "scenarios": grouped["scenario_id"].nunique(),
+            "compared": compared.groupby(keys, dropna=False)["scenario_id"].count(),
+            "valid": grouped["valid"].mean(),
+            "mean_rel_gap1": compared.groupby(keys, dropna=False)["rel_gap1"].mean(),
+            "p95_rel_gap1": compared.groupby(keys, dropna=False)["rel_gap1"].agg(_p95),
+            "max_rel_gap1": compared.groupby(keys, dropna=False)["rel_gap1"].max(),
+            "mean_gap2": compared.groupby(keys, dropna=False)["gap2"].mean(),
+            "share_optimal": compared.groupby(keys, dropna=False)["heuristic_optimal"].mean(),
+            "mean_runtime_s": grouped["runtime_s"].mean(),
+        }
+    )
     out["compared"] = out["compared"].fillna(0).astype("int64")
     return out.reset_index()
 
@@ -179,5 +212,9 @@ def runtime_scaling(rows: pd.DataFrame) -> pd.DataFrame:
     """Median runtime per (strategy judged on, strategy, solver, size): for log-log plots."""
     frame = rows[rows["status"] != "error"].copy()
     frame["run"] = label(frame) + "/" + frame["solver"]
-    return (frame.groupby(["judged_on", "run", "role", "size"])["runtime_s"].median()
-            .rename("median_runtime_s").reset_index())
+    return (
+        frame.groupby(["judged_on", "run", "role", "size"])["runtime_s"]
+        .median()
+        .rename("median_runtime_s")
+        .reset_index()
+    )

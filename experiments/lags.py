@@ -21,7 +21,6 @@ from problems import ProblemError
 from problems.lags import group_lags, lags_documents
 from problems.snapshots import COLUMNS, read_snapshot
 
-
 HELP = """\
 output: without --group, {"GROUP": {"TOPIC": [lag of partition 0, 1, ...]}} for every group;
 with --group G, the "lags" object of group G alone, ready for a problem file:
@@ -47,18 +46,30 @@ example:
 def register(subcommands) -> None:
     """Add the ``lags`` subcommand to ``rebalance-lab``'s subparsers."""
     parser = subcommands.add_parser(
-        "lags", help="per-partition lag (KIP-169) of consumer groups from an offsets snapshot (Spark job)",
+        "lags",
+        help="per-partition lag (KIP-169) of consumer groups from an offsets snapshot (Spark job)",
         description="Compute KIP-169's per-partition lag of every group in an offsets snapshot, on Spark.",
-        epilog=HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("snapshot", metavar="SNAPSHOT", nargs="?",
-                        help="CSV, Parquet or kafka-consumer-groups --describe text (or --bootstrap-server)")
-    parser.add_argument("--reset", choices=("latest", "earliest"), default="latest",
-                        help="auto.offset.reset for partitions without a committed offset (default: latest, Kafka's)")
+    parser.add_argument(
+        "snapshot",
+        metavar="SNAPSHOT",
+        nargs="?",
+        help="CSV, Parquet or kafka-consumer-groups --describe text (or --bootstrap-server)",
+    )
+    parser.add_argument(
+        "--reset",
+        choices=("latest", "earliest"),
+        default="latest",
+        help="auto.offset.reset for partitions without a committed offset (default: latest, Kafka's)",
+    )
     parser.add_argument("--group", help="print only this group's lags object")
     add_cluster_arguments(parser)
     parser.add_argument("--out", metavar="FILE", help="write the JSON here instead of stdout")
-    parser.add_argument("--master", help="Spark master (default: $REBALANCE_LAB_SPARK_MASTER or local[*])")
+    parser.add_argument(
+        "--master", help="Spark master (default: $REBALANCE_LAB_SPARK_MASTER or local[*])"
+    )
     parser.add_argument("--pretty", action="store_true", help="indent the JSON output")
     parser.set_defaults(handler=_command)
 
@@ -69,23 +80,39 @@ def cluster_frame(args: argparse.Namespace) -> pd.DataFrame:
     from clients import cluster
 
     if args.snapshot is not None:
-        raise ProblemError("", "give either SNAPSHOT or --bootstrap-server, not both", args.snapshot)
+        raise ProblemError(
+            "", "give either SNAPSHOT or --bootstrap-server, not both", args.snapshot
+        )
     if not args.group:
         raise ProblemError("--group", "missing (the consumer group to read)", args.bootstrap_server)
     with cluster.connect(args.bootstrap_server, args.timeout) as admin:
         rows = cluster.offset_rows(admin, args.group, args.bootstrap_server)
-    values = [[line, args.group, topic, str(partition), None if committed < 0 else str(committed), str(start),
-               str(end)] for line, (topic, partition, committed, start, end) in enumerate(rows, start=1)]
+    values = [
+        [
+            line,
+            args.group,
+            topic,
+            str(partition),
+            None if committed < 0 else str(committed),
+            str(start),
+            str(end),
+        ]
+        for line, (topic, partition, committed, start, end) in enumerate(rows, start=1)
+    ]
     return pd.DataFrame(values, columns=["line", *COLUMNS])
 
 
 def _command(args: argparse.Namespace) -> int:
-    if args.bootstrap_server is not None:  # a live group: plain pandas, no Spark job for a few partitions
+    if (
+        args.bootstrap_server is not None
+    ):  # a live group: plain pandas, no Spark job for a few partitions
         rows = group_lags(cluster_frame(args), args.reset)
         documents, warnings = lags_documents(rows, args.bootstrap_server)
         return _write(args, documents.get(args.group, {}), warnings)
     if args.snapshot is None:
-        raise ProblemError("", "give a SNAPSHOT or --bootstrap-server HOST:PORT --group G", "<command line>")
+        raise ProblemError(
+            "", "give a SNAPSHOT or --bootstrap-server HOST:PORT --group G", "<command line>"
+        )
     frame = read_snapshot(args.snapshot)
     if args.out and not Path(args.out).absolute().parent.is_dir():  # before a minute of Spark
         raise ProblemError("--out", "cannot write: its folder does not exist", args.out)
@@ -94,15 +121,26 @@ def _command(args: argparse.Namespace) -> int:
 
     with jvm_output_to_log() as log:
         try:
-            rows = compute_lags(spark_session(args.master, app_name="rebalance-lab lags"), frame, args.reset)
+            rows = compute_lags(
+                spark_session(args.master, app_name="rebalance-lab lags"), frame, args.reset
+            )
         except (Py4JError, PySparkException) as error:
-            first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
-            raise ProblemError("", f"the Spark job failed: {first} (Spark's log: {log})", args.snapshot) from None
+            first = next(
+                (line.strip() for line in str(error).splitlines() if line.strip()),
+                type(error).__name__,
+            )
+            raise ProblemError(
+                "", f"the Spark job failed: {first} (Spark's log: {log})", args.snapshot
+            ) from None
     documents, warnings = lags_documents(rows, args.snapshot)
     if args.group is not None:
         if args.group not in documents:
-            raise ProblemError("--group", f"group {args.group!r} is not in the snapshot "
-                               f"(groups: {', '.join(documents) or 'none'})", args.snapshot)
+            raise ProblemError(
+                "--group",
+                f"group {args.group!r} is not in the snapshot "
+                f"(groups: {', '.join(documents) or 'none'})",
+                args.snapshot,
+            )
         documents = documents[args.group]
     return _write(args, documents, warnings)
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from collections.abc import Callable
 
 
 def integer_in(low: int, high: int) -> Callable[[str], int]:
     """An argparse ``type``: an integer in ``[low, high]``."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -16,6 +17,7 @@ def integer_in(low: int, high: int) -> Callable[[str], int]:
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{value} is out of range [{low}, {high}]")
         return value
+
     parse.__name__ = "integer"
     return parse
 
@@ -36,7 +38,9 @@ def broker_ids(text: str) -> list[int]:
     try:
         ids = [int(part) for part in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of broker ids") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of broker ids"
+        ) from None
     if any(i < 0 for i in ids):
         raise argparse.ArgumentTypeError(f"{text!r}: broker ids are >= 0")
     return ids

@@ -15,9 +15,9 @@ scenario's rows live in exactly one batch file, so no row is ever duplicated.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pandas as pd
 from tqdm import tqdm
@@ -28,7 +28,13 @@ from experiments.runs import RESULT_COLUMNS, TIME_LIMITS, scenario_frame, solve_
 from experiments.scenarios import suite
 from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_session
 
-_SPARK_TYPES = {"string": "string", "bool": "boolean", "Int64": "bigint", "int64": "bigint", "float64": "double"}
+_SPARK_TYPES = {
+    "string": "string",
+    "bool": "boolean",
+    "Int64": "bigint",
+    "int64": "bigint",
+    "float64": "double",
+}
 RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in RESULT_COLUMNS.items())
 
 
@@ -101,16 +107,22 @@ def run_suite(
             batch_size = batch_size or 16 * cores
             # Largest scenarios first, so the long tasks do not trail at the end.
             pending.sort(key=lambda s: -s.size)
-            bar = tqdm(total=len(scenarios), initial=len(done), desc=f"{suite_name} {run_id}", unit="scenario",
-                       disable=not progress)
+            bar = tqdm(
+                total=len(scenarios),
+                initial=len(done),
+                desc=f"{suite_name} {run_id}",
+                unit="scenario",
+                disable=not progress,
+            )
             for start in range(0, len(pending), batch_size):
                 batch = pending[start : start + batch_size]
                 # One scenario per task: Spark hands tasks to whichever core is free, so a long
                 # scenario does not hold back the short ones queued behind it in the same task.
                 tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
-                rows = tasks.mapInPandas(_solve_batches(time_limit), schema=RESULT_SCHEMA).toPandas()
+                rows = tasks.mapInPandas(
+                    _solve_batches(time_limit), schema=RESULT_SCHEMA
+                ).toPandas()
                 write_batch(folder, rows)
                 bar.update(len(batch))
             bar.close()
         return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
-

@@ -12,17 +12,17 @@ units.  The notebook and the report call the same functions.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 from experiments.gap import runtime_scaling  # noqa: E402
 from experiments.scenarios import TWO_MOVE_LIMIT  # noqa: E402
@@ -52,13 +52,21 @@ def style(index: int) -> dict:
     return {"color": COLOURS[index % MAX_SERIES], "marker": MARKERS[index % MAX_SERIES]}
 
 
-def panels(count: int, *, columns: int = 2, legend_width: float = 2.6) -> tuple[plt.Figure, list[plt.Axes]]:
+def panels(
+    count: int, *, columns: int = 2, legend_width: float = 2.6
+) -> tuple[plt.Figure, list[plt.Axes]]:
     """A figure of ``count`` panels (``columns`` wide), room on the right of each for its legend."""
     count = max(count, 1)
     columns = min(columns, count)
     rows = math.ceil(count / columns)
-    figure, grid = plt.subplots(rows, columns, figsize=(columns * (PANEL[0] + legend_width), rows * PANEL[1]),
-                                dpi=100, layout="constrained", squeeze=False)
+    figure, grid = plt.subplots(
+        rows,
+        columns,
+        figsize=(columns * (PANEL[0] + legend_width), rows * PANEL[1]),
+        dpi=100,
+        layout="constrained",
+        squeeze=False,
+    )
     axes = list(grid.ravel())
     for extra in axes[count:]:
         extra.set_visible(False)
@@ -68,8 +76,14 @@ def panels(count: int, *, columns: int = 2, legend_width: float = 2.6) -> tuple[
 def legend_outside(axes: plt.Axes, **options) -> None:
     """The panel's legend to the right of its data, never over it."""
     if axes.get_legend_handles_labels()[0]:
-        axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, fontsize=8, frameon=False,
-                    **options)
+        axes.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            borderaxespad=0,
+            fontsize=8,
+            frameon=False,
+            **options,
+        )
 
 
 def empty(text: str) -> plt.Figure:
@@ -86,8 +100,10 @@ def log_axes(axes: plt.Axes) -> None:
 
     Call after drawing (the tick spacing follows the data's range).
     """
-    for axis, scale, (low, high) in ((axes.xaxis, axes.set_xscale, axes.dataLim.intervalx),
-                                     (axes.yaxis, axes.set_yscale, axes.dataLim.intervaly)):
+    for axis, scale, (low, high) in (
+        (axes.xaxis, axes.set_xscale, axes.dataLim.intervalx),
+        (axes.yaxis, axes.set_yscale, axes.dataLim.intervaly),
+    ):
         scale("log")
         narrow = low > 0 and high / low <= 100
         axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
@@ -95,12 +111,16 @@ def log_axes(axes: plt.Axes) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
-def by_objective(frame: pd.DataFrame, **options) -> tuple[plt.Figure, list[tuple[plt.Axes, str, pd.DataFrame]]]:
+def by_objective(
+    frame: pd.DataFrame, **options
+) -> tuple[plt.Figure, list[tuple[plt.Axes, str, pd.DataFrame]]]:
     """Small multiples: one panel per objective of ``frame``, each with the objective's rows."""
     objectives = sorted(frame["judged_on"].unique())
     figure, axes_list = panels(len(objectives), **options)
-    return figure, [(axes, objective, frame[frame["judged_on"] == objective])
-                    for axes, objective in zip(axes_list, objectives)]
+    return figure, [
+        (axes, objective, frame[frame["judged_on"] == objective])
+        for axes, objective in zip(axes_list, objectives)
+    ]
 
 
 def _first(items: list, limit: int = MAX_SERIES) -> list:
@@ -120,11 +140,22 @@ def draw_gap_distribution(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Fig
     for axes, objective, data in panel_data:
         names = _first(sorted(data["heuristic"].unique()))
         values = [data.loc[data["heuristic"] == name, "gap_percent"].to_numpy() for name in names]
-        axes.boxplot(values, orientation="horizontal", widths=0.5, showfliers=False,
-                     medianprops={"color": "black"})
+        axes.boxplot(
+            values,
+            orientation="horizontal",
+            widths=0.5,
+            showfliers=False,
+            medianprops={"color": "black"},
+        )
         for index, vals in enumerate(values):
-            axes.scatter(vals, index + 1 + rng.uniform(-0.15, 0.15, len(vals)), s=10, alpha=0.6,
-                         **style(index), zorder=3)
+            axes.scatter(
+                vals,
+                index + 1 + rng.uniform(-0.15, 0.15, len(vals)),
+                s=10,
+                alpha=0.6,
+                **style(index),
+                zorder=3,
+            )
         axes.set_yticks(range(1, len(names) + 1), [heuristic_name(n) for n in names], fontsize=8)
         axes.invert_yaxis()
         top = max(1.0, float(np.max(np.concatenate(values))) if len(values) else 1.0)
@@ -142,13 +173,24 @@ def draw_runtime(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
         return empty("no runtimes yet")
     figure, panel_data = by_objective(scaling)
     for axes, objective, data in panel_data:
-        runs = data[["run", "role"]].drop_duplicates().sort_values(["role", "run"], ascending=[False, True])
+        runs = (
+            data[["run", "role"]]
+            .drop_duplicates()
+            .sort_values(["role", "run"], ascending=[False, True])
+        )
         for index, (run, role) in enumerate(_first(list(runs.itertuples(index=False, name=None)))):
             series = data[data["run"] == run].sort_values("size")
             strategy, solver = run.rsplit("/", 1)
             name = heuristic_name(strategy) if role == "heuristic" else f"exact: {solver}"
-            axes.plot(series["size"], series["median_runtime_s"], linestyle="-" if role == "heuristic" else "--",
-                      markersize=4, linewidth=1.2, label=name, **style(index))
+            axes.plot(
+                series["size"],
+                series["median_runtime_s"],
+                linestyle="-" if role == "heuristic" else "--",
+                markersize=4,
+                linewidth=1.2,
+                label=name,
+                **style(index),
+            )
         log_axes(axes)
         axes.set_xlabel("size (partitions; replicas for placements)")
         axes.set_ylabel("median runtime (s)")
@@ -170,20 +212,32 @@ def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figu
     for axes, objective, data in panel_data:
         level = f"level{MOVES_LEVEL[objective]}"
         events = sorted(data["churn"].unique())
-        means = {heuristic_name(h): data[data["heuristic"] == h].groupby("churn")[level].mean()
-                 for h in sorted(data["heuristic"].unique())}
+        means = {
+            heuristic_name(h): data[data["heuristic"] == h].groupby("churn")[level].mean()
+            for h in sorted(data["heuristic"].unique())
+        }
         reference = data.drop_duplicates("scenario_id")
         reference = reference[reference["ref_status"].astype(object) == "optimal"]
         if len(reference):
             means["exact optimum"] = reference.groupby("churn")[f"ref_{level}"].mean()
         for index, (name, series) in enumerate(_first(list(means.items()))):
             series = pd.to_numeric(series.reindex(events), errors="coerce").astype(float)
-            axes.plot(series.to_numpy(), np.arange(len(events)), linestyle="none", markersize=7,
-                      alpha=0.85, label=name, **style(index))
+            axes.plot(
+                series.to_numpy(),
+                np.arange(len(events)),
+                linestyle="none",
+                markersize=7,
+                alpha=0.85,
+                label=name,
+                **style(index),
+            )
         axes.set_yticks(range(len(events)), events, fontsize=8)
         axes.invert_yaxis()
-        axes.set_xlabel("mean " + ("replica moves" if objective == "sticky-replica" else level_names(objective)[1])
-                        + " per scenario")
+        axes.set_xlabel(
+            "mean "
+            + ("replica moves" if objective == "sticky-replica" else level_names(objective)[1])
+            + " per scenario"
+        )
         axes.grid(axis="y", color="#eee")
         axes.set_title(objective, fontsize=10)
         legend_outside(axes)
@@ -199,23 +253,46 @@ def draw_replica_frontier(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Fig
     frontier = rows[(rows["role"] == "frontier") & rows["valid"].astype(bool)]
     if frontier.empty:
         return empty("no frontier rows (small placement scenarios) in these rows")
-    scenarios = sorted(frontier["scenario_id"].unique(), key=lambda s: (TWO_MOVE_LIMIT not in s, s))[:MAX_SERIES]
-    heuristics = rows[(rows["role"] == "heuristic") & rows["valid"].astype(bool)
-                      & rows["scenario_id"].isin(scenarios)]
+    scenarios = sorted(
+        frontier["scenario_id"].unique(), key=lambda s: (TWO_MOVE_LIMIT not in s, s)
+    )[:MAX_SERIES]
+    heuristics = rows[
+        (rows["role"] == "heuristic")
+        & rows["valid"].astype(bool)
+        & rows["scenario_id"].isin(scenarios)
+    ]
     figure, axes_list = panels(len(scenarios), columns=4, legend_width=0.0)
     levels = (("level1", "broker balance"), ("level2", "rack spread"))
     strategies = sorted(heuristics["strategy"].unique())
     for axes, scenario in zip(axes_list, scenarios):
         series = frontier[frontier["scenario_id"] == scenario]
-        series = series.assign(k=series["variant"].str.removeprefix("k=").astype(int)).sort_values("k")
+        series = series.assign(k=series["variant"].str.removeprefix("k=").astype(int)).sort_values(
+            "k"
+        )
         for index, (column, name) in enumerate(levels):
-            axes.step(series["k"], series[column].astype(float), where="post", color=COLOURS[index],
-                      linewidth=2, label=f"optimum within k moves: {name}")
+            axes.step(
+                series["k"],
+                series[column].astype(float),
+                where="post",
+                color=COLOURS[index],
+                linewidth=2,
+                label=f"optimum within k moves: {name}",
+            )
             for offset, strategy in enumerate(strategies, start=1):
-                point = heuristics[(heuristics["scenario_id"] == scenario) & (heuristics["strategy"] == strategy)]
-                axes.scatter(point["level4"].astype(float), point[column].astype(float), s=45,
-                             color=COLOURS[index], marker=MARKERS[offset], edgecolors="black", linewidths=0.5,
-                             zorder=3, label=f"{heuristic_name(strategy)}: {name}")
+                point = heuristics[
+                    (heuristics["scenario_id"] == scenario) & (heuristics["strategy"] == strategy)
+                ]
+                axes.scatter(
+                    point["level4"].astype(float),
+                    point[column].astype(float),
+                    s=45,
+                    color=COLOURS[index],
+                    marker=MARKERS[offset],
+                    edgecolors="black",
+                    linewidths=0.5,
+                    zorder=3,
+                    label=f"{heuristic_name(strategy)}: {name}",
+                )
         parts = scenario.split("/")
         if TWO_MOVE_LIMIT in scenario:
             axes.set_title("PR 18903 two-move case", fontsize=9, fontweight="bold", color="#b00")
@@ -234,9 +311,14 @@ def draw_replica_frontier(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Fig
 
 def draw_lag_balance(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
     """Max member lag of each lag-aware heuristic against the proven optimum, one panel per heuristic."""
-    lag = gap_rows[(gap_rows["judged_on"] == "lag-aware") & (gap_rows["ref_status"].astype(object) == "optimal")]
-    lag = lag.assign(optimum=pd.to_numeric(lag["ref_level1"], errors="coerce").astype(float),
-                     heuristic_lag=pd.to_numeric(lag["level1"], errors="coerce").astype(float))
+    lag = gap_rows[
+        (gap_rows["judged_on"] == "lag-aware")
+        & (gap_rows["ref_status"].astype(object) == "optimal")
+    ]
+    lag = lag.assign(
+        optimum=pd.to_numeric(lag["ref_level1"], errors="coerce").astype(float),
+        heuristic_lag=pd.to_numeric(lag["level1"], errors="coerce").astype(float),
+    )
     lag = lag[(lag["optimum"] > 0) & (lag["heuristic_lag"] > 0)]
     if lag.empty:
         return empty("no lag-aware scenario with a proven optimum and non-zero lags")
@@ -262,28 +344,33 @@ PLOTS: dict[str, Plot] = {
         "How far each heuristic is from the optimum",
         "Each box is one heuristic's relative level-1 gap to the proven optimum across scenarios (box: quartiles, "
         "whiskers: 1.5 IQR, dots: scenarios), one panel per objective; 0% means it matched the optimum.",
-        draw_gap_distribution),
+        draw_gap_distribution,
+    ),
     "runtime_vs_size": Plot(
         "Runtime against size",
         "Median wall-clock time of each heuristic (solid) and exact solver (dashed) against problem size, one "
         "panel per objective on log-log axes; exact solvers are capped by the suite's time limit.",
-        draw_runtime),
+        draw_runtime,
+    ),
     "moves_per_churn": Plot(
         "Moves per churn event",
         "Mean partitions (or, for placements, replicas) moved per churn event by each heuristic and by the exact "
         "optimum, one panel per objective; fewer moves at equal balance is better.",
-        draw_moves_per_churn),
+        draw_moves_per_churn,
+    ),
     "replica_frontier": Plot(
         "Replica placement: moves against quality",
         "The best broker balance and rack spread reachable within k replica moves (steps) against where each "
         "heuristic ends up (points), one panel per small placement scenario; in the framed PR 18903 two-move "
         "case nothing improves at k = 1 and the swap at k = 2 lowers the rack spread.",
-        draw_replica_frontier),
+        draw_replica_frontier,
+    ),
     "lag_balance": Plot(
         "Lag balance against the optimum",
         "The largest member lag each lag-aware heuristic leaves against the proven optimum, one dot per scenario "
         "on log-log axes (messages); dots on the grey diagonal are optimal, dots above it are not.",
-        draw_lag_balance),
+        draw_lag_balance,
+    ),
 }
 
 
@@ -291,7 +378,9 @@ def save(figure: plt.Figure, folder: Path, name: str) -> tuple[Path, Path]:
     """Write ``name.png`` and ``name.svg`` into ``folder`` and close the figure."""
     png, svg = folder / f"{name}.png", folder / f"{name}.svg"
     figure.savefig(png, format="png")
-    figure.set_layout_engine("none")  # keep the layout the PNG computed (constrained layout is costly)
+    figure.set_layout_engine(
+        "none"
+    )  # keep the layout the PNG computed (constrained layout is costly)
     figure.savefig(svg, format="svg", metadata={"Date": None})
     plt.close(figure)
     return png, svg

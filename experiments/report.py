@@ -61,10 +61,16 @@ class Content:
 
     @property
     def intro(self) -> str:
-        runs = ", ".join(sorted(str(r) for r in self.rows["run_id"].dropna().unique())) \
-            if "run_id" in self.rows else ""
-        return (f"{len(self.rows):,} result rows, {self.rows['scenario_id'].nunique():,} scenarios"
-                + (f", run {runs}" if runs else "") + f", from {self.source}.")
+        runs = (
+            ", ".join(sorted(str(r) for r in self.rows["run_id"].dropna().unique()))
+            if "run_id" in self.rows
+            else ""
+        )
+        return (
+            f"{len(self.rows):,} result rows, {self.rows['scenario_id'].nunique():,} scenarios"
+            + (f", run {runs}" if runs else "")
+            + f", from {self.source}."
+        )
 
 
 def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content, pd.DataFrame]:
@@ -72,19 +78,29 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
     gap_rows = gaps(rows)
     numbers = headline_numbers(gap_rows, seed=seed)
     content = Content(
-        source=source, rows=rows, headline=headline_tables(numbers), numbers=numbers,
+        source=source,
+        rows=rows,
+        headline=headline_tables(numbers),
+        numbers=numbers,
         disagreements=disagreement_table(disagreements(rows)),
         errors=rows.loc[rows["status"] == "error", [c for c in ERROR_COLUMNS if c in rows]],
-        detail=detail_table(gap_rows), runtime=runtime_table(runtime_scaling(rows)),
+        detail=detail_table(gap_rows),
+        runtime=runtime_table(runtime_scaling(rows)),
     )
     return content, gap_rows
 
 
 def disagreement_table(found: pd.DataFrame) -> pd.DataFrame:
     """Exact rows that claim ``optimal`` but disagree (:func:`experiments.gap.disagreements`), labelled."""
-    table = pd.DataFrame({"scenario": found["scenario_id"], "strategy": found["strategy"],
-                          "solver": found["solver"], "status": found["status"],
-                          "reason": found["reason"] if "reason" in found else ""})
+    table = pd.DataFrame(
+        {
+            "scenario": found["scenario_id"],
+            "strategy": found["strategy"],
+            "solver": found["solver"],
+            "status": found["status"],
+            "reason": found["reason"] if "reason" in found else "",
+        }
+    )
     for level in range(1, 5):
         values = pd.to_numeric(found[f"level{level}"], errors="coerce").astype(float)
         if values.notna().any():
@@ -101,78 +117,125 @@ def _plain(value):
 
 def summary_json(content: Content, seed: int) -> dict:
     """The headline numbers for scripts (fractions, not percentages; null where undefined)."""
-    heuristics = [{key: _plain(value) for key, value in record.items()}
-                  for record in content.numbers.to_dict(orient="records")]
+    heuristics = [
+        {key: _plain(value) for key, value in record.items()}
+        for record in content.numbers.to_dict(orient="records")
+    ]
     return {
         "source": content.source,
         "rows": int(len(content.rows)),
         "scenarios": int(content.rows["scenario_id"].nunique()),
-        "run_ids": sorted(str(r) for r in content.rows["run_id"].dropna().unique()) if "run_id" in content.rows
+        "run_ids": sorted(str(r) for r in content.rows["run_id"].dropna().unique())
+        if "run_id" in content.rows
         else [],
         "bootstrap": {"confidence": 0.95, "seed": seed, "statistic": "mean relative level-1 gap"},
         "headline": heuristics,
-        "disagreements": int(content.disagreements["scenario"].nunique()) if len(content.disagreements) else 0,
+        "disagreements": int(content.disagreements["scenario"].nunique())
+        if len(content.disagreements)
+        else 0,
         "failed_runs": int(len(content.errors)),
     }
 
 
 # ------------------------------------------------------------------ renderers
-_NO_DISAGREEMENT = ("None: every pair of exact solvers that proved optimality agrees on every level, and no answer "
-                    "beats a proven optimum.")
-_DISAGREEMENT = ("These exact runs claim a proven optimum that another row contradicts (another optimum with "
-                 "different levels, or a valid answer that beats it; see the reason column), so the claim is "
-                 "false (a bug); the gaps above measure these scenarios against the lexicographically best claim.")
+_NO_DISAGREEMENT = (
+    "None: every pair of exact solvers that proved optimality agrees on every level, and no answer "
+    "beats a proven optimum."
+)
+_DISAGREEMENT = (
+    "These exact runs claim a proven optimum that another row contradicts (another optimum with "
+    "different levels, or a valid answer that beats it; see the reason column), so the claim is "
+    "false (a bug); the gaps above measure these scenarios against the lexicographically best claim."
+)
 
 
 def render_html(content: Content, images: dict[str, bytes]) -> str:
     """One self-contained page (figures embedded as PNG; PNG and SVG files linked)."""
-    parts = ["<h1>rebalance-lab comparison</h1>", f"<p>{html.escape(content.intro)}</p>",
-             "<h2>Headline: each heuristic's gap to the optimum</h2>"]
+    parts = [
+        "<h1>rebalance-lab comparison</h1>",
+        f"<p>{html.escape(content.intro)}</p>",
+        "<h2>Headline: each heuristic's gap to the optimum</h2>",
+    ]
     for objective, table in content.headline.items():
-        parts += [f"<h3>{html.escape(objective)}</h3>", to_html(table),
-                  f"<p class='caption'>{html.escape(headline_caption(objective))}</p>"]
-    parts += ["<h2 id='disagreements'>Exact solvers that disagree</h2>",
-              f"<p>{html.escape(_DISAGREEMENT)}</p>" + to_html(content.disagreements) if len(content.disagreements)
-              else f"<p>{html.escape(_NO_DISAGREEMENT)}</p>"]
+        parts += [
+            f"<h3>{html.escape(objective)}</h3>",
+            to_html(table),
+            f"<p class='caption'>{html.escape(headline_caption(objective))}</p>",
+        ]
+    parts += [
+        "<h2 id='disagreements'>Exact solvers that disagree</h2>",
+        f"<p>{html.escape(_DISAGREEMENT)}</p>" + to_html(content.disagreements)
+        if len(content.disagreements)
+        else f"<p>{html.escape(_NO_DISAGREEMENT)}</p>",
+    ]
     for name, plot in PLOTS.items():
         data = base64.b64encode(images[name]).decode("ascii")
-        parts.append(f"<h2>{html.escape(plot.title)}</h2><figure id='{name}'>"
-                     f"<img src='data:image/png;base64,{data}' alt='{html.escape(plot.title)}'>"
-                     f"<figcaption>{html.escape(plot.caption)} "
-                     f"(<a href='{name}.png'>PNG</a>, <a href='{name}.svg'>SVG</a>)</figcaption></figure>")
-    parts += ["<h2>Runs that failed</h2>", to_html(content.errors) if len(content.errors) else "<p>None.</p>",
-              "<details><summary>By objective, heuristic, churn event and size (scenarios with a proven optimum)</summary>",
-              to_html(content.detail), "</details>",
-              "<details><summary>Median runtime by size</summary>", to_html(content.runtime), "</details>"]
-    style = ("body{font-family:sans-serif;margin:2em auto;max-width:1200px;color:#222}"
-             "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
-             "table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;vertical-align:top}"
-             "table.t th{text-align:left;background:#f4f4f4}table.t td{text-align:right}"
-             "table.t td:first-child{text-align:left}img{max-width:100%}"
-             "figure{margin:0 0 2em}figcaption,.caption{color:#555;font-size:14px;max-width:900px}")
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>rebalance-lab report</title>"
-            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>")
+        parts.append(
+            f"<h2>{html.escape(plot.title)}</h2><figure id='{name}'>"
+            f"<img src='data:image/png;base64,{data}' alt='{html.escape(plot.title)}'>"
+            f"<figcaption>{html.escape(plot.caption)} "
+            f"(<a href='{name}.png'>PNG</a>, <a href='{name}.svg'>SVG</a>)</figcaption></figure>"
+        )
+    parts += [
+        "<h2>Runs that failed</h2>",
+        to_html(content.errors) if len(content.errors) else "<p>None.</p>",
+        "<details><summary>By objective, heuristic, churn event and size (scenarios with a proven optimum)</summary>",
+        to_html(content.detail),
+        "</details>",
+        "<details><summary>Median runtime by size</summary>",
+        to_html(content.runtime),
+        "</details>",
+    ]
+    style = (
+        "body{font-family:sans-serif;margin:2em auto;max-width:1200px;color:#222}"
+        "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
+        "table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;vertical-align:top}"
+        "table.t th{text-align:left;background:#f4f4f4}table.t td{text-align:right}"
+        "table.t td:first-child{text-align:left}img{max-width:100%}"
+        "figure{margin:0 0 2em}figcaption,.caption{color:#555;font-size:14px;max-width:900px}"
+    )
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>rebalance-lab report</title>"
+        f"<style>{style}</style></head><body>{''.join(parts)}</body></html>"
+    )
 
 
 def render_markdown(content: Content) -> str:
     """The report as Markdown (figures as links to the PNGs beside it)."""
-    parts = ["# rebalance-lab comparison", content.intro, "## Headline: each heuristic's gap to the optimum"]
+    parts = [
+        "# rebalance-lab comparison",
+        content.intro,
+        "## Headline: each heuristic's gap to the optimum",
+    ]
     for objective, table in content.headline.items():
         parts += [f"### {objective}", to_markdown(table), headline_caption(objective)]
-    parts += ["## Exact solvers that disagree",
-              _DISAGREEMENT + "\n\n" + to_markdown(content.disagreements) if len(content.disagreements)
-              else _NO_DISAGREEMENT]
+    parts += [
+        "## Exact solvers that disagree",
+        _DISAGREEMENT + "\n\n" + to_markdown(content.disagreements)
+        if len(content.disagreements)
+        else _NO_DISAGREEMENT,
+    ]
     for name, plot in PLOTS.items():
-        parts += [f"## {plot.title}", f"![{plot.title}]({name}.png)", f"*{plot.caption}* ([SVG]({name}.svg))"]
-    parts += ["## Runs that failed", to_markdown(content.errors) if len(content.errors) else "None.",
-              "## By objective, heuristic, churn event and size (scenarios with a proven optimum)", to_markdown(content.detail)]
+        parts += [
+            f"## {plot.title}",
+            f"![{plot.title}]({name}.png)",
+            f"*{plot.caption}* ([SVG]({name}.svg))",
+        ]
+    parts += [
+        "## Runs that failed",
+        to_markdown(content.errors) if len(content.errors) else "None.",
+        "## By objective, heuristic, churn event and size (scenarios with a proven optimum)",
+        to_markdown(content.detail),
+    ]
     return "\n\n".join(parts) + "\n"
 
 
 def latex_tables(content: Content) -> str:
     """The headline tables alone, one ``table`` per objective (needs booktabs and array)."""
-    return "\n".join(to_latex(table, caption=headline_caption(objective), label=f"tab:headline-{objective}")
-                     for objective, table in content.headline.items())
+    return "\n".join(
+        to_latex(table, caption=headline_caption(objective), label=f"tab:headline-{objective}")
+        for objective, table in content.headline.items()
+    )
 
 
 def render_latex(content: Content) -> str:
@@ -181,16 +244,25 @@ def render_latex(content: Content) -> str:
         "\\begin{figure}[htbp]\n\\centering\n"
         f"\\includegraphics[width=\\linewidth,height=0.8\\textheight,keepaspectratio]{{{name}.png}}\n"
         f"\\caption{{{latex_escape(plot.caption)}}}\n\\label{{fig:{name}}}\n\\end{{figure}}"
-        for name, plot in PLOTS.items())
-    return ("\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=1.5cm]{geometry}\n"
-            "\\usepackage{booktabs}\n\\usepackage{array}\n\\usepackage{graphicx}\n"
-            "\\begin{document}\n\\section*{rebalance-lab comparison}\n"
-            f"{latex_escape(content.intro)}\n\n{latex_tables(content)}\n{figures}\n\\end{{document}}\n")
+        for name, plot in PLOTS.items()
+    )
+    return (
+        "\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=1.5cm]{geometry}\n"
+        "\\usepackage{booktabs}\n\\usepackage{array}\n\\usepackage{graphicx}\n"
+        "\\begin{document}\n\\section*{rebalance-lab comparison}\n"
+        f"{latex_escape(content.intro)}\n\n{latex_tables(content)}\n{figures}\n\\end{{document}}\n"
+    )
 
 
 # --------------------------------------------------------------------- writing
-def write_report(rows: pd.DataFrame, folder: Path, source: str, *, formats: tuple[str, ...] = FORMATS,
-                 seed: int = SEED) -> Path:
+def write_report(
+    rows: pd.DataFrame,
+    folder: Path,
+    source: str,
+    *,
+    formats: tuple[str, ...] = FORMATS,
+    seed: int = SEED,
+) -> Path:
     """Write the report of ``rows`` into ``folder``; returns the path of the first format's file."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -202,7 +274,9 @@ def write_report(rows: pd.DataFrame, folder: Path, source: str, *, formats: tupl
     content.numbers.to_csv(folder / "headline.csv", index=False)
     summary(gap_rows).to_csv(folder / "summary.csv", index=False)
     runtime_scaling(rows).to_csv(folder / "runtime_scaling.csv", index=False)
-    (folder / "summary.json").write_text(json.dumps(summary_json(content, seed), indent=2) + "\n", encoding="utf-8")
+    (folder / "summary.json").write_text(
+        json.dumps(summary_json(content, seed), indent=2) + "\n", encoding="utf-8"
+    )
     written = []
     for fmt in formats:
         path = folder / FILES[fmt]
@@ -221,24 +295,39 @@ def write_report(rows: pd.DataFrame, folder: Path, source: str, *, formats: tupl
 def register(subcommands) -> None:
     """Add the ``report`` subcommand to the command line."""
     parser = subcommands.add_parser(
-        "report", help="re-render the report of a results folder (no solving)",
+        "report",
+        help="re-render the report of a results folder (no solving)",
         description="Re-render the report of a results folder that `rebalance-lab compare` wrote (one run: "
         "OUT/results/suite=S/run_id=R, or a folder holding exactly one run) as HTML, Markdown and/or LaTeX, "
         "with PNG and SVG figures, CSV tables and summary.json. Nothing is solved again.",
     )
-    parser.add_argument("results", metavar="RESULTS_DIR", help="a results folder (a run, or a folder holding one)")
-    parser.add_argument("--format", action="append", choices=FORMATS, dest="formats",
-                        help="output format; repeat for several (default: html)")
-    parser.add_argument("--out", help="report folder (default: OUT/report/<suite>-<run id> for a run folder "
-                        "under OUT/results/, else RESULTS_DIR/report)")
+    parser.add_argument(
+        "results", metavar="RESULTS_DIR", help="a results folder (a run, or a folder holding one)"
+    )
+    parser.add_argument(
+        "--format",
+        action="append",
+        choices=FORMATS,
+        dest="formats",
+        help="output format; repeat for several (default: html)",
+    )
+    parser.add_argument(
+        "--out",
+        help="report folder (default: OUT/report/<suite>-<run id> for a run folder "
+        "under OUT/results/, else RESULTS_DIR/report)",
+    )
     parser.set_defaults(handler=command)
 
 
 def default_folder(results: Path, suite: str, run_id: str) -> Path:
     """Where ``compare`` puts the report of a run: ``OUT/report/<suite>-<run id>``."""
     parts = results.resolve().parts
-    if len(parts) >= 3 and parts[-1].startswith("run_id=") and parts[-2].startswith("suite=") \
-            and parts[-3] == "results":
+    if (
+        len(parts) >= 3
+        and parts[-1].startswith("run_id=")
+        and parts[-2].startswith("suite=")
+        and parts[-3] == "results"
+    ):
         return Path(*parts[:-3]) / "report" / f"{suite}-{run_id}"
     return results / "report"
 
@@ -255,10 +344,20 @@ def command(args: argparse.Namespace) -> int:
         raise ProblemError("", "holds no result rows (no *.parquet files under it)", str(results))
     runs = sorted(rows["run_id"].dropna().unique()) if "run_id" in rows else []
     if len(runs) > 1:
-        raise ProblemError("run_id", f"holds {len(runs)} runs ({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''});"
-                           " pass one run's folder", str(results))
-    suite = str(rows["suite"].dropna().iloc[0]) if "suite" in rows and rows["suite"].notna().any() else "results"
-    folder = Path(args.out) if args.out else default_folder(results, suite, runs[0] if runs else "run")
+        raise ProblemError(
+            "run_id",
+            f"holds {len(runs)} runs ({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''});"
+            " pass one run's folder",
+            str(results),
+        )
+    suite = (
+        str(rows["suite"].dropna().iloc[0])
+        if "suite" in rows and rows["suite"].notna().any()
+        else "results"
+    )
+    folder = (
+        Path(args.out) if args.out else default_folder(results, suite, runs[0] if runs else "run")
+    )
     formats = tuple(dict.fromkeys(args.formats or ["html"]))
     write_report(rows, folder, str(results), formats=formats)
     for fmt in formats:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 from experiments.runs import RESULT_COLUMNS
 
 #: Columns renamed since rows were first written (old name -> new), renamed as they are read, so a
-#: results folder written before keeps working: ``objective`` held the strategy a scenario is judged on.
+#: results folder written before keeps working: ``objective`` held the strategy a scenario is judged
+#: on.
 RENAMED_COLUMNS = {"objective": "judged_on"}
 
 
@@ -30,7 +31,7 @@ def results_folder(out: Path, suite_name: str, run_id: str) -> Path:
 
 def new_run_id() -> str:
     """A UTC time stamp and a random suffix: unique even for runs started in the same second."""
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
 
 def done_scenarios(folder: Path) -> set[str]:
@@ -48,7 +49,7 @@ def done_scenarios(folder: Path) -> set[str]:
 def write_batch(folder: Path, rows: pd.DataFrame) -> Path:
     """Write one batch of rows atomically; returns the Parquet file."""
     folder.mkdir(parents=True, exist_ok=True)
-    name = f"batch-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}.parquet"
+    name = f"batch-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}.parquet"
     final = folder / name
     temporary = folder / (name + ".tmp")
     table = pa.Table.from_pandas(rows.astype(RESULT_COLUMNS), preserve_index=False)
@@ -68,7 +69,9 @@ def load_results(folder: Path) -> pd.DataFrame:
     frames = []
     for path in sorted(folder.rglob("*.parquet")):
         frame = pq.read_table(path).to_pandas()
-        frame = frame.rename(columns={old: new for old, new in RENAMED_COLUMNS.items() if new not in frame})
+        frame = frame.rename(
+            columns={old: new for old, new in RENAMED_COLUMNS.items() if new not in frame}
+        )
         for part in path.relative_to(folder).parts[:-1]:
             key, _, value = part.partition("=")
             if value:

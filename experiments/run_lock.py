@@ -14,9 +14,9 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from problems import ProblemError
 
@@ -31,7 +31,9 @@ def check_writable(folder: Path) -> None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
             pass
     except OSError as error:
-        raise ProblemError("", f"cannot write there ({error.strerror or error})", str(folder)) from None
+        raise ProblemError(
+            "", f"cannot write there ({error.strerror or error})", str(folder)
+        ) from None
 
 
 @contextmanager
@@ -46,8 +48,11 @@ def hold(folder: Path) -> Iterator[None]:
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            raise ProblemError("run_id", f"is being written by {holder}; wait for it or pass another --run-id",
-                               str(folder)) from None
+            raise ProblemError(
+                "run_id",
+                f"is being written by {holder}; wait for it or pass another --run-id",
+                str(folder),
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"process {os.getpid()}")

@@ -36,18 +36,35 @@ TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
 FRONTIER_PARTITIONS = 12
 FRONTIER_MOVES = 4
 SCENARIO_COLUMNS = {
-    "scenario_id": "string", "family": "string", "judged_on": "string", "churn": "string",
-    "pattern": "string", "lags": "string", "partitions": "int64", "members": "int64", "topics": "int64",
-    "replication": "int64", "size": "int64", "seed": "int64",
+    "scenario_id": "string",
+    "family": "string",
+    "judged_on": "string",
+    "churn": "string",
+    "pattern": "string",
+    "lags": "string",
+    "partitions": "int64",
+    "members": "int64",
+    "topics": "int64",
+    "replication": "int64",
+    "size": "int64",
+    "seed": "int64",
 }
 RESULT_COLUMNS = {
     **SCENARIO_COLUMNS,
-    "strategy": "string", "variant": "string", "solver": "string", "role": "string",
-    "status": "string", "valid": "bool",
+    "strategy": "string",
+    "variant": "string",
+    "solver": "string",
+    "role": "string",
+    "status": "string",
+    "valid": "bool",
     **{f"level{i}": "Int64" for i in range(1, LEVELS + 1)},
     **{f"bound{i}": "Int64" for i in range(1, LEVELS + 1)},
-    "runtime_s": "float64", "peak_rss_mb": "float64", "time_limit_s": "float64",
-    "suite_version": "int64", "versions": "string", "error": "string",
+    "runtime_s": "float64",
+    "peak_rss_mb": "float64",
+    "time_limit_s": "float64",
+    "suite_version": "int64",
+    "versions": "string",
+    "error": "string",
 }
 
 
@@ -85,32 +102,47 @@ def _peak_rss_mb() -> float:
 def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
     """Every run of ``scenario``: one row per (strategy, variant, solver)."""
     base = {k: getattr(scenario, k, None) for k in SCENARIO_COLUMNS if k != "scenario_id"}
-    base.update(scenario_id=scenario.scenario_id, size=scenario.size, suite_version=SUITE_VERSION,
-                versions=VERSIONS, time_limit_s=float(time_limit))
+    base.update(
+        scenario_id=scenario.scenario_id,
+        size=scenario.size,
+        suite_version=SUITE_VERSION,
+        versions=VERSIONS,
+        time_limit_s=float(time_limit),
+    )
     problem = load_problem(build_problem(scenario))
     names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.judged_on]]
     rows = []
     for strategy, variant, solver in runs_for(scenario.judged_on):
-        row = {**base, "strategy": strategy, "variant": variant or "", "solver": solver,
-               "role": "heuristic" if solver == "heuristic" else "exact"}
+        row = {
+            **base,
+            "strategy": strategy,
+            "variant": variant or "",
+            "solver": solver,
+            "role": "heuristic" if solver == "heuristic" else "exact",
+        }
         # Only exact backends that honour a time limit get one (flow runs to its optimum).
         limit = time_limit if STRATEGIES[strategy].runner(solver).takes("time_limit") else None
         try:
             started = time.perf_counter()
-            result = solve(problem, strategy, solver, variant=variant, time_limit=limit, workers=1, seed=0)
+            result = solve(
+                problem, strategy, solver, variant=variant, time_limit=limit, workers=1, seed=0
+            )
             row["runtime_s"] = time.perf_counter() - started
             row["peak_rss_mb"] = _peak_rss_mb()
             row["status"] = str(result.status)
             row["valid"] = False
             if result.answer is not None:
-                # Judged on the scenario's strategy (range on sticky, kafka-default on sticky-replica, ...).
+                # Judged on the scenario's strategy (range on sticky, kafka-default on
+                # sticky-replica, ...).
                 verdict = evaluate(problem, result.answer, scenario.judged_on)
                 row["valid"] = verdict.valid
                 for i, value in enumerate(verdict.objective[:LEVELS], start=1):
                     row[f"level{i}"] = value
             for i, value in enumerate((result.bound or ())[: len(names)], start=1):
                 row[f"bound{i}"] = value
-        except ProblemError as error:  # a model refusing the instance (too large, beyond its exact range)
+        except (
+            ProblemError
+        ) as error:  # a model refusing the instance (too large, beyond its exact range)
             row.update(status="unknown", valid=False, error=f"refused: {error}")
         except Exception as error:  # a crashing solver is a row, not a failed job
             row.update(status="error", valid=False, error=_describe(error))
@@ -127,17 +159,40 @@ def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
         started = time.perf_counter()
         forced = int((problem.replica_positions < 0).sum())  # replicas on removed brokers must move
         last = forced + FRONTIER_MOVES  # time_limit per point, as one budget for the whole frontier
-        points = frontier(problem, "sticky-replica", "cpsat", last, time_limit=time_limit * (last + 1),
-                          workers=1, seed=0)
+        points = frontier(
+            problem,
+            "sticky-replica",
+            "cpsat",
+            last,
+            time_limit=time_limit * (last + 1),
+            workers=1,
+            seed=0,
+        )
         runtime = (time.perf_counter() - started) / max(len(points), 1)
     except Exception as error:  # a crashing solver is a row, not a failed job
-        return [{**row, "variant": "frontier", "status": "error", "valid": False, "error": _describe(error)}]
+        return [
+            {
+                **row,
+                "variant": "frontier",
+                "status": "error",
+                "valid": False,
+                "error": _describe(error),
+            }
+        ]
     rows = []
     for k, point in enumerate(points):
         levels = point.objective if point.answer is not None else []
-        rows.append({**row, "variant": f"k={k}", "status": str(point.status), "valid": point.valid,
-                     "runtime_s": runtime, **{f"level{i}": v for i, v in enumerate(levels[:LEVELS], start=1)},
-                     **{f"bound{i}": v for i, v in enumerate((point.bound or ())[:LEVELS], start=1)}})
+        rows.append(
+            {
+                **row,
+                "variant": f"k={k}",
+                "status": str(point.status),
+                "valid": point.valid,
+                "runtime_s": runtime,
+                **{f"level{i}": v for i, v in enumerate(levels[:LEVELS], start=1)},
+                **{f"bound{i}": v for i, v in enumerate((point.bound or ())[:LEVELS], start=1)},
+            }
+        )
     return rows
 
 
@@ -148,16 +203,19 @@ def _describe(error: Exception) -> str:
 
 def scenario_frame(scenarios: list[Scenario]) -> pd.DataFrame:
     """Scenarios as a DataFrame, one row each (the fields of :class:`Scenario`): what :func:`solve_frame` takes."""
-    return pd.DataFrame([{k: getattr(s, k) for k in Scenario.__dataclass_fields__} for s in scenarios])
+    return pd.DataFrame(
+        [{k: getattr(s, k) for k in Scenario.__dataclass_fields__} for s in scenarios]
+    )
 
 
-def solve_frame(frame: pd.DataFrame, time_limit: float, progress: str | None = None,
-                processes: int = 1) -> pd.DataFrame:
+def solve_frame(
+    frame: pd.DataFrame, time_limit: float, progress: str | None = None, processes: int = 1
+) -> pd.DataFrame:
     """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title.
 
-    ``processes`` > 1 (``rebalance-lab gate`` without Spark): the scenarios are shared among that many
-    worker processes (one scenario per task, each on its own core as every solver is single-threaded);
-    the rows come back in ``frame``'s order, as from one process.
+    ``processes`` > 1 (``rebalance-lab gate`` without Spark): the scenarios are shared among that
+    many worker processes (one scenario per task, each on its own core as every solver is
+    single-threaded); the rows come back in ``frame``'s order, as from one process.
     """
     fields = Scenario.__dataclass_fields__
     scenarios = [Scenario(**{k: record[k] for k in fields}) for record in frame.to_dict("records")]
@@ -165,7 +223,9 @@ def solve_frame(frame: pd.DataFrame, time_limit: float, progress: str | None = N
     bar = dict(total=len(scenarios), desc=progress, unit="scenario", disable=progress is None)
     if processes > 1:
         # spawn: a fork would copy the parent's solver libraries' threads and locks
-        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(
+            processes, mp_context=multiprocessing.get_context("spawn")
+        ) as pool:
             parts = list(tqdm(pool.map(solve_scenario, scenarios, repeat(time_limit)), **bar))
     else:
         parts = (solve_scenario(scenario, time_limit) for scenario in tqdm(scenarios, **bar))

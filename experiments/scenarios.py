@@ -33,8 +33,16 @@ from problems import load_problem
 
 SUITE_VERSION = 5
 
-GROUP_CHURN = ("fresh", "member-joins", "member-leaves", "several-leave", "topic-added", "topic-deleted",
-               "partitions-added", "zombie")
+GROUP_CHURN = (
+    "fresh",
+    "member-joins",
+    "member-leaves",
+    "several-leave",
+    "topic-added",
+    "topic-deleted",
+    "partitions-added",
+    "zombie",
+)
 PLACEMENT_CHURN = ("broker-removed", "broker-added", "rack-added")
 #: PR 18903's "Limitations" example: four brokers on two racks, partition A on rack 1's two
 #: brokers, B on rack 2's; only a two-move swap improves rack spread.
@@ -44,11 +52,13 @@ PATTERNS = ("equal", "random-subsets", "few-topics", "one-odd")
 #: homogeneous, and heterogeneous in 5 buckets of members and topics.
 KIP848_PATTERNS = ("equal", "buckets")
 LAGS = ("zero", "uniform", "zipf", "hot")
-#: Racks of a racked group scenario (Kafka's assignor benchmarks: 3 racks, member ``m`` on rack ``m mod 3``).
+#: Racks of a racked group scenario (Kafka's assignor benchmarks: 3 racks, member ``m`` on rack ``m
+#: mod 3``).
 RACKS = 3
-#: Replicas per partition of the racked group families: 2 of the 3 racks (each partition misaligned with
-#: a third of the members, so rack alignment binds), all 3 (Kafka's rack-aware benchmark shape: every
-#: member aligned with every partition, Kafka's rack logic stays off), and 0 (no racks at all).
+#: Replicas per partition of the racked group families: 2 of the 3 racks (each partition misaligned
+#: with a third of the members, so rack alignment binds), all 3 (Kafka's rack-aware benchmark shape:
+#: every member aligned with every partition, Kafka's rack logic stays off), and 0 (no racks at
+#: all).
 RACK_LAYOUTS = (2, 3, 0)
 
 GENERATION = 5  # generation of the previous assignment (a zombie claims with GENERATION - 2)
@@ -101,8 +111,10 @@ class Scenario:
             detail = f"{self.pattern}-{self.lags}-{racks}"
         else:
             detail = f"{self.pattern}-{self.lags}"
-        return (f"{self.judged_on}/{self.churn}/{detail}/"
-                f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}")
+        return (
+            f"{self.judged_on}/{self.churn}/{detail}/"
+            f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}"
+        )
 
     @property
     def size(self) -> int:
@@ -135,11 +147,13 @@ def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int],
             subscription = sorted(rng.choice(names, size=k, replace=False).tolist())
         elif s.pattern == "one-odd":
             subscription = names[:1] if m == s.members - 1 else names
-        elif s.pattern == "buckets":  # Kafka's ServerSideAssignorBenchmark: 5 blocks of members on 5 of topics
+        elif (
+            s.pattern == "buckets"
+        ):  # Kafka's ServerSideAssignorBenchmark: 5 blocks of members on 5 of topics
             buckets = min(5, s.members)
             topic_block, member_block = -(-s.topics // buckets), -(-s.members // buckets)
             bucket = m // member_block
-            subscription = names[bucket * topic_block:(bucket + 1) * topic_block] or names[-1:]
+            subscription = names[bucket * topic_block : (bucket + 1) * topic_block] or names[-1:]
         else:
             raise ValueError(f"unknown subscription pattern {s.pattern!r}")
         members.append({"id": f"consumer{m:04d}", "topics": list(subscription)})
@@ -155,7 +169,9 @@ def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.
     elif s.churn in ("member-leaves", "several-leave"):
         extra = 1 if s.churn == "member-leaves" else max(2, s.members // 4)
         for i in range(extra):
-            before_members.append({"id": f"left{i:03d}", "topics": list(before_members[0]["topics"])})
+            before_members.append(
+                {"id": f"left{i:03d}", "topics": list(before_members[0]["topics"])}
+            )
     elif s.churn == "topic-added":
         newest = list(topics)[-1]
         before_topics.pop(newest)
@@ -173,7 +189,9 @@ def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.
     return before.assignment
 
 
-def _lags(s: Scenario, topics: dict[str, int], rng: np.random.Generator) -> dict[str, list[int]] | None:
+def _lags(
+    s: Scenario, topics: dict[str, int], rng: np.random.Generator
+) -> dict[str, list[int]] | None:
     if s.judged_on != "lag-aware":
         return None
     out = {}
@@ -209,8 +227,10 @@ def _group_document(s: Scenario) -> dict:
             # A member that missed a rebalance: it still claims the first member's
             # partitions, with an older generation (KIP-341 / KIP-315 epochs).
             victim, zombie = members[0], members[-1]
-            zombie["owned"] = {t: sorted(set(zombie.get("owned", {}).get(t, [])) | set(ps))
-                               for t, ps in {**zombie.get("owned", {}), **victim.get("owned", {})}.items()}
+            zombie["owned"] = {
+                t: sorted(set(zombie.get("owned", {}).get(t, [])) | set(ps))
+                for t, ps in {**zombie.get("owned", {}), **victim.get("owned", {})}.items()
+            }
             zombie["generation"] = GENERATION - 2
     doc = {"topics": topics, "members": members}
     lags = _lags(s, topics, rng)
@@ -232,7 +252,9 @@ def _add_racks(doc: dict, replication: int, rng: np.random.Generator) -> None:
     doc["partition_racks"] = {}
     for topic, count in doc["topics"].items():
         first = rng.integers(RACKS, size=count)
-        doc["partition_racks"][topic] = [[names[(f + j) % RACKS] for j in range(replication)] for f in first.tolist()]
+        doc["partition_racks"][topic] = [
+            [names[(f + j) % RACKS] for j in range(replication)] for f in first.tolist()
+        ]
 
 
 # ================================================================= placements
@@ -240,12 +262,16 @@ def _placement_document(s: Scenario) -> dict:
     if s.churn == TWO_MOVE_LIMIT:
         return {
             "brokers": [{"id": b, "rack": "rack1" if b <= 2 else "rack2"} for b in (1, 2, 3, 4)],
-            "partitions": [{"topic": "A", "partition": 0, "replicas": [1, 2]},
-                           {"topic": "B", "partition": 0, "replicas": [3, 4]}],
+            "partitions": [
+                {"topic": "A", "partition": 0, "replicas": [1, 2]},
+                {"topic": "B", "partition": 0, "replicas": [3, 4]},
+            ],
         }
     rng = np.random.default_rng(s.seed)
     racks = s.topics
-    brokers = [{"id": b + 1, **({"rack": f"rack{b % racks}"} if racks else {})} for b in range(s.members)]
+    brokers = [
+        {"id": b + 1, **({"rack": f"rack{b % racks}"} if racks else {})} for b in range(s.members)
+    ]
     # The placement before the event: replicas dealt round the brokers from a random
     # start, each next replica on the next broker of the list (a rack-alternating list).
     ids = [b["id"] for b in brokers]
@@ -255,17 +281,26 @@ def _placement_document(s: Scenario) -> dict:
     for p in range(s.partitions):
         first = (start + p) % len(ids)
         replicas = [ids[(first + r) % len(ids)] for r in range(s.replication)]
-        partitions.append({"topic": f"topic{p % topic_count:02d}", "partition": p // topic_count,
-                           "replicas": replicas})
+        partitions.append(
+            {
+                "topic": f"topic{p % topic_count:02d}",
+                "partition": p // topic_count,
+                "replicas": replicas,
+            }
+        )
     if s.churn == "broker-removed":
         removed = rng.choice(len(brokers), size=min(2, len(brokers) - s.replication), replace=False)
         brokers = [b for i, b in enumerate(brokers) if i not in set(removed.tolist())]
     elif s.churn == "broker-added":
         for extra in range(2):
-            brokers.append({"id": s.members + extra + 1, **({"rack": f"rack{extra % racks}"} if racks else {})})
+            brokers.append(
+                {"id": s.members + extra + 1, **({"rack": f"rack{extra % racks}"} if racks else {})}
+            )
     elif s.churn == "rack-added":
         for extra in range(2):
-            brokers.append({"id": s.members + extra + 1, **({"rack": f"rack{racks}"} if racks else {})})
+            brokers.append(
+                {"id": s.members + extra + 1, **({"rack": f"rack{racks}"} if racks else {})}
+            )
     return {"brokers": brokers, "partitions": partitions}
 
 
@@ -278,16 +313,31 @@ def build_problem(scenario: Scenario) -> dict:
 
 # ===================================================================== suites
 def _groups(strategies, churns, sizes, seeds, patterns=("equal",), lags=("zero",)):
-    for judged_on, churn, (p, m, t), seed, pattern in itertools.product(strategies, churns, sizes, seeds, patterns):
-        for lag in (lags if judged_on == "lag-aware" else ("zero",)):
-            yield Scenario("group", judged_on, churn, p, m, t, seed, pattern if judged_on != "stream-join" else "equal",
-                           lag)
+    for judged_on, churn, (p, m, t), seed, pattern in itertools.product(
+        strategies, churns, sizes, seeds, patterns
+    ):
+        for lag in lags if judged_on == "lag-aware" else ("zero",):
+            yield Scenario(
+                "group",
+                judged_on,
+                churn,
+                p,
+                m,
+                t,
+                seed,
+                pattern if judged_on != "stream-join" else "equal",
+                lag,
+            )
 
 
 def _racked(churns, sizes, seeds, patterns, layouts=RACK_LAYOUTS):
     """Group scenarios judged on ``rack-aware``, one per rack layout (replicas per partition, 0: no racks)."""
-    for churn, (p, m, t), seed, pattern, replication in itertools.product(churns, sizes, seeds, patterns, layouts):
-        yield Scenario("group", "rack-aware", churn, p, m, t, seed, pattern, replication=replication)
+    for churn, (p, m, t), seed, pattern, replication in itertools.product(
+        churns, sizes, seeds, patterns, layouts
+    ):
+        yield Scenario(
+            "group", "rack-aware", churn, p, m, t, seed, pattern, replication=replication
+        )
 
 
 def _placements(churns, sizes, seeds):
@@ -295,7 +345,9 @@ def _placements(churns, sizes, seeds):
         yield Scenario("placement", "sticky-replica", churn, p, b, r, seed, replication=rf)
 
 
-TWO_MOVE_SCENARIO = Scenario("placement", "sticky-replica", TWO_MOVE_LIMIT, 2, 4, 2, 0, replication=2)
+TWO_MOVE_SCENARIO = Scenario(
+    "placement", "sticky-replica", TWO_MOVE_LIMIT, 2, 4, 2, 0, replication=2
+)
 
 
 def _unique(scenarios) -> list[Scenario]:
@@ -305,61 +357,133 @@ def _unique(scenarios) -> list[Scenario]:
 def suite(name: str) -> list[Scenario]:
     """The scenarios of suite ``name`` (``smoke``, ``gate``, ``default``, ``scale``)."""
     if name == "smoke":
-        return _unique([
-            *_groups(["sticky"], ["fresh", "member-leaves"], [(12, 3, 2)], [1]),
-            *_groups(["lag-aware"], ["fresh"], [(8, 3, 2)], [1], lags=("zipf",)),
-            *_groups(["stream-join"], ["member-leaves"], [(12, 3, 2)], [1]),
-            *_racked(["member-leaves"], [(12, 3, 2)], [1], ["random-subsets"], layouts=(2,)),
-            *_placements(["broker-removed"], [(6, 4, 2, 2)], [1]),
-            TWO_MOVE_SCENARIO,
-        ])
+        return _unique(
+            [
+                *_groups(["sticky"], ["fresh", "member-leaves"], [(12, 3, 2)], [1]),
+                *_groups(["lag-aware"], ["fresh"], [(8, 3, 2)], [1], lags=("zipf",)),
+                *_groups(["stream-join"], ["member-leaves"], [(12, 3, 2)], [1]),
+                *_racked(["member-leaves"], [(12, 3, 2)], [1], ["random-subsets"], layouts=(2,)),
+                *_placements(["broker-removed"], [(6, 4, 2, 2)], [1]),
+                TWO_MOVE_SCENARIO,
+            ]
+        )
     if name == "gate":
-        return _unique([
-            *_groups(["sticky"], GROUP_CHURN, [(24, 4, 3), (60, 7, 4)], [1, 2], patterns=("equal", "random-subsets")),
-            *_groups(["lag-aware"], ["fresh", "member-joins"], [(12, 3, 2), (16, 4, 2)], [1, 2],
-                     patterns=("equal",), lags=("uniform", "zipf", "hot")),
-            *_groups(["stream-join"], ["fresh", "member-joins", "member-leaves", "zombie", "topic-added"],
-                     [(24, 4, 3)], [1, 2]),
-            *_racked(["fresh", "member-leaves"], [(24, 4, 3)], [1, 2], ("equal", "random-subsets"), layouts=(2, 0)),
-            *_placements(PLACEMENT_CHURN, [(12, 6, 2, 3), (24, 9, 3, 3)], [1, 2]),
-            TWO_MOVE_SCENARIO,
-        ])
+        return _unique(
+            [
+                *_groups(
+                    ["sticky"],
+                    GROUP_CHURN,
+                    [(24, 4, 3), (60, 7, 4)],
+                    [1, 2],
+                    patterns=("equal", "random-subsets"),
+                ),
+                *_groups(
+                    ["lag-aware"],
+                    ["fresh", "member-joins"],
+                    [(12, 3, 2), (16, 4, 2)],
+                    [1, 2],
+                    patterns=("equal",),
+                    lags=("uniform", "zipf", "hot"),
+                ),
+                *_groups(
+                    ["stream-join"],
+                    ["fresh", "member-joins", "member-leaves", "zombie", "topic-added"],
+                    [(24, 4, 3)],
+                    [1, 2],
+                ),
+                *_racked(
+                    ["fresh", "member-leaves"],
+                    [(24, 4, 3)],
+                    [1, 2],
+                    ("equal", "random-subsets"),
+                    layouts=(2, 0),
+                ),
+                *_placements(PLACEMENT_CHURN, [(12, 6, 2, 3), (24, 9, 3, 3)], [1, 2]),
+                TWO_MOVE_SCENARIO,
+            ]
+        )
     if name == "default":
-        return _unique([
-            *_groups(["sticky"], GROUP_CHURN, [(12, 3, 2), (200, 10, 5), (2000, 100, 20)], [1, 2],
-                     patterns=PATTERNS),
-            # Kafka's server-side assignor benchmark shapes, small: 10 partitions per member, full and
-            # incremental (a member joins), homogeneous and in 5 buckets.
-            *_groups(["sticky"], ["fresh", "member-joins"], [(1000, 100, 10), (2000, 200, 100)], [1],
-                     patterns=KIP848_PATTERNS),
-            # KIP-881 racks (3 racks; replicas on 2 of them, on all 3, or no racks at all): range, sticky and
-            # cooperative-sticky rack-aware, uniform and server-range with racks, against the exact rack-aware model.
-            *_racked(["fresh", "member-joins", "member-leaves"], [(24, 4, 3), (200, 10, 5)], [1],
-                     ("equal", "random-subsets", "buckets")),
-            *_groups(["lag-aware"], ["fresh", "member-joins", "member-leaves"], [(12, 3, 2), (16, 4, 2), (24, 4, 2)],
-                     [1], patterns=("equal", "few-topics"), lags=LAGS),
-            *_groups(["lag-aware"], ["fresh"], [(200, 10, 2)], [1], lags=("uniform", "zipf")),
-            *_groups(["stream-join"], GROUP_CHURN, [(24, 4, 3), (300, 10, 3), (2000, 50, 5)], [1, 2]),
-            *_placements(PLACEMENT_CHURN, [(12, 4, 2, 2), (60, 9, 3, 3), (300, 12, 3, 3)], [1, 2]),
-            *_placements(["broker-removed"], [(1000, 30, 3, 3)], [1]),
-            TWO_MOVE_SCENARIO,
-        ])
+        return _unique(
+            [
+                *_groups(
+                    ["sticky"],
+                    GROUP_CHURN,
+                    [(12, 3, 2), (200, 10, 5), (2000, 100, 20)],
+                    [1, 2],
+                    patterns=PATTERNS,
+                ),
+                # Kafka's server-side assignor benchmark shapes, small: 10 partitions per member,
+                # full and incremental (a member joins), homogeneous and in 5 buckets.
+                *_groups(
+                    ["sticky"],
+                    ["fresh", "member-joins"],
+                    [(1000, 100, 10), (2000, 200, 100)],
+                    [1],
+                    patterns=KIP848_PATTERNS,
+                ),
+                # KIP-881 racks (3 racks; replicas on 2 of them, on all 3, or no racks at all):
+                # range, sticky and cooperative-sticky rack-aware, uniform and server-range with
+                # racks, against the exact rack-aware model.
+                *_racked(
+                    ["fresh", "member-joins", "member-leaves"],
+                    [(24, 4, 3), (200, 10, 5)],
+                    [1],
+                    ("equal", "random-subsets", "buckets"),
+                ),
+                *_groups(
+                    ["lag-aware"],
+                    ["fresh", "member-joins", "member-leaves"],
+                    [(12, 3, 2), (16, 4, 2), (24, 4, 2)],
+                    [1],
+                    patterns=("equal", "few-topics"),
+                    lags=LAGS,
+                ),
+                *_groups(["lag-aware"], ["fresh"], [(200, 10, 2)], [1], lags=("uniform", "zipf")),
+                *_groups(
+                    ["stream-join"], GROUP_CHURN, [(24, 4, 3), (300, 10, 3), (2000, 50, 5)], [1, 2]
+                ),
+                *_placements(
+                    PLACEMENT_CHURN, [(12, 4, 2, 2), (60, 9, 3, 3), (300, 12, 3, 3)], [1, 2]
+                ),
+                *_placements(["broker-removed"], [(1000, 30, 3, 3)], [1]),
+                TWO_MOVE_SCENARIO,
+            ]
+        )
     if name == "scale":
-        return _unique([
-            *_groups(["sticky"], GROUP_CHURN, [(100_000, 1000, 100), (1_000_000, 2000, 500)], [1],
-                     patterns=("equal", "one-odd")),
-            # Kafka's server-side assignor benchmark at its largest: 10,000 members x 10 partitions
-            # per member x 1,000 topics, and 5 and 50 partitions per member on 100 topics.
-            *_groups(["sticky"], ["fresh", "member-joins"],
-                     [(100_000, 10_000, 1000), (5_000, 1000, 100), (50_000, 1000, 100)], [1],
-                     patterns=KIP848_PATTERNS),
-            *_racked(["fresh", "member-joins"], [(100_000, 10_000, 1000)], [1], KIP848_PATTERNS),
-            *_groups(["stream-join"], ["member-leaves", "zombie"], [(50_000, 500, 5)], [1]),
-            *_placements(PLACEMENT_CHURN, [(10_000, 100, 5, 3)], [1]),
-            *_placements(["broker-removed"], [(100_000, 100, 5, 3)], [1]),
-            *_groups(["lag-aware"], ["fresh", "member-joins"], [(10_000, 100, 10), (100_000, 1000, 10)], [1],
-                     lags=("uniform", "zipf")),
-        ])
+        return _unique(
+            [
+                *_groups(
+                    ["sticky"],
+                    GROUP_CHURN,
+                    [(100_000, 1000, 100), (1_000_000, 2000, 500)],
+                    [1],
+                    patterns=("equal", "one-odd"),
+                ),
+                # Kafka's server-side assignor benchmark at its largest: 10,000 members x 10
+                # partitions per member x 1,000 topics, and 5 and 50 partitions per member on 100
+                # topics.
+                *_groups(
+                    ["sticky"],
+                    ["fresh", "member-joins"],
+                    [(100_000, 10_000, 1000), (5_000, 1000, 100), (50_000, 1000, 100)],
+                    [1],
+                    patterns=KIP848_PATTERNS,
+                ),
+                *_racked(
+                    ["fresh", "member-joins"], [(100_000, 10_000, 1000)], [1], KIP848_PATTERNS
+                ),
+                *_groups(["stream-join"], ["member-leaves", "zombie"], [(50_000, 500, 5)], [1]),
+                *_placements(PLACEMENT_CHURN, [(10_000, 100, 5, 3)], [1]),
+                *_placements(["broker-removed"], [(100_000, 100, 5, 3)], [1]),
+                *_groups(
+                    ["lag-aware"],
+                    ["fresh", "member-joins"],
+                    [(10_000, 100, 10), (100_000, 1000, 10)],
+                    [1],
+                    lags=("uniform", "zipf"),
+                ),
+            ]
+        )
     raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
 
 

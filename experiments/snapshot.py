@@ -29,20 +29,39 @@ examples:
 """
 
 
-def add_cluster_arguments(parser: argparse.ArgumentParser, *, group: bool = False, placement: bool = False) -> None:
+def add_cluster_arguments(
+    parser: argparse.ArgumentParser, *, group: bool = False, placement: bool = False
+) -> None:
     """``--bootstrap-server`` and ``--timeout`` (and ``--group`` / ``--topics``, ``--remove-brokers``)."""
     from clients.cluster import TIMEOUT
 
-    parser.add_argument("--bootstrap-server", metavar="HOST:PORT",
-                        help="read the problem from a live Kafka cluster instead of a file")
-    parser.add_argument("--timeout", type=seconds, default=TIMEOUT, metavar="SEC",
-                        help=f"seconds to wait for the cluster, per request (default {TIMEOUT:g})")
+    parser.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="read the problem from a live Kafka cluster instead of a file",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=seconds,
+        default=TIMEOUT,
+        metavar="SEC",
+        help=f"seconds to wait for the cluster, per request (default {TIMEOUT:g})",
+    )
     if group:
-        parser.add_argument("--group", metavar="G", help="the consumer group (with --bootstrap-server)")
+        parser.add_argument(
+            "--group", metavar="G", help="the consumer group (with --bootstrap-server)"
+        )
     if placement:
-        parser.add_argument("--topics", nargs="+", metavar="T", help="only these topics (default: all)")
-        parser.add_argument("--remove-brokers", type=broker_ids, default=[], metavar="IDS",
-                            help="decommission these brokers (comma-separated ids): their replicas move")
+        parser.add_argument(
+            "--topics", nargs="+", metavar="T", help="only these topics (default: all)"
+        )
+        parser.add_argument(
+            "--remove-brokers",
+            type=broker_ids,
+            default=[],
+            metavar="IDS",
+            help="decommission these brokers (comma-separated ids): their replicas move",
+        )
 
 
 def cluster_document(args: argparse.Namespace, kind: str) -> dict:
@@ -52,22 +71,32 @@ def cluster_document(args: argparse.Namespace, kind: str) -> dict:
     servers = args.bootstrap_server
     with cluster.connect(servers, args.timeout) as admin:
         if kind == "group":
-            return cluster.group_document(admin, args.group, servers, reset=getattr(args, "reset", "latest"))
-        return cluster.placement_document(admin, servers, getattr(args, "topics", None),
-                                          getattr(args, "remove_brokers", []))
+            return cluster.group_document(
+                admin, args.group, servers, reset=getattr(args, "reset", "latest")
+            )
+        return cluster.placement_document(
+            admin, servers, getattr(args, "topics", None), getattr(args, "remove_brokers", [])
+        )
 
 
 def problem_source(args: argparse.Namespace, kind: str):
     """``(problem source, name)``: the file ``args.problem`` or the document read from the cluster."""
     if args.bootstrap_server is None:
         if args.problem is None:
-            raise ProblemError("", "give a PROBLEM.json or --bootstrap-server HOST:PORT", "<command line>")
+            raise ProblemError(
+                "", "give a PROBLEM.json or --bootstrap-server HOST:PORT", "<command line>"
+            )
         if kind == "placement" and args.remove_brokers:
-            raise ProblemError("--remove-brokers", "needs --bootstrap-server (in a file, leave the brokers "
-                               "out of \"brokers\")", args.problem)
+            raise ProblemError(
+                "--remove-brokers",
+                'needs --bootstrap-server (in a file, leave the brokers out of "brokers")',
+                args.problem,
+            )
         return args.problem, args.problem
     if args.problem is not None:
-        raise ProblemError("", "give either PROBLEM.json or --bootstrap-server, not both", args.problem)
+        raise ProblemError(
+            "", "give either PROBLEM.json or --bootstrap-server, not both", args.problem
+        )
     if kind == "group" and not args.group:
         raise ProblemError("--group", "missing (the consumer group to read)", args.bootstrap_server)
     return cluster_document(args, kind), args.bootstrap_server
@@ -76,15 +105,25 @@ def problem_source(args: argparse.Namespace, kind: str):
 def register(subcommands) -> None:
     """Add the ``snapshot`` subcommand to ``rebalance-lab``'s subparsers."""
     parser = subcommands.add_parser(
-        "snapshot", help="read a consumer group or the replica placement from a live Kafka cluster",
+        "snapshot",
+        help="read a consumer group or the replica placement from a live Kafka cluster",
         description="Write a live cluster's consumer group or replica placement as a problem document.",
-        epilog=HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_cluster_arguments(parser, group=True)
-    parser.add_argument("--placement", action="store_true", help="the replica placement instead of a group")
-    parser.add_argument("--topics", nargs="+", metavar="T", help="with --placement: only these topics")
-    parser.add_argument("--reset", choices=("latest", "earliest"), default="latest",
-                        help="auto.offset.reset for partitions without a committed offset (lags; default latest)")
+    parser.add_argument(
+        "--placement", action="store_true", help="the replica placement instead of a group"
+    )
+    parser.add_argument(
+        "--topics", nargs="+", metavar="T", help="with --placement: only these topics"
+    )
+    parser.add_argument(
+        "--reset",
+        choices=("latest", "earliest"),
+        default="latest",
+        help="auto.offset.reset for partitions without a committed offset (lags; default latest)",
+    )
     parser.add_argument("--out", metavar="FILE", help="write the JSON here instead of stdout")
     parser.add_argument("--pretty", action="store_true", help="indent the JSON output")
     parser.set_defaults(handler=_command)
@@ -92,12 +131,18 @@ def register(subcommands) -> None:
 
 def _command(args: argparse.Namespace) -> int:
     if not args.bootstrap_server:
-        raise ProblemError("--bootstrap-server", "missing (HOST:PORT of a broker)", "<command line>")
+        raise ProblemError(
+            "--bootstrap-server", "missing (HOST:PORT of a broker)", "<command line>"
+        )
     if args.placement == bool(args.group):
-        raise ProblemError("", "give exactly one of --group G and --placement", args.bootstrap_server)
+        raise ProblemError(
+            "", "give exactly one of --group G and --placement", args.bootstrap_server
+        )
     if args.topics and not args.placement:
         raise ProblemError("--topics", "only with --placement", args.bootstrap_server)
-    write_json(cluster_document(args, "placement" if args.placement else "group"), args.out, args.pretty)
+    write_json(
+        cluster_document(args, "placement" if args.placement else "group"), args.out, args.pretty
+    )
     return 0
 
 

@@ -75,15 +75,16 @@ def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **
     if master is not None:
         builder = builder.master(master)
     builder = (
-        builder
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"])
     )
     if master is not None and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = builder.config("spark.sql.shuffle.partitions", "4").config("spark.driver.host", "127.0.0.1")
+        builder = builder.config("spark.sql.shuffle.partitions", "4").config(
+            "spark.driver.host", "127.0.0.1"
+        )
     for key, value in config.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

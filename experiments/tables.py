@@ -34,15 +34,15 @@ OBJECTIVE_LEVELS: dict[str, tuple[str, str]] = {
 #: ... and what they measure (DESIGN §3), said in each table's caption.
 LEVEL_DEFINITIONS: dict[str, str] = {
     "sticky": "partition balance = sum over members of the squared partition count; "
-              "moves = partitions that change owner",
+    "moves = partitions that change owner",
     "lag-aware": "max member lag = the largest total lag of a member (messages); "
-                 "lag balance = sum over members of the squared total lag",
+    "lag balance = sum over members of the squared total lag",
     "stream-join": "number balance = sum over members of the squared count of partition numbers; "
-                   "number moves = partition numbers that change owner",
+    "number moves = partition numbers that change owner",
     "sticky-replica": "broker balance = sum over brokers of the squared replica count; "
-                      "rack spread = sum over partitions and racks of the squared replica count",
+    "rack spread = sum over partitions and racks of the squared replica count",
     "rack-aware": "partition balance = sum over members of the squared partition count; rack mismatches = "
-                  "partitions whose member's rack holds none of their replicas (level 3, moves, not shown)",
+    "partitions whose member's rack holds none of their replicas (level 3, moves, not shown)",
 }
 
 #: Human names of the heuristic runs (``gap.label`` -> name); others are shown as labelled.
@@ -81,8 +81,14 @@ def level_names(objective: str) -> tuple[str, str]:
 
 
 # ------------------------------------------------------------------ numbers
-def bootstrap_ci(values: np.ndarray, *, key: str, seed: int = SEED, resamples: int = RESAMPLES,
-                 level: float = 0.95) -> tuple[float, float]:
+def bootstrap_ci(
+    values: np.ndarray,
+    *,
+    key: str,
+    seed: int = SEED,
+    resamples: int = RESAMPLES,
+    level: float = 0.95,
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values``, seeded by ``seed`` and ``key``.
 
     The key (e.g. ``objective/heuristic``) gives every table row its own
@@ -111,26 +117,47 @@ def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFram
         gap1 = gap1[~np.isnan(gap1)]
         extra2 = tied_gap(proven, 2).dropna().to_numpy()
         low, high = bootstrap_ci(gap1, key=f"{objective}/{heuristic}", seed=seed)
-        records.append({
-            "judged_on": objective,
-            "heuristic": heuristic,
-            "name": heuristic_name(heuristic),
-            "scenarios": int(group["scenario_id"].nunique()),
-            "proven_optimal": int(proven["scenario_id"].nunique()),
-            "bounded": int(group.loc[status == "feasible", "scenario_id"].nunique()),
-            "valid": float(group["valid"].mean()),
-            "mean_gap1": float(gap1.mean()) if len(gap1) else math.nan,
-            "ci95_low": low,
-            "ci95_high": high,
-            "p95_gap1": float(np.percentile(gap1, 95)) if len(gap1) else math.nan,
-            "max_gap1": float(gap1.max()) if len(gap1) else math.nan,
-            "level1_ties": int(len(extra2)),
-            "mean_extra2": float(extra2.mean()) if len(extra2) else math.nan,
-            "share_optimal": float(proven["heuristic_optimal"].mean()) if len(proven) else math.nan,
-        })
-    return pd.DataFrame.from_records(records, columns=[
-        "judged_on", "heuristic", "name", "scenarios", "proven_optimal", "bounded", "valid", "mean_gap1",
-        "ci95_low", "ci95_high", "p95_gap1", "max_gap1", "level1_ties", "mean_extra2", "share_optimal"])
+        records.append(
+            {
+                "judged_on": objective,
+                "heuristic": heuristic,
+                "name": heuristic_name(heuristic),
+                "scenarios": int(group["scenario_id"].nunique()),
+                "proven_optimal": int(proven["scenario_id"].nunique()),
+                "bounded": int(group.loc[status == "feasible", "scenario_id"].nunique()),
+                "valid": float(group["valid"].mean()),
+                "mean_gap1": float(gap1.mean()) if len(gap1) else math.nan,
+                "ci95_low": low,
+                "ci95_high": high,
+                "p95_gap1": float(np.percentile(gap1, 95)) if len(gap1) else math.nan,
+                "max_gap1": float(gap1.max()) if len(gap1) else math.nan,
+                "level1_ties": int(len(extra2)),
+                "mean_extra2": float(extra2.mean()) if len(extra2) else math.nan,
+                "share_optimal": float(proven["heuristic_optimal"].mean())
+                if len(proven)
+                else math.nan,
+            }
+        )
+    return pd.DataFrame.from_records(
+        records,
+        columns=[
+            "judged_on",
+            "heuristic",
+            "name",
+            "scenarios",
+            "proven_optimal",
+            "bounded",
+            "valid",
+            "mean_gap1",
+            "ci95_low",
+            "ci95_high",
+            "p95_gap1",
+            "max_gap1",
+            "level1_ties",
+            "mean_extra2",
+            "share_optimal",
+        ],
+    )
 
 
 # --------------------------------------------------------------- formatting
@@ -162,9 +189,11 @@ def number(value: float, *, signed: bool = False) -> str:
 def headline_caption(objective: str) -> str:
     """One sentence under an objective's headline table: what is compared, and the level names."""
     definition = LEVEL_DEFINITIONS.get(objective, "levels as in DESIGN §3")
-    return (f"Heuristics against the exact optimum on the {objective} objective: relative gap in level 1 over the "
-            f"scenarios with a proven optimum, seeded 95% bootstrap interval of the mean; level 2 compared only where "
-            f"level 1 ties ({definition}).")
+    return (
+        f"Heuristics against the exact optimum on the {objective} objective: relative gap in level 1 over the "
+        f"scenarios with a proven optimum, seeded 95% bootstrap interval of the mean; level 2 compared only where "
+        f"level 1 ties ({definition})."
+    )
 
 
 def headline_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -172,20 +201,24 @@ def headline_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
     tables = {}
     for objective, group in numbers.groupby("judged_on", sort=True):
         level1, level2 = level_names(objective)
-        tables[objective] = pd.DataFrame({
-            "heuristic": group["name"],
-            "scenarios: proven optimum": group["proven_optimal"].map(number),
-            "scenarios: bounded": group["bounded"].map(number),
-            f"mean gap to optimum, {level1} [95% CI]": [
-                f"{percent(m)} [{percent(lo)}, {percent(hi)}]" if not math.isnan(m) else "-"
-                for m, lo, hi in zip(group["mean_gap1"], group["ci95_low"], group["ci95_high"])],
-            "p95 gap": group["p95_gap1"].map(percent),
-            "max gap": group["max_gap1"].map(percent),
-            f"mean extra {level2} where {level1} ties (scenarios)": [
-                f"{number(m, signed=True)} ({number(n)})" if n else "-"
-                for m, n in zip(group["mean_extra2"], group["level1_ties"])],
-            "optimal on every level": group["share_optimal"].map(percent),
-        }).reset_index(drop=True)
+        tables[objective] = pd.DataFrame(
+            {
+                "heuristic": group["name"],
+                "scenarios: proven optimum": group["proven_optimal"].map(number),
+                "scenarios: bounded": group["bounded"].map(number),
+                f"mean gap to optimum, {level1} [95% CI]": [
+                    f"{percent(m)} [{percent(lo)}, {percent(hi)}]" if not math.isnan(m) else "-"
+                    for m, lo, hi in zip(group["mean_gap1"], group["ci95_low"], group["ci95_high"])
+                ],
+                "p95 gap": group["p95_gap1"].map(percent),
+                "max gap": group["max_gap1"].map(percent),
+                f"mean extra {level2} where {level1} ties (scenarios)": [
+                    f"{number(m, signed=True)} ({number(n)})" if n else "-"
+                    for m, n in zip(group["mean_extra2"], group["level1_ties"])
+                ],
+                "optimal on every level": group["share_optimal"].map(percent),
+            }
+        ).reset_index(drop=True)
     return tables
 
 
@@ -195,31 +228,37 @@ def detail_table(gap_rows: pd.DataFrame) -> pd.DataFrame:
     Like the headline, over the scenarios with a proven optimum only.
     """
     detail = summary(gap_rows[gap_rows["ref_status"].astype(object) == "optimal"])
-    return pd.DataFrame({
-        "judged on": detail["judged_on"],
-        "heuristic": detail["heuristic"].map(heuristic_name),
-        "churn event": detail["churn"],
-        "size": detail["size"].map(number),
-        "scenarios: proven optimum": detail["scenarios"].map(number),
-        "valid answers": detail["valid"].map(percent),
-        "mean gap, level 1": detail["mean_rel_gap1"].map(percent),
-        "p95 gap, level 1": detail["p95_rel_gap1"].map(percent),
-        "max gap, level 1": detail["max_rel_gap1"].map(percent),
-        "mean extra level 2 where level 1 ties": detail["mean_gap2"].map(lambda v: number(v, signed=True)),
-        "optimal on every level": detail["share_optimal"].map(percent),
-        "mean runtime (s)": detail["mean_runtime_s"].map(lambda v: f"{v:.3g}"),
-    })
+    return pd.DataFrame(
+        {
+            "judged on": detail["judged_on"],
+            "heuristic": detail["heuristic"].map(heuristic_name),
+            "churn event": detail["churn"],
+            "size": detail["size"].map(number),
+            "scenarios: proven optimum": detail["scenarios"].map(number),
+            "valid answers": detail["valid"].map(percent),
+            "mean gap, level 1": detail["mean_rel_gap1"].map(percent),
+            "p95 gap, level 1": detail["p95_rel_gap1"].map(percent),
+            "max gap, level 1": detail["max_rel_gap1"].map(percent),
+            "mean extra level 2 where level 1 ties": detail["mean_gap2"].map(
+                lambda v: number(v, signed=True)
+            ),
+            "optimal on every level": detail["share_optimal"].map(percent),
+            "mean runtime (s)": detail["mean_runtime_s"].map(lambda v: f"{v:.3g}"),
+        }
+    )
 
 
 def runtime_table(scaling: pd.DataFrame) -> pd.DataFrame:
     """:func:`experiments.gap.runtime_scaling` with labels."""
-    return pd.DataFrame({
-        "judged on": scaling["judged_on"],
-        "run (strategy/solver)": scaling["run"],
-        "role": scaling["role"],
-        "size": scaling["size"].map(number),
-        "median runtime (s)": scaling["median_runtime_s"].map(lambda v: f"{v:.3g}"),
-    })
+    return pd.DataFrame(
+        {
+            "judged on": scaling["judged_on"],
+            "run (strategy/solver)": scaling["run"],
+            "role": scaling["role"],
+            "size": scaling["size"].map(number),
+            "median runtime (s)": scaling["median_runtime_s"].map(lambda v: f"{v:.3g}"),
+        }
+    )
 
 
 # ---------------------------------------------------------------- renderers
@@ -242,14 +281,33 @@ def to_latex(table: pd.DataFrame, *, caption: str, label: str) -> str:
     columns are right-aligned paragraph columns so the long labels wrap).
     """
     columns = "l" + r">{\raggedleft\arraybackslash}p{2.1cm}" * (table.shape[1] - 1)
-    styler = table.style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
-    text = styler.to_latex(hrules=True, column_format=columns, environment="table", position="htbp",
-                           caption=latex_escape(caption), label=label, position_float="centering")
+    styler = (
+        table.style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
+    )
+    text = styler.to_latex(
+        hrules=True,
+        column_format=columns,
+        environment="table",
+        position="htbp",
+        caption=latex_escape(caption),
+        label=label,
+        position_float="centering",
+    )
     return text.replace("∞", r"$\infty$")
 
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def latex_escape(text: str) -> str:

@@ -2,8 +2,8 @@
 
 Source: Apache Kafka 4.x, ``org.apache.kafka.clients.consumer.CooperativeStickyAssignor`` (DESIGN.md
 section 4), checked against Kafka's jar by ``tests/peers/test_cooperative_equality.py``.  A round is
-Kafka's sticky assignment (:mod:`heuristics._sticky_kafka`, KIP-881 racks included) with the
-partitions *changing owner* left out (:func:`heuristics._sticky_kafka.assign_with_transfers`):
+Kafka's sticky assignment (:mod:`heuristics.sticky_kafka`, KIP-881 racks included) with the
+partitions *changing owner* left out (:func:`heuristics.sticky_kafka.assign_with_transfers`):
 their previous owners revoke them first, and the follow-up rebalance hands them out.
 
 The follow-up round is Kafka's assignor again on the group as it then is: every member owns its
@@ -22,7 +22,7 @@ import dataclasses
 
 import numpy as np
 
-import heuristics._sticky_kafka as kafka
+import heuristics.sticky_kafka as kafka
 from problems import GroupProblem, Result, assignment_json
 from problems.group import _frozen
 
@@ -81,5 +81,10 @@ def assign(problem: GroupProblem) -> Result:
     # After MAX_ROUNDS rounds still moving (never seen): the last round's full sticky assignment.
     output = full
     pending = np.where(output != first, output, -1)
-    return Result(problem, "cooperative-sticky", output, shown=first,
-                  info={"pending": assignment_json(problem, pending), "rounds": rounds})
+    return Result(
+        problem,
+        "cooperative-sticky",
+        output,
+        shown=first,
+        info={"pending": assignment_json(problem, pending), "rounds": rounds},
+    )

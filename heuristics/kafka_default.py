@@ -46,7 +46,7 @@ import random
 
 import numpy as np
 
-from heuristics._kafka import java_order_key
+from heuristics.kafka_orders import java_order_key
 from problems import PlacementProblem, Result
 
 
@@ -85,8 +85,9 @@ def _rack_unaware(brokers: list[int], factor: int, first: int, shift: int) -> li
     return [brokers[first]] + [brokers[_next_index(first, shift, j, n)] for j in range(factor - 1)]
 
 
-def _rack_aware(brokers: list[int], rack_of: dict[int, str], num_racks: int, factor: int, first: int,
-                shift: int) -> list[int]:
+def _rack_aware(
+    brokers: list[int], rack_of: dict[int, str], num_racks: int, factor: int, first: int, shift: int
+) -> list[int]:
     n = len(brokers)
     replicas = [brokers[first]]
     racks_used, brokers_used = {rack_of[brokers[first]]}, {brokers[first]}
@@ -106,7 +107,9 @@ def _rack_aware(brokers: list[int], rack_of: dict[int, str], num_racks: int, fac
     return replicas
 
 
-def assign(problem: PlacementProblem, seed: int | None = None, start_index: int | None = None) -> Result:
+def assign(
+    problem: PlacementProblem, seed: int | None = None, start_index: int | None = None
+) -> Result:
     """Place every topic's replicas as ``kafka-reassign-partitions --generate`` does.
 
     Parameters
@@ -147,7 +150,11 @@ def assign(problem: PlacementProblem, seed: int | None = None, start_index: int 
     for members in by_topic.values():
         if n == 0:
             continue
-        first, shift = (start_index, start_index) if start_index is not None else (rng.randrange(n), rng.randrange(n))
+        first, shift = (
+            (start_index, start_index)
+            if start_index is not None
+            else (rng.randrange(n), rng.randrange(n))
+        )
         lowest = int(min(problem.partitions[members]))
         for p in members:
             leader, step = _first_and_shift(int(problem.partitions[p]), lowest, first, shift, n)

@@ -7,12 +7,11 @@ The KIP is silent on three points; this module follows the KIP's prototype
 (``LagBasedPartitionAssignor`` of KAFKA-5337), as the developers' guide asks:
 
 * equal lags: the lower partition index first;
-* the total lag is tracked per topic: the KIP lists ``consumerTotalLags`` among
-  the structures "maintained during assignment of each topic", and the
-  prototype's ``assignTopic`` creates its ``consumerTotalLags`` map, all 0,
-  for every topic, in every version read here (its comment "lowest total lag
-  across all assigned partitions" means the partitions of that topic).  Variant ``"cumulative"`` carries the totals across
-  topics instead, visiting topics in Java name order;
+* the total lag is tracked per topic: the KIP lists ``consumerTotalLags`` among the structures
+  "maintained during assignment of each topic", and the prototype's ``assignTopic`` creates its
+  ``consumerTotalLags`` map, all 0, for every topic, in every version read here (its comment "lowest
+  total lag across all assigned partitions" means the partitions of that topic).  Variant
+  ``"cumulative"`` carries the totals across topics instead, visiting topics in Java name order;
 * a full tie (same count, same lag) goes to the lowest member id in Java
   ``String.compareTo`` order (the prototype compares member ids, not Kafka's
   static-membership order).
@@ -41,7 +40,7 @@ import heapq
 
 import numpy as np
 
-from heuristics._kafka import member_id_rank, topics_in_name_order
+from heuristics.kafka_orders import member_id_rank, topics_in_name_order
 from problems import GroupProblem, Result, previous_owners
 
 VARIANTS = (None, "cumulative", "sticky", "differencing")
@@ -66,9 +65,13 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
         Status ``"heuristic"``, judged on the lag-aware objective.
     """
     if variant not in VARIANTS:
-        raise ValueError(f"unknown lag-aware variant {variant!r} (choose from cumulative, sticky, differencing)")
+        raise ValueError(
+            f"unknown lag-aware variant {variant!r} (choose from cumulative, sticky, differencing)"
+        )
     lags = problem.lags if problem.lags is not None else np.zeros(problem.num_partitions, np.int64)
-    if int(lags.max(initial=0)) * max(problem.num_partitions, 1) >= 2**63:  # totals could overflow int64
+    if (
+        int(lags.max(initial=0)) * max(problem.num_partitions, 1) >= 2**63
+    ):  # totals could overflow int64
         lags = lags.astype(object)
     totals = np.zeros(problem.num_members, dtype=lags.dtype)
     by_id = member_id_rank(problem)
@@ -80,7 +83,9 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
         if len(subscribers) == 0 or start == end:
             continue
         topic_lags = lags[start:end]
-        order = start + np.lexsort((np.arange(end - start), -topic_lags))  # decreasing lag, then index
+        order = start + np.lexsort(
+            (np.arange(end - start), -topic_lags)
+        )  # decreasing lag, then index
         if variant == "differencing":
             _difference(order, subscribers, totals, owner, lags)
             continue
@@ -136,8 +141,8 @@ def _keep_owned(order, previous, subscribers, counts, owner, totals, lags) -> np
 def _difference(order, subscribers, totals, owner, lags) -> None:
     """Differencing variant: one topic's partitions (``order``: decreasing lag) by BLDM, ``totals`` carried.
 
-    A tuple is ``k`` sums and ``k`` node ids; joining two makes ``k`` new nodes whose children are the
-    joined entries, so the work is linear: the rows are read back once, top down, at the end.
+    A tuple is ``k`` sums and ``k`` node ids; joining two makes ``k`` new nodes whose children are
+    the joined entries, so the work is linear: the rows are read back once, top down, at the end.
     """
     k = len(subscribers)
     rounds = -(-len(order) // k)
@@ -155,8 +160,16 @@ def _difference(order, subscribers, totals, owner, lags) -> None:
     while len(heap) > 1:
         _, _, a_sums, a_nodes = heapq.heappop(heap)
         _, _, b_sums, b_nodes = heapq.heappop(heap)
-        a = np.argsort(-a_sums, kind="stable") if a_sums.dtype != object else _object_order(a_sums, True)
-        b = np.argsort(b_sums, kind="stable") if b_sums.dtype != object else _object_order(b_sums, False)
+        a = (
+            np.argsort(-a_sums, kind="stable")
+            if a_sums.dtype != object
+            else _object_order(a_sums, True)
+        )
+        b = (
+            np.argsort(b_sums, kind="stable")
+            if b_sums.dtype != object
+            else _object_order(b_sums, False)
+        )
         nodes = next_node + np.arange(k)
         joins.append((nodes, a_nodes[a], b_nodes[b]))
         next_node += k
@@ -173,7 +186,9 @@ def _difference(order, subscribers, totals, owner, lags) -> None:
     taken = padded[real]
     members = member_of_row[row[k : k + rounds * k][real]]
     owner[taken] = members
-    np.add.at(totals, members, lags[taken]) if totals.dtype != object else _add_object(totals, members, lags[taken])
+    np.add.at(totals, members, lags[taken]) if totals.dtype != object else _add_object(
+        totals, members, lags[taken]
+    )
 
 
 def _add_object(totals, members, values) -> None:
@@ -187,4 +202,6 @@ def _spread(sums: np.ndarray):
 
 def _object_order(sums: np.ndarray, descending: bool) -> np.ndarray:
     """Stable argsort of Python-integer sums (lags beyond int64)."""
-    return np.array(sorted(range(len(sums)), key=lambda i: -sums[i] if descending else sums[i]), dtype=np.int64)
+    return np.array(
+        sorted(range(len(sums)), key=lambda i: -sums[i] if descending else sums[i]), dtype=np.int64
+    )

@@ -5,7 +5,7 @@ Source: Apache Kafka 4.x, ``org.apache.kafka.clients.consumer.RangeAssignor``
 ``tests/peers/test_kafka_java_equality.py``.  For every topic that has partitions
 and subscribers, its subscribers are put in Kafka's member order (static members
 first by ``group.instance.id``, then dynamic members by member id:
-:func:`heuristics._kafka.member_rank`); with ``P`` partitions and ``N``
+:func:`heuristics.kafka_orders.member_rank`); with ``P`` partitions and ``N``
 subscribers, each gets ``P // N`` consecutive partitions and the first ``P % N``
 get one more.  Topics are independent, so the order in which topics are visited
 does not matter.
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import member_rank
+from heuristics.kafka_orders import member_rank
 from problems import GroupProblem, Result
 
 
@@ -67,10 +67,14 @@ def assign(problem: GroupProblem) -> Result:
             quota, extra = divmod(count, len(ordered))
             lengths = np.full(len(ordered), quota, dtype=np.int64)
             lengths[:extra] += 1
-            owner[problem.topic_start[t] : problem.topic_start[t] + count] = np.repeat(ordered, lengths)
+            owner[problem.topic_start[t] : problem.topic_start[t] + count] = np.repeat(
+                ordered, lengths
+            )
         return Result(problem, "range", owner)
     states = []
-    ordered: dict[bytes, np.ndarray] = {}  # topics with the same subscribers share their member order
+    ordered: dict[
+        bytes, np.ndarray
+    ] = {}  # topics with the same subscribers share their member order
     for t, subscribers in enumerate(problem.topic_subscribers):
         count = int(problem.partition_counts[t])
         if len(subscribers) == 0 or count == 0:
@@ -111,7 +115,9 @@ class _Topic:
             union = has.any(axis=0)
             consumer_racks = np.zeros(len(problem.rack_names), dtype=bool)
             consumer_racks[self.rack[self.rack >= 0]] = True
-            self.needs_racks = bool((consumer_racks & union).any()) and not bool((has == union).all())
+            self.needs_racks = bool((consumer_racks & union).any()) and not bool(
+                (has == union).all()
+            )
             self.has_rack = has
         # Kafka's co-partitioning key: the subscribers and the size of the partition -> racks map.
         self.group = (consumers.tobytes(), count if racked else 0)
@@ -137,10 +143,10 @@ class _Topic:
     def deal(self, allowed) -> None:
         """``assignRanges``: each subscriber in order takes its first allowed unassigned partitions up to its quota.
 
-        Only subscribers with room are visited (Kafka visits every one; one without room takes nothing):
-        those below ``quota + 1`` while some may still go above the quota, then those below ``quota``.
-        A subscriber's count changes only at its own visit and the quota's extra only shrinks, so the
-        subscribers skipped would have taken nothing.
+        Only subscribers with room are visited (Kafka visits every one; one without room takes
+        nothing): those below ``quota + 1`` while some may still go above the quota, then those
+        below ``quota``. A subscriber's count changes only at its own visit and the quota's extra
+        only shrinks, so the subscribers skipped would have taken nothing.
         """
         candidates = np.flatnonzero(self.assigned < self.quota + (self.extra > 0))
         at = 0
@@ -157,15 +163,15 @@ class _Topic:
                     rest = candidates[at:]
                     candidates, at = rest[self.assigned[rest] < self.quota], 0
 
-
     def deal_rest(self) -> None:
         """``assignRanges`` without the rack condition (step 2), in one vectorised pass.
 
         Kafka's loop, subscriber by subscriber, takes the first unassigned partitions up to each
-        one's ``maxAssignable``.  While some may go above the quota (``extra > 0``), a subscriber below
-        ``quota + 1`` fills up to ``quota + 1`` and so uses one ``extra``: the first ``extra`` of them
-        (in order) take ``quota + 1 - assigned``; every later subscriber takes ``quota - assigned``
-        (if positive).  Their takes, in order, are cut where the unassigned partitions run out.
+        one's ``maxAssignable``.  While some may go above the quota (``extra > 0``), a subscriber
+        below ``quota + 1`` fills up to ``quota + 1`` and so uses one ``extra``: the first ``extra``
+        of them (in order) take ``quota + 1 - assigned``; every later subscriber takes ``quota -
+        assigned`` (if positive).  Their takes, in order, are cut where the unassigned partitions
+        run out.
         """
         free = np.flatnonzero(self.unassigned)
         if len(free) == 0:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import member_rank, topics_in_name_order
+from heuristics.kafka_orders import member_rank, topics_in_name_order
 from problems import GroupProblem, Result
 
 

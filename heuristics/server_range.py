@@ -4,7 +4,7 @@ Source: Apache Kafka 4.0, ``org.apache.kafka.coordinator.group.assignor.RangeAss
 (DESIGN.md section 4; ``tests/peers/test_server_assignors.py`` checks it against the Java
 class).  Members are sorted as ``sortMemberIds`` sorts them: members with an instance id
 (static members) first, by instance id, then the others by member id (Java's
-``String.compareTo``: :func:`heuristics._kafka.member_rank`).  Each topic's partitions are cut
+``String.compareTo``: :func:`heuristics.kafka_orders.member_rank`).  Each topic's partitions are cut
 into contiguous ranges over its subscribers in that order: with ``P`` partitions and ``N``
 subscribers, ``P // N`` each and the first ``P % N`` one more.  A homogeneous group (every
 member on the same topics) whose topics have equal partition counts is therefore
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import member_rank
+from heuristics.kafka_orders import member_rank
 from problems import GroupProblem, Result
 
 

@@ -5,11 +5,11 @@ Sources: ``shared/seeds/002`` (KIP-54, with the KIP-341 generation fix),
 and Apache Kafka 4.1's ``AbstractStickyAssignor``.
 
 Default: Kafka's ``StickyAssignor``, output for output
-    :mod:`heuristics._sticky_kafka` (member order, which path, claims, the
-    constrained path) and :mod:`heuristics._sticky_general` (the general path).
+    :mod:`heuristics.sticky_kafka` (member order, which path, claims, the
+    constrained path) and :mod:`heuristics.sticky_general` (the general path).
     ``info["algorithm"]`` is ``"kafka-constrained"`` or ``"kafka-general"``.
     KIP-881 racks (``partition_racks`` and members' ``rack``) switch on exactly
-    when Kafka's do: :mod:`heuristics._sticky_racks`.
+    when Kafka's do: :mod:`heuristics.sticky_racks`.
     README, "Where rebalance-lab differs from Kafka", lists how it differs from
     the variants below and from the seeds' text.
 
@@ -72,8 +72,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import heuristics._sticky_kafka as kafka
-from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas
+import heuristics.sticky_kafka as kafka
+from heuristics.sticky_quotas import owned_in_order, partitions, phase_one, quotas
 from problems import GroupProblem, Result, previous_owners
 
 VARIANTS = ("kafka-12464", "kafka-9987")
@@ -118,7 +118,9 @@ _member_id_rank = kafka.member_id_rank
 
 
 # --------------------------------------------------------- KAFKA-12464
-def _constrained(problem: GroupProblem, previous: np.ndarray, phases: list | None = None) -> np.ndarray:
+def _constrained(
+    problem: GroupProblem, previous: np.ndarray, phases: list | None = None
+) -> np.ndarray:
     """KAFKA-12464's two phases (plus Kafka's exactly-``C_f`` fill); see the module docstring.
 
     ``phases``, when given, receives a copy of the owner array after each phase.
@@ -142,14 +144,18 @@ def _constrained(problem: GroupProblem, previous: np.ndarray, phases: list | Non
     owner[unassigned[: len(dealt)]] = dealt
     left = unassigned[len(dealt) :]
     if len(left) > len(exactly_min):
-        raise AssertionError("KAFKA-12464: more partitions left than members at C_f")  # pragma: no cover
+        raise AssertionError(
+            "KAFKA-12464: more partitions left than members at C_f"
+        )  # pragma: no cover
     owner[left] = exactly_min[: len(left)]
     _snapshot(phases, owner)
     return owner
 
 
 # ---------------------------------------------------------- KAFKA-9987
-def _four_phase(problem: GroupProblem, previous: np.ndarray, phases: list | None = None) -> np.ndarray:
+def _four_phase(
+    problem: GroupProblem, previous: np.ndarray, phases: list | None = None
+) -> np.ndarray:
     """KAFKA-9987's four phases; see the module docstring.
 
     ``phases``, when given, receives a copy of the owner array after each phase.
@@ -189,7 +195,9 @@ def _four_phase(problem: GroupProblem, previous: np.ndarray, phases: list | None
         member = int(unfilled[slot_index])
         for _ in range(int(deficit[slot_index] - counts[slot_index])):
             if not max_queue:
-                raise AssertionError("KAFKA-9987: under capacity but all partitions assigned")  # pragma: no cover
+                raise AssertionError(
+                    "KAFKA-9987: under capacity but all partitions assigned"
+                )  # pragma: no cover
             donor = max_queue.pop(0)
             stolen, kept_lists[donor] = kept_lists[donor][-1], kept_lists[donor][:-1]
             owner[stolen] = member
@@ -197,7 +205,9 @@ def _four_phase(problem: GroupProblem, previous: np.ndarray, phases: list | None
     _snapshot(phases, owner)
     # Phase 4: one remaining partition each to the min-capacity members, in queue order.
     if len(unassigned) > len(min_queue):
-        raise AssertionError("KAFKA-9987: partitions left but all members at max capacity")  # pragma: no cover
+        raise AssertionError(
+            "KAFKA-9987: partitions left but all members at max capacity"
+        )  # pragma: no cover
     owner[unassigned] = np.asarray(min_queue[: len(unassigned)], dtype=np.int32)
     _snapshot(phases, owner)
     return owner

@@ -73,13 +73,17 @@ class _Cluster:
         self.part = np.repeat(np.arange(partitions, dtype=np.int64), factors)
         self.lead = np.zeros(len(self.part), dtype=bool)
         self.lead[self.start[:-1][factors > 0]] = True
-        self.pos = problem.replica_positions.astype(np.int64)  # a copy: the problem's array is frozen
+        self.pos = problem.replica_positions.astype(
+            np.int64
+        )  # a copy: the problem's array is frozen
         self.fresh = self.pos >= 0
         live = self.fresh
         self.r = np.bincount(self.pos[live], minlength=self.brokers).astype(np.int64)
         self.l = np.bincount(self.pos[live & self.lead], minlength=self.brokers).astype(np.int64)
         cells = self.part[live] * self.racks + self.rack[self.pos[live]]
-        self.c = np.bincount(cells, minlength=partitions * self.racks).reshape(partitions, self.racks)
+        self.c = np.bincount(cells, minlength=partitions * self.racks).reshape(
+            partitions, self.racks
+        )
         self.max_factor = int(factors.max(initial=0))
 
     def answer(self) -> np.ndarray:
@@ -93,7 +97,13 @@ def _place_unassigned(cluster: _Cluster) -> int:
     a leader, b)``, packed into one integer per broker.
     """
     slots = np.flatnonzero(cluster.pos < 0)
-    brokers, pos, start, part, lead = cluster.brokers, cluster.pos, cluster.start, cluster.part, cluster.lead
+    brokers, pos, start, part, lead = (
+        cluster.brokers,
+        cluster.pos,
+        cluster.start,
+        cluster.part,
+        cluster.lead,
+    )
     r, l, c, rack = cluster.r, cluster.l, cluster.c, cluster.rack
     ids = np.arange(brokers, dtype=np.int64)
     leaders_span = len(cluster.c) + 1  # l_b <= P
@@ -102,7 +112,9 @@ def _place_unassigned(cluster: _Cluster) -> int:
         raise ValueError("cluster too large for stage 1's packed ranking keys")
     for i in slots.tolist():
         p = part[i]
-        key = ((r * counts_span + c[p, rack]) * leaders_span + (l if lead[i] else 0)) * brokers + ids
+        key = (
+            (r * counts_span + c[p, rack]) * leaders_span + (l if lead[i] else 0)
+        ) * brokers + ids
         holders = pos[start[p] : start[p + 1]]
         key[holders[holders >= 0]] = _NONE
         b = int(key.argmin())
@@ -140,7 +152,9 @@ class _Moves:
         self.pos = cluster.pos.tolist()
         self.fresh = cluster.fresh.tolist()
         self.partitions = len(cluster.c)
-        self.c = cluster.c.reshape(-1).tolist()  # c_{p,k} at p * racks + k (flat: no per-partition lists)
+        self.c = cluster.c.reshape(
+            -1
+        ).tolist()  # c_{p,k} at p * racks + k (flat: no per-partition lists)
         self.rack_brokers = [np.flatnonzero(cluster.rack == k).tolist() for k in range(self.racks)]
         self.by_rack = np.argsort(cluster.rack, kind="stable")
         self.rack_bounds = np.searchsorted(cluster.rack[self.by_rack], np.arange(self.racks))
@@ -168,7 +182,10 @@ class _Moves:
         packed = np.sort(np.concatenate(ids) * span + np.concatenate(keys))
         ids, self.sorted_keys = np.divmod(packed, span)
         every = np.arange(len(self.lists))
-        self.begin, self.end = np.searchsorted(ids, every), np.searchsorted(ids, every, side="right")
+        self.begin, self.end = (
+            np.searchsorted(ids, every),
+            np.searchsorted(ids, every, side="right"),
+        )
         filled = self.begin < self.end
         heads = self.sorted_keys[self.begin[filled]]
         self.flat_slot[filled] = heads % n
@@ -178,7 +195,9 @@ class _Moves:
         """List ``lid``, made from its slice of the initial sorted keys when first needed."""
         entries = self.lists[lid]
         if entries is None:
-            entries = self.lists[lid] = SortedList(self.sorted_keys[self.begin[lid] : self.end[lid]].tolist())
+            entries = self.lists[lid] = SortedList(
+                self.sorted_keys[self.begin[lid] : self.end[lid]].tolist()
+            )
         return entries
 
     def _entries(self, j: int):
@@ -235,7 +254,9 @@ class _Moves:
         ids = np.arange(brokers, dtype=np.int64)
         plain = np.minimum.reduceat((r * brokers + ids)[self.by_rack], self.rack_bounds) % brokers
         leaders_span = self.partitions + 1
-        leaders = np.minimum.reduceat(((r * leaders_span + l) * brokers + ids)[self.by_rack], self.rack_bounds)
+        leaders = np.minimum.reduceat(
+            ((r * leaders_span + l) * brokers + ids)[self.by_rack], self.rack_bounds
+        )
         return np.stack([plain, leaders % brokers])
 
     def _exact_cell(self, x: int, lead: int, a: int, k: int):
@@ -269,7 +290,8 @@ class _Moves:
         d3 = np.zeros_like(gap)
         d3[1] = 2 * (l[targets[1]][None, :] - l[:, None]) + 2
         target = np.broadcast_to(targets[:, None, :], gap.shape)
-        # Cells (class x, leader flag, a, k): their heads' moves are lower bounds of each cell's best move.
+        # Cells (class x, leader flag, a, k): their heads' moves are lower bounds of each cell's
+        # best move.
         ok = self._possible(gap, self.head_d2, d3, self.head_slot)
         for x in np.flatnonzero(ok.reshape(2, -1).any(axis=1)).tolist():
             cells = [gap, self.head_d2[x], d3, self.head_slot[x], target]
@@ -301,10 +323,13 @@ class _Moves:
         if not possible.any():
             return None
         at = np.flatnonzero(possible & (gap == gap[possible].max()))
-        # (d2, d3, slot, b) packed in one integer: d2 in [-2 F, 0], |d3| <= 2 P + 2, slot < N, b < B.
+        # (d2, d3, slot, b) packed in one integer: d2 in [-2 F, 0], |d3| <= 2 P + 2, slot < N, b <
+        # B.
         d3_span = 4 * self.partitions + 8
-        key = (((d2.flat[at] + 2 * self.offset) * d3_span + d3.flat[at] + d3_span // 2) * self.size
-               + slot.flat[at]) * self.brokers + target.flat[at]
+        key = (
+            ((d2.flat[at] + 2 * self.offset) * d3_span + d3.flat[at] + d3_span // 2) * self.size
+            + slot.flat[at]
+        ) * self.brokers + target.flat[at]
         return np.unravel_index(at[int(key.argmin())], gap.shape)
 
     def answer(self) -> np.ndarray:
@@ -340,4 +365,6 @@ def assign(problem: PlacementProblem) -> Result:
     while (move := moves.best()) is not None:
         moves.move(*move)
         iterations += 1
-    return Result(problem, "sticky-replica", moves.answer(), info={"placed": placed, "moved": iterations})
+    return Result(
+        problem, "sticky-replica", moves.answer(), info={"placed": placed, "moved": iterations}
+    )

@@ -34,7 +34,7 @@ number is consumed in one place across all joined topics (co-partitioned).
 Where the KIP is silent this module follows its example code
 (MikeFreyberger/sticky-join-assignor) or Kafka: ties in the draft order and
 in the steal order go by Kafka's member order (static members by
-``group.instance.id``, then member id: :func:`heuristics._kafka.member_rank`);
+``group.instance.id``, then member id: :func:`heuristics.kafka_orders.member_rank`);
 previous and unowned numbers are taken smallest first (the example code's
 ``remove(0)`` on lists built from integer hash sets); with no epoch received
 the largest is 0, so the first assignment carries epoch 1.  Two defects of the
@@ -52,8 +52,15 @@ from collections import deque
 
 import numpy as np
 
-from heuristics._kafka import member_rank
-from problems import GroupProblem, Result, join_partition_count, next_epoch, previous_number_owners, topic_partitions
+from heuristics.kafka_orders import member_rank
+from problems import (
+    GroupProblem,
+    Result,
+    join_partition_count,
+    next_epoch,
+    previous_number_owners,
+    topic_partitions,
+)
 
 
 def assign(problem: GroupProblem) -> Result:
@@ -81,7 +88,10 @@ def assign(problem: GroupProblem) -> Result:
     owned = np.flatnonzero(previous >= 0)
     owned = owned[np.argsort(previous[owned], kind="stable")]
     owners, starts = np.unique(previous[owned], return_index=True)
-    remaining = {m: deque(numbers) for m, numbers in zip(owners.tolist(), np.split(owned.tolist(), starts[1:]))}
+    remaining = {
+        m: deque(numbers)
+        for m, numbers in zip(owners.tolist(), np.split(owned.tolist(), starts[1:]))
+    }
     unowned = deque(np.flatnonzero(previous < 0).tolist())
     victims = sorted(remaining, key=lambda m: (-len(remaining[m]), rank[m]))
 
@@ -108,5 +118,9 @@ def assign(problem: GroupProblem) -> Result:
             number_owner[k] = m
             drafted += 1
 
-    return Result(problem, "stream-join", topic_partitions(problem, number_owner),
-                  info={"epoch": next_epoch(problem)})
+    return Result(
+        problem,
+        "stream-join",
+        topic_partitions(problem, number_owner),
+        info={"epoch": next_epoch(problem)},
+    )

@@ -3,7 +3,7 @@
 Source: Apache Kafka 4.0, ``org.apache.kafka.coordinator.group.assignor.UniformAssignor`` and
 its two builders (DESIGN.md section 4: Kafka's code is the reference, outputs equal Kafka's;
 ``tests/peers/test_server_assignors.py`` checks it against the Java classes).  What the
-coordinator hands the assignor, and in which orders, is :mod:`heuristics._kip848`.
+coordinator hands the assignor, and in which orders, is :mod:`heuristics.server_input`.
 
 Kafka picks the builder by the group's subscription type: homogeneous (every member subscribes
 the same topic names) or heterogeneous.
@@ -31,15 +31,15 @@ the position in the member map's order; nothing else depends on a hash order.
 
 Where Kafka would throw (a partition left unassigned), a ``RuntimeError`` says so; it does not
 happen on valid input.  Hash tables of 9 or more colliding keys in 64+ buckets (Java's tree
-bins) are not reproduced (:func:`heuristics._kafka.hash_map_order`).
+bins) are not reproduced (:func:`heuristics.kafka_orders.hash_map_order`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import grouped_hash_order
-from heuristics._kip848 import (
+from heuristics.kafka_orders import grouped_hash_order
+from heuristics.server_input import (
     claims_in_map_order,
     current_claims,
     homogeneous,
@@ -77,8 +77,14 @@ def assign(problem: GroupProblem) -> Result:
 def _homogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) -> None:
     first = int(order[0])
     topics = np.array(subscription_order(problem, first), dtype=np.int64)
-    topics = topics[grouped_hash_order(np.zeros(len(topics), dtype=np.int64), topic_hashes(problem)[topics],
-                                       from_collection=True, sizes=np.array([len(problem.subscriptions[first])]))]
+    topics = topics[
+        grouped_hash_order(
+            np.zeros(len(topics), dtype=np.int64),
+            topic_hashes(problem)[topics],
+            from_collection=True,
+            sizes=np.array([len(problem.subscriptions[first])]),
+        )
+    ]
     counts = problem.partition_counts[topics]
     members = len(order)
     total = int(counts.sum())
@@ -136,7 +142,7 @@ def _quotas(owned: np.ndarray, minimum: int, extra: int) -> tuple[np.ndarray, np
     takes = full & (left_before > 0)
     takes[start:] = True
     if start < members:  # from here on every member takes one of the extras left
-        takes[start + int(left_before[start]):] = False
+        takes[start + int(left_before[start]) :] = False
     quota = minimum + takes.astype(np.int64)
     # A member above its quota keeps the quota; an unforced member below it gave the extra up.
     kept = np.minimum(owned, np.where(left_before > 0, minimum + 1, minimum))
@@ -156,9 +162,13 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     topic_of = np.concatenate([lists[m] for m in order.tolist()]).astype(np.int64)
     index_of = np.repeat(np.arange(members, dtype=np.int64), lengths)
     pairs = index_of * problem.num_topics + topic_of  # ascending
-    narrow = np.uint16 if problem.num_topics <= 1 << 16 else np.int64  # numpy's stable sort is a radix sort on 16 bits
+    narrow = (
+        np.uint16 if problem.num_topics <= 1 << 16 else np.int64
+    )  # numpy's stable sort is a radix sort on 16 bits
     by_topic = np.argsort(topic_of.astype(narrow), kind="stable")
-    subscribers = np.split(index_of[by_topic], np.cumsum(np.bincount(topic_of, minlength=problem.num_topics))[:-1])
+    subscribers = np.split(
+        index_of[by_topic], np.cumsum(np.bincount(topic_of, minlength=problem.num_topics))[:-1]
+    )
     counts = problem.partition_counts
     start = problem.topic_start
 
@@ -176,8 +186,15 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     if not topics:
         return
     most, least = problem.topic_uuids
-    key = {t: (-(int(counts[t]) / len(subscribers[t])), len(subscribers[t]), int(most[t]), int(least[t]))
-           for t in topics}
+    key = {
+        t: (
+            -(int(counts[t]) / len(subscribers[t])),
+            len(subscribers[t]),
+            int(most[t]),
+            int(least[t]),
+        )
+        for t in topics
+    }
     by_key = sorted(topics, key=key.__getitem__)
 
     for t in by_key:
@@ -197,7 +214,9 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
             if position == last:
                 done = True
                 break
-            moved = _balance_topic(t, subscribers[t], index_owner, int(start[t]), int(counts[t]), balancer)
+            moved = _balance_topic(
+                t, subscribers[t], index_owner, int(start[t]), int(counts[t]), balancer
+            )
             if moved > 0 or last == -1:
                 last = position
         if done:
@@ -253,7 +272,9 @@ class _Balancer:
         sizes, ordered = self.sizes, self.sorted
         if self.next_least >= self.least_end:
             self.least_level += 1
-            while self.least_end < len(ordered) and sizes[ordered[self.least_end]] == self.least_level:
+            while (
+                self.least_end < len(ordered) and sizes[ordered[self.least_end]] == self.least_level
+            ):
                 self.least_end += 1
             self.next_least = 0
         member = ordered[self.next_least]
@@ -287,8 +308,14 @@ class _Balancer:
         return self.most_level - self.least_level <= 1
 
 
-def _balance_topic(topic: int, members: np.ndarray, index_owner: np.ndarray, lo: int, count: int,
-                   balancer: _Balancer) -> int:
+def _balance_topic(
+    topic: int,
+    members: np.ndarray,
+    index_owner: np.ndarray,
+    lo: int,
+    count: int,
+    balancer: _Balancer,
+) -> int:
     """``balanceTopic``: move the topic's partitions from its most to its least loaded subscribers."""
     sizes = balancer.sizes
     loads = sizes[members]

@@ -42,13 +42,19 @@ def _sorted_lags(problem: GroupProblem, t: int) -> np.ndarray:
 
 def lower_bound(problem: GroupProblem) -> tuple[int, int]:
     """``(level 1, level 2)`` lower bounds of the lag-aware objective for ``problem``."""
-    subscribed = [t for t, s in enumerate(problem.topic_subscribers) if len(s) and problem.partition_counts[t]]
+    subscribed = [
+        t for t, s in enumerate(problem.topic_subscribers) if len(s) and problem.partition_counts[t]
+    ]
     if not subscribed:
         return 0, 0
     lags = {t: _sorted_lags(problem, t) for t in subscribed}
-    floors = {t: int(problem.partition_counts[t]) // len(problem.topic_subscribers[t]) for t in subscribed}
+    floors = {
+        t: int(problem.partition_counts[t]) // len(problem.topic_subscribers[t]) for t in subscribed
+    }
     # The floor_t smallest lags of each topic: what any subscriber gets at least from it.
-    least = {t: int(lags[t][len(lags[t]) - floors[t]:].sum()) if floors[t] else 0 for t in subscribed}
+    least = {
+        t: int(lags[t][len(lags[t]) - floors[t] :].sum()) if floors[t] else 0 for t in subscribed
+    }
     active = int(np.count_nonzero(problem.subscribes[:, subscribed].any(axis=1)))
     total = sum(int(lags[t].sum()) for t in subscribed)
     best = -(-total // active)
@@ -56,8 +62,10 @@ def lower_bound(problem: GroupProblem) -> tuple[int, int]:
         a, k = lags[t], len(problem.topic_subscribers[t])
         best = max(best, -(-int(a.sum()) // k))
         # The least extra from the other topics over t's subscribers.
-        others = min(sum(least[u] for u in subscribed if u != t and problem.subscribes[m, u])
-                     for m in problem.topic_subscribers[t].tolist())
+        others = min(
+            sum(least[u] for u in subscribed if u != t and problem.subscribes[m, u])
+            for m in problem.topic_subscribers[t].tolist()
+        )
         prefix = np.concatenate(([0], np.cumsum(a)))
         j = np.arange(0, (len(a) - 1) // k + 1)  # j k + 1 <= n
         top = prefix[j * k + 1] - prefix[j * k - j]  # a_{jk-j+1} + ... + a_{jk+1}
@@ -78,5 +86,7 @@ def combine(problem: GroupProblem, bound: tuple[int, ...] | None) -> tuple[int, 
     """
     ours = lower_bound(problem)
     theirs = tuple(bound or ())
-    return tuple(max(int(a), b) if i < len(theirs) else b
-                 for i, (a, b) in enumerate(zip(theirs + (0,) * (2 - len(theirs)), ours)))
+    return tuple(
+        max(int(a), b) if i < len(theirs) else b
+        for i, (a, b) in enumerate(zip(theirs + (0,) * (2 - len(theirs)), ours))
+    )

@@ -20,8 +20,9 @@ combination.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from problems import Result
 
@@ -152,7 +153,10 @@ STRATEGIES: dict[str, Strategy] = {
 # fmt: on
 
 #: ``heuristic`` and every exact backend of some strategy.
-SOLVERS: tuple[str, ...] = ("heuristic", *dict.fromkeys(b for entry in STRATEGIES.values() for b in entry.exact))
+SOLVERS: tuple[str, ...] = (
+    "heuristic",
+    *dict.fromkeys(b for entry in STRATEGIES.values() for b in entry.exact),
+)
 
 
 def strategies(family: str) -> list[str]:
@@ -164,10 +168,14 @@ def lookup(strategy: str, solver: str = "heuristic") -> Runner:
     """The runner of ``strategy`` on ``solver``, or a :class:`UsageError` naming what there is."""
     entry = STRATEGIES.get(strategy)
     if entry is None:
-        raise UsageError(f"--strategy {strategy} is not a strategy (strategies: {', '.join(STRATEGIES)})")
+        raise UsageError(
+            f"--strategy {strategy} is not a strategy (strategies: {', '.join(STRATEGIES)})"
+        )
     if solver not in entry.solvers:
-        raise UsageError(f"--solver {solver} is not available for --strategy {strategy} "
-                         f"(available: {', '.join(entry.solvers)})")
+        raise UsageError(
+            f"--solver {solver} is not available for --strategy {strategy} "
+            f"(available: {', '.join(entry.solvers)})"
+        )
     return entry.runner(solver)
 
 
@@ -181,13 +189,17 @@ def _flag(option: str) -> str:
     return "--" + option.replace("_", "-")
 
 
-def _arguments(strategy: str, solver: str, variant: str | None, options: dict[str, Any]) -> tuple[Runner, dict]:
+def _arguments(
+    strategy: str, solver: str, variant: str | None, options: dict[str, Any]
+) -> tuple[Runner, dict]:
     """Check a request against the table; the keyword arguments to pass on."""
     runner = lookup(strategy, solver)
     if variant is not None and variant not in runner.variants and variant not in runner.aliases:
         known = [v for v in (*runner.variants, *runner.aliases) if v is not None]
-        raise UsageError(f"--variant {variant} is not a variant of --strategy {strategy} --solver {solver} "
-                         f"(variants: {', '.join(known) or 'none'})")
+        raise UsageError(
+            f"--variant {variant} is not a variant of --strategy {strategy} --solver {solver} "
+            f"(variants: {', '.join(known) or 'none'})"
+        )
     passed: dict[str, Any] = {} if variant is None else {"variant": variant}
     for option, value in options.items():
         if value is None:
@@ -195,14 +207,25 @@ def _arguments(strategy: str, solver: str, variant: str | None, options: dict[st
         if runner.takes(option):
             passed[option] = value
         elif option not in DEFAULTS or value != DEFAULTS[option]:
-            raise UsageError(f"{_flag(option)} is not an option of --strategy {strategy} --solver {solver}"
-                             + (f" (options: {', '.join(map(_flag, runner.options))})" if runner.options else ""))
+            raise UsageError(
+                f"{_flag(option)} is not an option of --strategy {strategy} --solver {solver}"
+                + (f" (options: {', '.join(map(_flag, runner.options))})" if runner.options else "")
+            )
     return runner, passed
 
 
-def solve(problem, strategy: str, solver: str = "heuristic", *, variant: str | None = None,
-          time_limit: float | None = None, workers: int = 1, seed: int | None = 0, log: bool = False,
-          **options) -> Result:
+def solve(
+    problem,
+    strategy: str,
+    solver: str = "heuristic",
+    *,
+    variant: str | None = None,
+    time_limit: float | None = None,
+    workers: int = 1,
+    seed: int | None = 0,
+    log: bool = False,
+    **options,
+) -> Result:
     """Answer ``problem`` with ``strategy``'s heuristic or one of its exact backends.
 
     Parameters
@@ -233,14 +256,28 @@ def solve(problem, strategy: str, solver: str = "heuristic", *, variant: str | N
         An unknown strategy or solver, a variant the runner lacks, or an option
         it cannot honour (any value other than the default above).
     """
-    runner, passed = _arguments(strategy, solver, variant, {
-        "time_limit": time_limit, "workers": workers, "seed": seed, "log": log, **options})
+    runner, passed = _arguments(
+        strategy,
+        solver,
+        variant,
+        {"time_limit": time_limit, "workers": workers, "seed": seed, "log": log, **options},
+    )
     return runner_function(runner.function)(problem, **passed)
 
 
-def frontier(problem, strategy: str, solver: str, max_moves: int, *, variant: str | None = None,
-             time_limit: float | None = None, workers: int = 1, seed: int | None = 0, log: bool = False,
-             **options) -> list[Result]:
+def frontier(
+    problem,
+    strategy: str,
+    solver: str,
+    max_moves: int,
+    *,
+    variant: str | None = None,
+    time_limit: float | None = None,
+    workers: int = 1,
+    seed: int | None = 0,
+    log: bool = False,
+    **options,
+) -> list[Result]:
     """The moves/quality frontier: :func:`solve` with ``max_moves=k`` for ``k = 0 .. max_moves``.
 
     ``time_limit`` bounds the whole frontier (``None``: the runner's default):
@@ -250,8 +287,12 @@ def frontier(problem, strategy: str, solver: str, max_moves: int, *, variant: st
     ``unknown``, ``info["not_solved"]``).  A runner without a frontier is a
     :class:`UsageError`.
     """
-    runner, passed = _arguments(strategy, solver, variant, {
-        "time_limit": time_limit, "workers": workers, "seed": seed, "log": log, **options})
+    runner, passed = _arguments(
+        strategy,
+        solver,
+        variant,
+        {"time_limit": time_limit, "workers": workers, "seed": seed, "log": log, **options},
+    )
     if runner.frontier is None:
         raise UsageError(f"--strategy {strategy} --solver {solver} has no moves/quality frontier")
     passed.pop("max_moves", None)

@@ -147,10 +147,14 @@ def client_input(problem: GroupProblem, assignor: str, partition_racks=None):
     peers = start()
     if partition_racks is None:
         partition_racks = problem.partition_rack_lists
-    cluster = peers.cluster(_strings(problem.topics), _ints(problem.partition_counts), _racks(partition_racks))
+    cluster = peers.cluster(
+        _strings(problem.topics), _ints(problem.partition_counts), _racks(partition_racks)
+    )
     subscriptions = [list(topics) for topics in problem.subscriptions]
     owned_start, owned_topics, owned_partitions = _owned_flat(problem)
-    has_previous = [bool(problem.owned[m]) or problem.has_generation[m] for m in range(problem.num_members)]
+    has_previous = [
+        bool(problem.owned[m]) or problem.has_generation[m] for m in range(problem.num_members)
+    ]
     import jpype
 
     group = peers.subscriptions(
@@ -172,7 +176,9 @@ def client_input(problem: GroupProblem, assignor: str, partition_racks=None):
 def owners(problem: GroupProblem, answer) -> np.ndarray:
     """The ``owner`` array of a client assignor's ``GroupAssignment``."""
     peers = start()
-    owner = peers.owners(answer, _strings(problem.topics), _longs(problem.topic_start), _strings(problem.members))
+    owner = peers.owners(
+        answer, _strings(problem.topics), _longs(problem.topic_start), _strings(problem.members)
+    )
     return np.array(owner, dtype=np.int32)
 
 
@@ -197,7 +203,9 @@ def assignment(problem: GroupProblem, assignor: str, partition_racks=None) -> di
     return assignment_json(problem, assign(problem, assignor, partition_racks))
 
 
-def time_assign(problem: GroupProblem, assignor: str, warmups: int = 3, runs: int = 3) -> tuple[np.ndarray, list[float]]:
+def time_assign(
+    problem: GroupProblem, assignor: str, warmups: int = 3, runs: int = 3
+) -> tuple[np.ndarray, list[float]]:
     """Kafka's answer and the seconds of ``runs`` timed ``assign`` calls, timed inside the JVM after
     ``warmups`` untimed ones (JIT warm-up), all from the same ``Cluster`` and ``GroupSubscription``."""
     peers = start()
@@ -222,14 +230,14 @@ def server_input(problem: GroupProblem, partition_racks=None):
     ``TargetAssignmentBuilder.build``: the member specs in a ``HashMap`` filled in the document's
     order; each member's subscription the ``HashSet`` of its topic names (``ConsumerGroupMember``)
     seen through Kafka's ``TopicIds`` (names missing from the cluster skipped); its current
-    assignment (:func:`heuristics._kip848.current_claims`: existing partitions, one owner each) as
-    a ``HashMap`` of topic id to ``HashSet`` of partitions filled in the document's order, and the
-    inverted assignment; the subscription type from the topic names (``ModernGroup``).  Topic ids:
-    ``problem.topic_uuids`` (the document's ``topic_ids``, else deterministic ids in document order).
-    Replica racks (``racksForPartition``): ``partition_racks``, else the document's; Kafka 4.0's
-    server assignors do not read them.
+    assignment (:func:`heuristics.server_input.current_claims`: existing partitions, one owner each)
+    as a ``HashMap`` of topic id to ``HashSet`` of partitions filled in the document's order, and
+    the inverted assignment; the subscription type from the topic names (``ModernGroup``).  Topic
+    ids: ``problem.topic_uuids`` (the document's ``topic_ids``, else deterministic ids in document
+    order). Replica racks (``racksForPartition``): ``partition_racks``, else the document's; Kafka
+    4.0's server assignors do not read them.
     """
-    from heuristics._kip848 import current_claims
+    from heuristics.server_input import current_claims
 
     peers = start()
     if partition_racks is None:
@@ -256,11 +264,15 @@ def server_input(problem: GroupProblem, partition_racks=None):
         _ints(topic),
         _ints(problem.partition_index[claim_partition]),
     )
-    describer = peers.describer(ids, _ints(problem.partition_counts), _racks(partition_racks), _longs(problem.topic_start))
+    describer = peers.describer(
+        ids, _ints(problem.partition_counts), _racks(partition_racks), _longs(problem.topic_start)
+    )
     return spec, describer
 
 
-def server_assign(problem: GroupProblem, assignor: str = "uniform", partition_racks=None) -> np.ndarray:
+def server_assign(
+    problem: GroupProblem, assignor: str = "uniform", partition_racks=None
+) -> np.ndarray:
     """A KIP-848 server assignor (``uniform`` or ``range``) on ``problem``: an ``owner`` array.
 
     The input is :func:`server_input`'s.  A group without members gets no assignment.
@@ -277,12 +289,15 @@ def server_assign(problem: GroupProblem, assignor: str = "uniform", partition_ra
 def server_owners(problem: GroupProblem, answer) -> np.ndarray:
     """The ``owner`` array of a server assignor's ``GroupAssignment``."""
     peers = start()
-    owner = peers.serverOwners(answer, _topic_ids(problem), _longs(problem.topic_start), _strings(problem.members))
+    owner = peers.serverOwners(
+        answer, _topic_ids(problem), _longs(problem.topic_start), _strings(problem.members)
+    )
     return np.array(owner, dtype=np.int32)
 
 
-def time_server_assign(problem: GroupProblem, assignor: str = "uniform", warmups: int = 3,
-                       runs: int = 3) -> tuple[np.ndarray, list[float], float]:
+def time_server_assign(
+    problem: GroupProblem, assignor: str = "uniform", warmups: int = 3, runs: int = 3
+) -> tuple[np.ndarray, list[float], float]:
     """Kafka's answer, the seconds of ``runs`` timed ``assign`` calls on one already-built
     ``GroupSpec`` (timed inside the JVM after ``warmups`` untimed calls, as Kafka's JMH
     ``ServerSideAssignorBenchmark`` times it), and the seconds :func:`server_input` took to build it."""
@@ -327,12 +342,18 @@ def kafka_default(problem: PlacementProblem, start_index: int) -> np.ndarray:
     for topic, members in by_topic.items():
         indices = sorted(int(problem.partitions[p]) for p in members)
         if indices != list(range(indices[0], indices[0] + len(indices))):
-            raise ValueError(f"topic {topic!r}: partitions are not contiguous, Kafka cannot place them")
+            raise ValueError(
+                f"topic {topic!r}: partitions are not contiguous, Kafka cannot place them"
+            )
         factor = int(factors[members[0]])
         if any(int(factors[p]) != factor for p in members):
             raise ValueError(f"topic {topic!r}: partitions have different replication factors")
-        placed = admin.assignReplicasToBrokers(brokers, len(members), factor, int(start_index), indices[0])
+        placed = admin.assignReplicasToBrokers(
+            brokers, len(members), factor, int(start_index), indices[0]
+        )
         for p in members:
             chosen = placed.get(jpype.JInt(int(problem.partitions[p])))
-            replicas[problem.replica_start[p] : problem.replica_start[p + 1]] = [int(b) for b in chosen]
+            replicas[problem.replica_start[p] : problem.replica_start[p + 1]] = [
+                int(b) for b in chosen
+            ]
     return replicas

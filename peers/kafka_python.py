@@ -41,10 +41,14 @@ def peer_assignment(problem: GroupProblem, strategy: str) -> dict[str, dict[str,
     from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
     from kafka.protocol.consumer import JoinGroupResponse
 
-    assignor = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}[strategy]
+    assignor = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}[
+        strategy
+    ]
     members = [
         JoinGroupResponse.JoinGroupResponseMember(
-            member_id=member_id, group_instance_id=None, metadata=assignor.metadata(list(subscription))
+            member_id=member_id,
+            group_instance_id=None,
+            metadata=assignor.metadata(list(subscription)),
         )
         for member_id, subscription in zip(problem.members, problem.subscriptions)
     ]
@@ -74,11 +78,20 @@ class PeerStickyGroup:
         members = []
         for m, member_id in enumerate(problem.members):
             owned = problem.owned[m]
-            previous = [TopicPartition(t, i) for t, indices in owned.items() for i in indices] if owned else None
+            previous = (
+                [TopicPartition(t, i) for t, indices in owned.items() for i in indices]
+                if owned
+                else None
+            )
             generation = int(problem.generations[m])
-            metadata = self.assignor._metadata(sorted(problem.subscriptions[m]), previous, generation)
-            members.append(JoinGroupResponse.JoinGroupResponseMember(
-                member_id=member_id, group_instance_id=None, metadata=metadata))
+            metadata = self.assignor._metadata(
+                sorted(problem.subscriptions[m]), previous, generation
+            )
+            members.append(
+                JoinGroupResponse.JoinGroupResponseMember(
+                    member_id=member_id, group_instance_id=None, metadata=metadata
+                )
+            )
         owner = np.full(problem.num_partitions, -1, dtype=np.int32)
         for member_id, assignment in self.assignor.assign(_Cluster(problem), members).items():
             m = problem.member_index[member_id]

@@ -29,7 +29,9 @@ def franz_go_version() -> str:
     raise RuntimeError("franz-go is not in peers/franz_go/go.mod")
 
 
-def balance(problem: GroupProblem, document: dict, repeat: int = 1, cooperative: bool = False) -> tuple[np.ndarray, list[float]]:
+def balance(
+    problem: GroupProblem, document: dict, repeat: int = 1, cooperative: bool = False
+) -> tuple[np.ndarray, list[float]]:
     """franz-go's answer to ``document`` (the JSON of ``problem``) as an ``owner`` array, and the
     seconds of each of ``repeat`` runs measured inside Go."""
     if not PROGRAM.exists():
@@ -37,7 +39,11 @@ def balance(problem: GroupProblem, document: dict, repeat: int = 1, cooperative:
     with tempfile.NamedTemporaryFile("w", suffix=".json") as handle:
         json.dump(document, handle)
         handle.flush()
-        command = [str(PROGRAM), "-repeat", str(repeat)] + (["-cooperative"] if cooperative else []) + [handle.name]
+        command = (
+            [str(PROGRAM), "-repeat", str(repeat)]
+            + (["-cooperative"] if cooperative else [])
+            + [handle.name]
+        )
         done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"franz-go-peer failed ({done.returncode}): {done.stderr.strip()}")

@@ -16,6 +16,8 @@ from problems.evaluate import (
     member_topic_counts,
     replica_levels,
 )
+from problems.group import GroupProblem
+from problems.io import load_problem, parse_problem, problem_to_json
 from problems.objectives import (
     GROUP_STRATEGIES,
     LEVELS,
@@ -34,10 +36,14 @@ from problems.ownership import (
     resolve_claims,
     topic_partitions,
 )
-from problems.group import GroupProblem
-from problems.io import load_problem, parse_problem, problem_to_json
 from problems.placement import PlacementProblem
-from problems.result import Result, Status, assignment_json, owner_from_assignment, reassignment_json
+from problems.result import (
+    Result,
+    Status,
+    assignment_json,
+    owner_from_assignment,
+    reassignment_json,
+)
 
 __all__ = [
     "GROUP_STRATEGIES",

@@ -14,7 +14,8 @@ offending item only when there is one).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,14 @@ def type_name(value: Any) -> str:
     """``a string``, ``an integer``, ``null``... : how an error names a JSON value's type."""
     if value is None:
         return "null"
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
 
 
 def expect(value: Any, kind: type, field: str, what: str) -> Any:
@@ -50,7 +57,9 @@ def _range_error(value: Any, field: str, low: int, high: int) -> ProblemError:
         return ProblemError(field, f"must be an integer >= {low}, got {type_name(value)}")
     if value < low:
         return ProblemError(field, f"must be an integer >= {low}, got {value}")
-    return ProblemError(field, f"must be at most {high} ({_KINDS.get(high, 'the limit')}), got {value}")
+    return ProblemError(
+        field, f"must be at most {high} ({_KINDS.get(high, 'the limit')}), got {value}"
+    )
 
 
 def integer(value: Any, field: str, low: int = 0, high: int = INT32_MAX) -> int:
@@ -60,7 +69,9 @@ def integer(value: Any, field: str, low: int = 0, high: int = INT32_MAX) -> int:
     return value
 
 
-def integers(values: list, field_of: Callable[[int], str], low: int = 0, high: int = INT32_MAX) -> np.ndarray:
+def integers(
+    values: list, field_of: Callable[[int], str], low: int = 0, high: int = INT32_MAX
+) -> np.ndarray:
     """``values`` (a list) as an ``int64`` array, every item an integer in ``low .. high``.
 
     ``field_of(i)`` names item ``i`` in an error.

@@ -27,11 +27,13 @@ class ProblemError(ValueError):
         self.source = source
         super().__init__(str(self))
 
-    def with_source(self, source: str) -> "ProblemError":
+    def with_source(self, source: str) -> ProblemError:
         """Return the same error naming ``source`` as the file."""
         return ProblemError(self.field, self.message, source)
 
     def __str__(self) -> str:
         where = self.source or "<problem>"
-        line = f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        line = (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
         return " ".join(line.split())

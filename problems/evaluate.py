@@ -87,8 +87,12 @@ def member_lags(problem: GroupProblem, owner: np.ndarray) -> list[int]:
     if problem.lags is None:
         return [0] * problem.num_members
     assigned = owner >= 0
-    if int(problem.lags.max(initial=0)) * len(problem.lags) < 2**53:  # float64 sums exact below 2**53
-        sums = np.bincount(owner[assigned], weights=problem.lags[assigned], minlength=problem.num_members)
+    if (
+        int(problem.lags.max(initial=0)) * len(problem.lags) < 2**53
+    ):  # float64 sums exact below 2**53
+        sums = np.bincount(
+            owner[assigned], weights=problem.lags[assigned], minlength=problem.num_members
+        )
         return [int(v) for v in sums]
     totals = [0] * problem.num_members
     for m, lag in zip(owner[assigned].tolist(), problem.lags[assigned].tolist()):
@@ -128,13 +132,17 @@ def _group_validity(problem: GroupProblem, owner: np.ndarray) -> list[str]:
     unassigned = assignable & (owner < 0)
     problems += _examples(unassigned, lambda g: f"{problem.partition_name(g)} is not assigned")
     stray = ~assignable & (owner >= 0)
-    problems += _examples(stray, lambda g: f"{problem.partition_name(g)} has no subscriber but is assigned")
+    problems += _examples(
+        stray, lambda g: f"{problem.partition_name(g)} has no subscriber but is assigned"
+    )
     assigned = np.flatnonzero(owner >= 0)
     wrong = ~problem.subscribes[owner[assigned], problem.partition_topic[assigned]]
     problems += _examples(
         wrong,
-        lambda i: f"{problem.partition_name(assigned[i])} goes to "
-        f"{problem.members[owner[assigned[i]]]}, who does not subscribe its topic",
+        lambda i: (
+            f"{problem.partition_name(assigned[i])} goes to "
+            f"{problem.members[owner[assigned[i]]]}, who does not subscribe its topic"
+        ),
     )
     return problems
 
@@ -172,12 +180,17 @@ def _co_partitioning(problem: GroupProblem, owner: np.ndarray, numbers: np.ndarr
         bad = owner[problem.topic_start[t] : problem.topic_start[t] + count] != expected
         problems += _examples(
             bad,
-            lambda k, t=t: f"{problem.topics[t]}-{k} is not with the owner of partition number {k} "
-            f"(not co-partitioned)",
+            lambda k, t=t: (
+                f"{problem.topics[t]}-{k} is not with the owner of partition number {k} "
+                f"(not co-partitioned)"
+            ),
         )
         beyond = owner[problem.topic_start[t] + count : problem.topic_start[t + 1]] >= 0
         problems += _examples(
-            beyond, lambda i, t=t: f"{problem.topics[t]}-{count + i} is assigned but {count + i} >= K = {count}"
+            beyond,
+            lambda i, t=t: (
+                f"{problem.topics[t]}-{count + i} is assigned but {count + i} >= K = {count}"
+            ),
         )
     return problems
 
@@ -208,7 +221,9 @@ def replica_moves(problem: PlacementProblem, replicas: np.ndarray) -> int:
     owner_partition = np.repeat(np.arange(problem.num_partitions, dtype=np.int64), rf)
     before, after = _dense(problem.replica_brokers, np.asarray(replicas, dtype=np.int64))
     span = max(int(before.max(initial=0)), int(after.max(initial=0))) + 1
-    return int(np.count_nonzero(~np.isin(owner_partition * span + after, owner_partition * span + before)))
+    return int(
+        np.count_nonzero(~np.isin(owner_partition * span + after, owner_partition * span + before))
+    )
 
 
 def _dense(*ids: np.ndarray) -> list[np.ndarray]:
@@ -221,23 +236,33 @@ def _dense(*ids: np.ndarray) -> list[np.ndarray]:
 def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[str]:
     replicas = np.asarray(replicas)
     if replicas.shape != problem.replica_brokers.shape:
-        return [f"answer has {replicas.size} replicas, the problem needs {problem.replica_brokers.size}"]
+        return [
+            f"answer has {replicas.size} replicas, the problem needs {problem.replica_brokers.size}"
+        ]
     problems = []
     live = np.isin(replicas, problem.broker_ids)
     name = lambda p: f"{problem.topics[p]}-{problem.partitions[p]}"  # noqa: E731
     owner_partition = np.repeat(np.arange(problem.num_partitions), problem.replication_factors)
     problems += _examples(
-        ~live, lambda i: f"{name(owner_partition[i])} has a replica on broker {replicas[i]}, which is not live"
+        ~live,
+        lambda i: (
+            f"{name(owner_partition[i])} has a replica on broker {replicas[i]}, which is not live"
+        ),
     )
     (codes,) = _dense(replicas.astype(np.int64))
     keys = owner_partition.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    problems += _examples(counts > 1, lambda i: f"{name(owner_partition[first[i]])} has broker {replicas[first[i]]} twice")
+    problems += _examples(
+        counts > 1,
+        lambda i: f"{name(owner_partition[first[i]])} has broker {replicas[first[i]]} twice",
+    )
     return problems
 
 
 # ============================================================ entry point
-def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strategy: str) -> Evaluation:
+def evaluate(
+    problem: GroupProblem | PlacementProblem, answer: np.ndarray, strategy: str
+) -> Evaluation:
     """Check ``answer`` against ``strategy``'s hard constraints and score it.
 
     Parameters
@@ -268,7 +293,9 @@ def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strat
 
     assert isinstance(problem, GroupProblem), "group strategies take a consumer-group problem"
     if answer.shape != (problem.num_partitions,):
-        shape = f"answer has {answer.size} owners, the problem has {problem.num_partitions} partitions"
+        shape = (
+            f"answer has {answer.size} owners, the problem has {problem.num_partitions} partitions"
+        )
         return Evaluation(False, (shape,), (), names)
     if np.any((answer < -1) | (answer >= problem.num_members)):
         return Evaluation(False, ("owner array holds positions that are not members",), (), names)
@@ -278,8 +305,12 @@ def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strat
         violations = _co_partitioning(problem, answer, numbers)
         assigned = np.flatnonzero(answer >= 0)
         wrong_topic = np.zeros(len(answer), dtype=bool)
-        wrong_topic[assigned] = ~problem.subscribes[answer[assigned], problem.partition_topic[assigned]]
-        violations += _examples(wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber")
+        wrong_topic[assigned] = ~problem.subscribes[
+            answer[assigned], problem.partition_topic[assigned]
+        ]
+        violations += _examples(
+            wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber"
+        )
         counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
         objective = (_sum_squares(counts), moves(previous_number_owners(problem), numbers))
     elif kind == "lag-aware":
@@ -287,9 +318,14 @@ def evaluate(problem: GroupProblem | PlacementProblem, answer: np.ndarray, strat
         lags = member_lags(problem, answer)
         objective = (max(lags, default=0), sum(v * v for v in lags))
     elif kind == "rack-aware":
-        objective = (_sum_squares(member_counts(problem, answer)),
-                     int(np.count_nonzero(problem.rack_mismatches(answer))),
-                     moves(previous_owners(problem), answer))
+        objective = (
+            _sum_squares(member_counts(problem, answer)),
+            int(np.count_nonzero(problem.rack_mismatches(answer))),
+            moves(previous_owners(problem), answer),
+        )
     else:
-        objective = (_sum_squares(member_counts(problem, answer)), moves(previous_owners(problem), answer))
+        objective = (
+            _sum_squares(member_counts(problem, answer)),
+            moves(previous_owners(problem), answer),
+        )
     return Evaluation(not violations, tuple(violations), tuple(int(v) for v in objective), names)

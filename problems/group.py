@@ -17,7 +17,6 @@ from itertools import repeat
 
 import numpy as np
 
-
 _BASE64URL = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 
@@ -141,9 +140,7 @@ class GroupProblem:
     @cached_property
     def partition_topic(self) -> np.ndarray:
         """Topic position of every partition (``int32``, length P)."""
-        return _frozen(
-            np.repeat(np.arange(self.num_topics, dtype=np.int32), self.partition_counts)
-        )
+        return _frozen(np.repeat(np.arange(self.num_topics, dtype=np.int32), self.partition_counts))
 
     @cached_property
     def partition_index(self) -> np.ndarray:
@@ -167,7 +164,9 @@ class GroupProblem:
     def subscribes(self) -> np.ndarray:
         """Boolean matrix ``[member, topic]``: the member subscribes the topic."""
         matrix = np.zeros((self.num_members, self.num_topics), dtype=bool)
-        members: dict[int, list[int]] = {}  # the members of each distinct subscription (one array each)
+        members: dict[
+            int, list[int]
+        ] = {}  # the members of each distinct subscription (one array each)
         for m, topics in enumerate(self.subscribed_topics):
             members.setdefault(id(topics), []).append(m)
         arrays = {id(topics): topics for topics in self.subscribed_topics}
@@ -198,7 +197,11 @@ class GroupProblem:
         entries = [tuple(indices[start[e] : start[e + 1]]) for e in range(len(self.owned_topics))]
         bounds = self.owned_entry_start.tolist()
         return tuple(
-            dict(zip(self.owned_topics[bounds[m] : bounds[m + 1]], entries[bounds[m] : bounds[m + 1]]))
+            dict(
+                zip(
+                    self.owned_topics[bounds[m] : bounds[m + 1]], entries[bounds[m] : bounds[m + 1]]
+                )
+            )
             for m in range(self.num_members)
         )
 
@@ -224,7 +227,9 @@ class GroupProblem:
         Built from the flat arrays in a few vectorised steps (at load time by
         :func:`problems.load_problem`).
         """
-        entry_member = np.repeat(np.arange(self.num_members, dtype=np.int32), np.diff(self.owned_entry_start))
+        entry_member = np.repeat(
+            np.arange(self.num_members, dtype=np.int32), np.diff(self.owned_entry_start)
+        )
         member = np.repeat(entry_member, np.diff(self.owned_start))
         topic = self.owned_claim_topic
         indices = self.owned_indices
@@ -246,7 +251,11 @@ class GroupProblem:
         """Global id of every item of ``replica_racks`` (``int64``; empty without racks)."""
         if self.replica_rack_start is None:
             return _frozen(np.zeros(0, dtype=np.int64))
-        return _frozen(np.repeat(np.arange(self.num_partitions, dtype=np.int64), np.diff(self.replica_rack_start)))
+        return _frozen(
+            np.repeat(
+                np.arange(self.num_partitions, dtype=np.int64), np.diff(self.replica_rack_start)
+            )
+        )
 
     @cached_property
     def partition_rack_lists(self) -> tuple[tuple[str, ...], ...] | None:
@@ -275,6 +284,7 @@ class GroupProblem:
         entry = self.replica_rack_partition
         aligned[entry[self.replica_racks == rack[entry]]] = True
         return (rack >= 0) & ~aligned
+
     @cached_property
     def topic_uuids(self) -> tuple[np.ndarray, np.ndarray]:
         """Each topic's Kafka ``Uuid`` as ``(most, least)`` significant bits (signed ``int64`` arrays).
@@ -286,8 +296,10 @@ class GroupProblem:
         bucket order otherwise, which the server assignors reproduce).
         """
         if self.topic_ids is None:
-            return (_frozen(np.full(self.num_topics, 0x0000000100000001, dtype=np.int64)),
-                    _frozen(np.arange(self.num_topics, dtype=np.int64)))
+            return (
+                _frozen(np.full(self.num_topics, 0x0000000100000001, dtype=np.int64)),
+                _frozen(np.arange(self.num_topics, dtype=np.int64)),
+            )
         # URL-safe base64 of 16 bytes, decoded for every id at once: 22 characters of 6 bits each
         # (the parser checked them); 5 groups of 4 make 15 bytes, the last 2 characters the 16th.
         text = "".join(t.rstrip("=") for t in self.topic_ids).encode("ascii")
@@ -295,7 +307,9 @@ class GroupProblem:
         table[np.frombuffer(_BASE64URL, dtype=np.uint8)] = np.arange(64, dtype=np.uint32)
         sextets = table[np.frombuffer(text, dtype=np.uint8)].reshape(-1, 22)
         groups = sextets[:, :20].reshape(-1, 5, 4)
-        words = (groups[..., 0] << 18) | (groups[..., 1] << 12) | (groups[..., 2] << 6) | groups[..., 3]
+        words = (
+            (groups[..., 0] << 18) | (groups[..., 1] << 12) | (groups[..., 2] << 6) | groups[..., 3]
+        )
         head = np.stack([words >> 16, (words >> 8) & 255, words & 255], axis=-1).reshape(-1, 15)
         tail = ((sextets[:, 20] << 2) | (sextets[:, 21] >> 4)) & 255
         raw = np.concatenate([head, tail[:, None]], axis=1).astype(np.uint8)

@@ -18,10 +18,11 @@ import gc
 import json
 import os
 import re
+from collections.abc import Callable
 from contextlib import contextmanager
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import orjson
@@ -49,9 +50,11 @@ def _offsets(items: list) -> np.ndarray:
 
 def _item_field(start: np.ndarray, names: Callable[[int], str]) -> Callable[[int], str]:
     """Field name of item ``i`` of runs starting at ``start``: ``NAME[k]``."""
+
     def field(i: int) -> str:
         run = int(np.searchsorted(start, i, side="right")) - 1
         return f"{names(run)}[{i - int(start[run])}]"
+
     return field
 
 
@@ -61,8 +64,9 @@ MEMBER_FIELDS = frozenset({"id", "topics", "owned", "generation", "rack", "insta
 
 def _plain_members(members_doc: list) -> bool:
     """Whether every member is an object with a valid ``id`` (a non-empty string of valid Unicode), and a
-    ``generation``, ``rack`` and ``instance_id`` each absent, null or valid: checked for all members at
-    once, so that the loop of :func:`_parse_group` skips those checks one member at a time (when this is
+    ``generation``, ``rack`` and ``instance_id`` each absent, null or valid: checked for all members
+    at once, so that the loop of :func:`_parse_group` skips those checks one member at a time (when
+    this is
     False, the loop checks every member and names the first problem)."""
     if not members_doc or set(map(type, members_doc)) != {dict}:
         return False
@@ -74,9 +78,14 @@ def _plain_members(members_doc: list) -> bool:
         checks.strings(names, str)
     except ProblemError:
         return False
-    generations = [value for value in map(get, members_doc, repeat("generation")) if value is not None]
-    return not generations or (set(map(type, generations)) == {int}
-                               and -1 <= min(generations) and max(generations) <= checks.INT32_MAX)
+    generations = [
+        value for value in map(get, members_doc, repeat("generation")) if value is not None
+    ]
+    return not generations or (
+        set(map(type, generations)) == {int}
+        and -1 <= min(generations)
+        and max(generations) <= checks.INT32_MAX
+    )
 
 
 def _parse_group(doc: dict) -> GroupProblem:
@@ -93,13 +102,26 @@ def _parse_group(doc: dict) -> GroupProblem:
     if members_doc is None:
         raise ProblemError("members", "missing (a list of members)")
     checks.expect(members_doc, list, "members", "a list of members")
-    checks.at_most(len(members_doc) * len(topics), checks.MAX_MEMBER_TOPICS, "members",
-                   f"members x topics ({len(members_doc):,} x {len(topics):,})")
+    checks.at_most(
+        len(members_doc) * len(topics),
+        checks.MAX_MEMBER_TOPICS,
+        "members",
+        f"members x topics ({len(members_doc):,} x {len(topics):,})",
+    )
 
     ids: list[str] = []
     seen_ids: dict[str, int] = {}
-    subscriptions, owned_docs, generations, has_generation, racks, instances = [], [], [], [], [], []
-    notes: list[tuple[int, int, str]] = []  # (member, 0 subscription / 1 owned, text): sorted at the end
+    subscriptions, owned_docs, generations, has_generation, racks, instances = (
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+    )
+    notes: list[
+        tuple[int, int, str]
+    ] = []  # (member, 0 subscription / 1 owned, text): sorted at the end
     known = set(topics)
     # Members mostly share a few subscriptions: each distinct one is checked once and stored once
     # (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
@@ -116,7 +138,9 @@ def _parse_group(doc: dict) -> GroupProblem:
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
         if not member.keys() <= MEMBER_FIELDS:
-            raise ProblemError(f"{field}.{sorted(map(str, member.keys() - MEMBER_FIELDS))[0]}", "unknown field")
+            raise ProblemError(
+                f"{field}.{sorted(map(str, member.keys() - MEMBER_FIELDS))[0]}", "unknown field"
+            )
         if plain:
             member_id = member["id"]
         else:
@@ -125,19 +149,26 @@ def _parse_group(doc: dict) -> GroupProblem:
             member_id = checks.string(member["id"], f"{field}.id")
         if member_id in seen_ids:
             raise ProblemError(
-                f"{field}.id", f"duplicate member id {member_id!r} (also members[{seen_ids[member_id]}])"
+                f"{field}.id",
+                f"duplicate member id {member_id!r} (also members[{seen_ids[member_id]}])",
             )
         seen_ids[member_id] = i
         ids.append(member_id)
 
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
-        subscription = checks.expect(member["topics"], list, f"{field}.topics", "a list of topic names")
+        subscription = checks.expect(
+            member["topics"], list, f"{field}.topics", "a list of topic names"
+        )
         key = by_list.get(id(subscription))
-        if key is None and subscription == last_list:  # the previous member's, checked (a file has one list per member)
+        if (
+            key is None and subscription == last_list
+        ):  # the previous member's, checked (a file has one list per member)
             key = last_key
         if key is None:
-            if set(map(type, subscription)) - {str}:  # not hashable, perhaps: the check names the item
+            if set(map(type, subscription)) - {
+                str
+            }:  # not hashable, perhaps: the check names the item
                 checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
             key = tuple(subscription)
             key = shared.setdefault(key, key)
@@ -154,11 +185,19 @@ def _parse_group(doc: dict) -> GroupProblem:
         if not checked[id(key)]:
             for j, name in enumerate(subscription):
                 if name not in known:
-                    notes.append((i, 0, f"{field}.topics[{j}]: topic {name!r} does not exist "
-                                        "(contributes no partitions)"))
+                    notes.append(
+                        (
+                            i,
+                            0,
+                            f"{field}.topics[{j}]: topic {name!r} does not exist "
+                            "(contributes no partitions)",
+                        )
+                    )
 
         owned_doc = {} if member.get("owned") is None else member["owned"]
-        owned_docs.append(checks.expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list"))
+        owned_docs.append(
+            checks.expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list")
+        )
 
         generation = member.get("generation")
         if generation is not None and not plain:
@@ -166,7 +205,9 @@ def _parse_group(doc: dict) -> GroupProblem:
         has_generation.append(generation is not None)
         generations.append(-1 if generation is None else generation)
         racks.append(member.get("rack") if plain else _optional_string(member, "rack", field))
-        instances.append(member.get("instance_id") if plain else _optional_string(member, "instance_id", field))
+        instances.append(
+            member.get("instance_id") if plain else _optional_string(member, "instance_id", field)
+        )
 
     seen_instances: dict[str, int] = {}
     for i, instance in enumerate(instances):
@@ -203,8 +244,12 @@ def _parse_group(doc: dict) -> GroupProblem:
     return problem
 
 
-def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, int],
-                 notes: list[tuple[int, int, str]]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _parse_owned(
+    owned_docs: list[dict],
+    counts: np.ndarray,
+    index: dict[str, int],
+    notes: list[tuple[int, int, str]],
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every member's ``owned`` flattened into the arrays of :class:`GroupProblem`, checked in bulk.
 
     Returns the fields and the arrays the checks derive on the way (``owned_entry_topic``,
@@ -224,14 +269,20 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
     def entry_field(e: int) -> str:
         return f"members[{entry_member[e]}].owned.{names[e]}"
 
-    # Topics first (names of existing topics are valid strings): only the others are checked as names.
+    # Topics first (names of existing topics are valid strings): only the others are checked as
+    # names.
     entry_topic = _entry_topics(keys, index, len(names))
     unknown = np.flatnonzero(entry_topic < 0)
     if len(unknown):
-        checks.strings([names[e] for e in unknown.tolist()], lambda i: f"members[{entry_member[unknown[i]]}].owned")
+        checks.strings(
+            [names[e] for e in unknown.tolist()],
+            lambda i: f"members[{entry_member[unknown[i]]}].owned",
+        )
     if lists and set(map(type, lists)) != {list}:
         e = next(e for e, v in enumerate(lists) if type(v) is not list)
-        raise ProblemError(entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}")
+        raise ProblemError(
+            entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}"
+        )
     parsed = _index_values(lists)
     if parsed is None:  # an item that is not an integer in range: the checks name it
         start = _offsets(lists)
@@ -243,17 +294,26 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
         start = np.zeros(len(lists) + 1, dtype=np.int64)
         np.cumsum(lengths, out=start[1:])
         checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
-    single = len(indices) == len(lists) and not (lengths != 1).any()  # one item per list: claims are entries
+    single = (
+        len(indices) == len(lists) and not (lengths != 1).any()
+    )  # one item per list: claims are entries
     if single:
         claim_topic, claim_member = entry_topic, entry_member  # read-only once loaded: shared
     else:
-        claim_topic, claim_member = np.repeat(entry_topic, lengths), np.repeat(entry_member, lengths)
+        claim_topic, claim_member = (
+            np.repeat(entry_topic, lengths),
+            np.repeat(entry_member, lengths),
+        )
         _check_repeats(lists, indices, np.repeat(np.arange(len(lists)), lengths), entry_field)
     limits = np.append(counts, 0)  # a missing topic (-1) has no partitions
     stale = None
-    if entry_topic.min(initial=0) < 0 or not (indices < limits[claim_topic]).all():  # some claims stale: notes
+    if (
+        entry_topic.min(initial=0) < 0 or not (indices < limits[claim_topic]).all()
+    ):  # some claims stale: notes
         claim_entry = np.repeat(np.arange(len(lists)), lengths)
-        stale = _stale_claims(lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes)
+        stale = _stale_claims(
+            lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes
+        )
     topic_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=topic_start[1:])
     if stale is not None:
@@ -261,10 +321,17 @@ def _parse_owned(owned_docs: list[dict], counts: np.ndarray, index: dict[str, in
         claims = claim_member[keep], topic_start[claim_topic[keep]] + indices[keep]
     else:
         claims = claim_member, topic_start[claim_topic] + indices
-    fields = {"owned_topics": names, "owned_entry_start": _frozen(entry_start),
-              "owned_start": _frozen(start), "owned_indices": _frozen(indices)}
-    derived = {"owned_entry_topic": _frozen(entry_topic), "owned_claim_topic": _frozen(claim_topic),
-               "owned_claims": (_frozen(claims[0]), _frozen(claims[1]))}
+    fields = {
+        "owned_topics": names,
+        "owned_entry_start": _frozen(entry_start),
+        "owned_start": _frozen(start),
+        "owned_indices": _frozen(indices),
+    }
+    derived = {
+        "owned_entry_topic": _frozen(entry_topic),
+        "owned_claim_topic": _frozen(claim_topic),
+        "owned_claims": (_frozen(claims[0]), _frozen(claims[1])),
+    }
     return fields, derived
 
 
@@ -281,20 +348,30 @@ def _entry_topics(keys: list[tuple], index: dict[str, int], total: int) -> np.nd
         if key != previous:
             positions = known.get(key)
             if positions is None:
-                positions = known[key] = np.fromiter(map(index.get, key, repeat(-1)), dtype=np.int64, count=len(key))
+                positions = known[key] = np.fromiter(
+                    map(index.get, key, repeat(-1)), dtype=np.int64, count=len(key)
+                )
             previous = key
         arrays.append(positions)
     return np.concatenate(arrays)
 
 
-def _check_repeats(lists: list[list], indices: np.ndarray, claim_entry: np.ndarray,
-                   entry_field: Callable[[int], str]) -> None:
+def _check_repeats(
+    lists: list[list],
+    indices: np.ndarray,
+    claim_entry: np.ndarray,
+    entry_field: Callable[[int], str],
+) -> None:
     """An error naming the first partition given twice in one owned list (``claim_entry``: each claim's list)."""
     same_entry = claim_entry[1:] == claim_entry[:-1]
-    if np.any(same_entry & (indices[1:] <= indices[:-1])):  # not strictly ascending: look for a repeat
+    if np.any(
+        same_entry & (indices[1:] <= indices[:-1])
+    ):  # not strictly ascending: look for a repeat
         order = np.lexsort((indices, claim_entry))
-        twice = np.flatnonzero((claim_entry[order][1:] == claim_entry[order][:-1])
-                               & (indices[order][1:] == indices[order][:-1]))
+        twice = np.flatnonzero(
+            (claim_entry[order][1:] == claim_entry[order][:-1])
+            & (indices[order][1:] == indices[order][:-1])
+        )
         if len(twice):
             e = int(claim_entry[order][twice].min())
             items, seen = lists[e], set()
@@ -302,27 +379,43 @@ def _check_repeats(lists: list[list], indices: np.ndarray, claim_entry: np.ndarr
             raise ProblemError(f"{entry_field(e)}[{k}]", f"duplicate partition {items[k]}")
 
 
-def _stale_claims(lists: list[list], indices: np.ndarray, claim_entry: np.ndarray, entry_topic: np.ndarray,
-                  counts: np.ndarray, entry_member: np.ndarray, entry_field: Callable[[int], str],
-                  notes: list[tuple[int, int, str]]) -> np.ndarray:
+def _stale_claims(
+    lists: list[list],
+    indices: np.ndarray,
+    claim_entry: np.ndarray,
+    entry_topic: np.ndarray,
+    counts: np.ndarray,
+    entry_member: np.ndarray,
+    entry_field: Callable[[int], str],
+    notes: list[tuple[int, int, str]],
+) -> np.ndarray:
     """Whether each claim is stale (its topic, -1, does not exist, or the index is beyond it), with one
     note per owned list holding any."""
     limit = np.append(counts, 0)[entry_topic]  # a missing topic (-1) has no partitions
     stale = indices >= limit[claim_entry]
-    for e in np.unique(np.concatenate([np.flatnonzero(entry_topic < 0), claim_entry[stale]])).tolist():
+    for e in np.unique(
+        np.concatenate([np.flatnonzero(entry_topic < 0), claim_entry[stale]])
+    ).tolist():
         m = int(entry_member[e])
         if entry_topic[e] < 0:
             notes.append((m, 1, f"{entry_field(e)}: topic does not exist (stale claim dropped)"))
         else:
             beyond = [k for k in lists[e] if k >= limit[e]]
-            notes.append((m, 1, f"{entry_field(e)}: partitions {beyond} do not exist "
-                                f"(topic has {limit[e]}; stale claims dropped)"))
+            notes.append(
+                (
+                    m,
+                    1,
+                    f"{entry_field(e)}: partitions {beyond} do not exist "
+                    f"(topic has {limit[e]}; stale claims dropped)",
+                )
+            )
     return stale
 
 
 def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
     """The length of each of ``lists`` (lists) and their items, flat, as ``int64`` arrays, when every
-    item is an integer in 0 .. INT32_MAX; else None (the item-by-item checks then name the first other).
+    item is an integer in 0 .. INT32_MAX; else None (the item-by-item checks then name the first
+    other).
 
     Read from the JSON text of all the lists (one ``orjson.dumps``): when it holds only digits,
     brackets and commas, and one ``[`` per list (none nested), the numbers alone, comma-separated,
@@ -332,7 +425,9 @@ def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
     """
     try:
         text = orjson.dumps(lists)
-    except TypeError:  # orjson.JSONEncodeError: a value JSON has no text for, or an integer beyond 64 bits
+    except (
+        TypeError
+    ):  # orjson.JSONEncodeError: a value JSON has no text for, or an integer beyond 64 bits
         return None
     if text.translate(None, b"0123456789[],") or text.count(b"[") != len(lists) + 1:
         return None  # a sign, a letter, a quote, a dot; or a list in a list
@@ -377,15 +472,22 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
             raise ProblemError(f"lags.{name}", f"missing ({count} lags expected)")
         values = checks.expect(lags_doc[name], list, f"lags.{name}", "a list of integers >= 0")
         if len(values) != count:
-            raise ProblemError(f"lags.{name}", f"has {len(values)} lags but the topic has {count} partitions")
+            raise ProblemError(
+                f"lags.{name}", f"has {len(values)} lags but the topic has {count} partitions"
+            )
         lists.append(values)
     start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
-    return _frozen(checks.integers(flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX))
+    return _frozen(
+        checks.integers(
+            flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX
+        )
+    )
 
 
-def _parse_racks(racks_doc: Any, topics: tuple[str, ...], counts: np.ndarray,
-                 member_racks: list[str | None]) -> dict[str, Any]:
+def _parse_racks(
+    racks_doc: Any, topics: tuple[str, ...], counts: np.ndarray, member_racks: list[str | None]
+) -> dict[str, Any]:
     """``partition_racks`` (optional) and the members' racks as the integer rack ids of :class:`GroupProblem`.
 
     When given, ``partition_racks`` lists every topic of ``topics`` (and no other), one list of
@@ -393,25 +495,37 @@ def _parse_racks(racks_doc: Any, topics: tuple[str, ...], counts: np.ndarray,
     """
     lists: list = []
     if racks_doc is not None:
-        checks.expect(racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists")
+        checks.expect(
+            racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists"
+        )
         known = set(topics)
         for name in racks_doc:
             if name not in known:
                 raise ProblemError(f"partition_racks.{name}", "topic is not in topics")
         for name, count in zip(topics, counts.tolist()):
             if name not in racks_doc:
-                raise ProblemError(f"partition_racks.{name}", f"missing ({count} replica rack lists expected)")
-            values = checks.expect(racks_doc[name], list, f"partition_racks.{name}",
-                                   "a list of replica rack lists, one per partition")
+                raise ProblemError(
+                    f"partition_racks.{name}", f"missing ({count} replica rack lists expected)"
+                )
+            values = checks.expect(
+                racks_doc[name],
+                list,
+                f"partition_racks.{name}",
+                "a list of replica rack lists, one per partition",
+            )
             if len(values) != count:
-                raise ProblemError(f"partition_racks.{name}",
-                                   f"has {len(values)} replica rack lists but the topic has {count} partitions")
+                raise ProblemError(
+                    f"partition_racks.{name}",
+                    f"has {len(values)} replica rack lists but the topic has {count} partitions",
+                )
             lists.append(values)
         lists = list(chain.from_iterable(lists))
         if lists and set(map(type, lists)) != {list}:
             p = next(p for p, v in enumerate(lists) if type(v) is not list)
-            raise ProblemError(_rack_field(topics, counts, p),
-                               f"must be a list of rack names, got {checks.type_name(lists[p])}")
+            raise ProblemError(
+                _rack_field(topics, counts, p),
+                f"must be a list of rack names, got {checks.type_name(lists[p])}",
+            )
     start = _offsets(lists)
     checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "partition_racks", "replica racks in all")
     flat = list(chain.from_iterable(lists))
@@ -422,12 +536,15 @@ def _parse_racks(racks_doc: Any, topics: tuple[str, ...], counts: np.ndarray,
     names = dict.fromkeys(flat)
     names.update(dict.fromkeys(r for r in member_racks if r is not None))
     ids = {name: r for r, name in enumerate(names)}
-    member_rack = np.fromiter((-1 if r is None else ids[r] for r in member_racks), dtype=np.int32,
-                              count=len(member_racks))
+    member_rack = np.fromiter(
+        (-1 if r is None else ids[r] for r in member_racks), dtype=np.int32, count=len(member_racks)
+    )
     fields: dict[str, Any] = {"rack_names": tuple(names), "member_rack": _frozen(member_rack)}
     if racks_doc is not None:
         fields["replica_rack_start"] = _frozen(start)
-        fields["replica_racks"] = _frozen(np.fromiter(map(ids.__getitem__, flat), dtype=np.int32, count=len(flat)))
+        fields["replica_racks"] = _frozen(
+            np.fromiter(map(ids.__getitem__, flat), dtype=np.int32, count=len(flat))
+        )
     return fields
 
 
@@ -436,6 +553,8 @@ def _rack_field(topics: tuple[str, ...], counts: np.ndarray, p: int) -> str:
     start = np.concatenate(([0], np.cumsum(counts)))
     t = int(np.searchsorted(start, p, side="right")) - 1
     return f"partition_racks.{topics[t]}[{p - int(start[t])}]"
+
+
 def _parse_topic_ids(ids_doc: Any, topics: tuple[str, ...]) -> tuple[str, ...]:
     """KIP-848 topic ids: Kafka's ``Uuid.toString`` (URL-safe base64 of 16 bytes, no padding), one per topic."""
     checks.expect(ids_doc, dict, "topic_ids", "an object of topic -> Kafka topic id (base64 Uuid)")
@@ -453,11 +572,16 @@ def _parse_topic_ids(ids_doc: Any, topics: tuple[str, ...]) -> tuple[str, ...]:
         except ValueError:
             raw = b""
         if len(text) not in (22, 24) or len(raw) != 16:
-            raise ProblemError(f"topic_ids.{name}", f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)")
+            raise ProblemError(
+                f"topic_ids.{name}",
+                f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)",
+            )
         if raw == bytes(16):
             raise ProblemError(f"topic_ids.{name}", "the zero Uuid is not a topic id")
         if raw in seen:
-            raise ProblemError(f"topic_ids.{name}", f"duplicate topic id {text!r} (also topic {seen[raw]!r})")
+            raise ProblemError(
+                f"topic_ids.{name}", f"duplicate topic id {text!r} (also topic {seen[raw]!r})"
+            )
         seen[raw] = name
     return tuple(ids_doc[name] for name in topics)
 
@@ -466,8 +590,9 @@ def _parse_topic_ids(ids_doc: Any, topics: tuple[str, ...]) -> tuple[str, ...]:
 def _placement_lists(partitions_doc: list, live: int):
     """``(topics, indices, starts, flat replicas)`` when every partition passes the loop's checks, else None.
 
-    The loop's checks of :func:`_parse_placement`, done in bulk (the int32 range of replicas is checked
-    once after either); on any failure the loop runs and names the first problem, so errors are unchanged.
+    The loop's checks of :func:`_parse_placement`, done in bulk (the int32 range of replicas is
+    checked once after either); on any failure the loop runs and names the first problem, so errors
+    are unchanged.
     """
     if not partitions_doc or set(map(type, partitions_doc)) != {dict}:
         return None
@@ -477,10 +602,18 @@ def _placement_lists(partitions_doc: list, live: int):
         replicas = [part["replicas"] for part in partitions_doc]
     except KeyError:
         return None
-    if set(map(type, topics)) != {str} or set(map(type, indices)) != {int} or set(map(type, replicas)) != {list}:
+    if (
+        set(map(type, topics)) != {str}
+        or set(map(type, indices)) != {int}
+        or set(map(type, replicas)) != {list}
+    ):
         return None
     lengths = np.fromiter(map(len, replicas), dtype=np.int64, count=len(replicas))
-    if int(lengths.min()) < 1 or int(lengths.max()) > live or int(lengths.sum()) > checks.MAX_PARTITIONS:
+    if (
+        int(lengths.min()) < 1
+        or int(lengths.max()) > live
+        or int(lengths.sum()) > checks.MAX_PARTITIONS
+    ):
         return None
     flat = list(chain.from_iterable(replicas))
     if set(map(type, flat)) != {int} or len(set(zip(topics, indices))) != len(topics):
@@ -494,7 +627,9 @@ def _placement_lists(partitions_doc: list, live: int):
     # A broker twice in one partition: equal neighbours once each partition's replicas are sorted.
     owner = np.repeat(np.arange(len(replicas)), lengths)
     order = np.lexsort((flat_array, owner))
-    if np.any((owner[order][1:] == owner[order][:-1]) & (flat_array[order][1:] == flat_array[order][:-1])):
+    if np.any(
+        (owner[order][1:] == owner[order][:-1]) & (flat_array[order][1:] == flat_array[order][:-1])
+    ):
         return None
     starts = np.zeros(len(replicas) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
@@ -513,7 +648,10 @@ def _parse_placement(doc: dict) -> PlacementProblem:
             raise ProblemError(f"{field}.id", "missing")
         broker_id = checks.integer(broker["id"], f"{field}.id")
         if broker_id in position:
-            raise ProblemError(f"{field}.id", f"duplicate broker id {broker_id} (also brokers[{position[broker_id]}])")
+            raise ProblemError(
+                f"{field}.id",
+                f"duplicate broker id {broker_id} (also brokers[{position[broker_id]}])",
+            )
         position[broker_id] = i
         ids.append(broker_id)
         racks.append(_optional_string(broker, "rack", field))
@@ -526,7 +664,9 @@ def _parse_placement(doc: dict) -> PlacementProblem:
 
     if not ids:
         raise ProblemError("brokers", "must list at least one live broker")
-    partitions_doc = checks.expect(doc.get("partitions"), list, "partitions", "a list of partitions")
+    partitions_doc = checks.expect(
+        doc.get("partitions"), list, "partitions", "a list of partitions"
+    )
     checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
     bulk = _placement_lists(partitions_doc, len(ids))
     if bulk is not None:
@@ -544,9 +684,14 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         topic = checks.string(part["topic"], f"{field}.topic")
         index = checks.integer(part["partition"], f"{field}.partition")
         if (topic, index) in seen:
-            raise ProblemError(f"{field}", f"duplicate partition {topic}-{index} (also partitions[{seen[topic, index]}])")
+            raise ProblemError(
+                f"{field}",
+                f"duplicate partition {topic}-{index} (also partitions[{seen[topic, index]}])",
+            )
         seen[topic, index] = i
-        replicas = checks.expect(part["replicas"], list, f"{field}.replicas", "a list of broker ids")
+        replicas = checks.expect(
+            part["replicas"], list, f"{field}.replicas", "a list of broker ids"
+        )
         if not replicas:
             raise ProblemError(f"{field}.replicas", "must have at least one replica")
         checks.integers(replicas, lambda j: f"{field}.replicas[{j}]")
@@ -566,7 +711,9 @@ def _parse_placement(doc: dict) -> PlacementProblem:
             checks.at_most(len(flat), checks.MAX_PARTITIONS, "partitions", "replicas in all")
 
     replica_start = np.array(starts, dtype=np.int64)
-    replica_brokers = checks.integers(flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas"))
+    replica_brokers = checks.integers(
+        flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas")
+    )
     return PlacementProblem(
         broker_ids=_frozen(np.array(ids, dtype=np.int64)),
         broker_racks=tuple(racks),
@@ -592,7 +739,8 @@ def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
             raise ProblemError(sorted(map(str, unknown))[0], "unknown field in a consumer group")
         return _parse_group(doc)  # owned claims resolved here, not inside the first assign
     raise ProblemError(
-        "", "neither a consumer group (topics, members) nor a replica placement (brokers, partitions)"
+        "",
+        "neither a consumer group (topics, members) nor a replica placement (brokers, partitions)",
     )
 
 
@@ -609,11 +757,13 @@ def read_json(data: bytes, name: str) -> Any:
         Naming ``name``.
     """
     if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
+        data = data[len(codecs.BOM_UTF8) :]
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as error:
-        raise ProblemError("", f"not JSON: {error.msg} at line {error.lineno} column {error.colno}", name) from None
+        raise ProblemError(
+            "", f"not JSON: {error.msg} at line {error.lineno} column {error.colno}", name
+        ) from None
 
 
 def _check_keys(data: bytes, doc: Any, name: str) -> None:
@@ -635,7 +785,11 @@ def _format_keys(doc: Any) -> int:
     brokers, partitions); objects elsewhere are not counted."""
     if type(doc) is not dict:
         return 0
-    total = len(doc) + sum(len(doc[k]) for k in ("topics", "lags", "partition_racks", "topic_ids") if type(doc.get(k)) is dict)
+    total = len(doc) + sum(
+        len(doc[k])
+        for k in ("topics", "lags", "partition_racks", "topic_ids")
+        if type(doc.get(k)) is dict
+    )
     for key in ("members", "brokers", "partitions"):
         items = doc.get(key)
         if type(items) is list:
@@ -658,6 +812,7 @@ class _Repeated(dict):
 
 def _find_duplicate_key(data: bytes, name: str) -> None:
     """Raise the first key given twice in an object of ``data`` (with its path), if there is one."""
+
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
         result = dict(pairs)
         if len(result) == len(pairs):
@@ -677,11 +832,17 @@ def _find_duplicate_key(data: bytes, name: str) -> None:
         if isinstance(node, _Repeated):
             raise ProblemError(path, f"key {node.key!r} given twice in the same object", name)
         if type(node) is list:
-            stack.extend((item, f"{path}[{i}]") for i, item in reversed(list(enumerate(node)))
-                         if type(item) in _CONTAINERS or isinstance(item, dict))
+            stack.extend(
+                (item, f"{path}[{i}]")
+                for i, item in reversed(list(enumerate(node)))
+                if type(item) in _CONTAINERS or isinstance(item, dict)
+            )
         elif isinstance(node, dict):
-            stack.extend((item, f"{path}.{key}" if path else str(key)) for key, item in reversed(node.items())
-                         if type(item) in _CONTAINERS or isinstance(item, dict))
+            stack.extend(
+                (item, f"{path}.{key}" if path else str(key))
+                for key, item in reversed(node.items())
+                if type(item) in _CONTAINERS or isinstance(item, dict)
+            )
 
 
 def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, bytes | None, Any]:
@@ -692,7 +853,11 @@ def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, bytes | 
     """
     if not isinstance(source, (str, os.PathLike)):
         return "<dict>", None, source
-    if isinstance(source, str) and source.lstrip().startswith(("{", "[")) and not os.path.exists(source):
+    if (
+        isinstance(source, str)
+        and source.lstrip().startswith(("{", "["))
+        and not os.path.exists(source)
+    ):
         data = source.encode("utf-8", "surrogatepass")
         return "<text>", data, read_json(data, "<text>")
     name = os.fspath(source)

@@ -30,12 +30,22 @@ from problems.errors import ProblemError
 from problems.snapshots import COLUMNS
 
 #: The columns of :func:`group_lags`'s rows and their types (Spark's names).
-LAG_COLUMNS = {"line": "long", "group": "string", "topic": "string", "partition": "long", "lag": "long",
-               "clamped": "boolean", "start_unknown": "boolean", "error": "string"}
+LAG_COLUMNS = {
+    "line": "long",
+    "group": "string",
+    "topic": "string",
+    "partition": "long",
+    "lag": "long",
+    "clamped": "boolean",
+    "start_unknown": "boolean",
+    "error": "string",
+}
 _INTEGER = r"[0-9]{1,18}"
 
 
-def kip169_lags(committed: np.ndarray, start: np.ndarray, end: np.ndarray, reset: str = "latest") -> np.ndarray:
+def kip169_lags(
+    committed: np.ndarray, start: np.ndarray, end: np.ndarray, reset: str = "latest"
+) -> np.ndarray:
     """KIP-169's lag: ``end - committed`` (at least 0); without a committed offset (``-1``) 0 under
     ``auto.offset.reset=latest``, ``end - start`` otherwise."""
     since = np.where(committed >= 0, committed, end if reset == "latest" else start)
@@ -75,11 +85,18 @@ def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
         bad = (present & ~good) | (~present & (column in ("partition", "log_end_offset")))
         for line, value in zip(lines[bad], values[bad]):
             shown = "missing" if pd.isna(value) else f"got {value!r}"
-            errors.append((int(line), f"{column}: must be an integer >= 0 of at most 18 digits, {shown}"))
+            errors.append(
+                (int(line), f"{column}: must be an integer >= 0 of at most 18 digits, {shown}")
+            )
         numbers[column] = (values.where(good, "0").astype(np.int64).to_numpy(), good)
     index, _ = numbers["partition"]
     for line, value in zip(lines[index > INT32_MAX], index[index > INT32_MAX]):
-        errors.append((int(line), f"partition: must be at most {INT32_MAX} (an int32, as in Kafka), got {value}"))
+        errors.append(
+            (
+                int(line),
+                f"partition: must be at most {INT32_MAX} (an int32, as in Kafka), got {value}",
+            )
+        )
     end, _ = numbers["log_end_offset"]
     start, has_start = numbers["log_start_offset"]
     committed, has_committed = numbers["committed_offset"]
@@ -90,42 +107,84 @@ def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
         errors += _coverage(frame, numbers["partition"][0], lines)
     if errors:
         errors.sort()
-        return pd.DataFrame({
-            "line": [e[0] for e in errors], "group": frame["group"].iloc[:1].tolist() * len(errors),
-            "topic": [None] * len(errors), "partition": -1, "lag": 0, "clamped": False,
-            "start_unknown": False, "error": [e[1] for e in errors],
-        })
-    return pd.DataFrame({
-        "line": lines, "group": text["group"], "topic": text["topic"],
-        "partition": numbers["partition"][0], "lag": kip169_lags(np.where(has_committed, committed, -1), np.where(has_start, start, 0), end, reset),
-        "clamped": has_committed & (committed > end),
-        "start_unknown": ~has_committed & ~has_start & (reset != "latest"),
-        "error": None,
-    })
+        return pd.DataFrame(
+            {
+                "line": [e[0] for e in errors],
+                "group": frame["group"].iloc[:1].tolist() * len(errors),
+                "topic": [None] * len(errors),
+                "partition": -1,
+                "lag": 0,
+                "clamped": False,
+                "start_unknown": False,
+                "error": [e[1] for e in errors],
+            }
+        )
+    return pd.DataFrame(
+        {
+            "line": lines,
+            "group": text["group"],
+            "topic": text["topic"],
+            "partition": numbers["partition"][0],
+            "lag": kip169_lags(
+                np.where(has_committed, committed, -1), np.where(has_start, start, 0), end, reset
+            ),
+            "clamped": has_committed & (committed > end),
+            "start_unknown": ~has_committed & ~has_start & (reset != "latest"),
+            "error": None,
+        }
+    )
 
 
-def _coverage(frame: pd.DataFrame, partitions: np.ndarray, lines: np.ndarray) -> list[tuple[int, str]]:
+def _coverage(
+    frame: pd.DataFrame, partitions: np.ndarray, lines: np.ndarray
+) -> list[tuple[int, str]]:
     """Duplicated partitions (at the later line) and gaps in each (group, topic)."""
-    keyed = pd.DataFrame({"group": frame["group"].to_numpy(), "topic": frame["topic"].to_numpy(),
-                          "partition": partitions, "line": lines}).sort_values("line")
+    keyed = pd.DataFrame(
+        {
+            "group": frame["group"].to_numpy(),
+            "topic": frame["topic"].to_numpy(),
+            "partition": partitions,
+            "line": lines,
+        }
+    ).sort_values("line")
     errors = []
     twice = keyed.duplicated(["group", "topic", "partition"])
     for row in keyed[twice].itertuples():
-        first = keyed[(keyed.group == row.group) & (keyed.topic == row.topic) & (keyed.partition == row.partition)]
-        errors.append((row.line, f"partition: group {row.group!r} topic {row.topic!r} partition {row.partition} "
-                                 f"is also on line {first.line.iloc[0]}"))
-    counts = keyed[~twice].groupby(["group", "topic"], sort=False).agg(n=("partition", "size"),
-                                                                          top=("partition", "max"),
-                                                                          line=("line", "max"))
+        first = keyed[
+            (keyed.group == row.group)
+            & (keyed.topic == row.topic)
+            & (keyed.partition == row.partition)
+        ]
+        errors.append(
+            (
+                row.line,
+                f"partition: group {row.group!r} topic {row.topic!r} partition {row.partition} "
+                f"is also on line {first.line.iloc[0]}",
+            )
+        )
+    counts = (
+        keyed[~twice]
+        .groupby(["group", "topic"], sort=False)
+        .agg(n=("partition", "size"), top=("partition", "max"), line=("line", "max"))
+    )
     for (group, topic), row in counts[counts.n != counts.top + 1].iterrows():
-        have = np.unique(keyed[(keyed.group == group) & (keyed.topic == topic)].partition.to_numpy())
+        have = np.unique(
+            keyed[(keyed.group == group) & (keyed.topic == topic)].partition.to_numpy()
+        )
         gap = int(np.flatnonzero(have != np.arange(len(have)))[0])  # the first index missing
-        errors.append((int(row.line), f"partition: group {group!r} topic {topic!r} has no row for partition {gap} "
-                                      f"(it has partitions up to {int(row.top)})"))
+        errors.append(
+            (
+                int(row.line),
+                f"partition: group {group!r} topic {topic!r} has no row for partition {gap} "
+                f"(it has partitions up to {int(row.top)})",
+            )
+        )
     return errors
 
 
-def lags_documents(rows: pd.DataFrame, source: str) -> tuple[dict[str, dict[str, list[int]]], list[str]]:
+def lags_documents(
+    rows: pd.DataFrame, source: str
+) -> tuple[dict[str, dict[str, list[int]]], list[str]]:
     """``{group: lags}`` (the ``lags`` object of DESIGN.md section 2 per group) and warning lines.
 
     Groups and topics keep the order in which they first appear in the snapshot.
@@ -146,12 +205,19 @@ def lags_documents(rows: pd.DataFrame, source: str) -> tuple[dict[str, dict[str,
         ordered = part.sort_values("partition")
         documents.setdefault(group, {})[topic] = [int(v) for v in ordered["lag"]]
     warnings = []
-    for flag, what in (("clamped", "committed offsets above the log end offset: lag clamped to 0"),
-                       ("start_unknown", "partitions without a committed offset or a log start offset: "
-                                         "lag taken as the log end offset (an upper bound)")):
+    for flag, what in (
+        ("clamped", "committed offsets above the log end offset: lag clamped to 0"),
+        (
+            "start_unknown",
+            "partitions without a committed offset or a log start offset: "
+            "lag taken as the log end offset (an upper bound)",
+        ),
+    ):
         flagged = rows[rows[flag].astype(bool)]
         if len(flagged):
             row = flagged.iloc[0]
-            warnings.append(f"warning: {source}: {len(flagged)} {what} (first: line {row['line']}, group "
-                            f"{row['group']!r}, topic {row['topic']!r}, partition {row['partition']})")
+            warnings.append(
+                f"warning: {source}: {len(flagged)} {what} (first: line {row['line']}, group "
+                f"{row['group']!r}, topic {row['topic']!r}, partition {row['partition']})"
+            )
     return documents, warnings

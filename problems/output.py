@@ -36,7 +36,8 @@ def assignment_bytes(problem: GroupProblem, owner: np.ndarray) -> bytes:
     members = owner[order].astype(np.int64)
     topics = problem.partition_topic[order].astype(np.int64)
 
-    # The text before each index: 0 ", ", 1 + t a later topic t of the member, 1 + T + t its first topic t.
+    # The text before each index: 0 ", ", 1 + t a later topic t of the member, 1 + T + t its first
+    # topic t.
     names = [json.dumps(t).encode() for t in problem.topics]
     texts = [b", "] + [b"], " + name + b": [" for name in names] + [name + b": [" for name in names]
     new_member = np.ones(len(order), dtype=bool)
@@ -56,8 +57,13 @@ def assignment_bytes(problem: GroupProblem, owner: np.ndarray) -> bytes:
     view = memoryview(body)
     parts = []
     for m, member in enumerate(problem.members):
-        parts += (b", " if m else b"{", json.dumps(member).encode(), b": {", view[bounds[m]:bounds[m + 1]],
-                  b"]}" if claimed[m] else b"}")
+        parts += (
+            b", " if m else b"{",
+            json.dumps(member).encode(),
+            b": {",
+            view[bounds[m] : bounds[m + 1]],
+            b"]}" if claimed[m] else b"}",
+        )
     parts.append(b"}")
     return b"".join(parts)
 
@@ -79,12 +85,14 @@ def _rows(texts: list[bytes], kind: np.ndarray, values: np.ndarray) -> tuple[byt
     if shared:
         digits = digits[values]
     width = text_width + digit_width
-    table = np.frombuffer(b"".join(t.ljust(width, b"\0") for t in texts), dtype=np.uint8).reshape(len(texts), width)
+    table = np.frombuffer(b"".join(t.ljust(width, b"\0") for t in texts), dtype=np.uint8).reshape(
+        len(texts), width
+    )
     chunks = []
     step = max(1, _CHUNK_BYTES // width)
     for start in range(0, len(kind), step):
-        rows = np.take(table, kind[start:start + step], axis=0)
-        part = values[start:start + step] if shared else np.arange(start, start + len(rows))
+        rows = np.take(table, kind[start : start + step], axis=0)
+        part = values[start : start + step] if shared else np.arange(start, start + len(rows))
         rows[:, text_width:] = np.take(numbers, part, axis=0)
         chunks.append(rows[rows != 0].tobytes())
     return b"".join(chunks), text_length[kind] + digits

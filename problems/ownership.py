@@ -98,7 +98,9 @@ def number_owners(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
     if count == 0:
         return numbers
     subscribed_topics = np.flatnonzero(problem.subscribes.any(axis=0))
-    block = np.stack([owner[problem.topic_start[t] : problem.topic_start[t] + count] for t in subscribed_topics])
+    block = np.stack(
+        [owner[problem.topic_start[t] : problem.topic_start[t] + count] for t in subscribed_topics]
+    )
     numbers[:] = block.max(axis=0)
     return numbers
 
@@ -111,7 +113,9 @@ def topic_partitions(problem: GroupProblem, number_owner: np.ndarray) -> np.ndar
         return owner
     for t in np.flatnonzero(problem.subscribes.any(axis=0)).tolist():
         start = int(problem.topic_start[t])
-        owner[start : start + count] = np.where(problem.subscribes[number_owner, t], number_owner, -1)
+        owner[start : start + count] = np.where(
+            problem.subscribes[number_owner, t], number_owner, -1
+        )
     return owner
 
 

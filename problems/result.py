@@ -21,7 +21,6 @@ from problems.group import GroupProblem
 from problems.placement import PlacementProblem
 
 
-
 class Status(StrEnum):
     """How an answer came about; a ``str``, so it compares, prints and serialises as its value."""
 
@@ -147,7 +146,9 @@ def assignment_json(problem: GroupProblem, owner: np.ndarray) -> dict[str, dict[
     return out
 
 
-def owner_from_assignment(problem: GroupProblem, doc: Any, source: str = "<assignment>") -> np.ndarray:
+def owner_from_assignment(
+    problem: GroupProblem, doc: Any, source: str = "<assignment>"
+) -> np.ndarray:
     """Parse an assignment JSON into an ``owner`` array (for scoring outside answers).
 
     Raises
@@ -156,7 +157,9 @@ def owner_from_assignment(problem: GroupProblem, doc: Any, source: str = "<assig
         Unknown member or topic, a partition out of range, or a partition given twice.
     """
     if not isinstance(doc, dict):
-        raise ProblemError("", "an assignment must be an object of member -> {topic: [partitions]}", source)
+        raise ProblemError(
+            "", "an assignment must be an object of member -> {topic: [partitions]}", source
+        )
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     for member, topics in doc.items():
         m = problem.member_index.get(member)
@@ -179,7 +182,9 @@ def owner_from_assignment(problem: GroupProblem, doc: Any, source: str = "<assig
                     raise ProblemError(field, f"partition {index!r} does not exist", source)
                 if owner[g] >= 0:
                     raise ProblemError(
-                        field, f"partition {index} is also given to {problem.members[owner[g]]}", source
+                        field,
+                        f"partition {index} is also given to {problem.members[owner[g]]}",
+                        source,
                     )
                 owner[g] = m
     return owner
@@ -194,6 +199,11 @@ def reassignment_json(problem: PlacementProblem, replicas: np.ndarray) -> dict:
     for p, (topic, index) in enumerate(zip(problem.topics, problem.partitions.tolist())):
         brokers = replicas[start[p] : start[p + 1]]
         entries.append(
-            {"topic": topic, "partition": index, "replicas": brokers, "log_dirs": ["any"] * len(brokers)}
+            {
+                "topic": topic,
+                "partition": index,
+                "replicas": brokers,
+                "log_dirs": ["any"] * len(brokers),
+            }
         )
     return {"version": 1, "partitions": entries}

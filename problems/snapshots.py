@@ -29,8 +29,13 @@ from problems.errors import ProblemError
 #: Snapshot columns (CSV and Parquet), in order.
 COLUMNS = ("group", "topic", "partition", "committed_offset", "log_start_offset", "log_end_offset")
 #: The ``kafka-consumer-groups --describe`` columns each snapshot column comes from.
-DESCRIBE = {"group": "GROUP", "topic": "TOPIC", "partition": "PARTITION",
-            "committed_offset": "CURRENT-OFFSET", "log_end_offset": "LOG-END-OFFSET"}
+DESCRIBE = {
+    "group": "GROUP",
+    "topic": "TOPIC",
+    "partition": "PARTITION",
+    "committed_offset": "CURRENT-OFFSET",
+    "log_end_offset": "LOG-END-OFFSET",
+}
 
 
 def read_snapshot(path: str | Path) -> pd.DataFrame:
@@ -76,12 +81,18 @@ def _read_csv(text: str, path: Path) -> list[list]:
             header = [f.strip() for f in fields]
             missing = [c for c in COLUMNS if c not in header]
             if missing:
-                raise ProblemError(f"line {reader.line_num}", f"the header lacks column {missing[0]!r} "
-                                   f"(expected {','.join(COLUMNS)})", str(path))
+                raise ProblemError(
+                    f"line {reader.line_num}",
+                    f"the header lacks column {missing[0]!r} (expected {','.join(COLUMNS)})",
+                    str(path),
+                )
             continue
         if len(fields) != len(header):
-            raise ProblemError(f"line {reader.line_num}", f"has {len(fields)} fields, the header has {len(header)}",
-                               str(path))
+            raise ProblemError(
+                f"line {reader.line_num}",
+                f"has {len(fields)} fields, the header has {len(header)}",
+                str(path),
+            )
         values = dict(zip(header, (f.strip() or None for f in fields)))
         rows.append([reader.line_num, *(values[c] for c in COLUMNS)])
     return rows
@@ -92,17 +103,27 @@ def _read_describe(text: str, path: Path) -> list[list]:
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
-        if not fields or line.startswith("Consumer group "):  # blank, or "... has no active members."
+        if not fields or line.startswith(
+            "Consumer group "
+        ):  # blank, or "... has no active members."
             continue
         if fields[0] == "GROUP":
             header = fields
             missing = [c for c in DESCRIBE.values() if c not in header]
             if missing:
-                raise ProblemError(f"line {number}", f"the header lacks column {missing[0]}", str(path))
+                raise ProblemError(
+                    f"line {number}", f"the header lacks column {missing[0]}", str(path)
+                )
             continue
         if header is None or len(fields) != len(header):
-            expected = "a GROUP header first" if header is None else f"{len(header)} columns like the header"
-            raise ProblemError(f"line {number}", f"has {len(fields)} columns, expected {expected}", str(path))
+            expected = (
+                "a GROUP header first"
+                if header is None
+                else f"{len(header)} columns like the header"
+            )
+            raise ProblemError(
+                f"line {number}", f"has {len(fields)} columns, expected {expected}", str(path)
+            )
         values = {name: (None if value == "-" else value) for name, value in zip(header, fields)}
         rows.append([number, *(values[DESCRIBE[c]] if c in DESCRIBE else None for c in COLUMNS)])
     return rows

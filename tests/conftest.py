@@ -21,13 +21,15 @@ settings.load_profile("deterministic")
 
 # The test run's short-lived Spark JVMs (the `spark` fixture's driver, the `rebalance-lab` processes
 # tests start, a standalone cluster's daemons and executors) compile with C1 only and collect with
-# the serial GC, as the test Kafka brokers do (support/kraft_cluster.py JVM): C2 and the parallel GC's
-# threads spend more CPU than tiny jobs save (measured: a local[2] session's start and first lags
-# job 43 s CPU -> 26 s).  Flags of the JVM only; a value the caller set is kept.
+# the serial GC, as the test Kafka brokers do (support/kraft_cluster.py JVM): C2 and the parallel
+# GC's threads spend more CPU than tiny jobs save (measured: a local[2] session's start and first
+# lags job 43 s CPU -> 26 s).  Flags of the JVM only; a value the caller set is kept.
 QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 os.environ.setdefault("SPARK_SUBMIT_OPTS", QUICK_JVM)  # drivers (spark-submit, PySpark's gateway)
 os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", QUICK_JVM)  # standalone Master and Workers
-os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--conf 'spark.executor.extraJavaOptions={QUICK_JVM}' pyspark-shell")
+os.environ.setdefault(
+    "PYSPARK_SUBMIT_ARGS", f"--conf 'spark.executor.extraJavaOptions={QUICK_JVM}' pyspark-shell"
+)
 
 
 @pytest.fixture(scope="session")

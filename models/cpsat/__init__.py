@@ -1,1 +1,1 @@
-"""CP-SAT models; ranked (lexicographic) solving is written once in ``_common``."""
+"""CP-SAT models; ranked (lexicographic) solving is written once in ``ranked``."""

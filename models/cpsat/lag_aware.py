@@ -12,8 +12,8 @@ whom must get n, is already PARTITION with equal cardinalities (NP-complete;
 Garey and Johnson, SP12) at level 1.  The solve is exponential in the worst
 case; a time limit may end it with status ``feasible`` and the proven bound.
 
-Formulation, ``x[p, m] = 1`` when member m gets partition p (the data, the
-symmetry classes and the hint are shared with the MIP through :class:`models._lag_aware.LagModel`):
+Formulation, ``x[p, m] = 1`` when member m gets partition p (the data, the symmetry classes and the
+hint are shared with the MIP through :class:`models.lag_aware_data.LagModel`):
 
 * ``sum_m x[p, m] = 1``; ``floor_t <= sum_{p in t} x[p, m] <= ceil_t``;
 * ``L[m] = sum_p lag_p x[p, m]``, ``sum_m L[m] = S`` (redundant, it gives the
@@ -30,7 +30,7 @@ symmetry classes and the hint are shared with the MIP through :class:`models._la
   partitions of one topic with equal lag (and no valid owner, for the sticky
   variant) have non-decreasing owners;
 * the hint is the best answer of KIP-169, its cumulative and its differencing
-  variants, improved by swaps on the largest member (:mod:`models._lag_swaps`;
+  variants, improved by swaps on the largest member (:mod:`models.lag_swaps`;
   at 200 x 10 with Zipf lags they reach the size-free bound, which proves
   level 1 at once), relabelled to satisfy the symmetry breaking; ``z`` starts at the
   size-free lower bound of :mod:`models.lag_bounds`, and every reported bound is
@@ -59,8 +59,8 @@ import time
 
 from ortools.sat.python import cp_model
 
-from models._lag_aware import LagModel
-from models.cpsat._common import add_hint, solve_ranked
+from models.cpsat.ranked import add_hint, solve_ranked
+from models.lag_aware_data import LagModel
 from problems import GroupProblem, Result
 
 
@@ -96,7 +96,8 @@ def solve(
     ProblemError
         When the lags exceed the 64-bit bound stated in the module docstring.
     """
-    # CP-SAT's overflow check: sum_m L[m] = S adds M + 1 sums, the objective M squares, a tangent cut 4.
+    # CP-SAT's overflow check: sum_m L[m] = S adds M + 1 sums, the objective M squares, a tangent
+    # cut 4.
     started = time.perf_counter()  # the time limit covers building the model
     deadline = started + time_limit
     members = problem.num_members
@@ -108,15 +109,20 @@ def solve(
     x: dict[tuple[int, int], cp_model.IntVar] = {}
     for p in data.partitions.tolist():
         if time.perf_counter() > deadline:
-            return data.bounds_only()  # out of time while building: the hint's answer, with the bounds
+            return (
+                data.bounds_only()
+            )  # out of time while building: the hint's answer, with the bounds
         row = [model.new_bool_var(f"x[{p},{m}]") for m in data.candidates(p).tolist()]
         x.update(zip(((p, m) for m in data.candidates(p).tolist()), row))
         model.add_exactly_one(row)
     start = problem.topic_start
     for t, subscribers, floor, ceiling in data.shares():
         for m in subscribers.tolist():
-            model.add_linear_constraint(cp_model.LinearExpr.sum([x[p, m] for p in range(start[t], start[t + 1])]),
-                                        floor, ceiling)
+            model.add_linear_constraint(
+                cp_model.LinearExpr.sum([x[p, m] for p in range(start[t], start[t + 1])]),
+                floor,
+                ceiling,
+            )
     if time.perf_counter() > deadline:
         return data.bounds_only()
     total = sum(data.lags[p] for p in data.partitions.tolist())
@@ -128,7 +134,9 @@ def solve(
     lag = {m: model.new_int_var(0, total, f"lag[{m}]") for m in range(problem.num_members)}
     for m, (variables, coefficients) in load.items():
         model.add(lag[m] == cp_model.LinearExpr.weighted_sum(variables, coefficients))
-    model.add(cp_model.LinearExpr.sum(list(lag.values())) == total)  # redundant: gives the LP z >= total / members
+    model.add(
+        cp_model.LinearExpr.sum(list(lag.values())) == total
+    )  # redundant: gives the LP z >= total / members
     z = model.new_int_var(min(data.level1_floor, total), total, "z")
     for m in range(problem.num_members):
         model.add(z >= lag[m])
@@ -136,20 +144,26 @@ def solve(
         for a, b in zip(members, members[1:]):
             model.add(lag[a] <= lag[b])
     for partitions in data.partition_classes():
-        # Owners in subscriber order, non-decreasing along the class: one position per partition (M terms)
-        # instead of M prefix rows of up to 2M terms per pair (the same integer solutions).
+        # Owners in subscriber order, non-decreasing along the class: one position per partition (M
+        # terms) instead of M prefix rows of up to 2M terms per pair (the same integer solutions).
         if time.perf_counter() > deadline:
             return data.bounds_only()
         subscribers = data.candidates(partitions[0]).tolist()
         steps = list(range(len(subscribers)))
-        positions = [cp_model.LinearExpr.weighted_sum([x[p, m] for m in subscribers], steps) for p in partitions]
+        positions = [
+            cp_model.LinearExpr.weighted_sum([x[p, m] for m in subscribers], steps)
+            for p in partitions
+        ]
         for before, after in zip(positions, positions[1:]):
             model.add(before <= after)
     if variant == "sticky":
         owned = [p for p in data.partitions.tolist() if data.previous[p] >= 0]
         second = len(owned) - cp_model.LinearExpr.sum([x[p, int(data.previous[p])] for p in owned])
     else:
-        square = {m: model.new_int_var(0, total * total, f"square[{m}]") for m in range(problem.num_members)}
+        square = {
+            m: model.new_int_var(0, total * total, f"square[{m}]")
+            for m in range(problem.num_members)
+        }
         terms: dict[int, tuple[list, list]] = {m: ([], []) for m in range(problem.num_members)}
         for k, ((p, m), var) in enumerate(x.items()):  # L[m]^2 = sum_p lag_p * x[p, m] * L[m]
             if k % 256 == 0 and time.perf_counter() > deadline:
@@ -163,12 +177,22 @@ def solve(
         mean = total // max(problem.num_members, 1)
         for m in range(problem.num_members):
             model.add(square[m] == cp_model.LinearExpr.weighted_sum(*terms[m]))
-            for a in sorted({min(total, mean * k // 16) for k in range(4, 33)}):  # tangents of the convex square
+            for a in sorted(
+                {min(total, mean * k // 16) for k in range(4, 33)}
+            ):  # tangents of the convex square
                 model.add(square[m] >= 2 * a * lag[m] - a * a)
         second = cp_model.LinearExpr.sum(list(square.values()))
     add_hint(model, ((var, owner[p] == m) for (p, m), var in x.items()))
     if time.perf_counter() > deadline:
         return data.bounds_only()
-    ranked = solve_ranked(model, [z, second], time_limit=time_limit, workers=workers, seed=seed, log=log,
-                          started=started, complete_hint=False)  # no answer: data.result falls back on the hint
+    ranked = solve_ranked(
+        model,
+        [z, second],
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        log=log,
+        started=started,
+        complete_hint=False,
+    )  # no answer: data.result falls back on the hint
     return data.result(ranked, x)

@@ -1,7 +1,7 @@
 """Exact sticky assignment with CP-SAT: min sum n_m^2, then min moves (DESIGN.md section 3).
 
 Formulation over the interchangeable classes and pools of
-:mod:`models._sticky_classes` (a class: same subscriber set, same valid
+:mod:`models.sticky_classes` (a class: same subscriber set, same valid
 previous owner, KIP-341; a pool: all classes of one subscriber set):
 
 * ``kept[c]`` (integer, ``0..|c|``): partitions of class c that stay with its
@@ -22,10 +22,10 @@ re-scored by :func:`problems.evaluate` anyway.  Pooling leaves
 ``classes + pool sizes`` integers instead of ``classes x members``.
 
 ``lo`` and ``hi_m`` are the proven bounds of
-:func:`models._sticky_classes.count_bounds` (every optimum lies inside, by
+:func:`models.sticky_classes.count_bounds` (every optimum lies inside, by
 Frank and Murota's dec-min / inc-max theorem), from the heuristic's answer,
 which is also the hint.  Ranked solving, time limit, workers, seed and honest
-status: :func:`models.cpsat._common.solve_ranked`.
+status: :func:`models.cpsat.ranked.solve_ranked`.
 """
 
 from __future__ import annotations
@@ -36,13 +36,18 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from heuristics import sticky as heuristic
-from models._sticky_classes import count_bounds, expand, partition_classes, pooled_counts
-from models.cpsat._common import add_hint, add_member_squares, solve_ranked
+from models.cpsat.ranked import add_hint, add_member_squares, solve_ranked
+from models.sticky_classes import count_bounds, expand, partition_classes, pooled_counts
 from problems import GroupProblem, Result
 
 
-def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, seed: int = 0,
-          log: bool = False) -> Result:
+def solve(
+    problem: GroupProblem,
+    time_limit: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
+    log: bool = False,
+) -> Result:
     """Solve the sticky objective exactly with CP-SAT.
 
     Parameters
@@ -70,10 +75,15 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
     owned = np.flatnonzero(classes.keep >= 0)
     kept = {int(c): model.new_int_var(0, int(classes.sizes[c]), f"kept[{c}]") for c in owned}
     pool_size = np.bincount(classes.set_of_class, weights=classes.sizes).astype(np.int64)
-    z = [model.new_int_var(0, int(pool_size[s]), f"z[{s},{m}]") for s, m in zip(classes.edge_set, classes.edge_member)]
+    z = [
+        model.new_int_var(0, int(pool_size[s]), f"z[{s},{m}]")
+        for s, m in zip(classes.edge_set, classes.edge_member)
+    ]
     moved_into = [[] for _ in pool_size]
     for c, s in enumerate(classes.set_of_class):
-        moved_into[s].append(int(classes.sizes[c]) - kept[c] if c in kept else int(classes.sizes[c]))
+        moved_into[s].append(
+            int(classes.sizes[c]) - kept[c] if c in kept else int(classes.sizes[c])
+        )
     gets = [[] for _ in range(problem.num_members)]
     for e, (s, m) in enumerate(zip(classes.edge_set, classes.edge_member)):
         gets[m].append(z[e])
@@ -88,8 +98,15 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
     add_hint(model, [(var, hinted_kept[c]) for c, var in kept.items()])
     add_hint(model, zip(z, hinted_pooled))
     add_hint(model, [(var, counts[m] >= k) for (m, k), var in b.items()])
-    ranked = solve_ranked(model, [sum(squares), moves], time_limit=time_limit, workers=workers, seed=seed, log=log,
-                          started=started)
+    ranked = solve_ranked(
+        model,
+        [sum(squares), moves],
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        log=log,
+        started=started,
+    )
     if not ranked.has_solution:
         return ranked.result(problem, "sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)

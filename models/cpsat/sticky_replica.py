@@ -1,12 +1,12 @@
 """Exact replica placement with OR-Tools CP-SAT (the model PR 18903's heuristic approximates).
 
 The formulation, the two PR questions and the secant form of the squares are
-described in :mod:`models._replica`; ranked solving is
-:func:`models.cpsat._common.solve_ranked`.  Variables are named after their key:
+described in :mod:`models.replica_data`; ranked solving is
+:func:`models.cpsat.ranked.solve_ranked`.  Variables are named after their key:
 ``x[p, b]`` (partition ``p`` has a replica on live broker ``b``), ``y[p, b]``
 (``b`` leads ``p``), ``r[b]``, ``l[b]``, ``c[p, k]`` and their squares.
 
-Broker counts are bounded by :func:`~models._replica.count_bounds`.
+Broker counts are bounded by :func:`~models.replica_data.count_bounds`.
 Without a move limit or a placement to beat they are ``{q, q + 1}``, which fixes
 level 1 at its closed-form optimum, so the ranked solve starts at level 2 and
 the bound's first entry is that optimum.  The hint is complete (every variable,
@@ -28,8 +28,8 @@ from ortools.graph.python import min_cost_flow
 from ortools.sat.python import cp_model
 
 from heuristics import sticky_replica as sticky_heuristic
-from models.cpsat._common import add_hint, solve_ranked
-from models._replica import (
+from models.cpsat.ranked import add_hint, solve_ranked
+from models.replica_data import (
     TIME_LIMIT,
     balanced_level1,
     build_answer,
@@ -86,7 +86,9 @@ def _best_leaders(problem: PlacementProblem, replicas: np.ndarray) -> np.ndarray
     for p in led:
         flow.add_arc_with_capacity_and_unit_cost(source, p, 1, 0)
         for slot in range(start[p], start[p + 1]):
-            arcs[slot] = flow.add_arc_with_capacity_and_unit_cost(p, partitions + index[int(replicas[slot])], 1, 0)
+            arcs[slot] = flow.add_arc_with_capacity_and_unit_cost(
+                p, partitions + index[int(replicas[slot])], 1, 0
+            )
     for b in range(brokers):
         for t in range(1, len(led) + 1):
             flow.add_arc_with_capacity_and_unit_cost(partitions + b, sink, 1, 2 * t - 1)
@@ -201,10 +203,24 @@ def solve(
         l[b] = model.new_int_var(0, high, f"l[{b}]")
         model.add(l[b] == total([y[p, b] for p in partitions]))
     # Each counted variable, its square and the booleans it counts (to complete the hint).
-    squares = {("r", b): (r[b], _square(model, r[b], *bounds[b], f"r2[{b}]"), [x[p, b] for p in partitions])
-               for b in brokers}
-    squares.update({("l", b): (l[b], _square(model, l[b], 0, bounds[b][1], f"l2[{b}]"),
-                               [y[p, b] for p in partitions]) for b in brokers})
+    squares = {
+        ("r", b): (
+            r[b],
+            _square(model, r[b], *bounds[b], f"r2[{b}]"),
+            [x[p, b] for p in partitions],
+        )
+        for b in brokers
+    }
+    squares.update(
+        {
+            ("l", b): (
+                l[b],
+                _square(model, l[b], 0, bounds[b][1], f"l2[{b}]"),
+                [y[p, b] for p in partitions],
+            )
+            for b in brokers
+        }
+    )
     level1 = total([squares["r", b][1] for b in brokers])
     level3 = total([squares["l", b][1] for b in brokers])
 
@@ -260,9 +276,19 @@ def solve(
     if time.perf_counter() > deadline:
         return late()
 
-    ranked = solve_ranked(model, objectives, time_limit=time_limit, workers=workers, seed=seed, log=log,
-                          started=started, complete_hint=target is not None)
-    if ranked.status == "unknown":  # no answer in time: the hint's answer, without CP-SAT completing it
+    ranked = solve_ranked(
+        model,
+        objectives,
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        log=log,
+        started=started,
+        complete_hint=target is not None,
+    )
+    if (
+        ranked.status == "unknown"
+    ):  # no answer in time: the hint's answer, without CP-SAT completing it
         return late()
     if not ranked.has_solution:
         return ranked.result(problem, "sticky-replica", info=info)
@@ -271,7 +297,11 @@ def solve(
     answer = build_answer(problem, holds, leaders)
     bound = ranked.bound
     if balanced and bound is not None:
-        bound = (balanced_level1(problem), *(() if level2_optimum is None else (level2_optimum,)), *bound)
+        bound = (
+            balanced_level1(problem),
+            *(() if level2_optimum is None else (level2_optimum,)),
+            *bound,
+        )
     if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
         info["moves_bound"] = bound[0] if bound else None
         bound = None
@@ -287,10 +317,12 @@ def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
     return solve(problem, beat=placement, **options)
 
 
-def frontier(problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options) -> list[Result]:
+def frontier(
+    problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options
+) -> list[Result]:
     """The moves/quality frontier: ``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``.
 
     ``time_limit`` bounds the whole frontier: each point gets the time left
-    (:func:`models._replica.frontier`; points past it are not solved, ``unknown``).
+    (:func:`models.replica_data.frontier`; points past it are not solved, ``unknown``).
     """
     return solve_frontier(solve, problem, max_k, time_limit, **options)

@@ -3,7 +3,7 @@
 Objective: DESIGN.md section 3, row ``stream-join``: partition number ``k < K``
 goes to one member, who gets ``(t, k)`` of every topic it subscribes (the
 co-partitioning constraint holds by construction: the decision is per number,
-and :mod:`models._stream_join` turns numbers into topic-partitions); level 1
+and :mod:`models.stream_join_classes` turns numbers into topic-partitions); level 1
 min sum over members of (numbers per member)^2, level 2 min moves of
 numbers away from their valid previous owner.
 
@@ -11,7 +11,7 @@ Numbers with the same previous owner are interchangeable (every eligible
 member may own every number), so instead of one boolean ``x[k, m]`` per number
 and member the model has, per eligible member ``m``, the integers
 ``n[m]`` (numbers it gets) and ``keep[m]`` (of its own previous numbers), as
-:mod:`models._stream_join` explains.  Every level-1 optimum gives each member
+:mod:`models.stream_join_classes` explains.  Every level-1 optimum gives each member
 ``floor(K / E)`` or ``ceil(K / E)`` numbers (:attr:`NumberClasses.window`), so
 ``n[m] = floor(K / E) + extra[m]`` with ``extra[m]`` in ``{0, 1}`` (``{0}``
 when E divides K), over which ``n[m]^2`` is linear:
@@ -22,7 +22,7 @@ when E divides K), over which ``n[m]^2`` is linear:
 
 The model is checked against an exhaustive search over every map of numbers
 to members in the tests.  Ranked solving (bound-and-resolve, honest status and bound) is
-:func:`models.cpsat._common.solve_ranked`; the KIP-315 heuristic's answer is
+:func:`models.cpsat.ranked.solve_ranked`; the KIP-315 heuristic's answer is
 the hint.
 """
 
@@ -33,12 +33,14 @@ import time
 from ortools.sat.python import cp_model
 
 from heuristics import stream_join as heuristic
-from models._stream_join import counts_and_kept, number_classes, result
-from models.cpsat._common import add_hint, solve_ranked
+from models.cpsat.ranked import add_hint, solve_ranked
+from models.stream_join_classes import counts_and_kept, number_classes, result
 from problems import GroupProblem, Result
 
 
-def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, seed: int = 0) -> Result:
+def solve(
+    problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, seed: int = 0
+) -> Result:
     """Solve the stream-join objective exactly.
 
     Parameters
@@ -62,8 +64,10 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
     members = classes.members.tolist()
     model = cp_model.CpModel()
     extra = {m: model.new_int_var(0, high - low, f"extra[{m}]") for m in members}
-    keep = {m: model.new_int_var(0, min(int(owned), high), f"keep[{m}]")
-            for m, owned in zip(members, classes.previous.tolist())}
+    keep = {
+        m: model.new_int_var(0, min(int(owned), high), f"keep[{m}]")
+        for m, owned in zip(members, classes.previous.tolist())
+    }
     n = {m: low + extra[m] for m in members}
     for m in members:
         model.add(keep[m] <= n[m])
@@ -74,7 +78,9 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, see
     counts, kept = counts_and_kept(problem, classes, heuristic.assign(problem).answer)
     add_hint(model, zip(extra.values(), (counts - low).tolist()))
     add_hint(model, zip(keep.values(), kept.tolist()))
-    ranked = solve_ranked(model, [balance, moves], time_limit=time_limit, workers=workers, seed=seed, started=started)
+    ranked = solve_ranked(
+        model, [balance, moves], time_limit=time_limit, workers=workers, seed=seed, started=started
+    )
     counts = [ranked.value(n[m]) for m in members] if ranked.has_solution else []
     kept = [ranked.value(keep[m]) for m in members] if ranked.has_solution else []
     return result(problem, classes, ranked, counts, kept)

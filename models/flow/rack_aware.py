@@ -4,51 +4,52 @@ Levels: 1 ``sum_m n_m^2``; 2 partitions on a member whose rack is not among thei
 (members without a rack never count); 3 moves (validly owned partitions that change owner).  This is
 the order franz-go's sticky balancer and Kafka's KIP-881 sticky assignor rank them in.
 
-Classes (:mod:`models._rack_classes`): partitions with the same subscribers, valid previous owner and
+Classes (:mod:`models.rack_classes`): partitions with the same subscribers, valid previous owner and
 member racks among their replicas are interchangeable, so the flow moves class units.
 
 Step 1: the box of level 1
 --------------------------
-:func:`models.flow._common.solve_convex_assignment` on the pools (owners and racks ignored) gives
-one level-1 optimum with counts ``n*``.  **Every level-1 optimum
-has** ``|n_m - n*_m| <= 1`` **for every member.**  Proof: let ``x`` and ``y`` be two optima's counts with
-``x_u >= y_u + 2``.  Draw an arc ``X(p) -> Y(p)`` for every partition whose owners differ; member ``v``
-has out-degree minus in-degree ``x_v - y_v``, so a trail of distinct arcs from ``u`` ends at some
-``v`` with ``x_v < y_v``.  Handing the trail's partitions to their ``Y`` owners changes ``x`` into
-``x - e_u + e_v`` and handing them back changes ``y`` into ``y + e_u - e_v``; both are valid (every
-partition goes to a member that may take it).  Their sums of squares change by ``2 (x_v - x_u + 1)``
-and ``2 (y_u - y_v + 1)``, together ``2 ((x_v - y_v) + (y_u - x_u) + 2) <= 2 (-1 - 2 + 2) < 0``, so one
-of the two improves on an optimum: a contradiction.  So the box ``n*_m - 1 <= n_m <= n*_m + 1`` (cut
-to ``[0, reach_m]``) holds every level-1 optimum, and the network below only needs the exact marginal
-costs of ``n^2`` on it: three unit arcs per member, each member's first ``lo_m`` units demanded.
+:func:`models.flow.balanced.solve_convex_assignment` on the pools (owners and racks ignored) gives
+one level-1 optimum with counts ``n*``.  **Every level-1 optimum has** ``|n_m - n*_m| <= 1`` **for
+every member.**  Proof: let ``x`` and ``y`` be two optima's counts with ``x_u >= y_u + 2``.  Draw an
+arc ``X(p) -> Y(p)`` for every partition whose owners differ; member ``v`` has out-degree minus
+in-degree ``x_v - y_v``, so a trail of distinct arcs from ``u`` ends at some ``v`` with ``x_v <
+y_v``.  Handing the trail's partitions to their ``Y`` owners changes ``x`` into ``x - e_u + e_v``
+and handing them back changes ``y`` into ``y + e_u - e_v``; both are valid (every partition goes to
+a member that may take it).  Their sums of squares change by ``2 (x_v - x_u + 1)`` and ``2 (y_u -
+y_v + 1)``, together ``2 ((x_v - y_v) + (y_u - x_u) + 2) <= 2 (-1 - 2 + 2) < 0``, so one of the two
+improves on an optimum: a contradiction.  So the box ``n*_m - 1 <= n_m <= n*_m + 1`` (cut to ``[0,
+reach_m]``) holds every level-1 optimum, and the network below only needs the exact marginal costs
+of ``n^2`` on it: three unit arcs per member, each member's first ``lo_m`` units demanded.
 
 Step 2: one min-cost flow for the three levels
 ----------------------------------------------
-Nodes: classes (supply: their sizes), pools (subscriber set x rack set), *rack nodes* (subscriber set
-x member rack, -1 for members without one), members (demand ``lo_m``), the sink.  Arcs:
+Nodes: classes (supply: their sizes), pools (subscriber set x rack set), *rack nodes* (subscriber
+set x member rack, -1 for members without one), members (demand ``lo_m``), the sink.  Arcs:
 
 * class -> its previous owner, capacity its size, cost ``W2 * mismatch`` (keeping it);
 * class -> its pool, capacity its size, cost 1 when it has an owner (a move), else 0;
-* pool -> rack node ``(S, k)`` of its subscriber set ``S``, cost ``W2`` when ``k`` is a rack outside the
-  pool's rack set (a mismatch), else 0;
+* pool -> rack node ``(S, k)`` of its subscriber set ``S``, cost ``W2`` when ``k`` is a rack outside
+  the pool's rack set (a mismatch), else 0;
 * rack node ``(S, k)`` -> every member of ``S`` on rack ``k``, cost 0;
-* member -> sink: unit arcs ``k = lo_m + 1 .. hi_m`` at ``W1 (2k - 1)``, less ``W1 (2 k_min - 1)`` on every
-  one (``k_min`` the least such ``k``): the sink's units through them are fixed (``total - sum lo``), so
-  the shift changes every flow's cost by the same amount and keeps the costs small.
+* member -> sink: unit arcs ``k = lo_m + 1 .. hi_m`` at ``W1 (2k - 1)``, less ``W1 (2 k_min - 1)``
+  on every one (``k_min`` the least such ``k``): the sink's units through them are fixed (``total -
+  sum lo``), so the shift changes every flow's cost by the same amount and keeps the costs small.
 
 Integer flows are exactly the assignments in the box (a class's units dealt to its partitions in any
-order), with cost ``W1 (sum n^2 - sum lo^2) + W2 * mismatches + moves`` (plus that constant), less only when a pooled unit
-lands on its own previous owner - which an optimal flow never does: that unit's class has spare
-capacity on its direct arc, and the cycle class -> owner -> rack node -> pool -> class costs
-``W2 m - W2 m - 1 = -1`` (the owner's mismatch is the same either way).  So any split of the pools'
-and rack nodes' flows over their out-arcs (:func:`models.flow._common.split_pools`, twice) gives
-an answer with exactly the flow's three levels.  With ``W2`` = owned partitions + 1 (more than any
-move count) and ``W1 = W2 * (partitions + 1)`` (more than any ``W2 * mismatches + moves``), the least
-cost is the lexicographic optimum over the box, which holds every level-1 optimum: proven optimal on
-all three levels.  :func:`models.flow._common.check_cost_range` proves the weighted costs stay exact in
-64 bits (the largest cost times the node count, as OR-Tools scales costs, and the sum over arcs of
-capacity times cost, a bound on any flow's cost) and refuses the input otherwise.  At Kafka's
-assignor benchmark size (10,000 members x 10 partitions each) the largest cost is about ``4 * 10^10``.
+order), with cost ``W1 (sum n^2 - sum lo^2) + W2 * mismatches + moves`` (plus that constant), less
+only when a pooled unit lands on its own previous owner - which an optimal flow never does: that
+unit's class has spare capacity on its direct arc, and the cycle class -> owner -> rack node -> pool
+-> class costs ``W2 m - W2 m - 1 = -1`` (the owner's mismatch is the same either way).  So any split
+of the pools' and rack nodes' flows over their out-arcs (:func:`models.flow.balanced.split_pools`,
+twice) gives an answer with exactly the flow's three levels.  With ``W2`` = owned partitions + 1
+(more than any move count) and ``W1 = W2 * (partitions + 1)`` (more than any ``W2 * mismatches +
+moves``), the least cost is the lexicographic optimum over the box, which holds every level-1
+optimum: proven optimal on all three levels.  :func:`models.flow.balanced.check_cost_range` proves
+the weighted costs stay exact in 64 bits (the largest cost times the node count, as OR-Tools scales
+costs, and the sum over arcs of capacity times cost, a bound on any flow's cost) and refuses the
+input otherwise.  At Kafka's assignor benchmark size (10,000 members x 10 partitions each) the
+largest cost is about ``4 * 10^10``.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ from __future__ import annotations
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
-from models._rack_classes import RackClasses, rack_classes
-from models._sticky_classes import expand
-from models.flow._common import check_cost_range, solve_convex_assignment, split_pools
+from models.flow.balanced import check_cost_range, solve_convex_assignment, split_pools
+from models.rack_classes import RackClasses, rack_classes
+from models.sticky_classes import expand
 from problems import GroupProblem, Result
 
 
@@ -73,23 +74,38 @@ def solve(problem: GroupProblem) -> Result:
     data = rack_classes(problem)
     classes = data.classes
     if classes.sizes.sum() == 0:
-        return Result(problem, "rack-aware", np.full(problem.num_partitions, -1, np.int32), "optimal", (0, 0, 0))
+        return Result(
+            problem,
+            "rack-aware",
+            np.full(problem.num_partitions, -1, np.int32),
+            "optimal",
+            (0, 0, 0),
+        )
     counts = _balanced_counts(problem, classes)
-    reach = np.bincount(classes.edge_member, minlength=problem.num_members)  # 0: no pool takes the member
+    reach = np.bincount(
+        classes.edge_member, minlength=problem.num_members
+    )  # 0: no pool takes the member
     lo = np.maximum(counts - 1, 0)
     hi = np.where(reach > 0, counts + 1, counts)
     cls, member, count, levels = _Network(problem, data, lo, hi).solve()
-    return Result(problem, "rack-aware", expand(problem, classes, cls, member, count), "optimal", levels)
+    return Result(
+        problem, "rack-aware", expand(problem, classes, cls, member, count), "optimal", levels
+    )
 
 
 def _balanced_counts(problem: GroupProblem, classes) -> np.ndarray:
     """Member counts of one level-1 optimum: the pools' partitions (owners and racks ignored) dealt by
-    :func:`models.flow._common.solve_convex_assignment` (exact for ``sum n^2``; pools, not classes, so
+    :func:`models.flow.balanced.solve_convex_assignment` (exact for ``sum n^2``; pools, not classes,
+    so
     the network stays small when every member owned something)."""
     pools = int(classes.set_of_class.max()) + 1
-    sizes = np.bincount(classes.set_of_class, weights=classes.sizes, minlength=pools).astype(np.int64)
+    sizes = np.bincount(classes.set_of_class, weights=classes.sizes, minlength=pools).astype(
+        np.int64
+    )
     start = np.searchsorted(classes.edge_set, np.arange(pools + 1))
-    _, member, count = solve_convex_assignment(sizes, start, classes.edge_member, np.full(pools, -1), problem.num_members)
+    _, member, count = solve_convex_assignment(
+        sizes, start, classes.edge_member, np.full(pools, -1), problem.num_members
+    )
     return np.bincount(member, weights=count, minlength=problem.num_members).astype(np.int64)
 
 
@@ -103,29 +119,52 @@ class _Network:
         # Subscriber set of each pool (pools of one set share its rack nodes).
         pool_start = np.searchsorted(classes.edge_set, np.arange(self.pools + 1))
         index: dict[bytes, int] = {}
-        self.pool_sub = np.array([index.setdefault(classes.edge_member[a:b].tobytes(), len(index))
-                                  for a, b in zip(pool_start[:-1], pool_start[1:])], dtype=np.int64)
+        self.pool_sub = np.array(
+            [
+                index.setdefault(classes.edge_member[a:b].tobytes(), len(index))
+                for a, b in zip(pool_start[:-1], pool_start[1:])
+            ],
+            dtype=np.int64,
+        )
         first_pool = np.unique(self.pool_sub, return_index=True)[1]
         # Rack nodes: (subscriber set, member rack), and each one's members.
         sub_edge = np.concatenate([np.arange(pool_start[p], pool_start[p + 1]) for p in first_pool])
         sub_of_edge = self.pool_sub[classes.edge_set[sub_edge]]
         rack_of_edge = data.member_rack[classes.edge_member[sub_edge]]
-        node_key, node_of_edge = np.unique(np.stack((sub_of_edge, rack_of_edge)), axis=1, return_inverse=True)
+        node_key, node_of_edge = np.unique(
+            np.stack((sub_of_edge, rack_of_edge)), axis=1, return_inverse=True
+        )
         self.node_sub, self.node_rack = node_key
         node_of_edge = node_of_edge.reshape(-1)
         order = np.argsort(node_of_edge, kind="stable")
-        self.node_edge_node, self.node_edge_member = node_of_edge[order], classes.edge_member[sub_edge][order]
+        self.node_edge_node, self.node_edge_member = (
+            node_of_edge[order],
+            classes.edge_member[sub_edge][order],
+        )
         # Pool -> rack node arcs: every rack node of the pool's subscriber set, pool by pool.
         nodes_of_sub = np.searchsorted(self.node_sub, np.arange(len(first_pool) + 1))
         per_pool = np.diff(nodes_of_sub)[self.pool_sub]
         self.hub_pool = np.repeat(np.arange(self.pools), per_pool)
-        self.hub_node = (np.arange(per_pool.sum()) - np.repeat(np.cumsum(per_pool) - per_pool, per_pool)
-                         + np.repeat(nodes_of_sub[self.pool_sub], per_pool))
+        self.hub_node = (
+            np.arange(per_pool.sum())
+            - np.repeat(np.cumsum(per_pool) - per_pool, per_pool)
+            + np.repeat(nodes_of_sub[self.pool_sub], per_pool)
+        )
         self.hub_mismatch = data.mismatch(self.hub_pool, self.node_rack[self.hub_node])
 
     def solve(self):
-        problem, data, classes, lo, hi = self.problem, self.data, self.data.classes, self.lo, self.hi
-        num_classes, members, total = len(classes.sizes), problem.num_members, int(classes.sizes.sum())
+        problem, data, classes, lo, hi = (
+            self.problem,
+            self.data,
+            self.data.classes,
+            self.lo,
+            self.hi,
+        )
+        num_classes, members, total = (
+            len(classes.sizes),
+            problem.num_members,
+            int(classes.sizes.sum()),
+        )
         owned = np.flatnonzero(classes.keep >= 0)
         w2 = int(classes.sizes[owned].sum()) + 1
         w1 = w2 * (total + 1)
@@ -135,24 +174,54 @@ class _Network:
         sink = first_member + members
         units = hi - lo
         unit_member = np.repeat(np.arange(members), units)
-        unit_k = np.arange(units.sum()) - np.repeat(np.cumsum(units) - units, units) + np.repeat(lo, units) + 1
+        unit_k = (
+            np.arange(units.sum())
+            - np.repeat(np.cumsum(units) - units, units)
+            + np.repeat(lo, units)
+            + 1
+        )
         keep_mismatch = data.keep_mismatch[owned]
-        tails = [owned, np.arange(num_classes), first_pool + self.hub_pool, first_node + self.node_edge_node,
-                 first_member + unit_member]
-        heads = [first_member + classes.keep[owned], first_pool + classes.set_of_class, first_node + self.hub_node,
-                 first_member + self.node_edge_member, np.full(len(unit_member), sink)]
-        caps = [classes.sizes[owned], classes.sizes, np.full(len(self.hub_pool), total),
-                np.full(len(self.node_edge_node), total), np.ones(len(unit_member), np.int64)]
-        costs = [w2 * keep_mismatch, (classes.keep >= 0).astype(np.int64), w2 * self.hub_mismatch,
-                 np.zeros(len(self.node_edge_node), np.int64), w1 * 2 * (unit_k - unit_k.min(initial=0))]
+        tails = [
+            owned,
+            np.arange(num_classes),
+            first_pool + self.hub_pool,
+            first_node + self.node_edge_node,
+            first_member + unit_member,
+        ]
+        heads = [
+            first_member + classes.keep[owned],
+            first_pool + classes.set_of_class,
+            first_node + self.hub_node,
+            first_member + self.node_edge_member,
+            np.full(len(unit_member), sink),
+        ]
+        caps = [
+            classes.sizes[owned],
+            classes.sizes,
+            np.full(len(self.hub_pool), total),
+            np.full(len(self.node_edge_node), total),
+            np.ones(len(unit_member), np.int64),
+        ]
+        costs = [
+            w2 * keep_mismatch,
+            (classes.keep >= 0).astype(np.int64),
+            w2 * self.hub_mismatch,
+            np.zeros(len(self.node_edge_node), np.int64),
+            w1 * 2 * (unit_k - unit_k.min(initial=0)),
+        ]
         cost = np.concatenate(costs).astype(np.int64)
-        capacity = np.minimum(np.concatenate(caps), total)  # no arc carries more than every partition
+        capacity = np.minimum(
+            np.concatenate(caps), total
+        )  # no arc carries more than every partition
         worst = int(np.dot(capacity.astype(object), cost.astype(object)))  # exact (Python integers)
         check_cost_range(int(cost.max(initial=0)), sink + 1, total, "members", "partitions", worst)
         flow = min_cost_flow.SimpleMinCostFlow()
-        flow.add_arcs_with_capacity_and_unit_cost(np.concatenate(tails).astype(np.int32),
-                                                  np.concatenate(heads).astype(np.int32),
-                                                  np.concatenate(caps).astype(np.int64), cost)
+        flow.add_arcs_with_capacity_and_unit_cost(
+            np.concatenate(tails).astype(np.int32),
+            np.concatenate(heads).astype(np.int32),
+            np.concatenate(caps).astype(np.int64),
+            cost,
+        )
         supplies = np.zeros(sink + 1, dtype=np.int64)
         supplies[:num_classes] = classes.sizes
         supplies[first_member:sink] = -lo
@@ -165,7 +234,9 @@ class _Network:
         cuts = np.cumsum([len(t) for t in tails])[:-1]
         direct, into_pool, pool_out, node_out, _ = np.split(flows, cuts)
         # Classes -> pools -> rack nodes, then (class, rack node) rows -> members.
-        row_class, row_node, row_count = split_pools(classes.set_of_class, into_pool, self.hub_node, pool_out)
+        row_class, row_node, row_count = split_pools(
+            classes.set_of_class, into_pool, self.hub_node, pool_out
+        )
         row, member, count = split_pools(row_node, row_count, self.node_edge_member, node_out)
         kept = direct > 0
         cls = np.concatenate((owned[kept], row_class[row]))

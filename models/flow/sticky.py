@@ -1,8 +1,8 @@
 """Exact sticky assignment by min-cost flow: min sum n_m^2, then min moves (DESIGN.md section 3).
 
 Partitions are aggregated into interchangeable classes (same subscriber set,
-same valid previous owner: :mod:`models._sticky_classes`) and the classes
-solved by :func:`models.flow._common.solve_convex_assignment` (convex unit
+same valid previous owner: :mod:`models.sticky_classes`) and the classes
+solved by :func:`models.flow.balanced.solve_convex_assignment` (convex unit
 costs ``2k - 1`` per member, weighted above every possible move count, plus
 one per moved partition).  The graph grows with the number of classes and
 subscriber sets, not with members x partitions: at 1,000,000 partitions and
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from models._sticky_classes import expand, partition_classes
-from models.flow._common import solve_convex_assignment
+from models.flow.balanced import solve_convex_assignment
+from models.sticky_classes import expand, partition_classes
 from problems import GroupProblem, Result
 
 
@@ -35,7 +35,13 @@ def solve(problem: GroupProblem) -> Result:
     """
     classes = partition_classes(problem)
     if len(classes.sizes) == 0:
-        return Result(problem, "sticky", np.full(problem.num_partitions, -1, np.int32), status="optimal", bound=(0, 0))
+        return Result(
+            problem,
+            "sticky",
+            np.full(problem.num_partitions, -1, np.int32),
+            status="optimal",
+            bound=(0, 0),
+        )
     cls, member, count = solve_convex_assignment(
         classes.sizes, classes.start, classes.eligible, classes.keep, problem.num_members
     )

@@ -20,7 +20,7 @@ classes:
 * ``b -> sink``: level 1 needs no search.  Its optimum is exactly the broker
   counts ``q = T // B`` and ``q + 1`` (reachable: one cyclic walk over the
   brokers gives every partition distinct brokers, see
-  :func:`models._replica.count_bounds`; and a count vector
+  :func:`models.replica_data.count_bounds`; and a count vector
   with sum ``T`` has the least sum of squares exactly when every count is
   ``q`` or ``q + 1``).  So the arc has lower bound ``q`` (broker ``b`` demands
   ``q`` units) and one more unit of capacity when ``T % B > 0``: every
@@ -47,7 +47,7 @@ placement's levels 1, 2 and 4 equal the flow's: proven optimal.
 
 Stage B: leaders (level 3) on the chosen sets
 ----------------------------------------------
-A second min-cost flow (:func:`models.flow._common.solve_convex_assignment`,
+A second min-cost flow (:func:`models.flow.balanced.solve_convex_assignment`,
 convex ``sum_b l_b^2``) picks each partition's leader among its replicas
 (reordering; no move).  Level 3 ranks before moves, so this two-stage answer
 is the lexicographic optimum exactly when its level 3 equals a lower bound of
@@ -92,8 +92,9 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.cpsat import sticky_replica as cpsat_replica
-from models._replica import TIME_LIMIT, balanced_level1, frontier as _frontier, target_levels
-from models.flow._common import check_cost_range, solve_convex_assignment
+from models.flow.balanced import check_cost_range, solve_convex_assignment
+from models.replica_data import TIME_LIMIT, balanced_level1, target_levels
+from models.replica_data import frontier as _frontier
 from problems import PlacementProblem, Result
 
 #: CP-SAT refines level 3 only up to this many partition x broker pairs.
@@ -185,8 +186,10 @@ def _stage_a(problem: PlacementProblem):
     _check_cost_range(max_cost, nodes, total)
     flow = min_cost_flow.SimpleMinCostFlow()
     flow.add_arcs_with_capacity_and_unit_cost(
-        np.concatenate(tails).astype(np.int32), np.concatenate(heads).astype(np.int32),
-        np.concatenate(caps).astype(np.int64), np.concatenate(costs).astype(np.int64),
+        np.concatenate(tails).astype(np.int32),
+        np.concatenate(heads).astype(np.int32),
+        np.concatenate(caps).astype(np.int64),
+        np.concatenate(costs).astype(np.int64),
     )
     supplies = np.zeros(nodes, dtype=np.int64)
     supplies[:classes] = sizes * factor
@@ -313,18 +316,33 @@ def solve(
     return _optimum(problem, **cp_options)
 
 
-def _optimum(problem: PlacementProblem, time_limit: float = TIME_LIMIT, workers: int = 1, seed: int = 0,
-             log: bool = False) -> Result:
+def _optimum(
+    problem: PlacementProblem,
+    time_limit: float = TIME_LIMIT,
+    workers: int = 1,
+    seed: int = 0,
+    log: bool = False,
+) -> Result:
     if problem.num_partitions == 0:
-        return Result(problem, "sticky-replica", problem.replica_brokers.copy(), "optimal", (0, 0, 0, 0),
-                      {"method": "flow", "flow_moves": 0})
+        return Result(
+            problem,
+            "sticky-replica",
+            problem.replica_brokers.copy(),
+            "optimal",
+            (0, 0, 0, 0),
+            {"method": "flow", "flow_moves": 0},
+        )
     sets, moves = _stage_a(problem)
     leaders = _leaders(problem, sets)
     answer = _replicas(problem, sets, leaders)
-    result = Result(problem, "sticky-replica", answer, "optimal", None, {"method": "flow", "flow_moves": moves})
+    result = Result(
+        problem, "sticky-replica", answer, "optimal", None, {"method": "flow", "flow_moves": moves}
+    )
     level1, level2, level3, _ = result.objective
     if level1 != balanced_level1(problem):  # the flow is exact: this would be a bug
-        raise RuntimeError(f"flow placement has level 1 {level1}, not the optimum {balanced_level1(problem)}")
+        raise RuntimeError(
+            f"flow placement has level 1 {level1}, not the optimum {balanced_level1(problem)}"
+        )
     lower3 = _leader_bound(problem)
     if level3 == lower3:
         result.bound = (level1, level2, level3, moves)
@@ -333,8 +351,15 @@ def _optimum(problem: PlacementProblem, time_limit: float = TIME_LIMIT, workers:
     if problem.num_partitions * problem.num_brokers > REFINE_CELLS:
         result.status, result.bound = "feasible", bound
         return result
-    refined = cpsat_replica.solve(problem, time_limit=time_limit, workers=workers, seed=seed, log=log,
-                                  hint=answer, level2_optimum=level2)
+    refined = cpsat_replica.solve(
+        problem,
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        log=log,
+        hint=answer,
+        level2_optimum=level2,
+    )
     best = result
     if refined.answer is not None and tuple(refined.objective) < tuple(result.objective):
         best = Result(problem, "sticky-replica", refined.answer, info=dict(result.info))
@@ -353,10 +378,18 @@ def _frontier_point(problem: PlacementProblem, k: int, optimum: Result, **option
     forced = int(np.count_nonzero(problem.replica_positions < 0))
     info = {"max_moves": k}
     if k < forced:
-        return Result(problem, "sticky-replica", None, "infeasible", info={**info, "method": "flow"})
+        return Result(
+            problem, "sticky-replica", None, "infeasible", info={**info, "method": "flow"}
+        )
     if optimum.status == "optimal" and optimum.objective[3] <= k:
-        return Result(problem, "sticky-replica", optimum.answer, "optimal", optimum.bound,
-                      {**info, "method": optimum.info["method"]})
+        return Result(
+            problem,
+            "sticky-replica",
+            optimum.answer,
+            "optimal",
+            optimum.bound,
+            {**info, "method": optimum.info["method"]},
+        )
     result = cpsat_replica.solve(problem, max_moves=k, **options)
     result.info["method"] = "cpsat"
     return result
@@ -371,21 +404,33 @@ def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
     """
     target = target_levels(problem, placement)
     optimum = _optimum(problem, **options)
-    if (optimum.status == "optimal" and tuple(optimum.objective[:2]) == target[:2]
-            and optimum.objective[2] <= target[2] and optimum.objective[3] == optimum.info.get("flow_moves")):
+    if (
+        optimum.status == "optimal"
+        and tuple(optimum.objective[:2]) == target[:2]
+        and optimum.objective[2] <= target[2]
+        and optimum.objective[3] == optimum.info.get("flow_moves")
+    ):
         moves = optimum.objective[3]
-        return Result(problem, "sticky-replica", optimum.answer, "optimal", None,
-                      {"moves_bound": moves, "method": optimum.info["method"]})
+        return Result(
+            problem,
+            "sticky-replica",
+            optimum.answer,
+            "optimal",
+            None,
+            {"moves_bound": moves, "method": optimum.info["method"]},
+        )
     result = cpsat_replica.fewest_moves(problem, placement, **options)
     result.info["method"] = "cpsat"
     return result
 
 
-def frontier(problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options) -> list[Result]:
+def frontier(
+    problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options
+) -> list[Result]:
     """The moves/quality frontier for ``k = 0..max_k`` (see the module docstring for which points are flow).
 
     ``time_limit`` bounds the whole frontier, the optimum every point starts
-    from included: each point gets the time left (:func:`models._replica.frontier`;
+    from included: each point gets the time left (:func:`models.replica_data.frontier`;
     points past it are not solved, ``unknown``).
     """
     deadline = time.perf_counter() + time_limit
@@ -394,6 +439,8 @@ def frontier(problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIM
     def point(k: int, left: float) -> Result:
         if not optimum:
             optimum.append(_optimum(problem, time_limit=left, **options))
-        return _frontier_point(problem, k, optimum[0], time_limit=deadline - time.perf_counter(), **options)
+        return _frontier_point(
+            problem, k, optimum[0], time_limit=deadline - time.perf_counter(), **options
+        )
 
     return _frontier(point, problem, max_k, deadline)

@@ -2,11 +2,11 @@
 
 The stream-join objective (DESIGN.md section 3: min sum of squared partition
 numbers per member, then min moves of numbers) is the convex, sticky
-assignment that :func:`models.flow._common.solve_convex_assignment` solves
+assignment that :func:`models.flow.balanced.solve_convex_assignment` solves
 exactly, with partition numbers ``k < K`` as the items: one class per
 previous owner (its numbers, ``keep`` = that owner) and one class of unowned
 numbers (``keep`` = -1), every class eligible to every member that subscribes
-an existing topic (:mod:`models._stream_join`).  Co-partitioning holds by
+an existing topic (:mod:`models.stream_join_classes`).  Co-partitioning holds by
 construction: whole numbers are assigned, then turned into topic-partitions.
 Polynomial, so there is no time limit; the status is always ``optimal``.
 """
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from models._stream_join import number_classes, owner_from_counts
-from models.flow._common import solve_convex_assignment
+from models.flow.balanced import solve_convex_assignment
+from models.stream_join_classes import number_classes, owner_from_counts
 from problems import GroupProblem, Result, next_epoch
 
 
@@ -41,11 +41,21 @@ def solve(problem: GroupProblem) -> Result:
     sizes = np.append(classes.previous[owners], unowned)
     keep = np.append(owners, -1)
     cls, member, count = solve_convex_assignment(
-        sizes, np.arange(len(sizes) + 1) * eligible, np.tile(np.arange(eligible), len(sizes)), keep, eligible
+        sizes,
+        np.arange(len(sizes) + 1) * eligible,
+        np.tile(np.arange(eligible), len(sizes)),
+        keep,
+        eligible,
     )
     counts = np.bincount(member, weights=count, minlength=eligible).astype(np.int64)
     stays = keep[cls] == member
     kept = np.bincount(member[stays], weights=count[stays], minlength=eligible).astype(np.int64)
     bound = (int(counts @ counts), int(classes.previous.sum() - kept.sum()))
-    return Result(problem, "stream-join", owner_from_counts(problem, classes, counts, kept), "optimal", bound,
-                  info={"epoch": next_epoch(problem)})
+    return Result(
+        problem,
+        "stream-join",
+        owner_from_counts(problem, classes, counts, kept),
+        "optimal",
+        bound,
+        info={"epoch": next_epoch(problem)},
+    )

@@ -1,1 +1,1 @@
-"""PuLP MIP models (HiGHS by default, CBC on request); ranked solving is written once in ``_common``."""
+"""PuLP MIP models (HiGHS by default, CBC on request); ranked solving is written once in ``ranked``."""

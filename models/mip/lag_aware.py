@@ -28,12 +28,12 @@ import time
 
 import pulp
 
-from models._lag_aware import LagModel
-from models.mip._common import solve_ranked
+from models.lag_aware_data import LagModel
+from models.mip.ranked import solve_ranked
 from problems import GroupProblem, Result
 
-#: Level 2's co-assignment rows (pairs of positive-lag partitions x members) beyond which no model is
-#: built (measured: 200 partitions x 10 members, 199,000 rows, took 76 s to build and solve).
+#: Level 2's co-assignment rows (pairs of positive-lag partitions x members) beyond which no model
+#: is built (measured: 200 partitions x 10 members, 199,000 rows, took 76 s to build and solve).
 PAIR_ROWS = 50_000
 
 
@@ -75,7 +75,9 @@ def solve(
     deadline = started + time_limit
     data = LagModel(problem, variant, 2**53, "MIP")
     positive = sum(1 for p in data.partitions.tolist() if data.lags[p] > 0)
-    if data.too_large or (variant is None and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS):
+    if data.too_large or (
+        variant is None and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS
+    ):
         return data.bounds_only()  # as CP-SAT: the best heuristic answer with the size-free bounds
     _, heuristic_level = data.hint  # the heuristics and their swaps count against the limit too
     # Out of time while building: data.bounds_only(), the hint's answer with the size-free bounds.
@@ -84,7 +86,9 @@ def solve(
     for p in data.partitions.tolist():
         if time.perf_counter() > deadline:
             return data.bounds_only()
-        row = {(p, m): pulp.LpVariable(f"x_{p}_{m}", cat="Binary") for m in data.candidates(p).tolist()}
+        row = {
+            (p, m): pulp.LpVariable(f"x_{p}_{m}", cat="Binary") for m in data.candidates(p).tolist()
+        }
         x.update(row)
         model += pulp.lpSum(row.values()) == 1
     start = problem.topic_start
@@ -111,7 +115,10 @@ def solve(
         if time.perf_counter() > deadline:
             return data.bounds_only()
         subscribers = data.candidates(partitions[0]).tolist()
-        positions = [pulp.LpAffineExpression([(x[p, m], k) for k, m in enumerate(subscribers)]) for p in partitions]
+        positions = [
+            pulp.LpAffineExpression([(x[p, m], k) for k, m in enumerate(subscribers)])
+            for p in partitions
+        ]
         for before, after in zip(positions, positions[1:]):
             model += before <= after
     if variant == "sticky":
@@ -127,6 +134,13 @@ def solve(
                 model += same >= x[p, m] + x[q, m] - 1
             terms.append(coefficient * same)
         second = data.constant + pulp.lpSum(terms)
-    ranked = solve_ranked(model, [1 * z, second], time_limit=time_limit, backend=backend, seed=seed, log=log,
-                          started=started)
+    ranked = solve_ranked(
+        model,
+        [1 * z, second],
+        time_limit=time_limit,
+        backend=backend,
+        seed=seed,
+        log=log,
+        started=started,
+    )
     return data.result(ranked, x)

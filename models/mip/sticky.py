@@ -7,9 +7,9 @@ owned them), ``sum_m z[s, m] = sum_{c in s} (|c| - kept[c])``; member counts
 ``n_m = lo + sum_k b[m, k]`` with binary unit increments ``b[m, k]``
 (``lo < k <= hi_m``, ``b[m, k] <= b[m, k - 1]``) priced ``2k - 1``; level 1
 ``sum_m n_m^2``, level 2 ``sum_c (|c| - kept[c])``.  ``lo``/``hi_m`` are the
-proven bounds of :func:`models._sticky_classes.count_bounds`.  Coefficients stay
+proven bounds of :func:`models.sticky_classes.count_bounds`.  Coefficients stay
 small (at most ``2 hi + 1``), well clear of the magnitudes where HiGHS
-misbehaves.  Ranked solving is :func:`models.mip._common.solve_ranked` (no
+misbehaves.  Ranked solving is :func:`models.mip.ranked.solve_ranked` (no
 hint: PuLP's command-line backends take none).
 """
 
@@ -21,13 +21,18 @@ import numpy as np
 import pulp
 
 from heuristics import sticky as heuristic
-from models._sticky_classes import count_bounds, expand, partition_classes
-from models.mip._common import solve_ranked
+from models.mip.ranked import solve_ranked
+from models.sticky_classes import count_bounds, expand, partition_classes
 from problems import GroupProblem, Result
 
 
-def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs", seed: int = 0,
-          log: bool = False) -> Result:
+def solve(
+    problem: GroupProblem,
+    time_limit: float = 10.0,
+    backend: str = "highs",
+    seed: int = 0,
+    log: bool = False,
+) -> Result:
     """Solve the sticky objective exactly with a MIP.
 
     Parameters
@@ -54,8 +59,13 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs
     lo, hi = count_bounds(problem, classes, heuristic.assign(problem).answer)
     model = pulp.LpProblem("sticky", pulp.LpMinimize)
     owned = np.flatnonzero(classes.keep >= 0)
-    kept = {int(c): pulp.LpVariable(f"kept_{c}", 0, int(classes.sizes[c]), cat="Integer") for c in owned}
-    z = [pulp.LpVariable(f"z_{s}_{m}", 0, cat="Integer") for s, m in zip(classes.edge_set, classes.edge_member)]
+    kept = {
+        int(c): pulp.LpVariable(f"kept_{c}", 0, int(classes.sizes[c]), cat="Integer") for c in owned
+    }
+    z = [
+        pulp.LpVariable(f"z_{s}_{m}", 0, cat="Integer")
+        for s, m in zip(classes.edge_set, classes.edge_member)
+    ]
     gets = [[] for _ in range(problem.num_members)]
     for e, m in enumerate(classes.edge_member):
         gets[m].append(z[e])
@@ -63,8 +73,10 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs
         gets[classes.keep[c]].append(var)
     for s in range(int(classes.edge_set.max(initial=-1)) + 1):
         members_of_s = np.flatnonzero(classes.edge_set == s)
-        pooled = [int(classes.sizes[c]) - kept[c] if c in kept else int(classes.sizes[c])
-                  for c in np.flatnonzero(classes.set_of_class == s)]
+        pooled = [
+            int(classes.sizes[c]) - kept[c] if c in kept else int(classes.sizes[c])
+            for c in np.flatnonzero(classes.set_of_class == s)
+        ]
         model += pulp.lpSum(z[e] for e in members_of_s) == pulp.lpSum(pooled), f"pool_{s}"
     squares = []
     for m, terms in enumerate(gets):
@@ -77,8 +89,15 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs
         squares.append(lo * lo + pulp.lpSum((2 * k - 1) * var for k, var in b.items()))
     balance = pulp.lpSum(squares)
     moves = pulp.lpSum(int(classes.sizes[c]) - var for c, var in kept.items())
-    ranked = solve_ranked(model, [balance, moves], time_limit=time_limit, backend=backend, seed=seed, log=log,
-                          started=started)
+    ranked = solve_ranked(
+        model,
+        [balance, moves],
+        time_limit=time_limit,
+        backend=backend,
+        seed=seed,
+        log=log,
+        started=started,
+    )
     if not ranked.has_solution:
         return ranked.result(problem, "sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)

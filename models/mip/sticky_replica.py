@@ -1,8 +1,8 @@
 """Exact replica placement as a PuLP MIP (HiGHS by default, CBC on request).
 
 The same model as :mod:`models.cpsat.sticky_replica` (formulation and the two
-PR questions: :mod:`models._replica`), solved by
-:func:`models.mip._common.solve_ranked`.  Squares are continuous variables
+PR questions: :mod:`models.replica_data`), solved by
+:func:`models.mip.ranked.solve_ranked`.  Squares are continuous variables
 above the secants (exact at integer counts); "match or beat lexicographically"
 uses three binaries with big-M bounds taken from each level's upper bound (at
 most a few million on the benchmark, far from HiGHS's trouble zone).
@@ -15,7 +15,8 @@ import time
 import numpy as np
 import pulp
 
-from models._replica import (
+from models.mip.ranked import solve_ranked
+from models.replica_data import (
     TIME_LIMIT,
     build_answer,
     check_model_size,
@@ -26,14 +27,15 @@ from models._replica import (
     solve_frontier,
     target_levels,
 )
-from models.mip._common import solve_ranked
 from problems import PlacementProblem, Result
 
 
 def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pulp.LpVariable:
     """A continuous ``s >= value^2`` (equal at the optimum) for integer ``value`` in ``[low, high]``."""
     square = pulp.LpVariable(name, low * low, high * high)
-    if len(value) > 1:  # one row defines the count; each secant is then a two-term row (not a copy of value)
+    if (
+        len(value) > 1
+    ):  # one row defines the count; each secant is then a two-term row (not a copy of value)
         count = pulp.LpVariable(f"{name}_count", low, high)
         model += count == value
         value = count
@@ -79,7 +81,9 @@ def solve(
     original = original_sets(problem)
 
     info = {} if max_moves is None else {"max_moves": max_moves}
-    late = Result(problem, "sticky-replica", None, "unknown", info=info)  # the limit ran out while building
+    late = Result(
+        problem, "sticky-replica", None, "unknown", info=info
+    )  # the limit ran out while building
     x, y = {}, {}
     for p in partitions:
         if time.perf_counter() > started + time_limit:
@@ -130,7 +134,9 @@ def solve(
         objectives = [level1, level2, level3, moves]
     else:
         objectives = [moves, level1, level2, level3]
-        better1, better2, within = (pulp.LpVariable(n, cat="Binary") for n in ("beat1", "beat2", "match3"))
+        better1, better2, within = (
+            pulp.LpVariable(n, cat="Binary") for n in ("beat1", "beat2", "match3")
+        )
         model += level1 <= target[0]
         model += level1 <= target[0] - 1 + (upper1 - target[0] + 1) * (1 - better1)
         model += level2 <= target[1] - 1 + (upper2 - target[1] + 1) * (1 - better2)
@@ -138,8 +144,15 @@ def solve(
         model += level3 <= target[2] + (upper3 - target[2]) * (1 - within)
         model += better1 + better2 + within >= 1
 
-    ranked = solve_ranked(model, objectives, time_limit=time_limit, backend=backend, seed=seed, log=log,
-                          started=started)
+    ranked = solve_ranked(
+        model,
+        objectives,
+        time_limit=time_limit,
+        backend=backend,
+        seed=seed,
+        log=log,
+        started=started,
+    )
     if not ranked.has_solution:
         return ranked.result(problem, "sticky-replica", info=info)
     holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
@@ -157,10 +170,12 @@ def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
     return solve(problem, beat=placement, **options)
 
 
-def frontier(problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options) -> list[Result]:
+def frontier(
+    problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options
+) -> list[Result]:
     """The moves/quality frontier: ``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``.
 
     ``time_limit`` bounds the whole frontier: each point gets the time left
-    (:func:`models._replica.frontier`; points past it are not solved, ``unknown``).
+    (:func:`models.replica_data.frontier`; points past it are not solved, ``unknown``).
     """
     return solve_frontier(solve, problem, max_k, time_limit, **options)

@@ -3,13 +3,13 @@
 The formulation of :mod:`models.cpsat.stream_join`, written for PuLP: per
 eligible member ``m``, ``n[m] = floor(K / E) + extra[m]`` with a binary
 ``extra[m]`` (fixed to 0 when E divides K; no level-1 optimum leaves that
-window, :attr:`models._stream_join.NumberClasses.window`) and an integer
+window, :attr:`models.stream_join_classes.NumberClasses.window`) and an integer
 ``keep[m]`` of its previous numbers kept; ``sum_m n[m] = K``,
 ``keep[m] <= n[m]``, ``keep[m] <= previous[m]``.  Level 1 min
 ``sum_m floor^2 + (2 floor + 1) extra[m]`` (= sum of squared counts), level 2
 min ``sum_m previous[m] - keep[m]`` (moves of partition numbers).
 Co-partitioning holds by construction: the decision is per partition number.
-Ranked solving is :func:`models.mip._common.solve_ranked`.
+Ranked solving is :func:`models.mip.ranked.solve_ranked`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ import time
 
 import pulp
 
-from models._stream_join import number_classes, result
-from models.mip._common import solve_ranked
+from models.mip.ranked import solve_ranked
+from models.stream_join_classes import number_classes, result
 from problems import GroupProblem, Result
 
 
-def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs", seed: int = 0) -> Result:
+def solve(
+    problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs", seed: int = 0
+) -> Result:
     """Solve the stream-join objective exactly.
 
     Parameters
@@ -49,8 +51,10 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs
     members = classes.members.tolist()
     model = pulp.LpProblem("stream_join", pulp.LpMinimize)
     extra = {m: pulp.LpVariable(f"extra_{m}", 0, high - low, cat="Integer") for m in members}
-    keep = {m: pulp.LpVariable(f"keep_{m}", 0, min(int(owned), high), cat="Integer")
-            for m, owned in zip(members, classes.previous.tolist())}
+    keep = {
+        m: pulp.LpVariable(f"keep_{m}", 0, min(int(owned), high), cat="Integer")
+        for m, owned in zip(members, classes.previous.tolist())
+    }
     n = {m: low + extra[m] for m in members}
     for m in members:
         model += keep[m] <= n[m], f"kept_within_count_{m}"
@@ -58,7 +62,9 @@ def solve(problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs
     balance = pulp.lpSum(low * low + (2 * low + 1) * extra[m] for m in members)
     moves = int(classes.previous.sum()) - pulp.lpSum(keep.values())
 
-    ranked = solve_ranked(model, [balance, moves], time_limit=time_limit, backend=backend, seed=seed, started=started)
+    ranked = solve_ranked(
+        model, [balance, moves], time_limit=time_limit, backend=backend, seed=seed, started=started
+    )
     counts = [ranked.value(n[m]) for m in members]
     kept = [ranked.value(keep[m]) for m in members]
     return result(problem, classes, ranked, counts, kept)

@@ -40,5 +40,7 @@ def admin(kafka_cluster):
 
 def pytest_terminal_summary(terminalreporter):
     for cluster in _started:
-        terminalreporter.write_line(f"KRaft cluster (3 brokers) started in {cluster.start_seconds:.1f} s; "
-                                    f"logs in {cluster.folder}")
+        terminalreporter.write_line(
+            f"KRaft cluster (3 brokers) started in {cluster.start_seconds:.1f} s; "
+            f"logs in {cluster.folder}"
+        )

@@ -24,19 +24,20 @@ from collections import Counter
 import pytest
 
 from clients.kafka_python import assignor
-from support.kafka_support import commit, create_topic, produce
 from models import solve
 from problems import load_problem
+from support.kafka_support import commit, create_topic, produce
 
 pytestmark = pytest.mark.kafka
 
 SETTLE_TIMEOUT = 60.0
 #: kafka-python 3.0.12 sometimes never reads the leader's SyncGroup response (the coordinator logs
 #: "Assignment received from leader" and the followers get theirs; the leader stays in its join, its
-#: heartbeats off) until the coordinator removes it on session expiry: with Kafka's default 45 s (30 s
-#: here before) that one stall was 36 s of a 41 s test; the cluster allows sessions down to 1 s.
+#: heartbeats off) until the coordinator removes it on session expiry: with Kafka's default 45 s (30
+#: s here before) that one stall was 36 s of a 41 s test; the cluster allows sessions down to 1 s.
 SESSION_TIMEOUT_MS = 5_000
-#: Each consumer's rack (client.rack); partition p of every topic has its one replica on broker p % 3 + 1.
+#: Each consumer's rack (client.rack); partition p of every topic has its one replica on broker p %
+#: 3 + 1.
 RACKS = {"c0": "r1", "c1": "r2", "c2": "r3", "c3": "r1"}
 
 
@@ -48,13 +49,27 @@ class NotSettled(AssertionError):
 class Member(threading.Thread):
     """One kafka-python consumer polling in its own thread; records what it consumes."""
 
-    def __init__(self, name: str, bootstrap: str, group: str, topics: list[str], strategy: str,
-                 sink: list, commits: bool, delay: float, rack: str):
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        group: str,
+        topics: list[str],
+        strategy: str,
+        sink: list,
+        commits: bool,
+        delay: float,
+        rack: str,
+    ):
         super().__init__(name=name, daemon=True)
-        options = {"bootstrap_servers": bootstrap, "group_id": group} if strategy == "lag-aware" else {}
+        options = (
+            {"bootstrap_servers": bootstrap, "group_id": group} if strategy == "lag-aware" else {}
+        )
         self.rack = rack
         self.assignor = assignor(strategy, rack=rack, **options)
-        self.documents: list[tuple[float, dict]] = []  # (when, document) this member answered as the leader
+        self.documents: list[
+            tuple[float, dict]
+        ] = []  # (when, document) this member answered as the leader
         answer = self.assignor.assign
 
         def recording(cluster, members):
@@ -63,11 +78,21 @@ class Member(threading.Thread):
             return result
 
         self.assignor.assign = recording
-        self.config = dict(bootstrap_servers=bootstrap, group_id=group, client_id=name, client_rack=rack,
-                           partition_assignment_strategy=[self.assignor], enable_auto_commit=commits,
-                           auto_commit_interval_ms=600_000, auto_offset_reset="earliest",
-                           session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=500, max_poll_records=2,
-                           fetch_max_wait_ms=50, metadata_max_age_ms=5_000)
+        self.config = dict(
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            client_id=name,
+            client_rack=rack,
+            partition_assignment_strategy=[self.assignor],
+            enable_auto_commit=commits,
+            auto_commit_interval_ms=600_000,
+            auto_offset_reset="earliest",
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            heartbeat_interval_ms=500,
+            max_poll_records=2,
+            fetch_max_wait_ms=50,
+            metadata_max_age_ms=5_000,
+        )
         self.topics, self.sink, self.delay = topics, sink, delay
         self.assignment: dict[str, list[int]] = {}
         self.member_id: str | None = None
@@ -103,15 +128,32 @@ class Member(threading.Thread):
 
 
 class Group:
-    def __init__(self, kafka_cluster, admin, name: str, topics: list[str], strategy: str, commits: bool):
-        self.cluster, self.admin, self.name, self.topics, self.strategy = kafka_cluster, admin, name, topics, strategy
+    def __init__(
+        self, kafka_cluster, admin, name: str, topics: list[str], strategy: str, commits: bool
+    ):
+        self.cluster, self.admin, self.name, self.topics, self.strategy = (
+            kafka_cluster,
+            admin,
+            name,
+            topics,
+            strategy,
+        )
         self.commits = commits
         self.sink: list = []
         self.members: list[Member] = []
 
     def add(self, name: str) -> Member:
-        member = Member(name, self.cluster.bootstrap, self.name, self.topics, self.strategy, self.sink,
-                        self.commits, delay=0.01, rack=RACKS[name])
+        member = Member(
+            name,
+            self.cluster.bootstrap,
+            self.name,
+            self.topics,
+            self.strategy,
+            self.sink,
+            self.commits,
+            delay=0.01,
+            rack=RACKS[name],
+        )
         self.members.append(member)
         member.start()
         return member
@@ -125,20 +167,30 @@ class Group:
         """Wait until the coordinator's Stable group and every consumer agree on a full assignment."""
         deadline = time.monotonic() + SETTLE_TIMEOUT
         seen = None
-        left_out: dict[str, float] = {}  # member name -> since when a Stable group has been without it
+        left_out: dict[
+            str, float
+        ] = {}  # member name -> since when a Stable group has been without it
         while time.monotonic() < deadline:
             for member in self.members:
                 assert member.error is None, member.error
             info = self.admin.describe_groups([self.name])[self.name]
-            described = {m["member_id"]: sorted((a["topic"], sorted(a["partitions"]))
-                                                for a in m["member_assignment"]["assigned_partitions"]
-                                                if a["partitions"])
-                         for m in info["members"]} if info["group_state"] == "Stable" else None
+            described = (
+                {
+                    m["member_id"]: sorted(
+                        (a["topic"], sorted(a["partitions"]))
+                        for a in m["member_assignment"]["assigned_partitions"]
+                        if a["partitions"]
+                    )
+                    for m in info["members"]
+                }
+                if info["group_state"] == "Stable"
+                else None
+            )
             actual = {m.member_id: sorted(m.assignment.items()) for m in self.members}
-            # kafka-python 3.0.12 can leave a fenced consumer out of the group for good (it keeps polling
-            # but never rejoins; the leader whose SyncGroup response was never read, once its session
-            # expired, see SESSION_TIMEOUT_MS): after 2 s outside a Stable group it re-subscribes, as an
-            # application would, and joins as a new member.
+            # kafka-python 3.0.12 can leave a fenced consumer out of the group for good (it keeps
+            # polling but never rejoins; the leader whose SyncGroup response was never read, once
+            # its session expired, see SESSION_TIMEOUT_MS): after 2 s outside a Stable group it
+            # re-subscribes, as an application would, and joins as a new member.
             for member in self.members:
                 if described is not None and member.member_id not in described:
                     since = left_out.setdefault(member.name, time.monotonic())
@@ -148,19 +200,26 @@ class Group:
                 else:
                     left_out.pop(member.name, None)
             generations = {m.assignor.generation for m in self.members}
-            if (described == actual and len(generations) == 1
-                    and sum(len(p) for a in actual.values() for _, p in a) == total):
+            if (
+                described == actual
+                and len(generations) == 1
+                and sum(len(p) for a in actual.values() for _, p in a) == total
+            ):
                 if seen == (actual, generations):
                     return
                 seen = (actual, generations)
             time.sleep(0.5)
-        raise NotSettled(f"group {self.name} did not settle in {SETTLE_TIMEOUT:g} s: coordinator {described}, "
-                         f"consumers {actual}, generations {generations}")
+        raise NotSettled(
+            f"group {self.name} did not settle in {SETTLE_TIMEOUT:g} s: coordinator {described}, "
+            f"consumers {actual}, generations {generations}"
+        )
 
     def documents(self) -> list[dict]:
         """The documents the leaders answered since :meth:`forget`, in time order (the leader changes when
         kafka-python fences it and the coordinator elects another member)."""
-        answered = sorted((entry for m in self.members for entry in m.documents), key=lambda e: e[0])
+        answered = sorted(
+            (entry for m in self.members for entry in m.documents), key=lambda e: e[0]
+        )
         assert answered, "no member assigned"
         return [document for _, document in answered]
 
@@ -179,7 +238,9 @@ class Group:
             self.remove(member)
 
 
-def _check_step(group: Group, expected_owned: dict | None, generation: int | None, lags: dict | None):
+def _check_step(
+    group: Group, expected_owned: dict | None, generation: int | None, lags: dict | None
+):
     """The actual assignment is the strategy's answer to the leader's documents, and the first
     document is the predicted one (when ``expected_owned`` is given).  A later rebalance in the same
     step (kafka-python's leader rejoins when its metadata changes) must then start from the answer
@@ -189,16 +250,24 @@ def _check_step(group: Group, expected_owned: dict | None, generation: int | Non
     first = documents[0]
 
     def placement(document):  # KIP-881: the racks of each partition's replicas (broker p % 3 + 1)
-        return {t: [[group.cluster.racks[p % 3 + 1]] for p in range(n)] for t, n in document["topics"].items()}
+        return {
+            t: [[group.cluster.racks[p % 3 + 1]] for p in range(n)]
+            for t, n in document["topics"].items()
+        }
 
     if expected_owned is not None:
         predicted = {
             "topics": first["topics"],
-            "members": [{"id": m["id"], "topics": sorted(group.topics),
-                         **({"owned": expected_owned[m["id"]]} if expected_owned.get(m["id"]) else {}),
-                         **({"generation": generation} if m["id"] in expected_owned else {}),
-                         "rack": group.racks()[m["id"]]}
-                        for m in first["members"]],
+            "members": [
+                {
+                    "id": m["id"],
+                    "topics": sorted(group.topics),
+                    **({"owned": expected_owned[m["id"]]} if expected_owned.get(m["id"]) else {}),
+                    **({"generation": generation} if m["id"] in expected_owned else {}),
+                    "rack": group.racks()[m["id"]],
+                }
+                for m in first["members"]
+            ],
             **({"lags": lags} if lags is not None else {}),
             "partition_racks": placement(first),
         }
@@ -206,13 +275,19 @@ def _check_step(group: Group, expected_owned: dict | None, generation: int | Non
     previous = None
     for document in documents:
         assert all(m["topics"] == sorted(group.topics) for m in document["members"])
-        assert document.get("lags") == (None if lags is None else {t: lags[t] for t in document["topics"]})
+        assert document.get("lags") == (
+            None if lags is None else {t: lags[t] for t in document["topics"]}
+        )
         assert document["partition_racks"] == placement(document)
         if previous is not None and expected_owned is not None:
-            # Each member owns what the answer before gave it, or, when a new rebalance started before
-            # that answer reached it (SyncGroup failed), what it owned before; newcomers own nothing.
+            # Each member owns what the answer before gave it, or, when a new rebalance started
+            # before that answer reached it (SyncGroup failed), what it owned before; newcomers own
+            # nothing.
             for member in document["members"]:
-                assert member.get("owned", {}) in (previous.get(member["id"], {}), owned.get(member["id"], {}))
+                assert member.get("owned", {}) in (
+                    previous.get(member["id"], {}),
+                    owned.get(member["id"], {}),
+                )
         owned = {m["id"]: m.get("owned", {}) for m in document["members"]}
         previous = solve(load_problem(document), group.strategy).assignment
     assert previous == actual
@@ -221,7 +296,8 @@ def _check_step(group: Group, expected_owned: dict | None, generation: int | Non
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "lag-aware", "stream-join"])
 def test_assignor_in_a_live_group(kafka_cluster, admin, strategy):
     """Runs the whole scenario in a fresh group; only when kafka-python's group never settles (a client
-    defect, :class:`NotSettled`) is it run once more, from scratch, in another fresh group. Every check of
+    defect, :class:`NotSettled`) is it run once more, from scratch, in another fresh group. Every
+    check of
     the scenario applies to the run that counts."""
     topics = [f"{strategy}-a", f"{strategy}-b"]
     counts = {topics[0]: 5, topics[1]: 5 if strategy == "stream-join" else 3}
@@ -230,9 +306,13 @@ def test_assignor_in_a_live_group(kafka_cluster, admin, strategy):
         create_topic(admin, topic, n, replicas={p: [p % 3 + 1] for p in range(n)})
         produce(kafka_cluster.bootstrap, topic, produced[topic])
     try:
-        _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produced, f"group-{strategy}")
+        _live_group_scenario(
+            kafka_cluster, admin, strategy, topics, counts, produced, f"group-{strategy}"
+        )
     except NotSettled:
-        _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produced, f"group-{strategy}-again")
+        _live_group_scenario(
+            kafka_cluster, admin, strategy, topics, counts, produced, f"group-{strategy}-again"
+        )
 
 
 def _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produced, group_name):
@@ -244,7 +324,9 @@ def _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produce
         commit(admin, group_name, offsets)
         lags = {t: [c - offsets[t, p] for p, c in enumerate(n)] for t, n in produced.items()}
     total = sum(counts.values())
-    group = Group(kafka_cluster, admin, group_name, topics, strategy, commits=strategy != "lag-aware")
+    group = Group(
+        kafka_cluster, admin, group_name, topics, strategy, commits=strategy != "lag-aware"
+    )
     try:
         for name in ("c0", "c1", "c2"):
             group.add(name)
@@ -265,15 +347,21 @@ def _live_group_scenario(kafka_cluster, admin, strategy, topics, counts, produce
             else:
                 group.add("c3")
             group.settle(total)
-            _check_step(group, {m: before[m] for m in before if m in group.actual()}, generation, lags)
+            _check_step(
+                group, {m: before[m] for m in before if m in group.actual()}, generation, lags
+            )
 
         if group.commits:
             deadline = time.monotonic() + 60
-            while len(group.sink) < sum(map(sum, produced.values())) and time.monotonic() < deadline:
+            while (
+                len(group.sink) < sum(map(sum, produced.values())) and time.monotonic() < deadline
+            ):
                 time.sleep(0.2)
     finally:
         group.stop()
     if group.commits:  # exactly once: every message produced before, no offset twice
         consumed = Counter(group.sink)
         assert max(consumed.values()) == 1
-        assert set(consumed) == {(t, p, o) for t, n in produced.items() for p, c in enumerate(n) for o in range(c)}
+        assert set(consumed) == {
+            (t, p, o) for t, n in produced.items() for p, c in enumerate(n) for o in range(c)
+        }

@@ -43,9 +43,9 @@ _SECONDS = re.compile(r"\b[0-9]+\.[0-9]+ s\b")
 def readme_blocks() -> list[tuple[str, str]]:
     """``(language, text)`` of every fenced code block of the README's cluster section."""
     text = (ROOT / "README.md").read_text()
-    section = text[text.index(SECTION):]
+    section = text[text.index(SECTION) :]
     ends = [i for i in (section.find("\n## ", 1), section.find("\n### ", 1)) if i > 0]
-    section = section[:min(ends, default=len(section))]  # up to the next heading
+    section = section[: min(ends, default=len(section))]  # up to the next heading
     return re.findall(r"^```(\w*)\n(.*?)^```$", section, flags=re.M | re.S)
 
 
@@ -84,8 +84,13 @@ def matches(expected: list[str], actual: list[str]) -> bool:
         if j == len(got):
             return False
         line = want[i]
-        same = (got[j] == line or isinstance(line, str) and line.endswith("...") and isinstance(got[j], str)
-                and got[j].startswith(line[:-3]))
+        same = (
+            got[j] == line
+            or isinstance(line, str)
+            and line.endswith("...")
+            and isinstance(got[j], str)
+            and got[j].startswith(line[:-3])
+        )
         return same and match(i + 1, j + 1)
 
     return match(0, 0)
@@ -147,7 +152,9 @@ def _read_counts(bootstrap: str, topic: str, partitions: int) -> list[int]:
     """How many messages each partition of ``topic`` gives when read from the beginning."""
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, fetch_max_wait_ms=50)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, fetch_max_wait_ms=50
+    )
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
@@ -167,7 +174,7 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
     definition = KAFKA.search(readme)
     assert definition, "the README defines `kafka() { java -cp '...' \"$@\"; }`"
     jars = str(ROOT / definition.group(2))
-    shell = f"""kafka() {{ java {' '.join(JVM)} -cp '{jars}' "$@"; }}; B={server}; """
+    shell = f"""kafka() {{ java {" ".join(JVM)} -cp '{jars}' "$@"; }}; B={server}; """
     monkeypatch.chdir(tmp_path)
     blocks = readme_blocks()
     assert [language for language, _ in blocks] == ["", "", "python", "", ""]
@@ -187,13 +194,22 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
                 deadline = started + 60
                 while True:
                     status, printed = _run(command, shell, server, capsys, tmp_path)
-                    if matches(expected, printed) or "--verify" not in command or time.monotonic() > deadline:
+                    if (
+                        matches(expected, printed)
+                        or "--verify" not in command
+                        or time.monotonic() > deadline
+                    ):
                         break
                     time.sleep(1)  # the reassignment is still in progress
-                if status != (2 if any(line.startswith("error:") for line in expected) else 0) or not matches(
-                        expected, printed):
-                    differences.append(f"$ {command}\nexit status {status}; README:\n" + "\n".join(expected)
-                                       + "\nprinted:\n" + "\n".join(printed))
+                if status != (
+                    2 if any(line.startswith("error:") for line in expected) else 0
+                ) or not matches(expected, printed):
+                    differences.append(
+                        f"$ {command}\nexit status {status}; README:\n"
+                        + "\n".join(expected)
+                        + "\nprinted:\n"
+                        + "\n".join(printed)
+                    )
                 ran.append(f"{time.monotonic() - started:5.1f} s  $ {command}")
     finally:
         shop.stop()
@@ -201,7 +217,10 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
     assert sum(" $ kafka " in line or " $ rebalance-lab " in line for line in ran) >= 12
 
     plan = json.loads((tmp_path / "plan.json").read_text())
-    placed = {p["partition_index"]: p["replica_nodes"] for p in admin.describe_topics(["orders"])[0]["partitions"]}
+    placed = {
+        p["partition_index"]: p["replica_nodes"]
+        for p in admin.describe_topics(["orders"])[0]["partitions"]
+    }
     assert placed == {entry["partition"]: entry["replicas"] for entry in plan["partitions"]}
     assert _read_counts(server, "orders", 6) == [100] * 6  # every message still readable
 
@@ -212,7 +231,7 @@ def _run(command: str, shell: str, server: str, capsys, folder: Path) -> tuple[i
         argv = shlex.split(command.replace("$B", server))[1:]
         target = None
         if ">" in argv:
-            argv, target = argv[:argv.index(">")], argv[argv.index(">") + 1]
+            argv, target = argv[: argv.index(">")], argv[argv.index(">") + 1]
         status, out, err = run_cli(capsys, *argv)
         if target:
             (folder / target).write_text(out)
@@ -220,5 +239,7 @@ def _run(command: str, shell: str, server: str, capsys, folder: Path) -> tuple[i
         return status, (err + out).splitlines()
     if command.startswith("cat "):
         return 0, (folder / command[4:]).read_text().splitlines()
-    done = subprocess.run(["bash", "-c", shell + command], capture_output=True, text=True, timeout=120, cwd=folder)
+    done = subprocess.run(
+        ["bash", "-c", shell + command], capture_output=True, text=True, timeout=120, cwd=folder
+    )
     return done.returncode, (done.stderr + done.stdout).splitlines()

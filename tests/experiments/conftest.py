@@ -21,6 +21,16 @@ def smoke_report(smoke_run, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(experiments.runs, "solve_frame", _refuse)
-        assert main(["report", str(smoke_run), "--out", str(out),
-                     *[a for f in FORMATS for a in ("--format", f)]]) == 0
+        assert (
+            main(
+                [
+                    "report",
+                    str(smoke_run),
+                    "--out",
+                    str(out),
+                    *[a for f in FORMATS for a in ("--format", f)],
+                ]
+            )
+            == 0
+        )
     return out

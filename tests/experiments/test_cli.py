@@ -13,8 +13,13 @@ ROOT = Path(__file__).parents[2]
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "experiments.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def write(tmp_path: Path, name: str, content) -> str:
@@ -28,14 +33,23 @@ def test_assign_prints_assignment_status_objective():
     done = run("assign", "--strategy", "range", "examples/group/kip-169-three-lags.json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
-        "assignment": {"c_0": {"t0": [0, 1]}, "c_1": {"t0": [2]}}, "status": "heuristic", "objective": [5, 0]}
+        "assignment": {"c_0": {"t0": [0, 1]}, "c_1": {"t0": [2]}},
+        "status": "heuristic",
+        "objective": [5, 0],
+    }
 
 
 def test_help_explains_the_formats_with_an_example():
     """Tests that --help shows both problem formats and an example command."""
     done = run("assign", "--help")
     assert done.returncode == 0
-    for words in ('"topics"', '"members"', '"brokers"', '"replicas"', "rebalance-lab assign --strategy range"):
+    for words in (
+        '"topics"',
+        '"members"',
+        '"brokers"',
+        '"replicas"',
+        "rebalance-lab assign --strategy range",
+    ):
         assert words in done.stdout
 
 
@@ -43,24 +57,49 @@ GROUP_MEMBER = {"id": "c0", "topics": ["t"]}
 BAD_FILES = {
     "not JSON": ("{oops", "not JSON"),
     "not an object": ("[1]", "must be a JSON object"),
-    "wrong type": ({"topics": {"t": "3"}, "members": []}, "topics.t: must be an integer >= 0, got a string"),
-    "negative partition count": ({"topics": {"t": -2}, "members": []}, "topics.t: must be an integer >= 0, got -2"),
-    "missing partition count": ({"topics": {"t": None}, "members": []}, "topics.t: must be an integer >= 0, got null"),
+    "wrong type": (
+        {"topics": {"t": "3"}, "members": []},
+        "topics.t: must be an integer >= 0, got a string",
+    ),
+    "negative partition count": (
+        {"topics": {"t": -2}, "members": []},
+        "topics.t: must be an integer >= 0, got -2",
+    ),
+    "missing partition count": (
+        {"topics": {"t": None}, "members": []},
+        "topics.t: must be an integer >= 0, got null",
+    ),
     "missing topics": ({"members": []}, "topics: missing"),
-    "duplicate member ids": ({"topics": {"t": 1}, "members": [GROUP_MEMBER, GROUP_MEMBER]},
-                             "members[1].id: duplicate member id 'c0'"),
-    "lags of the wrong length": ({"topics": {"t": 2}, "members": [GROUP_MEMBER], "lags": {"t": [1]}},
-                                 "lags.t: has 1 lags but the topic has 2 partitions"),
-    "negative lag": ({"topics": {"t": 2}, "members": [GROUP_MEMBER], "lags": {"t": [1, -1]}},
-                     "lags.t[1]: must be an integer >= 0, got -1"),
-    "duplicate broker ids": ({"brokers": [{"id": 1}, {"id": 1}], "partitions": []},
-                             "brokers[1].id: duplicate broker id 1"),
-    "same broker twice": ({"brokers": [{"id": 1}, {"id": 2}],
-                           "partitions": [{"topic": "t", "partition": 0, "replicas": [2, 2]}]},
-                          "partitions[0].replicas: broker 2 appears twice"),
+    "duplicate member ids": (
+        {"topics": {"t": 1}, "members": [GROUP_MEMBER, GROUP_MEMBER]},
+        "members[1].id: duplicate member id 'c0'",
+    ),
+    "lags of the wrong length": (
+        {"topics": {"t": 2}, "members": [GROUP_MEMBER], "lags": {"t": [1]}},
+        "lags.t: has 1 lags but the topic has 2 partitions",
+    ),
+    "negative lag": (
+        {"topics": {"t": 2}, "members": [GROUP_MEMBER], "lags": {"t": [1, -1]}},
+        "lags.t[1]: must be an integer >= 0, got -1",
+    ),
+    "duplicate broker ids": (
+        {"brokers": [{"id": 1}, {"id": 1}], "partitions": []},
+        "brokers[1].id: duplicate broker id 1",
+    ),
+    "same broker twice": (
+        {
+            "brokers": [{"id": 1}, {"id": 2}],
+            "partitions": [{"topic": "t", "partition": 0, "replicas": [2, 2]}],
+        },
+        "partitions[0].replicas: broker 2 appears twice",
+    ),
     "replication factor above live brokers": (
-        {"brokers": [{"id": 1}], "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2]}]},
-        "partitions[0].replicas: replication factor 2 is larger than the 1 live brokers"),
+        {
+            "brokers": [{"id": 1}],
+            "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2]}],
+        },
+        "partitions[0].replicas: replication factor 2 is larger than the 1 live brokers",
+    ),
 }
 
 
@@ -81,7 +120,9 @@ def test_bad_input_exits_2_with_one_line(tmp_path, content, message):
 def test_missing_file_exits_2(tmp_path):
     """Tests that a file that does not exist exits 2 with one line."""
     done = run("assign", "--strategy", "range", str(tmp_path / "nope.json"))
-    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and "cannot read" in done.stderr
+    assert (
+        done.returncode == 2 and len(done.stderr.splitlines()) == 1 and "cannot read" in done.stderr
+    )
 
 
 def test_placement_file_given_to_assign_exits_2(tmp_path):
@@ -93,8 +134,21 @@ def test_placement_file_given_to_assign_exits_2(tmp_path):
 
 def test_kafka_normal_oddities_still_produce_a_result(tmp_path):
     """Tests that a missing subscribed topic and stale owned partitions give notes on stderr and a result."""
-    path = write(tmp_path, "odd.json", {"topics": {"t": 2}, "members": [
-        {"id": "c0", "topics": ["t", "deleted"], "owned": {"t": [0, 9], "deleted": [0]}, "generation": 1}]})
+    path = write(
+        tmp_path,
+        "odd.json",
+        {
+            "topics": {"t": 2},
+            "members": [
+                {
+                    "id": "c0",
+                    "topics": ["t", "deleted"],
+                    "owned": {"t": [0, 9], "deleted": [0]},
+                    "generation": 1,
+                }
+            ],
+        },
+    )
     done = run("assign", "--strategy", "roundrobin", path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["assignment"] == {"c0": {"t": [0, 1]}}
@@ -104,23 +158,59 @@ def test_kafka_normal_oddities_still_produce_a_result(tmp_path):
 
 def test_option_a_strategy_does_not_take_exits_2():
     """Tests that an option the chosen strategy does not take is refused, not ignored."""
-    done = run("assign", "--strategy", "range", "--time-limit", "5", "examples/group/kip-169-three-lags.json")
-    assert done.returncode == 2 and "--time-limit is not an option of --strategy range" in done.stderr
-    done = run("assign", "--strategy", "range", "--variant", "kafka-9987", "examples/group/kip-169-three-lags.json")
-    assert done.returncode == 2 and "--variant kafka-9987 is not a variant of --strategy range" in done.stderr
+    done = run(
+        "assign",
+        "--strategy",
+        "range",
+        "--time-limit",
+        "5",
+        "examples/group/kip-169-three-lags.json",
+    )
+    assert (
+        done.returncode == 2 and "--time-limit is not an option of --strategy range" in done.stderr
+    )
+    done = run(
+        "assign",
+        "--strategy",
+        "range",
+        "--variant",
+        "kafka-9987",
+        "examples/group/kip-169-three-lags.json",
+    )
+    assert (
+        done.returncode == 2
+        and "--variant kafka-9987 is not a variant of --strategy range" in done.stderr
+    )
 
 
 def test_solver_without_a_model_exits_2():
     """Tests that asking for a solver the strategy has no model for is refused."""
-    done = run("assign", "--strategy", "range", "--solver", "cpsat", "examples/group/kip-169-three-lags.json")
+    done = run(
+        "assign",
+        "--strategy",
+        "range",
+        "--solver",
+        "cpsat",
+        "examples/group/kip-169-three-lags.json",
+    )
     assert done.returncode == 2 and "not available" in done.stderr
 
 
 def test_unknown_variant_exits_2_naming_the_variants():
     """Tests that a variant the strategy does not have is a usage error (exit 2), not a traceback."""
-    done = run("assign", "--strategy", "sticky", "--variant", "kafka-1", "examples/group/kafka-12464-c2-joins.json")
+    done = run(
+        "assign",
+        "--strategy",
+        "sticky",
+        "--variant",
+        "kafka-1",
+        "examples/group/kafka-12464-c2-joins.json",
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "--variant kafka-1 is not a variant of --strategy sticky" in done.stderr and "kafka-9987" in done.stderr
+    assert (
+        "--variant kafka-1 is not a variant of --strategy sticky" in done.stderr
+        and "kafka-9987" in done.stderr
+    )
 
 
 OUT_OF_RANGE = {  # issue 11, finding 3/4: each was a traceback or a silent "unknown"
@@ -146,22 +236,42 @@ def test_out_of_range_options_exit_2_with_one_line(args):
     done = run(command, "--strategy", strategy, *options, problem)
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"rebalance-lab {command}: error: argument {options[-2]}"), lines
+    assert len(lines) == 1 and lines[0].startswith(
+        f"rebalance-lab {command}: error: argument {options[-2]}"
+    ), lines
 
 
 def test_variant_the_solver_lacks_exits_2():
     """Tests `lag-aware --solver mip --variant cumulative` (a heuristic-only variant): exit 2, not a traceback."""
-    done = run("assign", "--strategy", "lag-aware", "--solver", "mip", "--variant", "cumulative",
-               "examples/group/kip-169-three-lags.json")
+    done = run(
+        "assign",
+        "--strategy",
+        "lag-aware",
+        "--solver",
+        "mip",
+        "--variant",
+        "cumulative",
+        "examples/group/kip-169-three-lags.json",
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "--variant cumulative is not a variant of --strategy lag-aware --solver mip" in done.stderr
+    assert (
+        "--variant cumulative is not a variant of --strategy lag-aware --solver mip" in done.stderr
+    )
 
 
 def test_assign_without_an_answer_exits_3_like_reassign():
     """Tests the one outcome convention: no answer (here the MIP's time runs out) prints the document
     with `assignment: null` and exits 3, naming the status on stderr's last line."""
-    done = run("assign", "--strategy", "sticky", "--solver", "mip", "--time-limit", "0.001",
-               "examples/group/kafka-12464-c2-joins.json")
+    done = run(
+        "assign",
+        "--strategy",
+        "sticky",
+        "--solver",
+        "mip",
+        "--time-limit",
+        "0.001",
+        "examples/group/kafka-12464-c2-joins.json",
+    )
     assert done.returncode == 3, done.stderr
     assert json.loads(done.stdout) == {"assignment": None, "status": "unknown", "objective": []}
     assert done.stderr.splitlines()[-1] == "rebalance-lab assign: no answer (unknown)"
@@ -185,9 +295,13 @@ def test_harness_options_are_range_checked(args, tmp_path, capsys):
 
     command, *options = args
     with pytest.raises(SystemExit) as caught:
-        main([command, *options, *(["--out", str(tmp_path / "out")] if command == "compare" else [])])
+        main(
+            [command, *options, *(["--out", str(tmp_path / "out")] if command == "compare" else [])]
+        )
     out, err = capsys.readouterr()
     assert caught.value.code == 2 and out == "", err
     lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"rebalance-lab {command}: error: argument {options[-2]}"), lines
+    assert len(lines) == 1 and lines[0].startswith(
+        f"rebalance-lab {command}: error: argument {options[-2]}"
+    ), lines
     assert not (tmp_path / "out").exists()

@@ -12,8 +12,13 @@ TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "experiments.cli", "reassign", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", "reassign", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def replicas(done: subprocess.CompletedProcess) -> list[list[int]]:
@@ -27,21 +32,44 @@ def test_kafka_default_with_start_index_prints_kafkas_placement(tmp_path):
     """Tests that --start-index reproduces Kafka's placement and stdout is exactly the --execute JSON."""
     racks = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
     path = tmp_path / "cluster.json"
-    path.write_text(json.dumps({"brokers": [{"id": b, "rack": r} for b, r in racks.items()],
-                                "partitions": [{"topic": "t", "partition": i, "replicas": [0, 1, 2]}
-                                               for i in range(7)]}))
+    path.write_text(
+        json.dumps(
+            {
+                "brokers": [{"id": b, "rack": r} for b, r in racks.items()],
+                "partitions": [
+                    {"topic": "t", "partition": i, "replicas": [0, 1, 2]} for i in range(7)
+                ],
+            }
+        )
+    )
     done = run("--strategy", "kafka-default", "--start-index", "0", str(path))
     assert done.returncode == 0, done.stderr
-    assert replicas(done) == [[0, 3, 1], [3, 1, 5], [1, 5, 4], [5, 4, 2], [4, 2, 0], [2, 0, 3], [0, 4, 2]]
-    assert json.loads(done.stdout)["partitions"][0] == {"topic": "t", "partition": 0, "replicas": [0, 3, 1],
-                                                        "log_dirs": ["any", "any", "any"]}
+    assert replicas(done) == [
+        [0, 3, 1],
+        [3, 1, 5],
+        [1, 5, 4],
+        [5, 4, 2],
+        [4, 2, 0],
+        [2, 0, 3],
+        [0, 4, 2],
+    ]
+    assert json.loads(done.stdout)["partitions"][0] == {
+        "topic": "t",
+        "partition": 0,
+        "replicas": [0, 3, 1],
+        "log_dirs": ["any", "any", "any"],
+    }
 
 
 def test_kafka_default_seed_is_reproducible():
     """Tests that --seed gives the same reassignment on every run."""
     first = run("--strategy", "kafka-default", "--seed", "3", TWO_MOVE)
     assert first.returncode == 0, first.stderr
-    assert replicas(first) == replicas(run("--strategy", "kafka-default", "--seed", "3", TWO_MOVE)) == [[3, 1], [2, 4]]
+    assert (
+        replicas(first)
+        == replicas(run("--strategy", "kafka-default", "--seed", "3", TWO_MOVE))
+        == [[3, 1], [2, 4]]
+    )
 
 
 def test_sticky_heuristic_report_goes_to_stderr():
@@ -56,7 +84,16 @@ def test_sticky_heuristic_report_goes_to_stderr():
 
 def test_exact_solver_frontier_in_the_report():
     """Tests --solver cpsat --max-moves 2 --report: the swap on stdout, the frontier k = 0..2 on stderr."""
-    done = run("--strategy", "sticky-replica", "--solver", "cpsat", "--max-moves", "2", "--report", TWO_MOVE)
+    done = run(
+        "--strategy",
+        "sticky-replica",
+        "--solver",
+        "cpsat",
+        "--max-moves",
+        "2",
+        "--report",
+        TWO_MOVE,
+    )
     assert done.returncode == 0, done.stderr
     placed = replicas(done)
     assert sorted(map(sorted, placed)) != [[1, 2], [3, 4]]
@@ -68,8 +105,14 @@ def test_exact_solver_frontier_in_the_report():
 def test_mip_solver_and_infeasible_move_limit(tmp_path):
     """Tests --solver mip, and that a move limit below the forced moves exits 3 (no answer) with no JSON."""
     path = tmp_path / "removed.json"
-    path.write_text(json.dumps({"brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
-                                "partitions": [{"topic": "t", "partition": 0, "replicas": [9, 1]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
+                "partitions": [{"topic": "t", "partition": 0, "replicas": [9, 1]}],
+            }
+        )
+    )
     done = run("--strategy", "sticky-replica", "--solver", "mip", str(path))
     assert done.returncode == 0, done.stderr
     assert 9 not in replicas(done)[0]
@@ -95,15 +138,37 @@ def test_report_frontier_shares_one_time_budget(tmp_path, capsys):
 
     rng = random.Random(0)
     path = tmp_path / "big.json"
-    path.write_text(json.dumps({
-        "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(9)],
-        "partitions": [{"topic": f"t{p % 4}", "partition": p // 4, "replicas": rng.sample(range(9), 3)}
-                       for p in range(200)]}))
+    path.write_text(
+        json.dumps(
+            {
+                "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(9)],
+                "partitions": [
+                    {"topic": f"t{p % 4}", "partition": p // 4, "replicas": rng.sample(range(9), 3)}
+                    for p in range(200)
+                ],
+            }
+        )
+    )
     started = time.perf_counter()
-    status = main(["reassign", "--strategy", "sticky-replica", "--solver", "cpsat", "--time-limit", "1", "--report",
-                   "--max-moves", "30", str(path)])
+    status = main(
+        [
+            "reassign",
+            "--strategy",
+            "sticky-replica",
+            "--solver",
+            "cpsat",
+            "--time-limit",
+            "1",
+            "--report",
+            "--max-moves",
+            "30",
+            str(path),
+        ]
+    )
     elapsed = time.perf_counter() - started
     err = capsys.readouterr().err
     assert status in (0, 3), err  # 3: no placement within 30 moves found in time
-    assert elapsed < 1 + 3, f"{elapsed:.1f} s"  # one budget, plus CP-SAT's hint completion and scoring
+    assert elapsed < 1 + 3, (
+        f"{elapsed:.1f} s"
+    )  # one budget, plus CP-SAT's hint completion and scoring
     assert "is spent)" in err or err.count("\n  ") == 31

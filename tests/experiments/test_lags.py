@@ -25,12 +25,17 @@ def test_command_line_error_is_one_line_and_exit_2(tmp_path, capsys):
 def test_command_line_group_and_out(spark, tmp_path, capsys):
     """Tests `rebalance-lab lags --reset earliest --group g1 --out FILE` and the all-groups shape on stdout."""
     out = tmp_path / "lags.json"
-    assert main(["lags", str(SNAPSHOT), "--reset", "earliest", "--group", "g1", "--out", str(out)]) == 0
+    assert (
+        main(["lags", str(SNAPSHOT), "--reset", "earliest", "--group", "g1", "--out", str(out)])
+        == 0
+    )
     assert json.loads(out.read_text()) == EARLIEST["g1"]
     assert main(["lags", str(SNAPSHOT)]) == 0
     assert json.loads(capsys.readouterr().out) == LATEST
     assert main(["lags", str(SNAPSHOT), "--group", "nope"]) == 2
-    assert capsys.readouterr().err.endswith("--group: group 'nope' is not in the snapshot (groups: g1, g2)\n")
+    assert capsys.readouterr().err.endswith(
+        "--group: group 'nope' is not in the snapshot (groups: g1, g2)\n"
+    )
 
 
 @pytest.mark.spark
@@ -41,8 +46,13 @@ def test_command_line_prints_no_spark_banner(tmp_path):
     import sys
 
     root = Path(__file__).parents[2]
-    done = subprocess.run([sys.executable, "-m", "experiments.cli", "lags", str(SNAPSHOT), "--master", "local[1]"],
-                          cwd=root, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "experiments.cli", "lags", str(SNAPSHOT), "--master", "local[1]"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == LATEST
     assert all(line.startswith("warning: ") for line in done.stderr.splitlines()), done.stderr

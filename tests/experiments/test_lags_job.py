@@ -30,6 +30,9 @@ def test_spark_job_gives_every_reset_case(spark, reset, expected):
 def test_spark_job_reports_the_malformed_row(spark):
     """Tests that a malformed file run on Spark ends in the error naming its line and field."""
     rows = compute_lags(spark, read_snapshot(DATA / "lags_malformed.csv"))
-    with pytest.raises(ProblemError, match=r"lags_malformed.csv: line 3, committed_offset: must be an integer "
-                                           r">= 0 of at most 18 digits, got '14x000'"):
+    with pytest.raises(
+        ProblemError,
+        match=r"lags_malformed.csv: line 3, committed_offset: must be an integer "
+        r">= 0 of at most 18 digits, got '14x000'",
+    ):
         lags_documents(rows, str(DATA / "lags_malformed.csv"))

@@ -9,13 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from experiments.pipeline import run_suite
 from experiments.results import done_scenarios, load_results, results_folder, write_batch
-from experiments.scenarios import suite
 from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
+from experiments.scenarios import suite
 
 KEY = ["scenario_id", "strategy", "variant", "solver"]
 ROOT = Path(__file__).parents[2]
@@ -56,13 +55,37 @@ def test_batches_are_written_atomically_and_leftovers_ignored(tmp_path):
 def test_kill_9_then_resume_never_duplicates_or_recomputes(tmp_path):
     """Tests that a run killed with SIGKILL and restarted with its run id finishes with every row exactly once."""
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "experiments.cli", "compare", "--suite", "smoke", "--out", str(out),
-               "--run-id", "killed", "--batch-size", "1", "--master", "local[1]", "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "experiments.cli",
+        "compare",
+        "--suite",
+        "smoke",
+        "--out",
+        str(out),
+        "--run-id",
+        "killed",
+        "--batch-size",
+        "1",
+        "--master",
+        "local[1]",
+        "--no-progress",
+    ]
     folder = results_folder(out, "smoke", "killed")
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and len(list(folder.glob("*.parquet"))) < 2 and process.poll() is None:
+    while (
+        time.monotonic() < deadline
+        and len(list(folder.glob("*.parquet"))) < 2
+        and process.poll() is None
+    ):
         time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)  # the driver and its Spark JVM, mid-run
     process.wait()

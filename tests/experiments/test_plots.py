@@ -7,8 +7,8 @@ import pytest
 from matplotlib.colors import to_hex
 
 from experiments.gap import gaps
-from experiments.results import load_results
 from experiments.plots import MAX_SERIES, PLOTS
+from experiments.results import load_results
 
 
 @pytest.fixture(scope="module")
@@ -56,19 +56,27 @@ def test_legends_sit_outside_the_data(figures):
     """Tests that no legend overlaps a panel's plotting area."""
     for name, figure in figures.items():
         renderer = figure.canvas.get_renderer()
-        legends = [(a.get_legend(), a) for a in figure.axes if a.get_legend()] + [(g, None) for g in figure.legends]
+        legends = [(a.get_legend(), a) for a in figure.axes if a.get_legend()] + [
+            (g, None) for g in figure.legends
+        ]
         for legend, _ in legends:
             box = legend.get_window_extent(renderer)
             for axes in figure.axes:
                 if axes.get_visible():
-                    assert not box.overlaps(axes.get_window_extent(renderer)), (name, axes.get_title())
+                    assert not box.overlaps(axes.get_window_extent(renderer)), (
+                        name,
+                        axes.get_title(),
+                    )
 
 
 def test_log_axes_are_labelled_with_units(figures):
     """Tests that every logarithmic axis says what it measures and in which unit."""
     for name, figure in figures.items():
         for axes in figure.axes:
-            for scale, text in ((axes.get_xscale(), axes.get_xlabel()), (axes.get_yscale(), axes.get_ylabel())):
+            for scale, text in (
+                (axes.get_xscale(), axes.get_xlabel()),
+                (axes.get_yscale(), axes.get_ylabel()),
+            ):
                 if scale == "log":
                     assert "(" in text and text.endswith(")"), (name, text)
 

@@ -36,8 +36,16 @@ window.addEventListener("load", () => {
 });
 </script>"""
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+]
 
 
 def chromium() -> str:
@@ -47,8 +55,12 @@ def chromium() -> str:
 
 
 def browse(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [chromium(), *FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +83,7 @@ def test_report_loads_in_chromium_without_errors_and_every_image_shows(report, t
     assert {i["alt"] for i in verdict["images"]} == {plot.title for plot in PLOTS.values()}
     for shown in verdict["images"]:
         assert shown["complete"] and shown["width"] > 100 and shown["height"] > 100, shown
-    for link in re.findall(r"href='([^']+)'", report.read_text()):   # the PNG and SVG files it links
+    for link in re.findall(r"href='([^']+)'", report.read_text()):  # the PNG and SVG files it links
         assert (report.parent / link).stat().st_size > 0
 
 

@@ -16,8 +16,22 @@ ROOT = Path(__file__).parents[2]
 
 
 def compare(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "experiments.cli", "compare", "--suite", "smoke", "--no-progress",
-                           *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "experiments.cli",
+            "compare",
+            "--suite",
+            "smoke",
+            "--no-progress",
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_run_ids_started_in_the_same_second_differ():
@@ -44,7 +58,9 @@ def test_compare_refuses_a_run_being_written_with_exit_2(tmp_path):
         done = compare("--out", str(tmp_path), "--run-id", "busy")
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {folder}: run_id: is being written by process")
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: {folder}: run_id: is being written by process"
+    )
     assert not list(folder.glob("*.parquet"))
 
 
@@ -55,4 +71,6 @@ def test_compare_checks_out_before_solving(tmp_path):
     done = compare("--out", str(blocker / "results"))
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {blocker / 'results'}: cannot write there"), lines
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: {blocker / 'results'}: cannot write there"
+    ), lines

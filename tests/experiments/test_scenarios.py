@@ -26,19 +26,47 @@ def test_every_scenario_builds_a_valid_problem_with_a_unique_id(name):
 
 def test_same_seed_same_problem_and_another_seed_another():
     """Tests that a scenario's problem depends on its seed alone (same seed, same document)."""
-    scenario = Scenario("group", "lag-aware", "member-joins", 60, 6, 3, seed=7, pattern="random-subsets", lags="zipf")
+    scenario = Scenario(
+        "group",
+        "lag-aware",
+        "member-joins",
+        60,
+        6,
+        3,
+        seed=7,
+        pattern="random-subsets",
+        lags="zipf",
+    )
     assert digest(build_problem(scenario)) == digest(build_problem(scenario))
-    other = Scenario("group", "lag-aware", "member-joins", 60, 6, 3, seed=8, pattern="random-subsets", lags="zipf")
+    other = Scenario(
+        "group",
+        "lag-aware",
+        "member-joins",
+        60,
+        6,
+        3,
+        seed=8,
+        pattern="random-subsets",
+        lags="zipf",
+    )
     assert digest(build_problem(scenario)) != digest(build_problem(other))
 
 
 def test_pinned_documents_are_the_same_on_every_machine():
     """Tests that scenario documents are pinned by digest (PCG64 and Kafka's round robin are platform-independent)."""
-    zombie = build_problem(Scenario("group", "sticky", "zombie", 12, 3, 2, seed=1, pattern="random-subsets"))
-    assert zombie["members"][2] == {"id": "consumer0002", "topics": ["topic00"],
-                                    "owned": {"topic00": [0, 2, 3, 5]}, "generation": 3}
+    zombie = build_problem(
+        Scenario("group", "sticky", "zombie", 12, 3, 2, seed=1, pattern="random-subsets")
+    )
+    assert zombie["members"][2] == {
+        "id": "consumer0002",
+        "topics": ["topic00"],
+        "owned": {"topic00": [0, 2, 3, 5]},
+        "generation": 3,
+    }
     assert digest(zombie) == "09bc7842f6c1508b"
-    cluster = build_problem(Scenario("placement", "sticky-replica", "broker-removed", 12, 6, 2, 1, replication=3))
+    cluster = build_problem(
+        Scenario("placement", "sticky-replica", "broker-removed", 12, 6, 2, 1, replication=3)
+    )
     assert digest(cluster) == "02a8cd99b0a243f9"
 
 
@@ -52,13 +80,16 @@ def test_churn_events_do_what_they_say():
     zombie = load_problem(build_problem(Scenario(churn="zombie", **base)))
     assert zombie.generations[-1] < zombie.generations[0]
     assert set(zombie.owned[0]["topic00"]) <= set(zombie.owned[-1]["topic00"])
-    assert (previous_owners(zombie)[zombie.global_id("topic00", zombie.owned[0]["topic00"][0])] == 0)
+    assert previous_owners(zombie)[zombie.global_id("topic00", zombie.owned[0]["topic00"][0])] == 0
     deleted = load_problem(build_problem(Scenario(churn="topic-deleted", **base)))
     assert any("deleted-topic" in note for note in deleted.notes)
     fresh = load_problem(build_problem(Scenario(churn="fresh", **base)))
     assert all(not owned for owned in fresh.owned)
-    removed = load_problem(build_problem(Scenario("placement", "sticky-replica", "broker-removed", 12, 6, 2, 1,
-                                                  replication=3)))
+    removed = load_problem(
+        build_problem(
+            Scenario("placement", "sticky-replica", "broker-removed", 12, 6, 2, 1, replication=3)
+        )
+    )
     assert removed.num_brokers == 4 and (removed.replica_positions == -1).any()
 
 
@@ -74,23 +105,41 @@ def test_racked_twins_differ_only_by_racks():
     partition has its replicas on distinct racks; the twin without racks is the same group, racks left out."""
     from experiments.scenarios import RACKS
 
-    base = dict(family="group", judged_on="rack-aware", churn="member-leaves", partitions=24, members=4, topics=3,
-                seed=2, pattern="random-subsets")
+    base = dict(
+        family="group",
+        judged_on="rack-aware",
+        churn="member-leaves",
+        partitions=24,
+        members=4,
+        topics=3,
+        seed=2,
+        pattern="random-subsets",
+    )
     racked, plain = Scenario(replication=2, **base), Scenario(replication=0, **base)
-    assert racked.scenario_id == "rack-aware/member-leaves/random-subsets-zero-racks3-rf2/p24-m4-t3/s2"
+    assert (
+        racked.scenario_id == "rack-aware/member-leaves/random-subsets-zero-racks3-rf2/p24-m4-t3/s2"
+    )
     assert plain.scenario_id == "rack-aware/member-leaves/random-subsets-zero-norack/p24-m4-t3/s2"
     with_racks, without = build_problem(racked), build_problem(plain)
     assert [m["rack"] for m in with_racks["members"]] == [f"rack{m % RACKS}" for m in range(4)]
-    lists = [racks for topic in with_racks["topics"] for racks in with_racks["partition_racks"][topic]]
+    lists = [
+        racks for topic in with_racks["topics"] for racks in with_racks["partition_racks"][topic]
+    ]
     assert len(lists) == 24 and all(len(set(r)) == len(r) == 2 for r in lists)
     assert len({tuple(r) for r in lists}) > 1  # the first replica's rack is drawn per partition
     assert "partition_racks" not in without and not any("rack" in m for m in without["members"])
     stripped = {k: v for k, v in with_racks.items() if k != "partition_racks"}
-    stripped["members"] = [{k: v for k, v in m.items() if k != "rack"} for m in with_racks["members"]]
+    stripped["members"] = [
+        {k: v for k, v in m.items() if k != "rack"} for m in with_racks["members"]
+    ]
     assert stripped == without
     assert load_problem(with_racks).has_racks and not load_problem(without).has_racks
     everywhere = build_problem(Scenario(replication=3, **base))
-    assert all(sorted(r) == ["rack0", "rack1", "rack2"] for t in everywhere["partition_racks"].values() for r in t)
+    assert all(
+        sorted(r) == ["rack0", "rack1", "rack2"]
+        for t in everywhere["partition_racks"].values()
+        for r in t
+    )
 
 
 @pytest.mark.parametrize("name", ["smoke", "gate", "default", "scale"])

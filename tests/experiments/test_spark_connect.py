@@ -44,23 +44,51 @@ def connect_server(tmp_path_factory):
     """``sc://127.0.0.1:PORT`` of a running Spark Connect server, and its log; stopped afterwards."""
     folder = tmp_path_factory.mktemp("spark-connect")
     port = free_ports(1)[0]
-    env = {**os.environ, "SPARK_HOME": str(_spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_PYTHON": sys.executable,
-           # The server's Python workers run the mapped functions: they import this checkout.
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    command = [str(_spark_home() / "bin" / "spark-submit"), "--class", SERVER, "--master", "local[2]",
-               "--driver-memory", "512m", "--conf", f"spark.connect.grpc.binding.port={port}",
-               "--conf", "spark.connect.grpc.binding.address=127.0.0.1", "--conf", "spark.ui.enabled=false",
-               "--conf", f"spark.executorEnv.PYSPARK_PYTHON={sys.executable}"]
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(_spark_home()),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        # The server's Python workers run the mapped functions: they import this checkout.
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    command = [
+        str(_spark_home() / "bin" / "spark-submit"),
+        "--class",
+        SERVER,
+        "--master",
+        "local[2]",
+        "--driver-memory",
+        "512m",
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        f"spark.executorEnv.PYSPARK_PYTHON={sys.executable}",
+    ]
     log = folder / "server.log"
     with open(log, "wb") as out:
-        server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  cwd=folder, start_new_session=True)
+        server = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=folder,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + READY_TIMEOUT
         while "Spark Connect server started at" not in log.read_text(errors="replace"):
-            assert server.poll() is None, f"the Connect server exited ({server.returncode}); log {log}"
-            assert time.monotonic() < deadline, f"the Connect server did not start in {READY_TIMEOUT:g} s; log {log}"
+            assert server.poll() is None, (
+                f"the Connect server exited ({server.returncode}); log {log}"
+            )
+            assert time.monotonic() < deadline, (
+                f"the Connect server did not start in {READY_TIMEOUT:g} s; log {log}"
+            )
             time.sleep(0.5)
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
         yield f"sc://127.0.0.1:{port}", log
@@ -75,13 +103,32 @@ def connect_server(tmp_path_factory):
 
 def test_compare_through_spark_connect_equals_local(connect_server, smoke_run, tmp_path):
     remote, log = connect_server
-    command = [sys.executable, "-m", "experiments.cli", "compare", "--suite", "smoke", "--master", remote,
-               "--limit", str(SCENARIOS), "--out", str(tmp_path), "--run-id", "connect", "--no-progress"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [
+        sys.executable,
+        "-m",
+        "experiments.cli",
+        "compare",
+        "--suite",
+        "smoke",
+        "--master",
+        remote,
+        "--limit",
+        str(SCENARIOS),
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "connect",
+        "--no-progress",
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert re.search(r"DAGScheduler: Got job \d+ \(Spark Connect", log.read_text(errors="replace")), \
-        "no job ran on the server"
+    assert re.search(
+        r"DAGScheduler: Got job \d+ \(Spark Connect", log.read_text(errors="replace")
+    ), "no job ran on the server"
 
     connected = load_results(results_folder(tmp_path, "smoke", "connect"))
     assert connected["scenario_id"].nunique() == SCENARIOS

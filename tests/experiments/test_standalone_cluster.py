@@ -1,12 +1,13 @@
 """The harness on a Spark standalone cluster: a master and two workers started from the installed PySpark.
 
-``compare --suite smoke --master spark://127.0.0.1:PORT`` (a separate driver process, as a user
-runs it) must write the same rows as the test run's own smoke run (``smoke_run``: the same
+``compare --suite smoke --master spark://127.0.0.1:PORT`` (a separate driver process, as a user runs
+it) must write the same rows as the test run's own smoke run (``smoke_run``: the same
 ``solve_frame`` that a ``local[2]`` job maps, solved once per test run; that a ``local[2]`` job
-writes those rows is ``tests/experiments/test_pipeline.py``'s check), apart from timings: ``runtime_s``, ``peak_rss_mb`` and the run id, and, where an exact
-solver stopped at its time limit in either run (a status other than ``optimal``), its status,
-levels and bounds (a 2-second limit is reached or not depending on the machine's load).  The README's "Use it
-with a real cluster" section shows the same commands.
+writes those rows is ``tests/experiments/test_pipeline.py``'s check), apart from timings:
+``runtime_s``, ``peak_rss_mb`` and the run id, and, where an exact solver stopped at its time limit
+in either run (a status other than ``optimal``), its status, levels and bounds (a 2-second limit is
+reached or not depending on the machine's load).  The README's "Use it with a real cluster" section
+shows the same commands.
 """
 
 from __future__ import annotations
@@ -44,11 +45,17 @@ class StandaloneCluster:
         self.folder = folder
         self.port, self.ui, *self.worker_ui = free_ports(4)
         self.processes: list[subprocess.Popen] = []
-        self.env = {**os.environ, "SPARK_HOME": str(_spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-                    "SPARK_DAEMON_MEMORY": "256m", "SPARK_WORKER_DIR": str(folder / "work"),
-                    "SPARK_LOG_DIR": str(folder), "PYSPARK_PYTHON": sys.executable,
-                    # The executors' Python workers import this checkout, as the driver does.
-                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        self.env = {
+            **os.environ,
+            "SPARK_HOME": str(_spark_home()),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_DAEMON_MEMORY": "256m",
+            "SPARK_WORKER_DIR": str(folder / "work"),
+            "SPARK_LOG_DIR": str(folder),
+            "PYSPARK_PYTHON": sys.executable,
+            # The executors' Python workers import this checkout, as the driver does.
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        }
 
     @property
     def master(self) -> str:
@@ -57,18 +64,45 @@ class StandaloneCluster:
     def _daemon(self, name: str, *args: str) -> None:
         log = open(self.folder / f"{name}.log", "wb")
         command = [str(_spark_home() / "bin" / "spark-class"), *args]
-        self.processes.append(subprocess.Popen(command, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                               stdin=subprocess.DEVNULL, start_new_session=True))
+        self.processes.append(
+            subprocess.Popen(
+                command,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
         log.close()
 
-    def start(self) -> "StandaloneCluster":
+    def start(self) -> StandaloneCluster:
         started = time.perf_counter()
         try:
-            self._daemon("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                         "--port", str(self.port), "--webui-port", str(self.ui))
+            self._daemon(
+                "master",
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.ui),
+            )
             for i, ui in enumerate(self.worker_ui):
-                self._daemon(f"worker-{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                             "--cores", "1", "--memory", "1g", "--webui-port", str(ui), self.master)
+                self._daemon(
+                    f"worker-{i}",
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "1g",
+                    "--webui-port",
+                    str(ui),
+                    self.master,
+                )
             self._wait_ready(started + READY_TIMEOUT)
         except BaseException:
             self.stop()
@@ -82,14 +116,18 @@ class StandaloneCluster:
             for process in self.processes:
                 assert process.poll() is None, f"a Spark daemon exited; logs in {self.folder}"
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.ui}/json/", timeout=2) as answer:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.ui}/json/", timeout=2
+                ) as answer:
                     state = json.load(answer)
                 if sum(w["state"] == "ALIVE" for w in state.get("workers", [])) == 2:
                     return
             except (OSError, ValueError) as error:
                 state = repr(error)
             time.sleep(0.5)
-        raise RuntimeError(f"the standalone cluster was not ready in {READY_TIMEOUT:g} s ({state}); logs in {self.folder}")
+        raise RuntimeError(
+            f"the standalone cluster was not ready in {READY_TIMEOUT:g} s ({state}); logs in {self.folder}"
+        )
 
     def stop(self) -> None:
         for process in self.processes:
@@ -113,12 +151,30 @@ def standalone(tmp_path_factory):
 
 
 def test_compare_on_a_standalone_cluster_equals_local(standalone, smoke_run, tmp_path):
-    command = [sys.executable, "-m", "experiments.cli", "compare", "--suite", "smoke", "--master", standalone.master,
-               "--out", str(tmp_path), "--run-id", "standalone", "--no-progress"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [
+        sys.executable,
+        "-m",
+        "experiments.cli",
+        "compare",
+        "--suite",
+        "smoke",
+        "--master",
+        standalone.master,
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "standalone",
+        "--no-progress",
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     with urllib.request.urlopen(f"http://127.0.0.1:{standalone.ui}/json/", timeout=5) as answer:
         assert json.load(answer)["completedapps"], "the job did not run on the cluster"
 
-    assert_same_rows(load_results(results_folder(tmp_path, "smoke", "standalone")), load_results(smoke_run))
+    assert_same_rows(
+        load_results(results_folder(tmp_path, "smoke", "standalone")), load_results(smoke_run)
+    )

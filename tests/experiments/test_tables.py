@@ -23,10 +23,21 @@ from experiments.tables import (
 from support.result_rows import frame, row
 
 
-@pytest.mark.parametrize("fraction, text", [
-    (0.0, "0%"), (0.0003, "0.03%"), (0.0029, "0.29%"), (0.091, "9.1%"), (0.4170, "41.7%"), (1.0, "100%"),
-    (12.5, "1,250%"), (-0.26, "-26%"), (math.nan, "-"), (math.inf, "∞"),
-])
+@pytest.mark.parametrize(
+    "fraction, text",
+    [
+        (0.0, "0%"),
+        (0.0003, "0.03%"),
+        (0.0029, "0.29%"),
+        (0.091, "9.1%"),
+        (0.4170, "41.7%"),
+        (1.0, "100%"),
+        (12.5, "1,250%"),
+        (-0.26, "-26%"),
+        (math.nan, "-"),
+        (math.inf, "∞"),
+    ],
+)
 def test_percentages_have_sensible_precision(fraction, text):
     """Tests percentages: no trailing .0, two significant digits below 1%, thousands separators."""
     assert percent(fraction) == text
@@ -54,21 +65,26 @@ def test_bootstrap_interval_is_seeded_and_holds_the_mean():
 
 
 def _two_scenarios_one_bounded() -> pd.DataFrame:
-    return frame(row("a", "sticky", "heuristic", "heuristic", [110, 5]),
-                 row("a", "sticky", "flow", "optimal", [100, 2]),
-                 row("b", "sticky", "heuristic", "heuristic", [100, 4]),
-                 row("b", "sticky", "flow", "optimal", [100, 1]),
-                 row("c", "sticky", "heuristic", "heuristic", [120, 0]),
-                 row("c", "sticky", "cpsat", "feasible", [110, 3], bound=[95]))
+    return frame(
+        row("a", "sticky", "heuristic", "heuristic", [110, 5]),
+        row("a", "sticky", "flow", "optimal", [100, 2]),
+        row("b", "sticky", "heuristic", "heuristic", [100, 4]),
+        row("b", "sticky", "flow", "optimal", [100, 1]),
+        row("c", "sticky", "heuristic", "heuristic", [120, 0]),
+        row("c", "sticky", "cpsat", "feasible", [110, 3], bound=[95]),
+    )
 
 
 def test_headline_splits_proven_and_bounded_scenarios():
     """Tests that only proven optima enter the mean gap, bounded ones are counted apart, level 2 needs a tie."""
     numbers = headline_numbers(gaps(_two_scenarios_one_bounded())).iloc[0]
     assert (numbers["scenarios"], numbers["proven_optimal"], numbers["bounded"]) == (3, 2, 1)
-    assert numbers["mean_gap1"] == pytest.approx(0.05)           # (10% + 0%) / 2; c is only an interval
+    assert numbers["mean_gap1"] == pytest.approx(0.05)  # (10% + 0%) / 2; c is only an interval
     assert numbers["ci95_low"] == 0.0 and numbers["ci95_high"] == pytest.approx(0.1)
-    assert (numbers["level1_ties"], numbers["mean_extra2"]) == (1, 3.0)   # b only: a's level 1 differs
+    assert (numbers["level1_ties"], numbers["mean_extra2"]) == (
+        1,
+        3.0,
+    )  # b only: a's level 1 differs
     assert numbers["share_optimal"] == 0.0
 
 
@@ -76,16 +92,34 @@ def test_headline_table_has_human_labels():
     """Tests the formatted table: labels naming the levels, percentages, counts, no raw column names."""
     table = headline_tables(headline_numbers(gaps(_two_scenarios_one_bounded())))["sticky"]
     assert list(table.columns) == [
-        "heuristic", "scenarios: proven optimum", "scenarios: bounded",
-        "mean gap to optimum, partition balance [95% CI]", "p95 gap", "max gap",
-        "mean extra moves where partition balance ties (scenarios)", "optimal on every level"]
-    assert table.iloc[0].tolist() == ["Kafka's StickyAssignor (4.x)", "2", "1", "5% [0%, 10%]", "9.5%", "10%",
-                                      "+3 (1)", "0%"]
+        "heuristic",
+        "scenarios: proven optimum",
+        "scenarios: bounded",
+        "mean gap to optimum, partition balance [95% CI]",
+        "p95 gap",
+        "max gap",
+        "mean extra moves where partition balance ties (scenarios)",
+        "optimal on every level",
+    ]
+    assert table.iloc[0].tolist() == [
+        "Kafka's StickyAssignor (4.x)",
+        "2",
+        "1",
+        "5% [0%, 10%]",
+        "9.5%",
+        "10%",
+        "+3 (1)",
+        "0%",
+    ]
 
 
 def _awkward() -> pd.DataFrame:
-    return pd.DataFrame({"heuristic": ["KIP-169 & co", "under_score #1", "50% {x}"],
-                         "mean gap [95% CI]": ["9.1% [6%, 12%]", "0%", "∞"]})
+    return pd.DataFrame(
+        {
+            "heuristic": ["KIP-169 & co", "under_score #1", "50% {x}"],
+            "mean gap [95% CI]": ["9.1% [6%, 12%]", "0%", "∞"],
+        }
+    )
 
 
 def test_latex_table_has_booktabs_rules_escaped_text_one_row_per_heuristic():
@@ -93,18 +127,26 @@ def test_latex_table_has_booktabs_rules_escaped_text_one_row_per_heuristic():
     latex = to_latex(_awkward(), caption="Gaps: 100% & more_", label="tab:x")
     assert latex.index(r"\toprule") < latex.index(r"\midrule") < latex.index(r"\bottomrule")
     assert r"\hline" not in latex
-    body = latex[latex.index(r"\midrule") + len(r"\midrule"):latex.index(r"\bottomrule")].strip().splitlines()
+    body = (
+        latex[latex.index(r"\midrule") + len(r"\midrule") : latex.index(r"\bottomrule")]
+        .strip()
+        .splitlines()
+    )
     assert len(body) == 3 and all(line.endswith(r"\\") for line in body)
     assert body[0].startswith(r"KIP-169 \& co & 9.1\% [6\%, 12\%]")
-    assert body[1].startswith(r"under\_score \#1 & 0\%") and body[2].startswith(r"50\% \{x\} & $\infty$")
+    assert body[1].startswith(r"under\_score \#1 & 0\%") and body[2].startswith(
+        r"50\% \{x\} & $\infty$"
+    )
     assert r"mean gap [95\% CI]" in latex and r"\caption{Gaps: 100\% \& more\_}" in latex
     assert not re.search(r"(?<!\\)[%&_#](?![^$]*\$)", latex.replace(" & ", " ").replace(r"\\", ""))
 
 
 def test_latex_escape_covers_the_ten_specials():
     """Tests the caption escaper on every LaTeX special character."""
-    assert latex_escape(r"\&%$#_{}~^") == (r"\textbackslash{}\&\%\$\#\_\{\}\textasciitilde{}"
-                                           r"\textasciicircum{}")
+    assert latex_escape(r"\&%$#_{}~^") == (
+        r"\textbackslash{}\&\%\$\#\_\{\}\textasciitilde{}"
+        r"\textasciicircum{}"
+    )
 
 
 def test_markdown_table_is_a_pipe_table():

@@ -16,9 +16,18 @@ from experiments.cli import main
 from problems import evaluate, load_problem
 from support.sticky_strategies import rebalances
 
-JOIN = {"topics": {"t0": 4, "t1": 2}, "members": [
-    {"id": "a", "topics": ["t0", "t1"], "owned": {"t0": [0, 1, 2, 3], "t1": [0, 1]}, "generation": 3},
-    {"id": "b", "topics": ["t0", "t1"]}]}
+JOIN = {
+    "topics": {"t0": 4, "t1": 2},
+    "members": [
+        {
+            "id": "a",
+            "topics": ["t0", "t1"],
+            "owned": {"t0": [0, 1, 2, 3], "t1": [0, 1]},
+            "generation": 3,
+        },
+        {"id": "b", "topics": ["t0", "t1"]},
+    ],
+}
 
 
 def test_revoked_partitions_wait_for_the_follow_up_round():
@@ -28,7 +37,9 @@ def test_revoked_partitions_wait_for_the_follow_up_round():
     assert result.assignment == {"a": {"t0": [0, 1], "t1": [0]}, "b": {}}
     assert result.info == {"pending": {"a": {}, "b": {"t0": [2, 3], "t1": [1]}}, "rounds": 2}
     assert result.valid and result.objective == [9 + 9, 3]
-    assert not evaluate(problem, result.shown, "cooperative-sticky").valid  # the round alone is incomplete
+    assert not evaluate(
+        problem, result.shown, "cooperative-sticky"
+    ).valid  # the round alone is incomplete
 
 
 def test_command_line_prints_the_round_and_pending(tmp_path, capsys):
@@ -39,7 +50,10 @@ def test_command_line_prints_the_round_and_pending(tmp_path, capsys):
     assert main(["assign", "--strategy", "cooperative-sticky", str(path)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["assignment"] == {"a": {"t0": [0, 1], "t1": [0]}, "b": {}}
-    assert out["pending"] == {"a": {}, "b": {"t0": [2, 3], "t1": [1]}} and out["objective"] == [18, 3]
+    assert out["pending"] == {"a": {}, "b": {"t0": [2, 3], "t1": [1]}} and out["objective"] == [
+        18,
+        3,
+    ]
 
 
 @settings(max_examples=100, deadline=None)

@@ -21,17 +21,20 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from support.cluster_strategies import clusters
 from heuristics import kafka_default
 from heuristics.kafka_default import _rack_alternated
 from problems import evaluate, load_problem
+from support.cluster_strategies import clusters
 
 
 def cluster(racks: dict[int, str | None], partitions: int, factor: int, first_partition: int = 0):
     """One topic ``t`` over brokers sorted by id (Kafka's toBrokerMetadata); current replicas arbitrary."""
     ids = sorted(racks)
     brokers = [{"id": b} if racks[b] is None else {"id": b, "rack": racks[b]} for b in ids]
-    parts = [{"topic": "t", "partition": first_partition + i, "replicas": ids[:factor]} for i in range(partitions)]
+    parts = [
+        {"topic": "t", "partition": first_partition + i, "replicas": ids[:factor]}
+        for i in range(partitions)
+    ]
     return load_problem({"brokers": brokers, "partitions": parts})
 
 
@@ -39,8 +42,10 @@ def placement(result) -> dict[int, list[int]]:
     """Partition index -> replica list, as Kafka's assignment maps."""
     problem = result.problem
     start = problem.replica_start
-    return {int(problem.partitions[p]): result.answer[start[p] : start[p + 1]].tolist()
-            for p in range(problem.num_partitions)}
+    return {
+        int(problem.partitions[p]): result.answer[start[p] : start[p + 1]].tolist()
+        for p in range(problem.num_partitions)
+    }
 
 
 def check_replica_distribution(result, racks, factor, rack_aware=True, leaders=True, replicas=True):
@@ -52,10 +57,14 @@ def check_replica_distribution(result, racks, factor, rack_aware=True, leaders=T
     if rack_aware:
         assert [len({racks[b] for b in r}) for r in assignment.values()] == [factor] * partitions
     if leaders:
-        counts = np.bincount([r[0] for r in assignment.values()], minlength=max(racks) + 1)[sorted(racks)]
+        counts = np.bincount([r[0] for r in assignment.values()], minlength=max(racks) + 1)[
+            sorted(racks)
+        ]
         assert counts.tolist() == [partitions // brokers] * brokers
     if replicas:
-        counts = np.bincount([b for r in assignment.values() for b in r], minlength=max(racks) + 1)[sorted(racks)]
+        counts = np.bincount([b for r in assignment.values() for b in r], minlength=max(racks) + 1)[
+            sorted(racks)
+        ]
         assert counts.tolist() == [partitions * factor // brokers] * brokers
 
 
@@ -75,15 +84,32 @@ def test_rack_aware_placement_equals_kafkas_with_fixed_start_index():
     """Tests Kafka's exact rack-aware placement: 7 partitions, RF 3, fixedStartIndex 0, startPartitionId 0."""
     racks = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
     result = kafka_default.assign(cluster(racks, 7, 3), start_index=0)
-    assert placement(result) == {0: [0, 3, 1], 1: [3, 1, 5], 2: [1, 5, 4], 3: [5, 4, 2], 4: [4, 2, 0],
-                                 5: [2, 0, 3], 6: [0, 4, 2]}
+    assert placement(result) == {
+        0: [0, 3, 1],
+        1: [3, 1, 5],
+        2: [1, 5, 4],
+        3: [5, 4, 2],
+        4: [4, 2, 0],
+        5: [2, 0, 3],
+        6: [0, 4, 2],
+    }
 
 
 def test_rack_unaware_placement_equals_kafkas_with_fixed_start_index():
     """Tests Kafka's exact rack-unaware placement (AdminTest.testReplicaAssignment): 5 brokers, 10 x RF 3."""
     result = kafka_default.assign(cluster(dict.fromkeys(range(5)), 10, 3), start_index=0)
-    assert placement(result) == {0: [0, 1, 2], 1: [1, 2, 3], 2: [2, 3, 4], 3: [3, 4, 0], 4: [4, 0, 1],
-                                 5: [0, 2, 3], 6: [1, 3, 4], 7: [2, 4, 0], 8: [3, 0, 1], 9: [4, 1, 2]}
+    assert placement(result) == {
+        0: [0, 1, 2],
+        1: [1, 2, 3],
+        2: [2, 3, 4],
+        3: [3, 4, 0],
+        4: [4, 0, 1],
+        5: [0, 2, 3],
+        6: [1, 3, 4],
+        7: [2, 4, 0],
+        8: [3, 0, 1],
+        9: [4, 1, 2],
+    }
 
 
 def test_assignment_with_rack_aware_fixed_start_index_2():
@@ -96,15 +122,30 @@ def test_assignment_with_rack_aware_fixed_start_index_2():
     "racks, partitions, factor, checks",
     [
         (SIX, 6, 3, {}),  # testAssignmentWithRackAwareWithRandomStartIndex
-        ({0: "rack1", 1: "rack1", 2: "rack2", 3: "rack3", 4: "rack3", 5: "rack1"}, 12, 3,
-         {"replicas": False}),  # testAssignmentWithRackAwareWithUnevenRacks
+        (
+            {0: "rack1", 1: "rack1", 2: "rack2", 3: "rack3", 4: "rack3", 5: "rack1"},
+            12,
+            3,
+            {"replicas": False},
+        ),  # testAssignmentWithRackAwareWithUnevenRacks
         (SIX, 12, 2, {}),  # testAssignmentWith2ReplicasRackAware
         (SIX, 6, 2, {}),  # testAssignmentWith2ReplicasRackAwareWith6Partitions
         ({0: "rack1", 1: "rack2", 4: "rack3"}, 3, 2, {}),  # ...With6PartitionsAnd3Brokers
-        ({**SIX, 6: "rack1", 7: "rack2", 8: "rack2", 9: "rack3", 10: "rack1", 11: "rack3"}, 96, 3,
-         {}),  # testLargeNumberPartitionsAssignment
+        (
+            {**SIX, 6: "rack1", 7: "rack2", 8: "rack2", 9: "rack3", 10: "rack1", 11: "rack3"},
+            96,
+            3,
+            {},
+        ),  # testLargeNumberPartitionsAssignment
     ],
-    ids=["random-start", "uneven-racks", "rf2", "rf2-6-partitions", "rf2-3-brokers", "96-partitions"],
+    ids=[
+        "random-start",
+        "uneven-racks",
+        "rf2",
+        "rf2-6-partitions",
+        "rf2-3-brokers",
+        "96-partitions",
+    ],
 )
 def test_kafka_rack_aware_distribution_scenarios(racks, partitions, factor, checks, start):
     """Tests Kafka's rack-aware scenarios whose start is random: the distribution checks hold for every start."""
@@ -128,7 +169,9 @@ def test_uneven_replicas_fixed_start_index_0():
 
 
 @pytest.mark.parametrize("start", STARTS, ids=str)
-@pytest.mark.parametrize("factor, spread", [(5, 3), (2, 2)], ids=["more-replicas-than-racks", "less"])
+@pytest.mark.parametrize(
+    "factor, spread", [(5, 3), (2, 2)], ids=["more-replicas-than-racks", "less"]
+)
 def test_replicas_spread_over_racks(factor, spread, start):
     """Tests testMoreReplicasThanRacks (RF 5 on 3 racks: all 3) and testLessReplicasThanRacks (RF 2: 2 racks)."""
     racks = {0: "rack1", 1: "rack2", 2: "rack2", 3: "rack3", 4: "rack3", 5: "rack2"}
@@ -157,9 +200,12 @@ def test_skip_broker_with_replica_already_assigned():
 def test_seed_reproduces_and_start_index_wins():
     """Tests that a seed gives the same placement twice and that a fixed start index ignores the seed."""
     problem = cluster(SIX, 12, 3)
-    assert placement(kafka_default.assign(problem, seed=7)) == placement(kafka_default.assign(problem, seed=7))
+    assert placement(kafka_default.assign(problem, seed=7)) == placement(
+        kafka_default.assign(problem, seed=7)
+    )
     assert placement(kafka_default.assign(problem, seed=1, start_index=0)) == placement(
-        kafka_default.assign(problem, start_index=0))
+        kafka_default.assign(problem, start_index=0)
+    )
 
 
 def test_two_move_example_with_seed():
@@ -179,11 +225,20 @@ def test_output_is_a_valid_placement_that_ignores_the_current_one(problem):
     assert result.status == "heuristic"
     # Kafka ignores the current placement: feed it its own answer, get the same answer back.
     start = problem.replica_start
-    again = load_problem({
-        "brokers": [{"id": int(b)} if r is None else {"id": int(b), "rack": r}
-                    for b, r in zip(problem.broker_ids, problem.broker_racks)],
-        "partitions": [{"topic": problem.topics[p], "partition": int(problem.partitions[p]),
-                        "replicas": result.answer[start[p] : start[p + 1]].tolist()}
-                       for p in range(problem.num_partitions)],
-    })
+    again = load_problem(
+        {
+            "brokers": [
+                {"id": int(b)} if r is None else {"id": int(b), "rack": r}
+                for b, r in zip(problem.broker_ids, problem.broker_racks)
+            ],
+            "partitions": [
+                {
+                    "topic": problem.topics[p],
+                    "partition": int(problem.partitions[p]),
+                    "replicas": result.answer[start[p] : start[p + 1]].tolist(),
+                }
+                for p in range(problem.num_partitions)
+            ],
+        }
+    )
     assert kafka_default.assign(again, seed=0).answer.tolist() == result.answer.tolist()

@@ -10,7 +10,8 @@ javadoc of the assignor classes, in the apache/kafka repository:
 * clients/src/test/java/org/apache/kafka/clients/consumer/RoundRobinAssignorTest.java
   (static-membership versions at 10c1f976010193030409a3b22f9dd8f415b4831c and
   a later JUnit 5 version; pre-static version at 6c6f5903d409cc5cbf896f71ccce65158d2ca4dc)
-* clients/src/test/java/org/apache/kafka/clients/consumer/internals/AbstractPartitionAssignorTest.java
+*
+  clients/src/test/java/org/apache/kafka/clients/consumer/internals/AbstractPartitionAssignorTest.java
   (member ordering: static members by group.instance.id, then dynamic members by member.id)
 * the class javadoc of RangeAssignor.java and RoundRobinAssignor.java
 
@@ -34,7 +35,6 @@ import heuristics.roundrobin as roundrobin_assignor
 from problems import load_problem
 from support.problem_builders import member
 
-
 # --------------------------------------------------------------------------- helpers
 
 
@@ -56,9 +56,13 @@ def parse(listing: str) -> dict[str, list[int]]:
     return parts(*[p.strip() for p in listing.split(",") if p.strip()])
 
 
-def assign(assignor, topics: dict[str, int], members: list[dict]) -> dict[str, dict[str, list[int]]]:
+def assign(
+    assignor, topics: dict[str, int], members: list[dict]
+) -> dict[str, dict[str, list[int]]]:
     """Assign with the members in the given order and reversed; both must agree."""
-    forward = assignor.assign(load_problem({"topics": dict(topics), "members": list(members)})).assignment
+    forward = assignor.assign(
+        load_problem({"topics": dict(topics), "members": list(members)})
+    ).assignment
     backward = assignor.assign(
         load_problem({"topics": dict(topics), "members": list(reversed(members))})
     ).assignment
@@ -112,14 +116,18 @@ def test_range_one_consumer_multiple_topics():
 def test_range_two_consumers_one_topic_one_partition():
     """Tests that with one partition the first consumer gets it and the second gets nothing
     (RangeAssignorTest.testTwoConsumersOneTopicOnePartition)."""
-    got = assign(range_assignor, {TOPIC1: 1}, [member("consumer1", [TOPIC1]), member("consumer2", [TOPIC1])])
+    got = assign(
+        range_assignor, {TOPIC1: 1}, [member("consumer1", [TOPIC1]), member("consumer2", [TOPIC1])]
+    )
     assert got == {"consumer1": parts("topic1-0"), "consumer2": {}}
 
 
 def test_range_two_consumers_one_topic_two_partitions():
     """Tests that two partitions are split one each between two consumers
     (RangeAssignorTest.testTwoConsumersOneTopicTwoPartitions)."""
-    got = assign(range_assignor, {TOPIC1: 2}, [member("consumer1", [TOPIC1]), member("consumer2", [TOPIC1])])
+    got = assign(
+        range_assignor, {TOPIC1: 2}, [member("consumer1", [TOPIC1]), member("consumer2", [TOPIC1])]
+    )
     assert got == {"consumer1": parts("topic1-0"), "consumer2": parts("topic1-1")}
 
 
@@ -182,9 +190,7 @@ def test_range_static_member_assignment_persistent():
     """Tests that static members keep their partitions when the dynamic member is replaced
     (RangeAssignorTest.testStaticMemberRangeAssignmentPersistent)."""
     topics = {TOPIC1: 5, TOPIC2: 4}
-    static = [
-        member(f"consumer{i}", [TOPIC1, TOPIC2], instance=f"instance{i}") for i in (1, 2, 3)
-    ]
+    static = [member(f"consumer{i}", [TOPIC1, TOPIC2], instance=f"instance{i}") for i in (1, 2, 3)]
     expected_static = {
         "consumer1": parts("topic1-0", "topic1-1", "topic2-0"),
         "consumer2": parts("topic1-2", "topic2-1"),
@@ -234,37 +240,63 @@ RANGE_NON_RACK_BASELINES = [
     pytest.param(
         {"t1": 6, "t2": 7, "t3": 2},
         [ALL3, ALL3, ALL3],
-        ["t1-0, t1-1, t2-0, t2-1, t2-2, t3-0", "t1-2, t1-3, t2-3, t2-4, t3-1", "t1-4, t1-5, t2-5, t2-6"],
+        [
+            "t1-0, t1-1, t2-0, t2-1, t2-2, t3-0",
+            "t1-2, t1-3, t2-3, t2-4, t3-1",
+            "t1-4, t1-5, t2-5, t2-6",
+        ],
         id="testRackAwareAssignmentWithUniformSubscription",
     ),
     pytest.param(
         {"t1": 6, "t2": 7, "t3": 2},
         [ALL3, ALL3, ["t1", "t3"]],
-        ["t1-0, t1-1, t2-0, t2-1, t2-2, t2-3, t3-0", "t1-2, t1-3, t2-4, t2-5, t2-6, t3-1", "t1-4, t1-5"],
+        [
+            "t1-0, t1-1, t2-0, t2-1, t2-2, t2-3, t3-0",
+            "t1-2, t1-3, t2-4, t2-5, t2-6, t3-1",
+            "t1-4, t1-5",
+        ],
         id="testRackAwareAssignmentWithNonEqualSubscription",
     ),
     pytest.param(
         {"t1": 5, "t2": 5, "t3": 5},
         [ALL3, ALL3, ALL3],
-        ["t1-0, t1-1, t2-0, t2-1, t3-0, t3-1", "t1-2, t1-3, t2-2, t2-3, t3-2, t3-3", "t1-4, t2-4, t3-4"],
+        [
+            "t1-0, t1-1, t2-0, t2-1, t3-0, t3-1",
+            "t1-2, t1-3, t2-2, t2-3, t3-2, t3-3",
+            "t1-4, t2-4, t3-4",
+        ],
         id="testRackAwareAssignmentWithUniformPartitions",
     ),
     pytest.param(
         {"t1": 5, "t2": 5, "t3": 5},
         [ALL3, ALL3, ["t1", "t3"]],
-        ["t1-0, t1-1, t2-0, t2-1, t2-2, t3-0, t3-1", "t1-2, t1-3, t2-3, t2-4, t3-2, t3-3", "t1-4, t3-4"],
+        [
+            "t1-0, t1-1, t2-0, t2-1, t2-2, t3-0, t3-1",
+            "t1-2, t1-3, t2-3, t2-4, t3-2, t3-3",
+            "t1-4, t3-4",
+        ],
         id="testRackAwareAssignmentWithUniformPartitionsNonEqualSubscription",
     ),
     pytest.param(
         {"t1": 6, "t2": 6, "t3": 2, "t4": 2},
         [["t1", "t2"], ["t1", "t2"], ["t3", "t4"], ["t3", "t4"]],
-        ["t1-0, t1-1, t1-2, t2-0, t2-1, t2-2", "t1-3, t1-4, t1-5, t2-3, t2-4, t2-5", "t3-0, t4-0", "t3-1, t4-1"],
+        [
+            "t1-0, t1-1, t1-2, t2-0, t2-1, t2-2",
+            "t1-3, t1-4, t1-5, t2-3, t2-4, t2-5",
+            "t3-0, t4-0",
+            "t3-1, t4-1",
+        ],
         id="testRackAwareAssignmentWithCoPartitioning-disjointSubscriptions",
     ),
     pytest.param(
         {"t1": 6, "t2": 6, "t3": 2, "t4": 2},
         [["t1", "t2", "t3", "t4"]] * 4,
-        ["t1-0, t1-1, t2-0, t2-1, t3-0, t4-0", "t1-2, t1-3, t2-2, t2-3, t3-1, t4-1", "t1-4, t2-4", "t1-5, t2-5"],
+        [
+            "t1-0, t1-1, t2-0, t2-1, t3-0, t4-0",
+            "t1-2, t1-3, t2-2, t2-3, t3-1, t4-1",
+            "t1-4, t2-4",
+            "t1-5, t2-5",
+        ],
         id="testRackAwareAssignmentWithCoPartitioning-allTopics",
     ),
     pytest.param(
@@ -287,7 +319,9 @@ def test_range_non_rack_aware_baselines(topics, subscriptions, expected):
     RangeAssignorTest.testRackAwareAssignmentWithUniformSubscription, ...WithNonEqualSubscription,
     ...WithUniformPartitions, ...WithUniformPartitionsNonEqualSubscription, ...WithCoPartitioning
     and testCoPartitionedAssignmentWithSameSubscription (the parameter id names which)."""
-    members = [member(f"consumer{i}", list(subscribed)) for i, subscribed in enumerate(subscriptions)]
+    members = [
+        member(f"consumer{i}", list(subscribed)) for i, subscribed in enumerate(subscriptions)
+    ]
     got = assign(range_assignor, topics, members)
     assert got == {f"consumer{i}": parse(listing) for i, listing in enumerate(expected)}
 
@@ -298,7 +332,9 @@ def test_range_non_rack_aware_baselines(topics, subscriptions, expected):
 def test_range_javadoc_example():
     """Tests that two consumers over two 3-partition topics get the split shown in the
     RangeAssignor class javadoc (C0: [t0p0, t0p1, t1p0, t1p1], C1: [t0p2, t1p2])."""
-    got = assign(range_assignor, {"t0": 3, "t1": 3}, [member("C0", ["t0", "t1"]), member("C1", ["t0", "t1"])])
+    got = assign(
+        range_assignor, {"t0": 3, "t1": 3}, [member("C0", ["t0", "t1"]), member("C1", ["t0", "t1"])]
+    )
     assert got == {
         "C0": parts("t0-0", "t0-1", "t1-0", "t1-1"),
         "C1": parts("t0-2", "t1-2"),
@@ -309,7 +345,9 @@ def test_range_javadoc_rolling_bounce_dynamic_members_shuffle():
     """Tests that, without group.instance.id, new member.ids after a rolling bounce
     (C0 -> C3, C1 -> C2) shuffle the assignment as the RangeAssignor javadoc shows:
     C3 (was C0): [t0p2, t1p2], C2 (was C1): [t0p0, t0p1, t1p0, t1p1]."""
-    got = assign(range_assignor, {"t0": 3, "t1": 3}, [member("C3", ["t0", "t1"]), member("C2", ["t0", "t1"])])
+    got = assign(
+        range_assignor, {"t0": 3, "t1": 3}, [member("C3", ["t0", "t1"]), member("C2", ["t0", "t1"])]
+    )
     assert got == {
         "C3": parts("t0-2", "t1-2"),
         "C2": parts("t0-0", "t0-1", "t1-0", "t1-1"),
@@ -369,14 +407,22 @@ def test_roundrobin_one_consumer_multiple_topics():
 def test_roundrobin_two_consumers_one_topic_one_partition():
     """Tests that with one partition the first consumer gets it and the second gets nothing
     (RoundRobinAssignorTest.testTwoConsumersOneTopicOnePartition)."""
-    got = assign(roundrobin_assignor, {TOPIC: 1}, [member("consumer1", [TOPIC]), member("consumer2", [TOPIC])])
+    got = assign(
+        roundrobin_assignor,
+        {TOPIC: 1},
+        [member("consumer1", [TOPIC]), member("consumer2", [TOPIC])],
+    )
     assert got == {"consumer1": parts("topic-0"), "consumer2": {}}
 
 
 def test_roundrobin_two_consumers_one_topic_two_partitions():
     """Tests that two partitions are dealt one each to two consumers
     (RoundRobinAssignorTest.testTwoConsumersOneTopicTwoPartitions)."""
-    got = assign(roundrobin_assignor, {TOPIC: 2}, [member("consumer1", [TOPIC]), member("consumer2", [TOPIC])])
+    got = assign(
+        roundrobin_assignor,
+        {TOPIC: 2},
+        [member("consumer1", [TOPIC]), member("consumer2", [TOPIC])],
+    )
     assert got == {"consumer1": parts("topic-0"), "consumer2": parts("topic-1")}
 
 
@@ -441,9 +487,7 @@ def test_roundrobin_static_member_assignment_persistent():
     (RoundRobinAssignorTest.testStaticMemberRoundRobinAssignmentPersistent, called
     testStaticMemberAssignmentPersistent in earlier versions)."""
     topics = {TOPIC1: 3, TOPIC2: 3}
-    static = [
-        member(f"consumer{i}", [TOPIC1, TOPIC2], instance=f"instance{i}") for i in (1, 2, 3)
-    ]
+    static = [member(f"consumer{i}", [TOPIC1, TOPIC2], instance=f"instance{i}") for i in (1, 2, 3)]
     expected_static = {
         "consumer1": parts("topic1-0", "topic2-1"),
         "consumer2": parts("topic1-1", "topic2-2"),
@@ -489,9 +533,7 @@ def test_roundrobin_static_member_assignment_persistent_after_member_ids_rotate(
     (RoundRobinAssignorTest.testStaticMemberAssignmentPersistentAfterMemberIdChanges,
     earlier version with two 3-partition topics)."""
     topics = {TOPIC1: 3, TOPIC2: 3}
-    expected = {
-        f"instance{i + 1}": parts((TOPIC1, i), (TOPIC2, i)) for i in range(3)
-    }
+    expected = {f"instance{i + 1}": parts((TOPIC1, i), (TOPIC2, i)) for i in range(3)}
     before = [
         member("consumer1", [TOPIC1, TOPIC2], instance="instance1"),
         member("consumer2", [TOPIC1, TOPIC2], instance="instance2"),
@@ -515,7 +557,9 @@ def test_roundrobin_javadoc_identical_subscriptions():
     """Tests that two consumers over two 3-partition topics get the deal shown in the
     RoundRobinAssignor class javadoc (C0: [t0p0, t0p2, t1p1], C1: [t0p1, t1p0, t1p2])."""
     got = assign(
-        roundrobin_assignor, {"t0": 3, "t1": 3}, [member("C0", ["t0", "t1"]), member("C1", ["t0", "t1"])]
+        roundrobin_assignor,
+        {"t0": 3, "t1": 3},
+        [member("C0", ["t0", "t1"]), member("C1", ["t0", "t1"])],
     )
     assert got == {
         "C0": parts("t0-0", "t0-2", "t1-1"),
@@ -540,10 +584,14 @@ def test_roundrobin_javadoc_rolling_bounce_dynamic_members_shuffle():
     C0, C1, C2 get [t0pi, t1pi]; after C0 -> C5, C1 -> C3, C2 -> C4 the partitions move
     (C3 (was C1): [t0p0, t1p0], C4 (was C2): [t0p1, t1p1], C5 (was C0): [t0p2, t1p2])."""
     topics = {"t0": 3, "t1": 3}
-    before = assign(roundrobin_assignor, topics, [member(c, ["t0", "t1"]) for c in ("C0", "C1", "C2")])
+    before = assign(
+        roundrobin_assignor, topics, [member(c, ["t0", "t1"]) for c in ("C0", "C1", "C2")]
+    )
     assert before == {f"C{i}": parts(("t0", i), ("t1", i)) for i in range(3)}
 
-    after = assign(roundrobin_assignor, topics, [member(c, ["t0", "t1"]) for c in ("C5", "C3", "C4")])
+    after = assign(
+        roundrobin_assignor, topics, [member(c, ["t0", "t1"]) for c in ("C5", "C3", "C4")]
+    )
     assert after == {
         "C3": parts("t0-0", "t1-0"),
         "C4": parts("t0-1", "t1-1"),

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import heuristics.lag_aware as lag_aware
-from heuristics._kafka import java_order_key
+from heuristics.kafka_orders import java_order_key
+from problems import evaluate, load_problem, member_topic_counts, previous_owners
 from support.lag_strategies import lag_documents, lag_groups
 from support.problem_builders import group, member
-from problems import evaluate, load_problem, member_topic_counts, previous_owners
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
@@ -32,7 +33,10 @@ def comparator_reference(problem, cumulative=False):
         counts = dict.fromkeys(subscribers, 0)
         start, end = int(problem.topic_start[t]), int(problem.topic_start[t + 1])
         for g in sorted(range(start, end), key=lambda g: (-lags[g], g)):
-            m = min(subscribers, key=lambda m: (counts[m], totals[m], java_order_key(problem.members[m])))
+            m = min(
+                subscribers,
+                key=lambda m: (counts[m], totals[m], java_order_key(problem.members[m])),
+            )
             owner[g] = m
             counts[m] += 1
             totals[m] += lags[g]
@@ -49,15 +53,23 @@ def test_kip169_example_table():
 
 def test_prototype_javadoc_example():
     """Tests the prototype's example (lags 100,000 / 50,000 / 60,000): C0 [t0p0], C1 [t0p1, t0p2]."""
-    result = lag_aware.assign(group({"t0": 3}, member("C0", ["t0"]), member("C1", ["t0"]),
-                                    lags={"t0": [100_000, 50_000, 60_000]}))
+    result = lag_aware.assign(
+        group(
+            {"t0": 3},
+            member("C0", ["t0"]),
+            member("C1", ["t0"]),
+            lags={"t0": [100_000, 50_000, 60_000]},
+        )
+    )
     assert result.assignment == {"C0": {"t0": [0]}, "C1": {"t0": [1, 2]}}
 
 
 def test_full_tie_goes_to_lowest_id_in_java_order():
     """Tests that equal counts and lags go to the lowest member id (Java order), equal lags by lower index."""
     # "Z" (U+005A) sorts before "a" (U+0061); the member list order must not matter.
-    result = lag_aware.assign(group({"t0": 3}, member("a", ["t0"]), member("Z", ["t0"]), lags={"t0": [5, 5, 5]}))
+    result = lag_aware.assign(
+        group({"t0": 3}, member("a", ["t0"]), member("Z", ["t0"]), lags={"t0": [5, 5, 5]})
+    )
     # p0 -> Z (tie, lowest id), p1 -> a, p2: both at count 1 and lag 5 -> Z.
     assert result.assignment == {"a": {"t0": [1]}, "Z": {"t0": [0, 2]}}
 
@@ -71,8 +83,12 @@ def test_greedy_is_strictly_worse_than_optimal_here():
 
 def test_lag_totals_are_per_topic_unless_cumulative():
     """Tests that totals restart per topic (KIP, prototype) and carry over with variant cumulative."""
-    problem = group({"t0": 1, "t1": 1}, member("c0", ["t0", "t1"]), member("c1", ["t0", "t1"]),
-                    lags={"t0": [10], "t1": [10]})
+    problem = group(
+        {"t0": 1, "t1": 1},
+        member("c0", ["t0", "t1"]),
+        member("c1", ["t0", "t1"]),
+        lags={"t0": [10], "t1": [10]},
+    )
     per_topic = lag_aware.assign(problem)
     assert per_topic.assignment == {"c0": {"t0": [0], "t1": [0]}, "c1": {}}
     assert per_topic.objective == [20, 400]
@@ -83,7 +99,12 @@ def test_lag_totals_are_per_topic_unless_cumulative():
 
 def test_sticky_variant_keeps_what_balance_allows():
     """Tests that c0, owning all three partitions, keeps the two largest and c1 gets the third."""
-    problem = group({"t0": 3}, member("c0", ["t0"], owned={"t0": [0, 1, 2]}), member("c1", ["t0"]), lags={"t0": [1, 9, 5]})
+    problem = group(
+        {"t0": 3},
+        member("c0", ["t0"], owned={"t0": [0, 1, 2]}),
+        member("c1", ["t0"]),
+        lags={"t0": [1, 9, 5]},
+    )
     result = lag_aware.assign(problem, variant="sticky")
     assert result.assignment == {"c0": {"t0": [1, 2]}, "c1": {"t0": [0]}}
     assert evaluate(problem, result.answer, "sticky").objective[1] == 1
@@ -134,8 +155,10 @@ def test_sticky_variant_moves_the_fewest_partitions_balance_allows(doc):
         if len(subscribers) == 0:
             continue
         floor, extra = divmod(int(problem.partition_counts[t]), len(subscribers))
-        owned = np.bincount(previous[problem.topic_start[t] : problem.topic_start[t + 1]] + 1,
-                            minlength=problem.num_members + 1)[1:][subscribers]
+        owned = np.bincount(
+            previous[problem.topic_start[t] : problem.topic_start[t + 1]] + 1,
+            minlength=problem.num_members + 1,
+        )[1:][subscribers]
         kept_at_most += int(np.minimum(owned, floor).sum()) + min(extra, int((owned > floor).sum()))
     result = lag_aware.assign(problem, variant="sticky")
     moves = evaluate(problem, result.answer, "sticky").objective[1]
@@ -145,7 +168,9 @@ def test_sticky_variant_moves_the_fewest_partitions_balance_allows(doc):
 def test_differencing_variant_beats_the_kip_here():
     """Tests the differencing variant (BLDM, not Kafka's) on a pinned case: rounds (19, 17), (11, 9), (3, 0);
     joining (3, 0) with (17, 19), then with (11, 9), gives 30 / 29, the optimum, where KIP-169 gives 31."""
-    problem = group({"t0": 5}, member("c0", ["t0"]), member("c1", ["t0"]), lags={"t0": [9, 17, 19, 3, 11]})
+    problem = group(
+        {"t0": 5}, member("c0", ["t0"]), member("c1", ["t0"]), lags={"t0": [9, 17, 19, 3, 11]}
+    )
     assert lag_aware.assign(problem).objective[0] == 31
     result = lag_aware.assign(problem, variant="differencing")
     assert result.assignment == {"c0": {"t0": [2, 4]}, "c1": {"t0": [0, 1, 3]}}
@@ -155,7 +180,14 @@ def test_differencing_variant_beats_the_kip_here():
 def test_differencing_carries_totals_across_topics():
     """Tests that the differencing variant starts each topic from the totals so far: the member that took
     the large lag of the first topic gets the small one of the second."""
-    problem = group({"a": 2, "b": 2}, member("c0", ["a", "b"]), member("c1", ["a", "b"]), lags={"a": [100, 1], "b": [50, 2]})
+    problem = group(
+        {"a": 2, "b": 2},
+        member("c0", ["a", "b"]),
+        member("c1", ["a", "b"]),
+        lags={"a": [100, 1], "b": [50, 2]},
+    )
     result = lag_aware.assign(problem, variant="differencing")
-    assert sorted(result.assignment.values(), key=str) == sorted([{"a": [0], "b": [1]}, {"a": [1], "b": [0]}], key=str)
+    assert sorted(result.assignment.values(), key=str) == sorted(
+        [{"a": [0], "b": [1]}, {"a": [1], "b": [0]}], key=str
+    )
     assert result.objective[0] == 102

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import heuristics.range as range_assignor
 from peers.kafka_python import peer_assignment
-from support.problem_strategies import group_documents, groups
 from problems import load_problem
+from support.problem_strategies import group_documents, groups
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
@@ -41,16 +42,31 @@ def test_kip169_range_table():
 def test_kafka12464_example_is_not_sticky():
     """Tests that range ignores the previous assignment in KAFKA-12464's example (C2 joins)."""
     result = range_assignor.assign(load_problem(EXAMPLES / "kafka-12464-c2-joins.json"))
-    assert result.assignment == {"C0": {"t1": [0, 1, 2, 3]}, "C1": {"t1": [4, 5, 6]}, "C2": {"t1": [7, 8, 9]}}
-    assert result.objective == [16 + 9 + 9, 4]  # t1p4 leaves C0; t1p5, p6 stay with C1; t1p7-9 leave C1
+    assert result.assignment == {
+        "C0": {"t1": [0, 1, 2, 3]},
+        "C1": {"t1": [4, 5, 6]},
+        "C2": {"t1": [7, 8, 9]},
+    }
+    assert result.objective == [
+        16 + 9 + 9,
+        4,
+    ]  # t1p4 leaves C0; t1p5, p6 stay with C1; t1p7-9 leave C1
 
 
 def test_java_string_order_of_member_ids():
     """Tests that member ids are compared as Java compares them (UTF-16 code units), not by code point."""
-    problem = load_problem({"topics": {"t": 2}, "members": [
-        {"id": "\uffff", "topics": ["t"]}, {"id": "\U0001F600", "topics": ["t"]}]})
-    # Python orders U+FFFF first; Java sees the surrogate 0xD83D < 0xFFFF and orders the emoji first.
-    assert range_assignor.assign(problem).assignment == {"\uffff": {"t": [1]}, "\U0001F600": {"t": [0]}}
+    problem = load_problem(
+        {
+            "topics": {"t": 2},
+            "members": [{"id": "\uffff", "topics": ["t"]}, {"id": "\U0001f600", "topics": ["t"]}],
+        }
+    )
+    # Python orders U+FFFF first; Java sees the surrogate 0xD83D < 0xFFFF and orders the emoji
+    # first.
+    assert range_assignor.assign(problem).assignment == {
+        "\uffff": {"t": [1]},
+        "\U0001f600": {"t": [0]},
+    }
 
 
 @given(groups())
@@ -63,8 +79,10 @@ def test_output_is_valid(problem):
 def test_member_order_in_the_input_does_not_matter(doc, random):
     """Tests that shuffling the members in the document leaves the assignment unchanged."""
     shuffled = dict(doc, members=random.sample(doc["members"], len(doc["members"])))
-    assert range_assignor.assign(load_problem(doc)).assignment == range_assignor.assign(
-        load_problem(shuffled)).assignment
+    assert (
+        range_assignor.assign(load_problem(doc)).assignment
+        == range_assignor.assign(load_problem(shuffled)).assignment
+    )
 
 
 @given(group_documents())

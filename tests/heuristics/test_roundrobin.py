@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import heuristics.roundrobin as roundrobin_assignor
 from peers.kafka_python import peer_assignment
-from support.problem_strategies import group_documents, groups
 from problems import load_problem
+from support.problem_strategies import group_documents, groups
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
@@ -26,10 +27,17 @@ def test_kip54_three_consumers_four_topics():
 
 def test_kip54_round_robin_table():
     """Tests KIP-54's round-robin table for three consumers on t0, t1 (two partitions each)."""
-    problem = load_problem({"topics": {"t0": 2, "t1": 2},
-                            "members": [{"id": c, "topics": ["t0", "t1"]} for c in ("C0", "C1", "C2")]})
+    problem = load_problem(
+        {
+            "topics": {"t0": 2, "t1": 2},
+            "members": [{"id": c, "topics": ["t0", "t1"]} for c in ("C0", "C1", "C2")],
+        }
+    )
     assert roundrobin_assignor.assign(problem).assignment == {
-        "C0": {"t0": [0], "t1": [1]}, "C1": {"t0": [1]}, "C2": {"t1": [0]}}
+        "C0": {"t0": [0], "t1": [1]},
+        "C1": {"t0": [1]},
+        "C2": {"t1": [0]},
+    }
 
 
 def test_kip169_round_robin_table():
@@ -45,30 +53,46 @@ def test_kip315_round_robin_is_not_co_partitioned():
     result = roundrobin_assignor.assign(problem)
     assert result.valid  # a valid consumer-group assignment ...
     from problems import evaluate
+
     assert not evaluate(problem, result.answer, "stream-join").valid  # ... but not a stream join
 
 
 def test_circle_carries_over_between_topics_and_skips_non_subscribers():
     """Tests the hand-dealt case: static c2 first, then c0, c1; c2 skipped on t0; the circle carries over."""
-    problem = load_problem({"topics": {"t0": 3, "t1": 3}, "members": [
-        {"id": "c1", "topics": ["t0", "t1"]}, {"id": "c0", "topics": ["t0", "t1"]},
-        {"id": "c2", "topics": ["t1"], "instance_id": "z"}]})
+    problem = load_problem(
+        {
+            "topics": {"t0": 3, "t1": 3},
+            "members": [
+                {"id": "c1", "topics": ["t0", "t1"]},
+                {"id": "c0", "topics": ["t0", "t1"]},
+                {"id": "c2", "topics": ["t1"], "instance_id": "z"},
+            ],
+        }
+    )
     # Circle: c2, c0, c1.  t0-0 c0, t0-1 c1, (skip c2) t0-2 c0; t1-0 c1, t1-1 c2, t1-2 c0.
     assert roundrobin_assignor.assign(problem).assignment == {
-        "c1": {"t0": [1], "t1": [0]}, "c0": {"t0": [0, 2], "t1": [2]}, "c2": {"t1": [1]}}
+        "c1": {"t0": [1], "t1": [0]},
+        "c0": {"t0": [0, 2], "t1": [2]},
+        "c2": {"t1": [1]},
+    }
 
 
 def test_topics_are_dealt_in_name_order_not_input_order():
     """Tests that topics are visited by name (Java order), whatever their order in the document."""
-    problem = load_problem({"topics": {"b": 1, "a": 1}, "members": [
-        {"id": "x", "topics": ["a", "b"]}, {"id": "y", "topics": ["a", "b"]}]})
+    problem = load_problem(
+        {
+            "topics": {"b": 1, "a": 1},
+            "members": [{"id": "x", "topics": ["a", "b"]}, {"id": "y", "topics": ["a", "b"]}],
+        }
+    )
     assert roundrobin_assignor.assign(problem).assignment == {"x": {"a": [0]}, "y": {"b": [0]}}
 
 
 def _dealt_one_by_one(problem):
     """Kafka's member-by-member loop, written plainly, as the reference for the vectorised version."""
-    from heuristics._kafka import member_rank, topics_in_name_order
     import numpy as np
+
+    from heuristics.kafka_orders import member_rank, topics_in_name_order
 
     circle = list(np.argsort(member_rank(problem)))
     owner = [-1] * problem.num_partitions
@@ -96,8 +120,10 @@ def test_vectorised_dealing_equals_the_plain_loop(problem):
 def test_member_order_in_the_input_does_not_matter(doc, random):
     """Tests that shuffling the members in the document leaves the assignment unchanged."""
     shuffled = dict(doc, members=random.sample(doc["members"], len(doc["members"])))
-    assert roundrobin_assignor.assign(load_problem(doc)).assignment == roundrobin_assignor.assign(
-        load_problem(shuffled)).assignment
+    assert (
+        roundrobin_assignor.assign(load_problem(doc)).assignment
+        == roundrobin_assignor.assign(load_problem(shuffled)).assignment
+    )
 
 
 @given(group_documents())

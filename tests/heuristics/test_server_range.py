@@ -10,9 +10,9 @@ from hypothesis import given, settings
 
 import heuristics.range as client_range
 import heuristics.server_range as server_range
+from problems import load_problem
 from support.kip848_scenarios import SERVER_RANGE, SERVER_RANGE_STATIC, group
 from support.problem_strategies import groups
-from problems import load_problem
 
 
 @pytest.mark.parametrize("name", sorted(SERVER_RANGE))
@@ -35,9 +35,13 @@ def test_kafka_static_members_keep_their_ranges(name):
 
 def test_equal_subscriptions_and_counts_are_co_partitioned():
     """Tests the class javadoc's example: M0 gets partitions 0 and 1 of both topics, M1 partition 2."""
-    doc = group({"T1": 3, "T2": 3}, [("M0", ["T1", "T2"], None), ("M1", ["T2", "T1"], None)], ids=False)
+    doc = group(
+        {"T1": 3, "T2": 3}, [("M0", ["T1", "T2"], None), ("M1", ["T2", "T1"], None)], ids=False
+    )
     assert server_range.assign(load_problem(doc)).assignment == {
-        "M0": {"T1": [0, 1], "T2": [0, 1]}, "M1": {"T1": [2], "T2": [2]}}
+        "M0": {"T1": [0, 1], "T2": [0, 1]},
+        "M1": {"T1": [2], "T2": [2]},
+    }
 
 
 @settings(max_examples=100)

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import heuristics.sticky as sticky
 import models.flow.sticky as flow
 from peers.kafka_python import PeerStickyGroup
-from support.problem_strategies import groups
 from problems import evaluate, is_kip54_balanced, load_problem, previous_owners
+from support.problem_strategies import groups
 from support.sticky_strategies import equal_groups, rebalances
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
@@ -33,11 +34,21 @@ def test_kafka_9987_worked_example_phase_by_phase():
     phases: list[np.ndarray] = []
     sticky._four_phase(problem, previous_owners(problem), phases)
     after = [named(problem, owner) for owner in phases]
-    assert after[0] == {"C0": ["t1p0", "t1p1", "t1p2", "t1p3"], "C1": ["t1p5", "t1p6", "t1p7", "t1p8"], "C2": []}
-    assert after[1] == {"C0": ["t1p0", "t1p1", "t1p2", "t1p3"], "C1": ["t1p5", "t1p6", "t1p7", "t1p8"],
-                        "C2": ["t1p4", "t1p9"]}
-    assert after[2] == {"C0": ["t1p0", "t1p1", "t1p2"], "C1": ["t1p5", "t1p6", "t1p7", "t1p8"],
-                        "C2": ["t1p3", "t1p4", "t1p9"]}
+    assert after[0] == {
+        "C0": ["t1p0", "t1p1", "t1p2", "t1p3"],
+        "C1": ["t1p5", "t1p6", "t1p7", "t1p8"],
+        "C2": [],
+    }
+    assert after[1] == {
+        "C0": ["t1p0", "t1p1", "t1p2", "t1p3"],
+        "C1": ["t1p5", "t1p6", "t1p7", "t1p8"],
+        "C2": ["t1p4", "t1p9"],
+    }
+    assert after[2] == {
+        "C0": ["t1p0", "t1p1", "t1p2"],
+        "C1": ["t1p5", "t1p6", "t1p7", "t1p8"],
+        "C2": ["t1p3", "t1p4", "t1p9"],
+    }
     assert after[3] == after[2]  # phase 4 has nothing left to hand out
     result = sticky.assign(problem, variant="kafka-9987")
     assert result.info == {"algorithm": "kafka-9987"}
@@ -46,26 +57,55 @@ def test_kafka_9987_worked_example_phase_by_phase():
 
 def test_kafka_9987_fills_round_robin_where_kafka_12464_fills_in_blocks():
     """Tests phase 2 of both: B and C join A (t0-t4); 9987 deals t3-t6 in turns, 12464 gives B t3, t4 then C t5, t6."""
-    problem = load_problem({"topics": {"t": 7}, "members": [
-        {"id": "A", "topics": ["t"], "owned": {"t": [0, 1, 2, 3, 4]}, "generation": 1},
-        {"id": "B", "topics": ["t"]}, {"id": "C", "topics": ["t"]}]})
+    problem = load_problem(
+        {
+            "topics": {"t": 7},
+            "members": [
+                {"id": "A", "topics": ["t"], "owned": {"t": [0, 1, 2, 3, 4]}, "generation": 1},
+                {"id": "B", "topics": ["t"]},
+                {"id": "C", "topics": ["t"]},
+            ],
+        }
+    )
     assert sticky.assign(problem, variant="kafka-9987").assignment == {
-        "A": {"t": [0, 1, 2]}, "B": {"t": [3, 5]}, "C": {"t": [4, 6]}}
+        "A": {"t": [0, 1, 2]},
+        "B": {"t": [3, 5]},
+        "C": {"t": [4, 6]},
+    }
     assert sticky.assign(problem, variant="kafka-12464").assignment == {
-        "A": {"t": [0, 1, 2]}, "B": {"t": [3, 4]}, "C": {"t": [5, 6]}}
-    assert sticky.assign(problem).assignment == {"A": {"t": [0, 1, 2]}, "B": {"t": [3, 5]}, "C": {"t": [4, 6]}}
+        "A": {"t": [0, 1, 2]},
+        "B": {"t": [3, 4]},
+        "C": {"t": [5, 6]},
+    }
+    assert sticky.assign(problem).assignment == {
+        "A": {"t": [0, 1, 2]},
+        "B": {"t": [3, 5]},
+        "C": {"t": [4, 6]},
+    }
 
 
 def test_kafka_9987_phase_four_hands_leftovers_to_the_min_capacity_queue():
     """Tests phase 4: A and B sit at C_f = 2 (queued first), C fills to 2 in phase 2, so t6 goes to A."""
-    problem = load_problem({"topics": {"t": 7}, "members": [
-        {"id": "A", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 1},
-        {"id": "B", "topics": ["t"], "owned": {"t": [2, 3]}, "generation": 1},
-        {"id": "C", "topics": ["t"], "owned": {"t": [4]}, "generation": 1}]})
+    problem = load_problem(
+        {
+            "topics": {"t": 7},
+            "members": [
+                {"id": "A", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 1},
+                {"id": "B", "topics": ["t"], "owned": {"t": [2, 3]}, "generation": 1},
+                {"id": "C", "topics": ["t"], "owned": {"t": [4]}, "generation": 1},
+            ],
+        }
+    )
     phases: list[np.ndarray] = []
     sticky._four_phase(problem, previous_owners(problem), phases)
-    assert phases[1][5] == 2 and phases[2][6] == -1  # C took t5 in phase 2, nothing stolen in phase 3
-    assert named(problem, phases[3]) == {"A": ["tp0", "tp1", "tp6"], "B": ["tp2", "tp3"], "C": ["tp4", "tp5"]}
+    assert (
+        phases[1][5] == 2 and phases[2][6] == -1
+    )  # C took t5 in phase 2, nothing stolen in phase 3
+    assert named(problem, phases[3]) == {
+        "A": ["tp0", "tp1", "tp6"],
+        "B": ["tp2", "tp3"],
+        "C": ["tp4", "tp5"],
+    }
 
 
 def test_kafka_12464_worked_example_two_phases():
@@ -74,9 +114,16 @@ def test_kafka_12464_worked_example_two_phases():
     phases: list[np.ndarray] = []
     sticky._constrained(problem, previous_owners(problem), phases)
     after = [named(problem, owner) for owner in phases]
-    assert after[0] == {"C0": ["t1p0", "t1p1", "t1p2", "t1p3"], "C1": ["t1p5", "t1p6", "t1p7"], "C2": []}
-    assert after[1] == {"C0": ["t1p0", "t1p1", "t1p2", "t1p3"], "C1": ["t1p5", "t1p6", "t1p7"],
-                        "C2": ["t1p4", "t1p8", "t1p9"]}
+    assert after[0] == {
+        "C0": ["t1p0", "t1p1", "t1p2", "t1p3"],
+        "C1": ["t1p5", "t1p6", "t1p7"],
+        "C2": [],
+    }
+    assert after[1] == {
+        "C0": ["t1p0", "t1p1", "t1p2", "t1p3"],
+        "C1": ["t1p5", "t1p6", "t1p7"],
+        "C2": ["t1p4", "t1p8", "t1p9"],
+    }
     result = sticky.assign(problem, variant="kafka-12464")
     assert result.info == {"algorithm": "kafka-12464"}
     assert named(problem, result.answer) == after[1]
@@ -97,10 +144,16 @@ def test_one_member_leaves_a_balanced_group_fills_a_member_at_c_f():
 
 def test_only_c_r_members_keep_c_c():
     """Tests phase 1's quota: of A and B (3 owned each, C_c = 3, C_r = 1) only A, first by id, keeps 3."""
-    problem = load_problem({"topics": {"t": 7}, "members": [
-        {"id": "B", "topics": ["t"], "owned": {"t": [3, 4, 5]}, "generation": 1},
-        {"id": "A", "topics": ["t"], "owned": {"t": [0, 1, 2]}, "generation": 1},
-        {"id": "C", "topics": ["t"], "owned": {"t": [6]}, "generation": 1}]})
+    problem = load_problem(
+        {
+            "topics": {"t": 7},
+            "members": [
+                {"id": "B", "topics": ["t"], "owned": {"t": [3, 4, 5]}, "generation": 1},
+                {"id": "A", "topics": ["t"], "owned": {"t": [0, 1, 2]}, "generation": 1},
+                {"id": "C", "topics": ["t"], "owned": {"t": [6]}, "generation": 1},
+            ],
+        }
+    )
     result = sticky.assign(problem, variant="kafka-12464")
     assert result.assignment == {"B": {"t": [3, 4]}, "A": {"t": [0, 1, 2]}, "C": {"t": [5, 6]}}
     assert result.objective == [9 + 4 + 4, 1]
@@ -108,7 +161,9 @@ def test_only_c_r_members_keep_c_c():
 
 def test_kip54_three_consumers_fresh_follows_the_seed_partition_order():
     """Tests a fresh group of three on t0-t3 (2 each): blocks of the order t0p0, t1p0, t2p0, t3p0, t0p1, ..."""
-    result = sticky.assign(load_problem(EXAMPLES / "kip-54-three-consumers.json"), variant="kafka-12464")
+    result = sticky.assign(
+        load_problem(EXAMPLES / "kip-54-three-consumers.json"), variant="kafka-12464"
+    )
     assert result.assignment == {
         "C0": {"t0": [0], "t1": [0], "t2": [0]},
         "C1": {"t0": [1], "t1": [1], "t3": [0]},
@@ -118,18 +173,27 @@ def test_kip54_three_consumers_fresh_follows_the_seed_partition_order():
 
 # ------------------------------------- Kafka's own StickyAssignorTest expectations
 def _kafka_test_group(partitions: int, owned: dict[str, list[int]]) -> dict:
-    return {"topics": {"topic": partitions}, "members": [
-        {"id": c, "topics": ["topic"], "owned": {"topic": owned.get(c, [])}, "generation": 1}
-        for c in ("consumer1", "consumer2", "consumer3")]}
+    return {
+        "topics": {"topic": partitions},
+        "members": [
+            {"id": c, "topics": ["topic"], "owned": {"topic": owned.get(c, [])}, "generation": 1}
+            for c in ("consumer1", "consumer2", "consumer3")
+        ],
+    }
 
 
 @pytest.mark.parametrize(("partitions", "consumer1"), [(3, [1]), (4, [1, 3])])
 def test_kafka_partition_claimed_twice_in_one_generation_is_invalidated(partitions, consumer1):
     """Tests StickyAssignorTest.testAllConsumersHaveOwnedPartitionInvalidatedWhenClaimedByMultipleConsumers...:
     consumer1 and consumer2 both claim topic-0 at the same generation, so consumer3 gets it."""
-    problem = load_problem(_kafka_test_group(partitions, {"consumer1": [0, 1], "consumer2": [0, 2]}))
+    problem = load_problem(
+        _kafka_test_group(partitions, {"consumer1": [0, 1], "consumer2": [0, 2]})
+    )
     assert sticky.assign(problem).assignment == {
-        "consumer1": {"topic": consumer1}, "consumer2": {"topic": [2]}, "consumer3": {"topic": [0]}}
+        "consumer1": {"topic": consumer1},
+        "consumer2": {"topic": [2]},
+        "consumer3": {"topic": [0]},
+    }
 
 
 @pytest.mark.parametrize("equal", [True, False])
@@ -140,10 +204,26 @@ def test_kafka_conflicting_previous_generations(equal):
     c1 = {"topic": [0, 1, 2], "topic2": [2, 3], "topic3": [0]} if equal else {"topic": [0, 1, 2, 3]}
     c2 = {"topic": [0, 1], "topic2": [0, 1, 2, 3]}
     c3 = {"topic": [2, 3], "topic3": [0, 1, 2, 3]}
-    problem = load_problem({"topics": {t: 4 for t in every}, "members": [
-        {"id": "consumer1", "topics": every if equal else ["topic"], "owned": c1, "generation": 1},
-        {"id": "consumer2", "topics": every if equal else ["topic", "topic2"], "owned": c2, "generation": 2},
-        {"id": "consumer3", "topics": every, "owned": c3, "generation": 2}]})
+    problem = load_problem(
+        {
+            "topics": {t: 4 for t in every},
+            "members": [
+                {
+                    "id": "consumer1",
+                    "topics": every if equal else ["topic"],
+                    "owned": c1,
+                    "generation": 1,
+                },
+                {
+                    "id": "consumer2",
+                    "topics": every if equal else ["topic", "topic2"],
+                    "owned": c2,
+                    "generation": 2,
+                },
+                {"id": "consumer3", "topics": every, "owned": c3, "generation": 2},
+            ],
+        }
+    )
     got = sticky.assign(problem).assignment
     assert [sum(map(len, got[c].values())) for c in got] == [4, 4, 4]
     for member, before in (("consumer2", c2), ("consumer3", c3)):
@@ -151,8 +231,14 @@ def test_kafka_conflicting_previous_generations(equal):
 
 
 # ---------------------------------------------------- the general algorithm
-KIP54_UNEQUAL = {"topics": {"t0": 1, "t1": 2, "t2": 3}, "members": [
-    {"id": "C0", "topics": ["t0"]}, {"id": "C1", "topics": ["t0", "t1"]}, {"id": "C2", "topics": ["t0", "t1", "t2"]}]}
+KIP54_UNEQUAL = {
+    "topics": {"t0": 1, "t1": 2, "t2": 3},
+    "members": [
+        {"id": "C0", "topics": ["t0"]},
+        {"id": "C1", "topics": ["t0", "t1"]},
+        {"id": "C2", "topics": ["t0", "t1", "t2"]},
+    ],
+}
 
 
 def test_general_kip54_unequal_subscriptions():
@@ -164,9 +250,13 @@ def test_general_kip54_unequal_subscriptions():
 
 def test_general_kip54_after_c0_leaves_keeps_everything():
     """Tests KIP-54's follow-up: C0 leaves; C1 takes t0p0 and nothing else moves."""
-    doc = {"topics": KIP54_UNEQUAL["topics"], "members": [
-        {"id": "C1", "topics": ["t0", "t1"], "owned": {"t1": [0, 1]}, "generation": 1},
-        {"id": "C2", "topics": ["t0", "t1", "t2"], "owned": {"t2": [0, 1, 2]}, "generation": 1}]}
+    doc = {
+        "topics": KIP54_UNEQUAL["topics"],
+        "members": [
+            {"id": "C1", "topics": ["t0", "t1"], "owned": {"t1": [0, 1]}, "generation": 1},
+            {"id": "C2", "topics": ["t0", "t1", "t2"], "owned": {"t2": [0, 1, 2]}, "generation": 1},
+        ],
+    }
     result = sticky.assign(load_problem(doc))
     assert result.assignment == {"C1": {"t0": [0], "t1": [0, 1]}, "C2": {"t2": [0, 1, 2]}}
     assert result.objective == [18, 0]
@@ -191,10 +281,16 @@ def test_general_returns_partitions_to_their_earlier_owner_first():
 @pytest.mark.parametrize("variant", [None, "kafka-9987"])
 def test_kip341_highest_generation_wins_and_ties_keep_nothing(variant):
     """Tests KIP-341: A (generation 5) beats a stale B (3) on t0; A and C tie on t2 so neither keeps it."""
-    problem = load_problem({"topics": {"t": 3}, "members": [
-        {"id": "A", "topics": ["t"], "owned": {"t": [0, 2]}, "generation": 5},
-        {"id": "B", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 3},
-        {"id": "C", "topics": ["t"], "owned": {"t": [2]}, "generation": 5}]})
+    problem = load_problem(
+        {
+            "topics": {"t": 3},
+            "members": [
+                {"id": "A", "topics": ["t"], "owned": {"t": [0, 2]}, "generation": 5},
+                {"id": "B", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 3},
+                {"id": "C", "topics": ["t"], "owned": {"t": [2]}, "generation": 5},
+            ],
+        }
+    )
     assert previous_owners(problem).tolist() == [0, 1, -1]
     result = sticky.assign(problem, variant=variant)
     assert result.objective == [3, 0]
@@ -203,10 +299,16 @@ def test_kip341_highest_generation_wins_and_ties_keep_nothing(variant):
 
 def test_kip341_no_generation_counts_as_minus_one_and_unsubscribed_claims_drop():
     """Tests that a member without a generation loses to generation 0 and a claim on an unsubscribed topic is void."""
-    problem = load_problem({"topics": {"t": 2, "u": 2}, "members": [
-        {"id": "A", "topics": ["t"], "owned": {"t": [0, 1]}},
-        {"id": "B", "topics": ["t"], "owned": {"t": [0], "u": [0, 1]}, "generation": 0},
-        {"id": "C", "topics": ["u"]}]})
+    problem = load_problem(
+        {
+            "topics": {"t": 2, "u": 2},
+            "members": [
+                {"id": "A", "topics": ["t"], "owned": {"t": [0, 1]}},
+                {"id": "B", "topics": ["t"], "owned": {"t": [0], "u": [0, 1]}, "generation": 0},
+                {"id": "C", "topics": ["u"]},
+            ],
+        }
+    )
     assert previous_owners(problem).tolist() == [1, 0, -1, -1]
     result = sticky.assign(problem)
     assert result.assignment == {"A": {"t": [1]}, "B": {"t": [0]}, "C": {"u": [0, 1]}}

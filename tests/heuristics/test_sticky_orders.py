@@ -1,4 +1,4 @@
-"""Tests that the constrained sticky path's shortcuts (issue 15: ``_sticky_quota.round_robin``, the
+"""Tests that the constrained sticky path's shortcuts (issue 15: ``sticky_quotas.round_robin``, the
 transposed partition order, the exactly-C_f queue from the deficits, claims kept as they are by
 members that keep all they own, the no-partition-claimed-twice shortcut of ``resolve_claims``) give
 exactly what the ``np.lexsort`` / ``np.maximum.at`` / counting code they replaced gave.  The
@@ -12,10 +12,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-import heuristics._sticky_kafka as kafka
-from heuristics._kafka import topics_in_name_order
-from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas, round_robin
-from heuristics._sticky_racks import rack_round_robin
+import heuristics.sticky_kafka as kafka
+from heuristics.kafka_orders import topics_in_name_order
+from heuristics.sticky_quotas import owned_in_order, partitions, phase_one, quotas, round_robin
+from heuristics.sticky_racks import rack_round_robin
 from problems import load_problem
 from support.problem_strategies import group_documents
 
@@ -33,8 +33,12 @@ def old_partitions(problem, index_first):
 
 
 def old_constrained(problem, kept, order, id_rank, racks=None):
-    c_f, c_c, c_r = quotas(int(problem.partition_counts[problem.subscribes[0]].sum()), problem.num_members)
-    grouped, owner_of, rank, owned = owned_in_order(kept, old_partitions(problem, True), problem.num_members)
+    c_f, c_c, c_r = quotas(
+        int(problem.partition_counts[problem.subscribes[0]].sum()), problem.num_members
+    )
+    grouped, owner_of, rank, owned = owned_in_order(
+        kept, old_partitions(problem, True), problem.num_members
+    )
     keep, fill, exactly = phase_one(owned, order, c_f, c_c, c_r)
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     stays = rank < keep[owner_of]
@@ -48,7 +52,9 @@ def old_constrained(problem, kept, order, id_rank, racks=None):
         unassigned = unassigned[np.argsort(racks.rack_consumers(unassigned), kind="stable")]
         over = int((keep == c_c).sum()) if c_r else 0
         under, queue = fill.tolist(), exactly.tolist()
-        left, _ = rack_round_robin(racks, unassigned.tolist(), counts, under, queue, over, c_r, c_f, c_c, owner)
+        left, _ = rack_round_robin(
+            racks, unassigned.tolist(), counts, under, queue, over, c_r, c_f, c_c, owner
+        )
         unassigned = np.array(left, dtype=np.int64)
         fill, exactly = np.array(under, dtype=np.int64), np.array(queue, dtype=np.int64)
     deficit = c_f - counts[fill]
@@ -59,7 +65,7 @@ def old_constrained(problem, kept, order, id_rank, racks=None):
     done_at = np.full(len(fill), -1, dtype=np.int64)
     np.maximum.at(done_at, slot[schedule], np.arange(len(schedule)))
     queue = np.concatenate((exactly, fill[np.argsort(done_at, kind="stable")]))
-    left = unassigned[len(slot):]
+    left = unassigned[len(slot) :]
     owner[left] = queue[: len(left)]
     return owner
 
@@ -70,8 +76,13 @@ def reference_round_robin(lengths):
     return np.lexsort((run, item))
 
 
-@given(st.one_of(st.lists(st.integers(0, 12), max_size=12), st.lists(st.integers(0, 300), min_size=60, max_size=120),
-                 st.tuples(st.integers(0, 20), st.integers(0, 30)).map(lambda nl: [nl[1]] * nl[0])))
+@given(
+    st.one_of(
+        st.lists(st.integers(0, 12), max_size=12),
+        st.lists(st.integers(0, 300), min_size=60, max_size=120),
+        st.tuples(st.integers(0, 20), st.integers(0, 30)).map(lambda nl: [nl[1]] * nl[0]),
+    )
+)
 def test_round_robin_is_the_lexsort_by_item_then_run(lengths):
     """Tests round_robin on random run lengths (equal ones: one block; a few distinct: bands; more than 64
     distinct: the stable sort; zeros), dealing items (step 1) and the runs' values (step 0)."""
@@ -91,7 +102,11 @@ def equal_groups(draw):
     """Random groups with equal subscriptions (the constrained path), sometimes with racks, owned claims,
     generations, stale and doubly claimed partitions, unequal partition counts."""
     doc = draw(group_documents(max_members=9, max_partitions=14, racks=True))
-    topics = draw(st.lists(st.sampled_from(list(doc["topics"]) or ["t0"]), unique=True)) if doc["topics"] else []
+    topics = (
+        draw(st.lists(st.sampled_from(list(doc["topics"]) or ["t0"]), unique=True))
+        if doc["topics"]
+        else []
+    )
     if not doc["members"]:
         doc["members"].append({"id": "solo"})  # not an id the strategy draws
     for member in doc["members"]:
@@ -111,7 +126,9 @@ def test_constrained_gives_what_the_sorting_code_gave(doc):
     assert np.array_equal(transfers, old_transfers)
     if path == "constrained":
         for index_first in (False, True):
-            assert np.array_equal(partitions(problem, index_first), old_partitions(problem, index_first))
+            assert np.array_equal(
+                partitions(problem, index_first), old_partitions(problem, index_first)
+            )
 
 
 def test_constrained_at_a_larger_shape():
@@ -125,7 +142,10 @@ def test_constrained_at_a_larger_shape():
     for p in np.flatnonzero(owner >= 0).tolist():
         t = int(first.partition_topic[p])
         owned[owner[p]].setdefault(first.topics[t], []).append(int(first.partition_index[p]))
-    doc = {"topics": topics, "members": [{**m, "owned": o, "generation": 1} for m, o in zip(members, owned)][1:]}
+    doc = {
+        "topics": topics,
+        "members": [{**m, "owned": o, "generation": 1} for m, o in zip(members, owned)][1:],
+    }
     for case in ({"topics": topics, "members": members}, doc):
         problem = load_problem(case)
         got = kafka.assign(problem)
@@ -163,4 +183,8 @@ def test_resolve_claims_gives_what_the_counting_code_gave(doc):
     position = np.random.default_rng(len(doc["members"])).permutation(problem.num_members)
     kept, doubly = kafka.resolve_claims(problem, position)
     old_kept, old_doubly = old_resolve_claims(problem, position)
-    assert kept.dtype == old_kept.dtype and np.array_equal(kept, old_kept) and np.array_equal(doubly, old_doubly)
+    assert (
+        kept.dtype == old_kept.dtype
+        and np.array_equal(kept, old_kept)
+        and np.array_equal(doubly, old_doubly)
+    )

@@ -22,11 +22,26 @@ from support.rack_builders import kafka_rack_group, null_racks, racks, sorted_st
 ASSIGNORS = {"sticky": sticky, "cooperative-sticky": cooperative}
 TOPICS = {"t1": 6, "t2": 7, "t3": 2}
 ALL3 = ["t1", "t2", "t3"]
-OWNED = ["t1-0, t1-1, t1-2, t1-3, t1-4", "t1-5, t2-0, t2-1, t2-2, t2-3", "t2-4, t2-5, t2-6, t3-0, t3-1"]
+OWNED = [
+    "t1-0, t1-1, t1-2, t1-3, t1-4",
+    "t1-5, t2-0, t2-1, t2-2, t2-3",
+    "t2-4, t2-5, t2-6, t3-0, t3-1",
+]
 
 
-def _check(strategy, replication, broker_racks, consumer_racks, consumer_topics, owned, expected, mismatches):
-    problem = load_problem(kafka_rack_group(TOPICS, replication, broker_racks, consumer_racks, consumer_topics, owned))
+def _check(
+    strategy,
+    replication,
+    broker_racks,
+    consumer_racks,
+    consumer_topics,
+    owned,
+    expected,
+    mismatches,
+):
+    problem = load_problem(
+        kafka_rack_group(TOPICS, replication, broker_racks, consumer_racks, consumer_topics, owned)
+    )
     result = ASSIGNORS[strategy].assign(problem)
     assert sorted_strings(result.assignment) == expected
     if mismatches >= 0:
@@ -34,17 +49,41 @@ def _check(strategy, replication, broker_racks, consumer_racks, consumer_topics,
         assert int(np.count_nonzero(problem.rack_mismatches(shown))) == mismatches
 
 
-def _both(strategy, replication, broker_racks, consumer_racks, consumer_topics, expected, mismatches):
+def _both(
+    strategy, replication, broker_racks, consumer_racks, consumer_topics, expected, mismatches
+):
     """``verifyUniformSubscription`` / ``verifyNonEqualSubscription``: fresh, then owning the answer."""
-    _check(strategy, replication, broker_racks, consumer_racks, consumer_topics, None, expected, mismatches)
-    _check(strategy, replication, broker_racks, consumer_racks, consumer_topics, expected, expected, mismatches)
+    _check(
+        strategy,
+        replication,
+        broker_racks,
+        consumer_racks,
+        consumer_topics,
+        None,
+        expected,
+        mismatches,
+    )
+    _check(
+        strategy,
+        replication,
+        broker_racks,
+        consumer_racks,
+        consumer_topics,
+        expected,
+        expected,
+        mismatches,
+    )
 
 
 @pytest.mark.parametrize("strategy", sorted(ASSIGNORS))
 def test_rack_aware_assignment_with_uniform_subscription(strategy):
     """Tests testRackAwareAssignmentWithUniformSubscription (Kafka's constrained path)."""
     topics = [ALL3] * 3
-    plain = ["t1-0, t1-3, t2-0, t2-3, t2-6", "t1-1, t1-4, t2-1, t2-4, t3-0", "t1-2, t1-5, t2-2, t2-5, t3-1"]
+    plain = [
+        "t1-0, t1-3, t2-0, t2-3, t2-6",
+        "t1-1, t1-4, t2-1, t2-4, t3-0",
+        "t1-2, t1-5, t2-2, t2-5, t3-1",
+    ]
     _both(strategy, 3, null_racks(3), racks(3), topics, plain, -1)
     _both(strategy, 3, racks(3), null_racks(3), topics, plain, -1)
     _both(strategy, 3, racks(3), racks(3), topics, plain, 0)
@@ -52,25 +91,48 @@ def test_rack_aware_assignment_with_uniform_subscription(strategy):
     _both(strategy, 3, racks(3), [None, "e", "f"], topics, plain, -1)
     _both(strategy, 1, racks(3), racks(3), topics, plain, 0)  # rack-aligned for lower replication
     _both(strategy, 2, racks(3), racks(3), topics, plain, 0)
-    _both(strategy, 3, racks(2), racks(3), topics, plain, 5)  # a member on a rack without partitions
+    _both(
+        strategy, 3, racks(2), racks(3), topics, plain, 5
+    )  # a member on a rack without partitions
     if strategy == "cooperative-sticky":  # misaligned owned partitions are revoked first
-        _check(strategy, 1, racks(3), racks(3), topics, OWNED, ["t1-0, t1-3", "t2-1", "t2-5, t3-1"], 0)
+        _check(
+            strategy, 1, racks(3), racks(3), topics, OWNED, ["t1-0, t1-3", "t2-1", "t2-5, t3-1"], 0
+        )
 
 
 @pytest.mark.parametrize("strategy", sorted(ASSIGNORS))
 def test_rack_aware_assignment_with_non_equal_subscription(strategy):
     """Tests testRackAwareAssignmentWithNonEqualSubscription (Kafka's general path)."""
     topics = [ALL3, ALL3, ["t1", "t3"]]
-    plain = ["t1-5, t2-0, t2-2, t2-4, t2-6", "t1-3, t2-1, t2-3, t2-5, t3-0", "t1-0, t1-1, t1-2, t1-4, t3-1"]
+    plain = [
+        "t1-5, t2-0, t2-2, t2-4, t2-6",
+        "t1-3, t2-1, t2-3, t2-5, t3-0",
+        "t1-0, t1-1, t1-2, t1-4, t3-1",
+    ]
     _both(strategy, 3, null_racks(3), racks(3), topics, plain, -1)
     _both(strategy, 3, racks(3), null_racks(3), topics, plain, -1)
     _both(strategy, 3, racks(3), racks(3), topics, plain, 0)
     _both(strategy, 3, racks(3), ["d", "e", "f"], topics, plain, -1)
     _both(strategy, 3, racks(3), [None, "e", "f"], topics, plain, -1)
-    rf1 = ["t1-3, t2-0, t2-2, t2-3, t2-6", "t1-4, t2-1, t2-4, t2-5, t3-0", "t1-0, t1-1, t1-2, t1-5, t3-1"]
+    rf1 = [
+        "t1-3, t2-0, t2-2, t2-3, t2-6",
+        "t1-4, t2-1, t2-4, t2-5, t3-0",
+        "t1-0, t1-1, t1-2, t1-5, t3-1",
+    ]
     _both(strategy, 1, racks(3), racks(3), topics, rf1, 4)  # best effort: 4 misaligned
-    _both(strategy, 2, racks(3), racks(3), topics,
-          ["t1-3, t2-0, t2-2, t2-5, t2-6", "t1-0, t2-1, t2-3, t2-4, t3-0", "t1-1, t1-2, t1-4, t1-5, t3-1"], 0)
+    _both(
+        strategy,
+        2,
+        racks(3),
+        racks(3),
+        topics,
+        [
+            "t1-3, t2-0, t2-2, t2-5, t2-6",
+            "t1-0, t2-1, t2-3, t2-4, t3-0",
+            "t1-1, t1-2, t1-4, t1-5, t3-1",
+        ],
+        0,
+    )
     _both(strategy, 3, racks(2), racks(3), topics, plain, 5)
     if strategy == "cooperative-sticky":
         intermediate = ["t1-3", "t2-1", "t3-1"]
@@ -78,8 +140,20 @@ def test_rack_aware_assignment_with_non_equal_subscription(strategy):
         _check(strategy, 1, racks(3), racks(3), topics, intermediate, rf1, 4)
         intermediate = ["t1-2, t1-3, t1-4", "t2-0, t2-1, t2-2, t2-3", "t3-0, t3-1"]
         _check(strategy, 3, racks(3), racks(3), topics, OWNED, intermediate, 0)
-        _check(strategy, 3, racks(3), racks(3), topics, intermediate,
-               ["t1-2, t1-3, t1-4, t2-4, t2-5", "t2-0, t2-1, t2-2, t2-3, t2-6", "t1-0, t1-1, t1-5, t3-0, t3-1"], 0)
+        _check(
+            strategy,
+            3,
+            racks(3),
+            racks(3),
+            topics,
+            intermediate,
+            [
+                "t1-2, t1-3, t1-4, t2-4, t2-5",
+                "t2-0, t2-1, t2-2, t2-3, t2-6",
+                "t1-0, t1-1, t1-5, t3-0, t3-1",
+            ],
+            0,
+        )
 
 
 def test_cooperative_follow_up_completes_the_misaligned_round():

@@ -15,12 +15,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from support.cluster_strategies import clusters
 from heuristics import kafka_default, sticky_replica
 from problems import evaluate, load_problem
+from support.cluster_strategies import clusters
 
 TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
-PINNED = json.loads((Path(__file__).parents[1] / "data" / "sticky_replica_pinned.json").read_text())["cases"]
+PINNED = json.loads(
+    (Path(__file__).parents[1] / "data" / "sticky_replica_pinned.json").read_text()
+)["cases"]
 
 
 def levels(problem, replicas):
@@ -36,21 +38,28 @@ def after_stage_one(problem) -> np.ndarray:
 
 def pinned_document(cluster: dict) -> dict:
     """A pinned cluster from its compact form (brokers ``[id, rack]``, partitions ``[topic, index, replicas]``)."""
-    return {"brokers": [{"id": b} if rack is None else {"id": b, "rack": rack} for b, rack in cluster["brokers"]],
-            "partitions": [{"topic": t, "partition": i, "replicas": r} for t, i, r in cluster["partitions"]]}
+    return {
+        "brokers": [
+            {"id": b} if rack is None else {"id": b, "rack": rack} for b, rack in cluster["brokers"]
+        ],
+        "partitions": [
+            {"topic": t, "partition": i, "replicas": r} for t, i, r in cluster["partitions"]
+        ],
+    }
 
 
 @pytest.mark.parametrize("case", range(len(PINNED)))
 def test_pinned_outputs_of_the_scoring_implementation(case):
     """Tests the answers against those of the first implementation, which scored every movable replica
-    against every broker on each step: 50 random clusters with removed brokers, added empty brokers, racks
-    and RF 1-3, and three larger kafka-default placements (1,200 partitions with 2 brokers removed, with one
-    empty broker added; 600 on one rack).
+    against every broker on each step: 50 random clusters with removed brokers, added empty brokers,
+    racks and RF 1-3, and three larger kafka-default placements (1,200 partitions with 2 brokers
+    removed, with one empty broker added; 600 on one rack).
 
     The first implementation and the script that pinned its outputs are in commit b814e71
-    (``tests/_sticky_replica_old.py``, ``tests/heuristics/_make_sticky_replica_pinned.py``), together with
-    the hypothesis property ``test_equals_the_scoring_implementation`` (400 random clusters of
-    ``cluster_documents`` plus 0-3 added empty brokers) that compared the two before the first was deleted.
+    (``tests/_sticky_replica_old.py``, ``tests/heuristics/_make_sticky_replica_pinned.py``),
+    together with the hypothesis property ``test_equals_the_scoring_implementation`` (400 random
+    clusters of ``cluster_documents`` plus 0-3 added empty brokers) that compared the two before the
+    first was deleted.
     """
     pinned = PINNED[case]
     result = sticky_replica.assign(load_problem(pinned_document(pinned["cluster"])))
@@ -75,10 +84,12 @@ def test_two_move_limit_proposes_no_move():
 
 def test_stage_one_ranks_by_the_new_state():
     """Tests stage 1: replicas on removed broker 9 go to the empty broker of the other rack, the leader too."""
-    problem = load_problem({
-        "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "a"}, {"id": 3, "rack": "b"}],
-        "partitions": [{"topic": "t", "partition": 0, "replicas": [9, 1]}],
-    })
+    problem = load_problem(
+        {
+            "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "a"}, {"id": 3, "rack": "b"}],
+            "partitions": [{"topic": "t", "partition": 0, "replicas": [9, 1]}],
+        }
+    )
     # Brokers 2 and 3 both reach r = 1; rack a already holds a replica, so level 2 picks 3.
     result = sticky_replica.assign(problem)
     assert result.answer.tolist() == [3, 1]
@@ -88,17 +99,26 @@ def test_stage_one_ranks_by_the_new_state():
 
 def test_stage_one_may_worsen_when_nothing_better_exists():
     """Tests that stage 1 places even when every choice is bad: one broker per rack left, both rack-mates gone."""
-    problem = load_problem({
-        "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "a"}],
-        "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 7]}],
-    })
+    problem = load_problem(
+        {
+            "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "a"}],
+            "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 7]}],
+        }
+    )
     assert sticky_replica.assign(problem).answer.tolist() == [1, 2]
 
 
 def test_a_leader_move_that_keeps_levels_1_and_2():
     """Tests stage 2 moving a first replica for level 3 alone: t1-0 leaves broker 1 (2 leaders) for broker 2."""
-    problem = load_problem({"brokers": [{"id": 1}, {"id": 2}], "partitions": [
-        {"topic": "t0", "partition": 0, "replicas": [1, 2]}, {"topic": "t1", "partition": 0, "replicas": [1]}]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": 1}, {"id": 2}],
+            "partitions": [
+                {"topic": "t0", "partition": 0, "replicas": [1, 2]},
+                {"topic": "t1", "partition": 0, "replicas": [1]},
+            ],
+        }
+    )
     result = sticky_replica.assign(problem)
     assert result.answer.tolist() == [1, 2, 2]
     assert result.objective == [5, 5, 2, 1]
@@ -107,8 +127,12 @@ def test_a_leader_move_that_keeps_levels_1_and_2():
 
 def test_best_move_first_then_balanced():
     """Tests the ranking: from counts (4, 0, 0) the moves improve level 1 most first, then stop at equilibrium."""
-    problem = load_problem({"brokers": [{"id": 1}, {"id": 2}, {"id": 3}], "partitions": [
-        {"topic": "t", "partition": i, "replicas": [1]} for i in range(4)]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
+            "partitions": [{"topic": "t", "partition": i, "replicas": [1]} for i in range(4)],
+        }
+    )
     result = sticky_replica.assign(problem)
     counts = np.bincount(result.answer, minlength=4)[1:]
     assert sorted(counts.tolist()) == [1, 1, 2]
@@ -128,11 +152,16 @@ def test_moved_replicas_are_preferred():
     from 2 -> 1.  Only the five forced moves are made; without the preference
     t0's leader would move too (six).
     """
-    problem = load_problem({"brokers": [{"id": 3}, {"id": 2}, {"id": 0}, {"id": 1}], "partitions": [
-        {"topic": "t0", "partition": 0, "replicas": [2, 1002]},
-        {"topic": "t1", "partition": 0, "replicas": [1000, 1002]},
-        {"topic": "t2", "partition": 0, "replicas": [0, 1001, 1, 1002]},
-    ]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": 3}, {"id": 2}, {"id": 0}, {"id": 1}],
+            "partitions": [
+                {"topic": "t0", "partition": 0, "replicas": [2, 1002]},
+                {"topic": "t1", "partition": 0, "replicas": [1000, 1002]},
+                {"topic": "t2", "partition": 0, "replicas": [0, 1001, 1, 1002]},
+            ],
+        }
+    )
     assert after_stage_one(problem).tolist() == [2, 3, 3, 2, 0, 3, 1, 2]
     result = sticky_replica.assign(problem)
     assert result.answer.tolist() == [2, 0, 3, 1, 0, 3, 1, 2]
@@ -152,8 +181,15 @@ def test_pr_comparison_counterexamples():
     problem = load_problem(TWO_MOVE)
     assert kafka_default.assign(problem, seed=3).objective[:2] == [4, 4]
     assert sticky_replica.assign(problem).objective[:2] == [4, 8]
-    problem = load_problem({"brokers": [{"id": 1}, {"id": 2}], "partitions": [
-        {"topic": "t0", "partition": 0, "replicas": [1, 2]}, {"topic": "t1", "partition": 0, "replicas": [1]}]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": 1}, {"id": 2}],
+            "partitions": [
+                {"topic": "t0", "partition": 0, "replicas": [1, 2]},
+                {"topic": "t1", "partition": 0, "replicas": [1]},
+            ],
+        }
+    )
     assert kafka_default.assign(problem, seed=0).objective == [5, 5, 2, 0]
     assert sticky_replica.assign(problem).objective == [5, 5, 2, 1]
 
@@ -179,7 +215,9 @@ def test_never_worsens_levels_1_and_2(problem):
 def test_rack_unaware_reaches_broker_equilibrium(problem):
     """Tests the PR's third property: without racks, replica counts differ by at most one."""
     result = sticky_replica.assign(problem)
-    counts = np.bincount([problem.broker_index[int(b)] for b in result.answer], minlength=problem.num_brokers)
+    counts = np.bincount(
+        [problem.broker_index[int(b)] for b in result.answer], minlength=problem.num_brokers
+    )
     assert counts.max() - counts.min() <= 1
 
 
@@ -211,11 +249,18 @@ def test_stops_exactly_when_no_possible_move_is_left(problem):
                 moved[slot] = broker
                 new = levels(problem, moved)
                 delta = [new[i] - current[i] for i in range(3)]
-                assert not (delta[0] <= 0 and delta[1] <= 0 and min(delta) < 0), (slot, broker, delta)
+                assert not (delta[0] <= 0 and delta[1] <= 0 and min(delta) < 0), (
+                    slot,
+                    broker,
+                    delta,
+                )
 
 
 @settings(max_examples=15)
 @given(clusters())
 def test_deterministic(problem):
     """Tests that the heuristic gives the same answer twice."""
-    assert sticky_replica.assign(problem).answer.tolist() == sticky_replica.assign(problem).answer.tolist()
+    assert (
+        sticky_replica.assign(problem).answer.tolist()
+        == sticky_replica.assign(problem).answer.tolist()
+    )

@@ -10,9 +10,9 @@ from hypothesis import given
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 import heuristics.stream_join as stream_join
+from problems import evaluate, load_problem, number_owners, previous_number_owners, problem_to_json
 from support.problem_builders import group, member
 from support.problem_strategies import groups
-from problems import evaluate, load_problem, number_owners, previous_number_owners, problem_to_json
 from support.stream_join_strategies import joins
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
@@ -20,7 +20,10 @@ JOINED = ["impressions", "clicks"]
 
 
 def both_topics(table):
-    return {m: {"impressions": numbers, "clicks": numbers} if numbers else {} for m, numbers in table.items()}
+    return {
+        m: {"impressions": numbers, "clicks": numbers} if numbers else {}
+        for m, numbers in table.items()
+    }
 
 
 # ------------------------------------------------------------- the KIP's tables
@@ -33,7 +36,9 @@ def test_kip315_round_robin_is_rejected_range_and_stream_join_accepted():
     assert evaluate(problem, ranged, "stream-join").valid
     result = stream_join.assign(problem)
     # Nobody owns anything: the draft deals the unowned numbers round by round.
-    assert result.assignment == both_topics({"A": [0, 4, 8], "B": [1, 5, 9], "C": [2, 6], "D": [3, 7]})
+    assert result.assignment == both_topics(
+        {"A": [0, 4, 8], "B": [1, 5, 9], "C": [2, 6], "D": [3, 7]}
+    )
     assert result.valid and result.objective == [9 + 9 + 4 + 4, 0] and result.info == {"epoch": 1}
 
 
@@ -57,7 +62,9 @@ def test_previous_owners_draft_first_and_take_the_spare_number():
 
 def test_unowned_numbers_before_stealing():
     """Tests that a member without previous numbers takes an unowned number before it steals."""
-    problem = group({"t": 5}, member("a", ["t"], {"t": [0, 1, 2, 3]}, 3), member("b", ["t"]), member("c", ["t"]))
+    problem = group(
+        {"t": 5}, member("a", ["t"], {"t": [0, 1, 2, 3]}, 3), member("b", ["t"]), member("c", ["t"])
+    )
     # Round 0: a 0, b takes the unowned 4, c steals 1.  Round 1: a 2, b steals 3.
     result = stream_join.assign(problem)
     assert result.assignment == {"a": {"t": [0, 2]}, "b": {"t": [3, 4]}, "c": {"t": [1]}}
@@ -72,7 +79,12 @@ def test_steals_begin_with_the_longest_previous_list_and_take_turns():
     # Round 0: a 0, b 2, c 6, x steals from b (longest: 4) -> 3, y steals from c (next) -> 7.
     # Round 1: a 1, b 4, c 8, x steals from a?  a has nothing left: skipped, b -> 5.
     assert stream_join.assign(problem).assignment == {
-        "a": {"t": [0, 1]}, "b": {"t": [2, 4]}, "c": {"t": [6, 8]}, "x": {"t": [3, 5]}, "y": {"t": [7]}}
+        "a": {"t": [0, 1]},
+        "b": {"t": [2, 4]},
+        "c": {"t": [6, 8]},
+        "x": {"t": [3, 5]},
+        "y": {"t": [7]},
+    }
 
 
 def test_no_steal_from_a_member_with_nothing_left():
@@ -81,8 +93,12 @@ def test_no_steal_from_a_member_with_nothing_left():
     The example code cycles over every previous owner and calls ``remove(0)``
     on B's empty list in round 1 (B, out of numbers, would steal from itself).
     """
-    problem = group({"t": 7}, member("A", ["t"], {"t": [0, 1, 2, 3, 4, 5]}, 1),
-                    member("B", ["t"], {"t": [6]}, 1), member("C", ["t"]))
+    problem = group(
+        {"t": 7},
+        member("A", ["t"], {"t": [0, 1, 2, 3, 4, 5]}, 1),
+        member("B", ["t"], {"t": [6]}, 1),
+        member("C", ["t"]),
+    )
     result = stream_join.assign(problem)
     assert result.assignment == {"A": {"t": [0, 2, 5]}, "B": {"t": [3, 6]}, "C": {"t": [1, 4]}}
     assert result.valid and result.objective == [9 + 4 + 4, 3]
@@ -95,8 +111,11 @@ def test_claims_at_or_beyond_k_are_dropped():
     itself included) are no longer eligible; the example code, which logs
     "Skipping" but keeps them, would draft 2 for X and leave number 1 unassigned.
     """
-    problem = group({"a": 4, "b": 2}, member("X", ["a", "b"], {"a": [2, 3]}, 1),
-                    member("Y", ["a", "b"], {"a": [0, 1]}, 1))
+    problem = group(
+        {"a": 4, "b": 2},
+        member("X", ["a", "b"], {"a": [2, 3]}, 1),
+        member("Y", ["a", "b"], {"a": [0, 1]}, 1),
+    )
     assert previous_number_owners(problem).tolist() == [1, 1]
     result = stream_join.assign(problem)
     assert result.assignment == {"X": {"a": [1], "b": [1]}, "Y": {"a": [0], "b": [0]}}
@@ -105,8 +124,12 @@ def test_claims_at_or_beyond_k_are_dropped():
 
 def test_zombie_with_a_stale_epoch_loses_its_claims():
     """Tests that a zombie's claims on live members' numbers give it nothing; it is stolen for like a new member."""
-    problem = group({"t": 4}, member("A", ["t"], {"t": [0, 1]}, 5), member("B", ["t"], {"t": [2, 3]}, 5),
-                    member("Z", ["t"], {"t": [0, 1, 2, 3]}, 2))
+    problem = group(
+        {"t": 4},
+        member("A", ["t"], {"t": [0, 1]}, 5),
+        member("B", ["t"], {"t": [2, 3]}, 5),
+        member("Z", ["t"], {"t": [0, 1, 2, 3]}, 2),
+    )
     assert previous_number_owners(problem).tolist() == [0, 0, 1, 1]
     result = stream_join.assign(problem)
     assert result.assignment == {"A": {"t": [0]}, "B": {"t": [2, 3]}, "Z": {"t": [1]}}
@@ -115,12 +138,16 @@ def test_zombie_with_a_stale_epoch_loses_its_claims():
 
 def test_topic_added_to_the_join_covers_only_its_subscribers_share():
     """Tests KIP-315 step 5: a topic only A subscribes gives A its numbers of it; the rest stays unassigned."""
-    problem = group({"imp": 4, "clk": 4, "new": 6},
-                    member("A", ["imp", "clk", "new"], {"imp": [0, 1], "clk": [0, 1]}, 2),
-                    member("B", ["imp", "clk"], {"imp": [2, 3], "clk": [2, 3]}, 2))
+    problem = group(
+        {"imp": 4, "clk": 4, "new": 6},
+        member("A", ["imp", "clk", "new"], {"imp": [0, 1], "clk": [0, 1]}, 2),
+        member("B", ["imp", "clk"], {"imp": [2, 3], "clk": [2, 3]}, 2),
+    )
     result = stream_join.assign(problem)
-    assert result.assignment == {"A": {"imp": [0, 1], "clk": [0, 1], "new": [0, 1]},
-                                 "B": {"imp": [2, 3], "clk": [2, 3]}}
+    assert result.assignment == {
+        "A": {"imp": [0, 1], "clk": [0, 1], "new": [0, 1]},
+        "B": {"imp": [2, 3], "clk": [2, 3]},
+    }
     assert result.valid and result.objective == [8, 0]
 
 
@@ -143,7 +170,9 @@ def test_member_of_no_existing_topic_gets_nothing():
 def test_next_epoch_is_the_largest_received_plus_one():
     """Tests KIP-315 step 6: max epoch + 1, zombies' and new members' included; 1 when none is received."""
     assert stream_join.assign(group({"t": 1}, member("a", ["t"]))).info == {"epoch": 1}
-    problem = group({"t": 1}, member("a", ["t"], {"t": [0]}, 4), member("z", ["t"], {}, 9), member("n", ["t"]))
+    problem = group(
+        {"t": 1}, member("a", ["t"], {"t": [0]}, 4), member("z", ["t"], {}, 9), member("n", ["t"])
+    )
     assert stream_join.assign(problem).info == {"epoch": 10}
 
 

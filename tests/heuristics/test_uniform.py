@@ -1,6 +1,7 @@
 """KIP-848's ``uniform``: Kafka's own builder tests (pinned), balance and stickiness properties.
 
-Equality with Kafka's Java ``UniformAssignor`` on random groups is in ``tests/peers/test_server_assignors.py``.
+Equality with Kafka's Java ``UniformAssignor`` on random groups is in
+``tests/peers/test_server_assignors.py``.
 """
 
 from __future__ import annotations
@@ -10,10 +11,15 @@ import pytest
 from hypothesis import given, settings
 
 import heuristics.uniform as uniform
-from support.kip848_scenarios import COORDINATOR_ANSWERS, UNIFORM_HETEROGENEOUS, UNIFORM_HOMOGENEOUS, group
-from support.problem_strategies import groups
+from heuristics.server_input import homogeneous
 from problems import evaluate, load_problem, member_counts, previous_owners
-from heuristics._kip848 import homogeneous
+from support.kip848_scenarios import (
+    COORDINATOR_ANSWERS,
+    UNIFORM_HETEROGENEOUS,
+    UNIFORM_HOMOGENEOUS,
+    group,
+)
+from support.problem_strategies import groups
 
 
 @pytest.mark.parametrize("name", sorted(UNIFORM_HOMOGENEOUS))
@@ -38,7 +44,10 @@ def test_kafka_heterogeneous_builder_scenarios(name):
 def test_kafka_large_sample_is_valid_and_balanced():
     """Tests testValidityAndBalanceForLargeSampleSet: 49 members on 99 topics of 3 partitions each."""
     topics = {f"topic-{i}": 3 for i in range(1, 100)}
-    doc = {"topics": topics, "members": [{"id": f"member{i}", "topics": list(topics)} for i in range(1, 50)]}
+    doc = {
+        "topics": topics,
+        "members": [{"id": f"member{i}", "topics": list(topics)} for i in range(1, 50)],
+    }
     problem = load_problem(doc)
     counts = member_counts(problem, uniform.assign(problem).answer)
     assert counts.sum() == 297 and counts.max() - counts.min() <= 1
@@ -46,11 +55,18 @@ def test_kafka_large_sample_is_valid_and_balanced():
 
 def test_overlapping_subscriptions_can_stay_almost_balanced():
     """Tests the heterogeneous builder's own caveat (balanceTopics' javadoc): members 1 and 2 on the
-    first topic, 2 and 3 on the second, 9 / 10 / 11 partitions: each topic's subscribers differ by at
+    first topic, 2 and 3 on the second, 9 / 10 / 11 partitions: each topic's subscribers differ by
+    at
     most one, so nothing moves, though 10 / 10 / 10 exists (a sticky gap at level 1)."""
-    doc = group({"a": 14, "b": 16}, [("m1", ["a"], {"a": list(range(9))}),
-                                    ("m2", ["a", "b"], {"a": list(range(9, 14)), "b": list(range(5))}),
-                                    ("m3", ["b"], {"b": list(range(5, 16))})], ids=False)
+    doc = group(
+        {"a": 14, "b": 16},
+        [
+            ("m1", ["a"], {"a": list(range(9))}),
+            ("m2", ["a", "b"], {"a": list(range(9, 14)), "b": list(range(5))}),
+            ("m3", ["b"], {"b": list(range(5, 16))}),
+        ],
+        ids=False,
+    )
     problem = load_problem(doc)
     answer = uniform.assign(problem).answer
     assert member_counts(problem, answer).tolist() == [9, 10, 11]
@@ -71,7 +87,9 @@ def test_homogeneous_groups_are_balanced_and_keep_what_they_can(problem):
     assert (answer >= 0).sum() == problem.assignable.sum()
     previous = previous_owners(problem)
     held = previous >= 0
-    kept = np.bincount(previous[held][answer[held] == previous[held]], minlength=problem.num_members)
+    kept = np.bincount(
+        previous[held][answer[held] == previous[held]], minlength=problem.num_members
+    )
     owned = np.bincount(previous[held], minlength=problem.num_members)
     assert (kept == np.minimum(owned, counts)).all()
 

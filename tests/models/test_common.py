@@ -1,4 +1,4 @@
-"""Tests of the ranked-objective solving written once per backend (models/*/_common.py).
+"""Tests of the ranked-objective solving written once per backend (models/cpsat/ranked.py, models/mip/ranked.py).
 
 One behaviour suite, run against CP-SAT and against PuLP with HiGHS and with CBC.
 """
@@ -11,8 +11,8 @@ import pulp
 import pytest
 from ortools.sat.python import cp_model
 
-from models.cpsat._common import solve_ranked as cpsat_ranked
-from models.mip._common import solve_ranked as mip_ranked
+from models.cpsat.ranked import solve_ranked as cpsat_ranked
+from models.mip.ranked import solve_ranked as mip_ranked
 
 
 class CpSat:
@@ -44,7 +44,9 @@ class Mip:
         self.model += constraint
 
     def solve(self, objectives, time_limit):
-        return mip_ranked(self.model, objectives, time_limit=time_limit, backend=self.backend, seed=0)
+        return mip_ranked(
+            self.model, objectives, time_limit=time_limit, backend=self.backend, seed=0
+        )
 
 
 BACKENDS = [CpSat, lambda: Mip("highs"), lambda: Mip("cbc")]

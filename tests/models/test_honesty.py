@@ -17,25 +17,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import models.cpsat._common as cpsat_common
 import models.cpsat.lag_aware as cpsat_lag
+import models.cpsat.ranked as cpsat_common
 import models.cpsat.sticky_replica as cpsat_replica
-import models.mip._common as mip_common
 import models.mip.lag_aware as mip_lag
+import models.mip.ranked as mip_common
 import models.mip.sticky_replica as mip_replica
 from heuristics import lag_aware as lag_heuristic
-from support.lag_strategies import lag_groups
-from models.mip._mps import write_mps
+from models.mip.mps import write_mps
 from problems import load_problem
+from support.lag_strategies import lag_groups
 
 #: Seconds of slack for the Python around a solve (answer scoring) on a loaded 2-core CI machine.
 SLACK = 1.5
 
 
 def one_topic(lags: list[int], members: int):
-    return load_problem({"topics": {"t0": len(lags)},
-                         "members": [{"id": f"c{i}", "topics": ["t0"]} for i in range(members)],
-                         "lags": {"t0": lags}})
+    return load_problem(
+        {
+            "topics": {"t0": len(lags)},
+            "members": [{"id": f"c{i}", "topics": ["t0"]} for i in range(members)],
+            "lags": {"t0": lags},
+        }
+    )
 
 
 def random_lags(seed: int, count: int, low: int, high: int) -> list[int]:
@@ -59,10 +63,10 @@ def test_model_file_keeps_every_digit(tmp_path):
     assert "12345678901234" in text and "362320641679107" in text
 
 
-
 def test_model_file_writing_gives_up_at_the_deadline(tmp_path):
     """Tests that writing a level's model file stops once the deadline has passed and leaves no file (the
-    writing was unchecked: a 2,000 x 40 lag-aware model takes 1.5-3 s to write, and the MIP with a 2 s limit
+    writing was unchecked: a 2,000 x 40 lag-aware model takes 1.5-3 s to write, and the MIP with a 2
+    s limit
     returned after 5.1 s in a clean-clone CI run)."""
     model = pulp.LpProblem("chain", pulp.LpMinimize)
     x = [pulp.LpVariable(f"x{i}", 0, 1, cat="Binary") for i in range(200)]
@@ -71,8 +75,16 @@ def test_model_file_writing_gives_up_at_the_deadline(tmp_path):
     path = tmp_path / "m.mps"
     assert write_mps(model, 1 * x[0], str(path), deadline=time.perf_counter() - 1) is None
     assert not path.exists()
-    columns, constant, magnitude = write_mps(model, 1 * x[0], str(path), deadline=time.perf_counter() + 60)
-    assert len(columns) == 200 and constant == 0 and magnitude == 1 and path.read_text().count(" L  r") == 199
+    columns, constant, magnitude = write_mps(
+        model, 1 * x[0], str(path), deadline=time.perf_counter() + 60
+    )
+    assert (
+        len(columns) == 200
+        and constant == 0
+        and magnitude == 1
+        and path.read_text().count(" L  r") == 199
+    )
+
 
 @pytest.mark.parametrize("seed", [1, 4])
 def test_mip_never_claims_a_beaten_optimum_with_huge_lags(seed):
@@ -82,7 +94,9 @@ def test_mip_never_claims_a_beaten_optimum_with_huge_lags(seed):
     by_mip = mip_lag.solve(problem, time_limit=3, variant="sticky")
     by_cpsat = cpsat_lag.solve(problem, time_limit=6, variant="sticky")
     assert by_mip.status in ("optimal", "feasible") and by_mip.valid
-    assert by_mip.objective[0] <= lag_heuristic.assign(problem).objective[0]  # the hint is never lost
+    assert (
+        by_mip.objective[0] <= lag_heuristic.assign(problem).objective[0]
+    )  # the hint is never lost
     assert by_mip.bound is None or by_mip.bound[0] <= by_mip.objective[0]
     if by_mip.status == "optimal":
         assert by_mip.objective[0] <= by_cpsat.objective[0]
@@ -128,7 +142,8 @@ def test_cpsat_returns_its_hint_when_time_runs_out_first():
 
 def test_mip_with_one_hot_partition_among_40_is_not_called_optimal():
     """Tests the issue's 40-partition, 5-member group, lags 1..1000 plus one of 1e6, `--time-limit 2`: the MIP
-    said `optimal [1000914, 1001925701923]` and CP-SAT found a better level 2; now a valid answer whose bound
+    said `optimal [1000914, 1001925701923]` and CP-SAT found a better level 2; now a valid answer
+    whose bound
     is below every answer CP-SAT finds, and `optimal` only when CP-SAT cannot beat it."""
     lags = random_lags(6, 40, 1, 1001)
     lags[17] = 10**6
@@ -136,7 +151,9 @@ def test_mip_with_one_hot_partition_among_40_is_not_called_optimal():
     by_mip = mip_lag.solve(problem, time_limit=2)
     by_cpsat = cpsat_lag.solve(problem, time_limit=3)
     assert by_mip.valid and by_cpsat.valid and by_mip.status in ("optimal", "feasible")
-    assert tuple(by_mip.bound) <= tuple(by_mip.objective) and tuple(by_mip.bound) <= tuple(by_cpsat.objective)
+    assert tuple(by_mip.bound) <= tuple(by_mip.objective) and tuple(by_mip.bound) <= tuple(
+        by_cpsat.objective
+    )
     if by_mip.status == "optimal":
         assert tuple(by_mip.objective) <= tuple(by_cpsat.objective)
     if by_cpsat.status == "optimal":
@@ -146,7 +163,12 @@ def test_mip_with_one_hot_partition_among_40_is_not_called_optimal():
 THREE_TOPICS = {  # issue 11, finding 1: `--solver mip` ended in a TypeError traceback on it, every time
     "topics": {"t0": 4, "t1": 6, "t2": 5},
     "members": [
-        {"id": "c0", "topics": ["t0", "t1", "t2"], "owned": {"t0": [0, 1], "t1": [0]}, "generation": 3},
+        {
+            "id": "c0",
+            "topics": ["t0", "t1", "t2"],
+            "owned": {"t0": [0, 1], "t1": [0]},
+            "generation": 3,
+        },
         {"id": "c1", "topics": ["t0", "t1", "t2"], "owned": {"t1": [1, 2, 3]}, "generation": 3},
         {"id": "c2", "topics": ["t0", "t1", "t2"], "owned": {"t2": [0, 1, 2, 3]}, "generation": 3},
         {"id": "c3", "topics": ["t0", "t1", "t2"]},
@@ -155,7 +177,9 @@ THREE_TOPICS = {  # issue 11, finding 1: `--solver mip` ended in a TypeError tra
 }
 
 
-@pytest.mark.parametrize("strategy, variant", [("sticky", None), ("lag-aware", None), ("lag-aware", "sticky")])
+@pytest.mark.parametrize(
+    "strategy, variant", [("sticky", None), ("lag-aware", None), ("lag-aware", "sticky")]
+)
 def test_mip_on_a_three_topic_five_member_group_without_lags(strategy, variant):
     """Tests the issue's 3-topic, 5-member sticky group with no lags: the MIP proves the optimum CP-SAT proves."""
     from models import registry
@@ -165,23 +189,33 @@ def test_mip_on_a_three_topic_five_member_group_without_lags(strategy, variant):
     by_mip = registry.solve(problem, strategy, "mip", **options)
     by_cpsat = registry.solve(problem, strategy, "cpsat", **options)
     assert by_mip.status == by_cpsat.status == "optimal" and by_mip.valid
-    assert by_mip.objective == by_cpsat.objective and list(by_mip.bound) == by_mip.objective[: len(by_mip.bound)]
+    assert (
+        by_mip.objective == by_cpsat.objective
+        and list(by_mip.bound) == by_mip.objective[: len(by_mip.bound)]
+    )
     assert by_mip.info.get("moves") == by_cpsat.info.get("moves")
 
 
 def test_main_jobs_few_topics_scenario_has_no_disagreement():
     """Tests finding 6's scenario of the main job, `lag-aware/fresh/few-topics-uniform/p24-m4-t2/s1`: the MIP
-    and CP-SAT both said `optimal` with level 2 of 376,219,631,739 and 375,093,221,571; now no two `optimal`
+    and CP-SAT both said `optimal` with level 2 of 376,219,631,739 and 375,093,221,571; now no two
+    `optimal`
     answers differ, no answer beats an `optimal` one and every bound is below every answer."""
     from experiments.scenarios import Scenario, build_problem
 
-    scenario = Scenario("group", "lag-aware", "fresh", 24, 4, 2, 1, pattern="few-topics", lags="uniform")
+    scenario = Scenario(
+        "group", "lag-aware", "fresh", 24, 4, 2, 1, pattern="few-topics", lags="uniform"
+    )
     problem = load_problem(build_problem(scenario))
     found = [cpsat_lag.solve(problem, time_limit=6), mip_lag.solve(problem, time_limit=3)]
     answers = [tuple(r.objective) for r in found]
     assert all(r.valid for r in found)
     for result in found:
-        assert all(tuple(result.bound) <= answer for answer in answers), (result.status, result.bound, answers)
+        assert all(tuple(result.bound) <= answer for answer in answers), (
+            result.status,
+            result.bound,
+            answers,
+        )
         if result.status == "optimal":
             assert all(tuple(result.objective) <= answer for answer in answers), answers
 
@@ -189,25 +223,45 @@ def test_main_jobs_few_topics_scenario_has_no_disagreement():
 # -------------------------------------------------------- finding 2: deadlines
 def placement(partitions: int, brokers: int, seed: int):
     rng = random.Random(seed)
-    doc = {"brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(brokers)],
-           "partitions": [{"topic": f"t{p % 4}", "partition": p // 4, "replicas": rng.sample(range(brokers), 3)}
-                          for p in range(partitions)]}
+    doc = {
+        "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(brokers)],
+        "partitions": [
+            {"topic": f"t{p % 4}", "partition": p // 4, "replicas": rng.sample(range(brokers), 3)}
+            for p in range(partitions)
+        ],
+    }
     return load_problem(doc)
 
 
-#: name -> (time limit, the call: building the problem, the model and every solve).  Instances none of
-#: them proves within the limit; the issue's sizes where it measured overruns (lag-aware 2,000 x 40 was
-#: still building after 120 s; CP-SAT's building took 3.1 s and 4.3 s of a 2 s limit; the MIP on
-#: 600 partitions took 7.2 s).
+#: name -> (time limit, the call: building the problem, the model and every solve).  Instances none
+#: of them proves within the limit; the issue's sizes where it measured overruns (lag-aware 2,000 x
+#: 40 was still building after 120 s; CP-SAT's building took 3.1 s and 4.3 s of a 2 s limit; the MIP
+#: on 600 partitions took 7.2 s).
 LIMITED = {
-    "lag-aware cpsat 80x6": (1, lambda: cpsat_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1)),
-    "lag-aware mip 80x6": (1, lambda: mip_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1)),
-    "lag-aware cpsat 2000x40 sticky": (2, lambda: cpsat_lag.solve(one_topic(random_lags(0, 2000, 1, 1000), 40),
-                                                                  time_limit=2, variant="sticky")),
-    "lag-aware mip 2000x40 sticky": (2, lambda: mip_lag.solve(one_topic(random_lags(0, 2000, 1, 1000), 40),
-                                                              time_limit=2, variant="sticky")),
-    "lag-aware cpsat 300x40": (3, lambda: cpsat_lag.solve(one_topic(random_lags(0, 300, 1, 1000), 40),
-                                                          time_limit=3)),
+    "lag-aware cpsat 80x6": (
+        1,
+        lambda: cpsat_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1),
+    ),
+    "lag-aware mip 80x6": (
+        1,
+        lambda: mip_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1),
+    ),
+    "lag-aware cpsat 2000x40 sticky": (
+        2,
+        lambda: cpsat_lag.solve(
+            one_topic(random_lags(0, 2000, 1, 1000), 40), time_limit=2, variant="sticky"
+        ),
+    ),
+    "lag-aware mip 2000x40 sticky": (
+        2,
+        lambda: mip_lag.solve(
+            one_topic(random_lags(0, 2000, 1, 1000), 40), time_limit=2, variant="sticky"
+        ),
+    ),
+    "lag-aware cpsat 300x40": (
+        3,
+        lambda: cpsat_lag.solve(one_topic(random_lags(0, 300, 1, 1000), 40), time_limit=3),
+    ),
     "replica cpsat 300": (1, lambda: cpsat_replica.solve(placement(300, 9, 0), time_limit=1)),
     "replica mip 300": (2, lambda: mip_replica.solve(placement(300, 9, 0), time_limit=2)),
     "replica cpsat 600": (2, lambda: cpsat_replica.solve(placement(600, 12, 1), time_limit=2)),
@@ -220,7 +274,8 @@ LIMITED = {
 @pytest.mark.parametrize("case", LIMITED)
 def test_exact_solvers_stop_within_the_limit_plus_grace(case):
     """Tests that the limit covers model building, files and every level: limit + the documented grace
-    (CP-SAT: its hint completion, HINT_SECONDS; the MIP: GRACE_SECONDS before its process is killed),
+    (CP-SAT: its hint completion, HINT_SECONDS; the MIP: GRACE_SECONDS before its process is
+    killed),
     measured from the call, on instances the solver cannot prove in time."""
     limit, call = LIMITED[case]
     started = time.perf_counter()
@@ -241,12 +296,16 @@ def test_a_solver_process_past_the_limit_is_killed_after_the_grace():
     started = time.perf_counter()
     finished = mip_common._run(["sleep", "30"], started + 0.2, None)
     elapsed = time.perf_counter() - started
-    assert not finished and 0.2 + mip_common.GRACE_SECONDS <= elapsed <= 0.2 + mip_common.GRACE_SECONDS + SLACK
+    assert (
+        not finished
+        and 0.2 + mip_common.GRACE_SECONDS <= elapsed <= 0.2 + mip_common.GRACE_SECONDS + SLACK
+    )
 
 
 def test_cpsat_does_not_start_a_model_it_cannot_load_in_the_time_left():
     """Tests that CP-SAT, which loads a large model before it looks at its limit (measured: 2.3-4.2 s for
-    325,000 variables and constraints with a 0.01 s limit), is not started when the time left is below
+    325,000 variables and constraints with a 0.01 s limit), is not started when the time left is
+    below
     its estimated loading time: `unknown` at once, or the previous level's answer as `feasible`."""
     from ortools.sat.python import cp_model
 
@@ -290,8 +349,12 @@ def _check_family(problem, strategy: str) -> None:
     from models import registry
 
     solvers = registry.STRATEGIES[strategy].solvers
-    found = {s: registry.solve(problem, strategy, s, **({} if s in ("heuristic", "flow") else {"time_limit": 5}))
-             for s in solvers}
+    found = {
+        s: registry.solve(
+            problem, strategy, s, **({} if s in ("heuristic", "flow") else {"time_limit": 5})
+        )
+        for s in solvers
+    }
     answers = {s: tuple(r.objective) for s, r in found.items() if r.answer is not None and r.valid}
     optimal = {s: answers[s] for s, r in found.items() if r.status == "optimal"}
     assert len(set(optimal.values())) <= 1, (strategy, optimal)
@@ -301,15 +364,20 @@ def _check_family(problem, strategy: str) -> None:
         if r.answer is not None:
             assert r.valid, (strategy, s)
             if r.bound:
-                assert tuple(r.bound) <= tuple(r.objective[: len(r.bound)]), (strategy, s, r.bound, r.objective)
+                assert tuple(r.bound) <= tuple(r.objective[: len(r.bound)]), (
+                    strategy,
+                    s,
+                    r.bound,
+                    r.objective,
+                )
 
 
 @settings(max_examples=10)
 @given(st.data())
 def test_sticky_and_stream_join_backends_agree_on_optimal(data):
     """Tests the cross-backend property on sticky groups and stream joins (CP-SAT, MIP, flow, heuristic)."""
-    from support.stream_join_strategies import joins
     from support.sticky_strategies import equal_groups
+    from support.stream_join_strategies import joins
 
     _check_family(data.draw(equal_groups(max_members=4, max_partitions=5)), "sticky")
     _check_family(data.draw(joins(max_members=4, max_numbers=8)), "stream-join")
@@ -321,5 +389,16 @@ def test_replica_backends_agree_on_optimal(data):
     """Tests the cross-backend property on small replica placements (CP-SAT, MIP, flow, heuristic)."""
     from support.cluster_strategies import clusters
 
-    _check_family(data.draw(clusters(max_brokers=5, max_racks=2, max_topics=2, max_partitions=3, max_factor=3,
-                                     max_removed=1)), "sticky-replica")
+    _check_family(
+        data.draw(
+            clusters(
+                max_brokers=5,
+                max_racks=2,
+                max_topics=2,
+                max_partitions=3,
+                max_factor=3,
+                max_removed=1,
+            )
+        ),
+        "sticky-replica",
+    )

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
-import models.mip._common as mip_common
 import models.mip.lag_aware as mip
+import models.mip.ranked as mip_common
+from problems import evaluate, load_problem
 from support.exhaustive import lag_aware_optimum
 from support.lag_strategies import lag_groups
-from problems import evaluate, load_problem
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
@@ -62,9 +62,14 @@ def test_empty_group_and_topics_without_subscribers(backend):
 @pytest.mark.parametrize("backend", EXACT)
 def test_sticky_variant_on_kip169_example_keeps_level_one_then_moves(backend):
     """Tests that with c_0 owning everything the sticky variant keeps level 1 = 110,000 and moves one partition."""
-    doc = {"topics": {"t0": 3}, "members": [{"id": "c_0", "topics": ["t0"], "owned": {"t0": [0, 1, 2]}},
-                                            {"id": "c_1", "topics": ["t0"]}],
-           "lags": {"t0": [100_000, 60_000, 50_000]}}
+    doc = {
+        "topics": {"t0": 3},
+        "members": [
+            {"id": "c_0", "topics": ["t0"], "owned": {"t0": [0, 1, 2]}},
+            {"id": "c_1", "topics": ["t0"]},
+        ],
+        "lags": {"t0": [100_000, 60_000, 50_000]},
+    }
     result = BACKENDS[backend](load_problem(doc), variant="sticky")
     assert result.status == "optimal"
     assert result.assignment == {"c_0": {"t0": [1, 2]}, "c_1": {"t0": [0]}}
@@ -73,7 +78,7 @@ def test_sticky_variant_on_kip169_example_keeps_level_one_then_moves(backend):
 
 
 #: Lags whose level-2 coefficients (2 lag_p lag_q) stay within the MIP's trusted magnitude
-#: (models.mip._common.TRUSTED_MAGNITUDE = 2**28); beyond, its answers are `feasible` (issue 11).
+#: (models.mip.ranked.TRUSTED_MAGNITUDE = 2**28); beyond, its answers are `feasible` (issue 11).
 TRUSTED = dict(SMALL, shapes=("uniform", "ties", "equal", "zero"))
 
 
@@ -122,10 +127,14 @@ def test_cpsat_equals_mip_and_never_loses_to_the_heuristic(problem):
     by_cpsat, by_mip = cpsat.solve(problem, time_limit=20), mip.solve(problem, time_limit=20)
     assert by_cpsat.valid and by_mip.valid and greedy.valid
     assert by_cpsat.status == "optimal"
-    # The MIP proves it too unless level 2's coefficients (2 lag_p lag_q / gcd**2) pass its trusted magnitude.
+    # The MIP proves it too unless level 2's coefficients (2 lag_p lag_q / gcd**2) pass its trusted
+    # magnitude.
     lags = sorted(problem.lags[problem.assignable].tolist()) if problem.lags is not None else []
     scale = math.gcd(*lags) or 1
-    assert by_mip.status == "optimal" or 2 * lags[-1] * lags[-2] // scale**2 > mip_common.TRUSTED_MAGNITUDE
+    assert (
+        by_mip.status == "optimal"
+        or 2 * lags[-1] * lags[-2] // scale**2 > mip_common.TRUSTED_MAGNITUDE
+    )
     assert by_cpsat.objective <= by_mip.objective
     if by_mip.status == "optimal":
         assert by_cpsat.objective == by_mip.objective

@@ -8,13 +8,13 @@ from hypothesis import given, settings
 
 import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
-from models._lag_aware import HINTS
 import models.mip.lag_aware as mip
+from models.lag_aware_data import HINTS
+from models.lag_bounds import combine, lower_bound
+from models.lag_swaps import improve
+from problems import evaluate, load_problem
 from support.exhaustive import lag_aware_optimum
 from support.lag_strategies import lag_groups
-from models._lag_swaps import improve
-from models.lag_bounds import combine, lower_bound
-from problems import evaluate, load_problem
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 SMALL = dict(max_members=3, max_partitions=4, shapes=("uniform", "skewed", "ties", "equal", "zero"))
@@ -23,13 +23,21 @@ SMALL = dict(max_members=3, max_partitions=4, shapes=("uniform", "skewed", "ties
 def test_largest_lags_with_cardinalities_meet_the_kip_example():
     """Tests the pigeonhole bound on KIP-169's three lags: two members, so one gets two of the three largest:
     at least 60,000 + 50,000 = 110,000, the optimum; level 2 at least 2 x 105,000^2."""
-    assert lower_bound(load_problem(EXAMPLES / "kip-169-three-lags.json")) == (110_000, 2 * 105_000**2)
+    assert lower_bound(load_problem(EXAMPLES / "kip-169-three-lags.json")) == (
+        110_000,
+        2 * 105_000**2,
+    )
 
 
 def test_cardinality_adds_the_smallest_lags():
     """Tests that the holder of the largest lag also gets floor - 1 more partitions (at least the smallest)."""
-    problem = load_problem({"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}],
-                            "lags": {"t": [100, 1, 2, 3]}})
+    problem = load_problem(
+        {
+            "topics": {"t": 4},
+            "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}],
+            "lags": {"t": [100, 1, 2, 3]},
+        }
+    )
     assert lower_bound(problem)[0] == 101  # 100 with the smallest other lag; the optimum 100 + 1
 
 
@@ -63,14 +71,21 @@ def test_combine_keeps_the_larger_bound_per_level():
 def test_beyond_the_model_size_the_solvers_certify_the_best_heuristic():
     """Tests that past MODEL_PAIRS no model is built: the best heuristic answer, feasible, with the bounds."""
     lags = [(7919 * i) % 10_007 for i in range(30_000)]
-    problem = load_problem({"topics": {"t": 30_000}, "members": [{"id": f"c{m:02d}", "topics": ["t"]} for m in range(10)],
-                            "lags": {"t": lags}})
+    problem = load_problem(
+        {
+            "topics": {"t": 30_000},
+            "members": [{"id": f"c{m:02d}", "topics": ["t"]} for m in range(10)],
+            "lags": {"t": lags},
+        }
+    )
     for solve in (cpsat.solve, mip.solve):
         result = solve(problem, time_limit=5)
         assert result.status in ("feasible", "optimal") and result.valid
         assert result.info["method"] == "bounds"
         assert result.bound == lower_bound(problem)
-        assert result.objective <= min(heuristic.assign(problem, variant=v).objective for v in HINTS)
+        assert result.objective <= min(
+            heuristic.assign(problem, variant=v).objective for v in HINTS
+        )
         assert result.bound[0] <= result.objective[0]
 
 
@@ -91,17 +106,30 @@ def test_swaps_keep_answers_valid_and_never_worse(problem):
         start = heuristic.assign(problem, variant=variant)
         verdict = evaluate(problem, improve(problem, start.answer), "lag-aware")
         assert verdict.valid
-        assert list(verdict.objective) <= start.objective and verdict.objective[1] <= start.objective[1]
+        assert (
+            list(verdict.objective) <= start.objective
+            and verdict.objective[1] <= start.objective[1]
+        )
 
 
 def test_kip169_cannot_be_certified_within_1_percent_with_a_hot_partition_per_topic():
     """Tests the counterexample to issue 13's KIP-169 target: each topic's largest lag goes to the same member
-    (per-topic totals restart, ties to the lowest id), so its gap to an answer we find is 98% of the bound;
+    (per-topic totals restart, ties to the lowest id), so its gap to an answer we find is 98% of the
+    bound;
     no bound can certify it within 1% (the Zipf benchmark shows the same at 100,000 x 1,000)."""
-    problem = load_problem({"topics": {"a": 2, "b": 2}, "members": [{"id": "c0", "topics": ["a", "b"]},
-                                                                     {"id": "c1", "topics": ["a", "b"]}],
-                            "lags": {"a": [100, 1], "b": [100, 1]}})
+    problem = load_problem(
+        {
+            "topics": {"a": 2, "b": 2},
+            "members": [{"id": "c0", "topics": ["a", "b"]}, {"id": "c1", "topics": ["a", "b"]}],
+            "lags": {"a": [100, 1], "b": [100, 1]},
+        }
+    )
     kip = heuristic.assign(problem).objective[0]
     best = cpsat.solve(problem, time_limit=20)
-    assert (kip, best.status, best.objective[0], lower_bound(problem)[0]) == (200, "optimal", 101, 101)
+    assert (kip, best.status, best.objective[0], lower_bound(problem)[0]) == (
+        200,
+        "optimal",
+        101,
+        101,
+    )
     assert (kip - best.objective[0]) / lower_bound(problem)[0] > 0.01

@@ -19,9 +19,9 @@ import models.cpsat.sticky as cpsat
 import models.flow.sticky as flow
 import models.mip.sticky as mip
 from experiments.cli import main
+from problems import load_problem
 from support import exhaustive
 from support.problem_strategies import groups
-from problems import load_problem
 from support.sticky_strategies import rebalances
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
@@ -39,27 +39,73 @@ EXACT = [name for name in BACKENDS if name != "heuristic"]
 
 # name: (problem, heuristic's objective, optimal objective)
 CASES = {
-    "kafka-12464-c2-joins": (load_problem(EXAMPLES / "kafka-12464-c2-joins.json"), (34, 3), (34, 3)),
-    "kafka-12464-one-member-leaves": (load_problem(EXAMPLES / "kafka-12464-one-member-leaves.json"), (17, 0), (17, 0)),
-    "kip54-three-consumers": (load_problem(EXAMPLES / "kip-54-three-consumers.json"), (22, 0), (22, 0)),
+    "kafka-12464-c2-joins": (
+        load_problem(EXAMPLES / "kafka-12464-c2-joins.json"),
+        (34, 3),
+        (34, 3),
+    ),
+    "kafka-12464-one-member-leaves": (
+        load_problem(EXAMPLES / "kafka-12464-one-member-leaves.json"),
+        (17, 0),
+        (17, 0),
+    ),
+    "kip54-three-consumers": (
+        load_problem(EXAMPLES / "kip-54-three-consumers.json"),
+        (22, 0),
+        (22, 0),
+    ),
     # KIP-54's unequal subscriptions: counts 1, 2, 3 cannot be evened (C2 alone takes t2).
-    "kip54-unequal": (load_problem({"topics": {"t0": 1, "t1": 2, "t2": 3}, "members": [
-        {"id": "C0", "topics": ["t0"]}, {"id": "C1", "topics": ["t0", "t1"]},
-        {"id": "C2", "topics": ["t0", "t1", "t2"]}]}), (14, 0), (14, 0)),
+    "kip54-unequal": (
+        load_problem(
+            {
+                "topics": {"t0": 1, "t1": 2, "t2": 3},
+                "members": [
+                    {"id": "C0", "topics": ["t0"]},
+                    {"id": "C1", "topics": ["t0", "t1"]},
+                    {"id": "C2", "topics": ["t0", "t1", "t2"]},
+                ],
+            }
+        ),
+        (14, 0),
+        (14, 0),
+    ),
     # KIP-54's condition is local: C (t only) 3, A (t, u) 2, B (u only) 1 allow no single move,
     # but the chain C -> A -> B (two moves) evens them out.  The heuristic keeps everything.
-    "kip54-local-not-global": (load_problem({"topics": {"t": 3, "u": 3}, "members": [
-        {"id": "A", "topics": ["t", "u"], "owned": {"u": [1, 2]}, "generation": 1},
-        {"id": "B", "topics": ["u"], "owned": {"u": [0]}, "generation": 1},
-        {"id": "C", "topics": ["t"], "owned": {"t": [0, 1, 2]}, "generation": 1}]}), (14, 0), (12, 2)),
+    "kip54-local-not-global": (
+        load_problem(
+            {
+                "topics": {"t": 3, "u": 3},
+                "members": [
+                    {"id": "A", "topics": ["t", "u"], "owned": {"u": [1, 2]}, "generation": 1},
+                    {"id": "B", "topics": ["u"], "owned": {"u": [0]}, "generation": 1},
+                    {"id": "C", "topics": ["t"], "owned": {"t": [0, 1, 2]}, "generation": 1},
+                ],
+            }
+        ),
+        (14, 0),
+        (12, 2),
+    ),
     # KIP-341: A (5) beats stale B (3) on t0, A and C tie on t2: nobody keeps t2.
-    "stale-and-tied-claims": (load_problem({"topics": {"t": 3}, "members": [
-        {"id": "A", "topics": ["t"], "owned": {"t": [0, 2]}, "generation": 5},
-        {"id": "B", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 3},
-        {"id": "C", "topics": ["t"], "owned": {"t": [2]}, "generation": 5}]}), (3, 0), (3, 0)),
+    "stale-and-tied-claims": (
+        load_problem(
+            {
+                "topics": {"t": 3},
+                "members": [
+                    {"id": "A", "topics": ["t"], "owned": {"t": [0, 2]}, "generation": 5},
+                    {"id": "B", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 3},
+                    {"id": "C", "topics": ["t"], "owned": {"t": [2]}, "generation": 5},
+                ],
+            }
+        ),
+        (3, 0),
+        (3, 0),
+    ),
     "no-members": (load_problem({"topics": {"t": 3}, "members": []}), (0, 0), (0, 0)),
-    "nobody-subscribes": (load_problem({"topics": {"t": 2}, "members": [{"id": "a", "topics": ["gone"]}]}),
-                          (0, 0), (0, 0)),
+    "nobody-subscribes": (
+        load_problem({"topics": {"t": 2}, "members": [{"id": "a", "topics": ["gone"]}]}),
+        (0, 0),
+        (0, 0),
+    ),
 }
 
 
@@ -89,8 +135,19 @@ def test_c2_joins_keeps_seven_of_ten(backend):
 @pytest.mark.parametrize("solver", ["heuristic", "cpsat", "mip", "flow"])
 def test_command_line(solver, capsys):
     """Tests `rebalance-lab assign --strategy sticky --solver S` on the one-member-leaves example."""
-    assert main(["assign", "--strategy", "sticky", "--solver", solver,
-                 str(EXAMPLES / "kafka-12464-one-member-leaves.json")]) == 0
+    assert (
+        main(
+            [
+                "assign",
+                "--strategy",
+                "sticky",
+                "--solver",
+                solver,
+                str(EXAMPLES / "kafka-12464-one-member-leaves.json"),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     assert printed["objective"] == [17, 0]
     assert printed["status"] == ("heuristic" if solver == "heuristic" else "optimal")
@@ -98,8 +155,19 @@ def test_command_line(solver, capsys):
 
 def test_command_line_variant(capsys):
     """Tests `--variant kafka-9987` on the seed's example: C2 ends with t1p3, t1p4, t1p9."""
-    assert main(["assign", "--strategy", "sticky", "--variant", "kafka-9987",
-                 str(EXAMPLES / "kafka-12464-c2-joins.json")]) == 0
+    assert (
+        main(
+            [
+                "assign",
+                "--strategy",
+                "sticky",
+                "--variant",
+                "kafka-9987",
+                str(EXAMPLES / "kafka-12464-c2-joins.json"),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     assert printed["assignment"]["C2"] == {"t1": [3, 4, 9]}
     assert printed["algorithm"] == "kafka-9987"
@@ -120,7 +188,9 @@ def test_churned_groups_valid(backend, problem):
 def test_exact_backends_agree_and_bound_the_heuristic(problem):
     """Tests cpsat = mip (HiGHS, CBC) = flow on both levels, equal to their bound, and flow <= heuristic."""
     results = {name: BACKENDS[name](problem) for name in EXACT}
-    assert all(r.status == "optimal" for r in results.values()), {n: r.status for n, r in results.items()}
+    assert all(r.status == "optimal" for r in results.values()), {
+        n: r.status for n, r in results.items()
+    }
     objectives = {tuple(r.objective) for r in results.values()}
     assert len(objectives) == 1, {name: r.objective for name, r in results.items()}
     optimum = objectives.pop()

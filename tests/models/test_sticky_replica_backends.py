@@ -15,13 +15,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from support.cluster_strategies import clusters
-from heuristics import kafka_default, sticky_replica as heuristic
+from heuristics import kafka_default
+from heuristics import sticky_replica as heuristic
 from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow
 from models.mip import sticky_replica as mip
-from models.mip._common import GRACE_SECONDS
+from models.mip.ranked import GRACE_SECONDS
 from problems import load_problem
+from support.cluster_strategies import clusters
 
 TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
 
@@ -74,17 +75,27 @@ def test_frontier_shows_the_swap_at_k_2_not_at_k_1(backend):
 
 def _random_cluster(partitions: int, brokers: int, seed: int = 0):
     rng = random.Random(seed)
-    return load_problem({
-        "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(brokers)],
-        "partitions": [{"topic": f"t{p % 4}", "partition": p // 4, "replicas": rng.sample(range(brokers), 3)}
-                       for p in range(partitions)]})
+    return load_problem(
+        {
+            "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(brokers)],
+            "partitions": [
+                {
+                    "topic": f"t{p % 4}",
+                    "partition": p // 4,
+                    "replicas": rng.sample(range(brokers), 3),
+                }
+                for p in range(partitions)
+            ],
+        }
+    )
 
 
 @backends
 def test_frontier_shares_one_deadline_and_stays_honest(backend):
     """Tests that time_limit bounds the whole frontier (was: each point): 31 points of a 12-partition
-    cluster with 0.5 s end near 0.5 s (measured: a few points optimal or feasible, the rest not solved);
-    a point past the deadline is not solved (no answer, unknown), and every later one too; a point said
+    cluster with 0.5 s end near 0.5 s (measured: a few points optimal or feasible, the rest not
+    solved); a point past the deadline is not solved (no answer, unknown), and every later one too;
+    a point said
     optimal is beaten by no answer found at any budget up to its own, nor by the heuristic's."""
     problem = _random_cluster(12, 6)
     started = time.perf_counter()
@@ -104,14 +115,18 @@ def test_frontier_shares_one_deadline_and_stays_honest(backend):
         if point.bound is not None:
             assert tuple(point.bound) <= tuple(point.objective)
         if point.status == "optimal":
-            assert all(other[:3] + [other[3]] >= point.objective for other, _ in found if other[3] <= k)
+            assert all(
+                other[:3] + [other[3]] >= point.objective for other, _ in found if other[3] <= k
+            )
 
 
 def test_frontier_with_no_time_left_solves_nothing():
     """Tests a frontier given no time: every point not solved, none with an answer."""
     for module in (cpsat, mip, flow):
         points = module.frontier(load_problem(TWO_MOVE), 2, time_limit=0)
-        assert [(p.status, p.answer, p.info["max_moves"]) for p in points] == [("unknown", None, k) for k in range(3)]
+        assert [(p.status, p.answer, p.info["max_moves"]) for p in points] == [
+            ("unknown", None, k) for k in range(3)
+        ]
         assert all(p.info["not_solved"] for p in points)
 
 
@@ -131,8 +146,15 @@ def test_fewest_moves_to_match_a_placement(backend):
 @backends
 def test_reordering_replicas_costs_no_move(backend):
     """Tests that leadership changes without data movement are free: two partitions led by broker 1."""
-    problem = load_problem({"brokers": [{"id": 1}, {"id": 2}], "partitions": [
-        {"topic": "a", "partition": 0, "replicas": [1, 2]}, {"topic": "b", "partition": 0, "replicas": [1, 2]}]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": 1}, {"id": 2}],
+            "partitions": [
+                {"topic": "a", "partition": 0, "replicas": [1, 2]},
+                {"topic": "b", "partition": 0, "replicas": [1, 2]},
+            ],
+        }
+    )
     result = backend.solve(problem, time_limit=20)
     assert result.status == "optimal"
     assert result.objective == [8, 8, 2, 0]  # the heuristic cannot do this: no move helps
@@ -142,9 +164,15 @@ def test_reordering_replicas_costs_no_move(backend):
 @backends
 def test_removed_brokers_force_moves_and_a_smaller_limit_is_infeasible(backend):
     """Tests that replicas on removed brokers must move: below that many moves there is no placement."""
-    problem = load_problem({"brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "b"}],
-                            "partitions": [{"topic": "t", "partition": 0, "replicas": [9, 1]},
-                                           {"topic": "t", "partition": 1, "replicas": [8, 9]}]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "b"}],
+            "partitions": [
+                {"topic": "t", "partition": 0, "replicas": [9, 1]},
+                {"topic": "t", "partition": 1, "replicas": [8, 9]},
+            ],
+        }
+    )
     assert backend.solve(problem, time_limit=20, max_moves=2).status == "infeasible"
     result = backend.solve(problem, time_limit=20, max_moves=3)
     assert result.status == "optimal" and moves(result) == 3 and result.objective[:2] == [6, 4]
@@ -153,8 +181,12 @@ def test_removed_brokers_force_moves_and_a_smaller_limit_is_infeasible(backend):
 @backends
 def test_max_moves_zero_keeps_every_replica_set(backend):
     """Tests that max_moves = 0 keeps every partition's broker set (only reordering)."""
-    problem = load_problem({"brokers": [{"id": b} for b in range(1, 5)], "partitions": [
-        {"topic": "t", "partition": i, "replicas": [1, 2]} for i in range(3)]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": b} for b in range(1, 5)],
+            "partitions": [{"topic": "t", "partition": i, "replicas": [1, 2]} for i in range(3)],
+        }
+    )
     result = backend.solve(problem, time_limit=20, max_moves=0)
     assert result.status == "optimal"
     assert [sorted(result.answer[2 * i : 2 * i + 2].tolist()) for i in range(3)] == [[1, 2]] * 3
@@ -162,7 +194,11 @@ def test_max_moves_zero_keeps_every_replica_set(backend):
 
 
 @settings(max_examples=12)
-@given(clusters(max_brokers=5, max_racks=3, max_topics=3, max_partitions=3, max_factor=3, max_removed=2))
+@given(
+    clusters(
+        max_brokers=5, max_racks=3, max_topics=3, max_partitions=3, max_factor=3, max_removed=2
+    )
+)
 def test_exact_is_never_worse_than_the_heuristic_and_backends_agree(problem):
     """Tests exact <= heuristic lexicographically, and cpsat = mip (both backends) when all are optimal."""
     best = heuristic.assign(problem).objective
@@ -177,7 +213,11 @@ def test_exact_is_never_worse_than_the_heuristic_and_backends_agree(problem):
 
 
 @settings(max_examples=8)
-@given(clusters(max_brokers=5, max_racks=3, max_topics=3, max_partitions=3, max_factor=3, max_removed=1))
+@given(
+    clusters(
+        max_brokers=5, max_racks=3, max_topics=3, max_partitions=3, max_factor=3, max_removed=1
+    )
+)
 def test_frontier_is_monotone_and_ends_at_the_optimum(problem):
     """Tests the frontier: levels 1-3 never get worse with more moves, moves stay within k, and it meets solve."""
     forced = int(np.count_nonzero(problem.replica_positions < 0))

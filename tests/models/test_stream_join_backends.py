@@ -20,10 +20,9 @@ import models.cpsat.stream_join as cpsat
 import models.flow.stream_join as flow
 import models.mip.stream_join as mip
 from experiments.cli import main
-from problems import load_problem
-from problems import number_owners
-from support.problem_builders import member
+from problems import load_problem, number_owners
 from support import exhaustive
+from support.problem_builders import member
 from support.stream_join_strategies import joins
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
@@ -43,29 +42,97 @@ EXACT = [name for name in BACKENDS if name != "heuristic"]
 # name: (problem, heuristic's objective, optimal objective, next epoch)
 CASES = {
     "kip315-d-leaves": (load_problem(EXAMPLES / "kip-315-d-leaves.json"), (34, 0), (34, 0), 2),
-    "kip315-four-consumers": (load_problem(EXAMPLES / "kip-315-four-consumers.json"), (26, 0), (26, 0), 1),
+    "kip315-four-consumers": (
+        load_problem(EXAMPLES / "kip-315-four-consumers.json"),
+        (26, 0),
+        (26, 0),
+        1,
+    ),
     # A 6 numbers, B 1, C new: the steal turn passes over B once B has nothing left.
-    "exhausted-victim": (load_problem({"topics": {"t": 7}, "members": [
-        member("A", ["t"], {"t": [0, 1, 2, 3, 4, 5]}, 1), member("B", ["t"], {"t": [6]}, 1), member("C", ["t"])]}),
-        (9 + 4 + 4, 3), (9 + 4 + 4, 3), 2),
+    "exhausted-victim": (
+        load_problem(
+            {
+                "topics": {"t": 7},
+                "members": [
+                    member("A", ["t"], {"t": [0, 1, 2, 3, 4, 5]}, 1),
+                    member("B", ["t"], {"t": [6]}, 1),
+                    member("C", ["t"]),
+                ],
+            }
+        ),
+        (9 + 4 + 4, 3),
+        (9 + 4 + 4, 3),
+        2,
+    ),
     # Steals take turns over A, B, C: B loses 8 although only A has numbers to spare.
-    "turn-taking-steals-cost-a-move": (load_problem({"topics": {"t": 10}, "members": [
-        member("A", ["t"], {"t": [0, 1, 2, 3, 4, 5]}, 1), member("B", ["t"], {"t": [6, 7, 8]}, 1),
-        member("C", ["t"], {"t": [9]}, 1), member("D", ["t"])]}), (26, 4), (26, 3), 2),
+    "turn-taking-steals-cost-a-move": (
+        load_problem(
+            {
+                "topics": {"t": 10},
+                "members": [
+                    member("A", ["t"], {"t": [0, 1, 2, 3, 4, 5]}, 1),
+                    member("B", ["t"], {"t": [6, 7, 8]}, 1),
+                    member("C", ["t"], {"t": [9]}, 1),
+                    member("D", ["t"]),
+                ],
+            }
+        ),
+        (26, 4),
+        (26, 3),
+        2,
+    ),
     # Zombie Z (epoch 2) claims everything live A and B (epoch 5) own: Z has no credit.
-    "zombie": (load_problem({"topics": {"t": 4}, "members": [
-        member("A", ["t"], {"t": [0, 1]}, 5), member("B", ["t"], {"t": [2, 3]}, 5),
-        member("Z", ["t"], {"t": [0, 1, 2, 3]}, 2)]}),
-        (6, 1), (6, 1), 6),
+    "zombie": (
+        load_problem(
+            {
+                "topics": {"t": 4},
+                "members": [
+                    member("A", ["t"], {"t": [0, 1]}, 5),
+                    member("B", ["t"], {"t": [2, 3]}, 5),
+                    member("Z", ["t"], {"t": [0, 1, 2, 3]}, 2),
+                ],
+            }
+        ),
+        (6, 1),
+        (6, 1),
+        6,
+    ),
     # Topic b joins with 2 partitions (K = 2); X's claims on 2 and 3 are void.
-    "claims-beyond-k": (load_problem({"topics": {"a": 4, "b": 2}, "members": [
-        {"id": "X", "topics": ["a", "b"], "owned": {"a": [2, 3]}, "generation": 1},
-        {"id": "Y", "topics": ["a", "b"], "owned": {"a": [0, 1]}, "generation": 1}]}), (2, 1), (2, 1), 2),
+    "claims-beyond-k": (
+        load_problem(
+            {
+                "topics": {"a": 4, "b": 2},
+                "members": [
+                    {"id": "X", "topics": ["a", "b"], "owned": {"a": [2, 3]}, "generation": 1},
+                    {"id": "Y", "topics": ["a", "b"], "owned": {"a": [0, 1]}, "generation": 1},
+                ],
+            }
+        ),
+        (2, 1),
+        (2, 1),
+        2,
+    ),
     # "new" only A subscribes; "early" subscribes a topic not created yet and takes nothing.
-    "added-topic-and-early-member": (load_problem({"topics": {"imp": 4, "clk": 4, "new": 6}, "members": [
-        {"id": "A", "topics": ["imp", "clk", "new"], "owned": {"imp": [0, 1, 3]}, "generation": 2},
-        {"id": "B", "topics": ["imp", "clk"], "owned": {"imp": [2]}, "generation": 2},
-        {"id": "early", "topics": ["later"]}]}), (8, 1), (8, 1), 3),
+    "added-topic-and-early-member": (
+        load_problem(
+            {
+                "topics": {"imp": 4, "clk": 4, "new": 6},
+                "members": [
+                    {
+                        "id": "A",
+                        "topics": ["imp", "clk", "new"],
+                        "owned": {"imp": [0, 1, 3]},
+                        "generation": 2,
+                    },
+                    {"id": "B", "topics": ["imp", "clk"], "owned": {"imp": [2]}, "generation": 2},
+                    {"id": "early", "topics": ["later"]},
+                ],
+            }
+        ),
+        (8, 1),
+        (8, 1),
+        3,
+    ),
     "no-members": (load_problem({"topics": {"t": 3}, "members": []}), (0, 0), (0, 0), 1),
 }
 
@@ -96,8 +163,19 @@ def test_d_leaves_keeps_every_remaining_number(backend):
 @pytest.mark.parametrize("solver", ["heuristic", "cpsat", "mip", "flow"])
 def test_command_line_prints_the_epoch(solver, capsys):
     """Tests `rebalance-lab assign --strategy stream-join --solver S` on D leaving: the KIP's objective and epoch 2."""
-    assert main(["assign", "--strategy", "stream-join", "--solver", solver,
-                 str(EXAMPLES / "kip-315-d-leaves.json")]) == 0
+    assert (
+        main(
+            [
+                "assign",
+                "--strategy",
+                "stream-join",
+                "--solver",
+                solver,
+                str(EXAMPLES / "kip-315-d-leaves.json"),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     assert printed["objective"] == [34, 0] and printed["epoch"] == 2
     assert printed["status"] == ("heuristic" if solver == "heuristic" else "optimal")
@@ -112,7 +190,9 @@ def test_churned_joins_valid_and_balanced(backend, problem):
     result = BACKENDS[backend](problem)
     assert result.valid, result.evaluation.violations
     numbers = number_owners(problem, result.answer)
-    counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)[problem.subscribes.any(axis=1)]
+    counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)[
+        problem.subscribes.any(axis=1)
+    ]
     assert counts.size == 0 or counts.max() - counts.min() <= 1
     assert result.status == ("heuristic" if backend == "heuristic" else "optimal")
 
@@ -122,7 +202,9 @@ def test_churned_joins_valid_and_balanced(backend, problem):
 def test_exact_backends_agree_and_bound_the_heuristic(problem):
     """Tests cpsat = mip (HiGHS, CBC) = flow on both levels, equal to their bound, and exact <= heuristic."""
     results = {name: BACKENDS[name](problem) for name in EXACT}
-    assert all(r.status == "optimal" for r in results.values()), {n: r.status for n, r in results.items()}
+    assert all(r.status == "optimal" for r in results.values()), {
+        n: r.status for n, r in results.items()
+    }
     objectives = {tuple(r.objective) for r in results.values()}
     assert len(objectives) == 1, {name: r.objective for name, r in results.items()}
     optimum = objectives.pop()

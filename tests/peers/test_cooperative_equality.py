@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import heuristics.cooperative_sticky as cooperative
 from problems import load_problem, problem_to_json
@@ -34,7 +35,9 @@ def cooperative_documents(draw) -> dict:
             if rack is not None:
                 member["rack"] = rack
         replicas = st.lists(st.sampled_from(RACKS), max_size=3)
-        doc["partition_racks"] = {t: draw(st.lists(replicas, min_size=n, max_size=n)) for t, n in doc["topics"].items()}
+        doc["partition_racks"] = {
+            t: draw(st.lists(replicas, min_size=n, max_size=n)) for t, n in doc["topics"].items()
+        }
     return doc
 
 
@@ -50,7 +53,9 @@ def _round(kafka_java, doc: dict) -> tuple[str, np.ndarray | None]:
         return verdict, None
     if np.array_equal(ours, theirs):
         return "equal", ours
-    verdict = compare(kafka_java, doc)  # Kafka's sticky answer is invalid (a non-subscriber gets a partition)
+    verdict = compare(
+        kafka_java, doc
+    )  # Kafka's sticky answer is invalid (a non-subscriber gets a partition)
     assert verdict == "kafka-invalid", json.dumps(doc)
     return verdict, None
 
@@ -65,4 +70,3 @@ def test_rounds_equal_kafka(kafka_java, doc):
     problem = load_problem(doc)
     following = problem_to_json(cooperative.follow_up(problem, output))
     _round(kafka_java, following)
-

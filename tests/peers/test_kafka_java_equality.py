@@ -13,13 +13,14 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import heuristics.kafka_default as kafka_default
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
-from support.problem_strategies import group_documents
 from problems import assignment_json, evaluate, load_problem
+from support.problem_strategies import group_documents
 
 ASSIGNORS = {"range": range_assignor, "roundrobin": roundrobin_assignor}
 RANDOM_GROUPS = 300
@@ -45,15 +46,21 @@ def _same(ours: dict, kafka: dict) -> None:
 
 def test_range_example_equals_kafka(kafka_java):
     """Tests one hand-written group (a static member, a missing topic, an owned claim) against Kafka's RangeAssignor."""
-    problem = load_problem({
-        "topics": {"t0": 6, "t1": 3},
-        "members": [
-            {"id": "A", "topics": ["t0", "t1"]},
-            {"id": "B", "topics": ["t0"], "instance_id": "z"},
-            {"id": "C", "topics": ["t1", "t0", "gone"], "owned": {"t0": [1]}, "generation": 3},
-        ],
-    })
-    expected = {"A": {"t0": [2, 3], "t1": [0, 1]}, "B": {"t0": [0, 1]}, "C": {"t0": [4, 5], "t1": [2]}}
+    problem = load_problem(
+        {
+            "topics": {"t0": 6, "t1": 3},
+            "members": [
+                {"id": "A", "topics": ["t0", "t1"]},
+                {"id": "B", "topics": ["t0"], "instance_id": "z"},
+                {"id": "C", "topics": ["t1", "t0", "gone"], "owned": {"t0": [1]}, "generation": 3},
+            ],
+        }
+    )
+    expected = {
+        "A": {"t0": [2, 3], "t1": [0, 1]},
+        "B": {"t0": [0, 1]},
+        "C": {"t0": [4, 5], "t1": [2]},
+    }
     assert kafka_java.assignment(problem, "range") == expected
     assert range_assignor.assign(problem).assignment == expected
 
@@ -89,7 +96,11 @@ LARGE = [
 
 
 @pytest.mark.parametrize("strategy", sorted(ASSIGNORS))
-@pytest.mark.parametrize("shape", LARGE, ids=lambda s: f"seed{s[0]}-t{s[1]}-p{s[2]}-m{s[3]}-{'equal' if s[4] else 'mixed'}")
+@pytest.mark.parametrize(
+    "shape",
+    LARGE,
+    ids=lambda s: f"seed{s[0]}-t{s[1]}-p{s[2]}-m{s[3]}-{'equal' if s[4] else 'mixed'}",
+)
 def test_equals_kafka_on_large_groups(kafka_java, strategy, shape):
     """Tests equality with Kafka on a few large groups (up to 10,000 partitions, 300 members)."""
     problem = load_problem(_large_document(*shape))
@@ -106,11 +117,21 @@ def placement_cases(draw, racks: bool) -> tuple[dict, int]:
     n = draw(st.integers(1, 12))
     ids = draw(st.permutations(range(n))) if draw(st.booleans()) else list(range(n))
     rack_of = draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)) if racks else None
-    brokers = [{"id": b} if rack_of is None else {"id": b, "rack": f"r{rack_of[i]}"} for i, b in enumerate(ids)]
+    brokers = [
+        {"id": b} if rack_of is None else {"id": b, "rack": f"r{rack_of[i]}"}
+        for i, b in enumerate(ids)
+    ]
     partitions = []
-    for t, (count, factor) in enumerate(draw(st.lists(st.tuples(st.integers(1, 30), st.integers(1, min(4, n))),
-                                                     min_size=1, max_size=4))):
-        partitions += [{"topic": f"t{t}", "partition": i, "replicas": list(ids[:factor])} for i in range(count)]
+    for t, (count, factor) in enumerate(
+        draw(
+            st.lists(
+                st.tuples(st.integers(1, 30), st.integers(1, min(4, n))), min_size=1, max_size=4
+            )
+        )
+    ):
+        partitions += [
+            {"topic": f"t{t}", "partition": i, "replicas": list(ids[:factor])} for i in range(count)
+        ]
     return {"brokers": brokers, "partitions": partitions}, draw(st.integers(0, 2 * n))
 
 
@@ -139,11 +160,13 @@ def test_kafka_default_partitions_added_equal_admin_utils(kafka_java):
 
 def test_kafka_version_is_pinned(kafka_java):
     """Tests that the JVM runs the Kafka release peers/java/pom.xml pins."""
-    from pathlib import Path
     import re
+    from pathlib import Path
 
     pom = (Path(__file__).parents[2] / "peers" / "java" / "pom.xml").read_text()
-    assert kafka_java.kafka_version() == re.search(r"<kafka.version>(.*)</kafka.version>", pom).group(1)
+    assert kafka_java.kafka_version() == re.search(
+        r"<kafka.version>(.*)</kafka.version>", pom
+    ).group(1)
 
 
 def test_assignment_json_round_trip(kafka_java):

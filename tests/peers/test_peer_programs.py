@@ -32,14 +32,16 @@ def test_timed_java_sticky_answer_equals_single_call(kafka_java):
 @pytest.mark.parametrize("assignor", ["uniform", "range"])
 def test_kip848_server_assignors_give_valid_assignments(kafka_java, assignor):
     """Tests that the KIP-848 server assignors run on a group with current assignments and mixed subscriptions."""
-    problem = load_problem({
-        "topics": {"t0": 6, "t1": 4, "t2": 3},
-        "members": [
-            {"id": "A", "topics": ["t0", "t1"], "owned": {"t0": [0, 1, 9]}},
-            {"id": "B", "topics": ["t0", "t2"], "owned": {"t2": [0]}, "rack": "r1"},
-            {"id": "C", "topics": ["t0", "t1", "t2", "gone"], "instance_id": "c"},
-        ],
-    })
+    problem = load_problem(
+        {
+            "topics": {"t0": 6, "t1": 4, "t2": 3},
+            "members": [
+                {"id": "A", "topics": ["t0", "t1"], "owned": {"t0": [0, 1, 9]}},
+                {"id": "B", "topics": ["t0", "t2"], "owned": {"t2": [0]}, "rack": "r1"},
+                {"id": "C", "topics": ["t0", "t1", "t2", "gone"], "instance_id": "c"},
+            ],
+        }
+    )
     owner = kafka_java.server_assign(problem, assignor)
     verdict = evaluate(problem, owner, "sticky")
     assert verdict.valid, verdict.violations
@@ -59,7 +61,7 @@ def test_franz_go_bad_document_is_one_line_exit_2(tmp_path):
     import subprocess
 
     bad = tmp_path / "bad.json"
-    bad.write_text("{\"topics\": [")
+    bad.write_text('{"topics": [')
     done = subprocess.run([str(kgo.PROGRAM), str(bad)], capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1

@@ -15,12 +15,13 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import heuristics.range as range_assignor
 from experiments.scenarios import Scenario, build_problem
-from support.problem_strategies import group_documents
 from problems import load_problem
+from support.problem_strategies import group_documents
 from support.sticky_kafka_check import compare
 from support.sticky_strategies import kafka_documents
 
@@ -42,7 +43,9 @@ def racked_documents(draw) -> dict:
         else:
             member.pop("instance_id", None)
     replicas = st.lists(st.sampled_from(RACKS), min_size=0, max_size=3)
-    doc["partition_racks"] = {t: draw(st.lists(replicas, min_size=n, max_size=n)) for t, n in doc["topics"].items()}
+    doc["partition_racks"] = {
+        t: draw(st.lists(replicas, min_size=n, max_size=n)) for t, n in doc["topics"].items()
+    }
     return doc
 
 
@@ -62,7 +65,9 @@ def _add_racks(draw, doc: dict) -> dict:
         if rack is not None:
             member["rack"] = rack
     replicas = st.lists(st.sampled_from(RACKS), min_size=0, max_size=3)
-    doc["partition_racks"] = {t: draw(st.lists(replicas, min_size=n, max_size=n)) for t, n in doc["topics"].items()}
+    doc["partition_racks"] = {
+        t: draw(st.lists(replicas, min_size=n, max_size=n)) for t, n in doc["topics"].items()
+    }
     return doc
 
 
@@ -70,7 +75,9 @@ def _add_racks(draw, doc: dict) -> dict:
 def racked_sticky_documents(draw) -> dict:
     """Kafka's sticky test groups (``sticky_strategies.kafka_documents``: equal and unequal
     subscriptions, churn, generations, conflicting claims) with racks."""
-    return _add_racks(draw, draw(st.one_of(kafka_documents(equal=True), kafka_documents(equal=False))))
+    return _add_racks(
+        draw, draw(st.one_of(kafka_documents(equal=True), kafka_documents(equal=False)))
+    )
 
 
 @settings(max_examples=RANDOM_GROUPS)
@@ -85,9 +92,12 @@ def test_sticky_equals_kafka_with_racks(kafka_java, doc):
 @pytest.mark.parametrize("assignor", ["range", "sticky"])
 def test_rack_aware_assignors_equal_kafka_on_a_harness_group(kafka_java, assignor, pattern):
     """Tests range and sticky against Kafka's Java classes on a larger racked group of the harness (100 members,
-    10 topics, 1,000 partitions on 2 of 3 racks, a member joining): the rack steps' bookkeeping (slots, heaps,
+    10 topics, 1,000 partitions on 2 of 3 racks, a member joining): the rack steps' bookkeeping
+    (slots, heaps,
     the vectorised range deal) at a size where many members share a rack."""
-    scenario = Scenario("group", "rack-aware", "member-joins", 1000, 100, 10, 1, pattern, replication=2)
+    scenario = Scenario(
+        "group", "rack-aware", "member-joins", 1000, 100, 10, 1, pattern, replication=2
+    )
     problem = load_problem(build_problem(scenario))
     ours = importlib.import_module(f"heuristics.{assignor}").assign(problem).answer
     assert np.array_equal(ours, kafka_java.assign(problem, assignor))

@@ -1,13 +1,13 @@
 """Byte-for-byte equality with Kafka's KIP-848 server assignors (``UniformAssignor``, server ``RangeAssignor``).
 
-The Java side gets the ``GroupSpec`` the group coordinator builds (``peers.kafka_java.server_input``);
-ours gets the document.  Random groups cover homogeneous and heterogeneous subscriptions (by
-topic *name*, missing topics included, as ``ModernGroup`` decides), static members, random
-``topic_ids`` or none, KIP-881 racks or none (the server assignors of Kafka 4.0 ignore them), and
-current assignments of three kinds: random claims (stale, conflicting,
-on unsubscribed topics), Kafka's own previous answer after members joined, left or changed their
-subscriptions (the incremental case), and none.  The Java hash orders the heuristics reproduce
-are checked against ``java.util.HashMap`` / ``HashSet`` directly.
+The Java side gets the ``GroupSpec`` the group coordinator builds
+(``peers.kafka_java.server_input``); ours gets the document.  Random groups cover homogeneous and
+heterogeneous subscriptions (by topic *name*, missing topics included, as ``ModernGroup`` decides),
+static members, random ``topic_ids`` or none, KIP-881 racks or none (the server assignors of Kafka
+4.0 ignore them), and current assignments of three kinds: random claims (stale, conflicting, on
+unsubscribed topics), Kafka's own previous answer after members joined, left or changed their
+subscriptions (the incremental case), and none.  The Java hash orders the heuristics reproduce are
+checked against ``java.util.HashMap`` / ``HashSet`` directly.
 """
 
 from __future__ import annotations
@@ -16,24 +16,25 @@ import base64
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import heuristics.server_range as server_range
 import heuristics.uniform as uniform
-from heuristics._kafka import (
+from heuristics.kafka_orders import (
     from_collection_capacity,
     grouped_hash_order,
     hash_table_order,
     java_string_hash,
     uuid_hashes,
 )
+from problems import assignment_json, load_problem
 from support.kip848_scenarios import (
     COORDINATOR_ANSWERS,
     SERVER_RANGE,
     UNIFORM_HETEROGENEOUS,
     UNIFORM_HOMOGENEOUS,
 )
-from problems import assignment_json, load_problem
 
 RANDOM_GROUPS = 300
 TOPICS = [f"topic-{i}" for i in range(12)]
@@ -64,14 +65,19 @@ def server_documents(draw, max_members: int = 12, max_partitions: int = 24) -> d
     members = []
     for i in range(member_count):
         member_id = "".join(rng.choice(list("abcXYZ019-"), size=int(rng.integers(1, 7)))) + f"{i}"
-        member: dict = {"id": member_id, "topics": list(shared if homogeneous else buckets[rng.integers(len(buckets))])}
+        member: dict = {
+            "id": member_id,
+            "topics": list(shared if homogeneous else buckets[rng.integers(len(buckets))]),
+        }
         if rng.random() < 0.25:
             member["instance_id"] = f"instance-{rng.integers(1000)}-{i}"
         if owned_kind == "random" and rng.random() < 0.5:
             owned = {}
             for topic in rng.permutation(everything)[: int(rng.integers(0, 5))].tolist():
                 limit = topics.get(topic, 2) + 2  # sometimes beyond the partition count: stale
-                owned[topic] = rng.permutation(limit + 1)[: int(rng.integers(0, limit + 1))].tolist()
+                owned[topic] = rng.permutation(limit + 1)[
+                    : int(rng.integers(0, limit + 1))
+                ].tolist()
             member["owned"] = owned
             if rng.random() < 0.67:
                 member["generation"] = int(rng.integers(0, 3))
@@ -80,20 +86,26 @@ def server_documents(draw, max_members: int = 12, max_partitions: int = 24) -> d
         members.append(member)
     doc = {"topics": topics, "members": members}
     if racks:
-        doc["partition_racks"] = {t: [[f"r{r}" for r in range(3) if rng.random() < 0.5] for _ in range(n)]
-                                  for t, n in topics.items()}
+        doc["partition_racks"] = {
+            t: [[f"r{r}" for r in range(3) if rng.random() < 0.5] for _ in range(n)]
+            for t, n in topics.items()
+        }
     if ids:
-        doc["topic_ids"] = {t: base64.urlsafe_b64encode(rng.bytes(16)).decode().rstrip("=") for t in topics}
+        doc["topic_ids"] = {
+            t: base64.urlsafe_b64encode(rng.bytes(16)).decode().rstrip("=") for t in topics
+        }
     return doc
 
 
 @st.composite
 def changes(draw) -> dict:
     """How a group changes between two rounds: members leave, join, or change subscriptions."""
-    return {"leave": draw(st.lists(st.integers(0, 11), unique=True, max_size=3)),
-            "join": draw(st.integers(0, 3)),
-            "resubscribe": draw(st.lists(st.integers(0, 11), unique=True, max_size=2)),
-            "seed": draw(st.integers(0, 2**16))}
+    return {
+        "leave": draw(st.lists(st.integers(0, 11), unique=True, max_size=3)),
+        "join": draw(st.integers(0, 3)),
+        "resubscribe": draw(st.lists(st.integers(0, 11), unique=True, max_size=2)),
+        "seed": draw(st.integers(0, 2**16)),
+    }
 
 
 def _next_round(doc: dict, previous: dict, change: dict) -> dict:
@@ -105,8 +117,14 @@ def _next_round(doc: dict, previous: dict, change: dict) -> dict:
         if i < len(members):
             members[i]["topics"] = [n for n in names if rng.random() < 0.5]
     for j in range(change["join"]):
-        members.append({"id": f"joined-{j}", "topics": list(members[0]["topics"]) if members and rng.random() < 0.7
-                        else [n for n in names if rng.random() < 0.5]})
+        members.append(
+            {
+                "id": f"joined-{j}",
+                "topics": list(members[0]["topics"])
+                if members and rng.random() < 0.7
+                else [n for n in names if rng.random() < 0.5],
+            }
+        )
     for member in members:
         member.pop("owned", None)
         member.pop("generation", None)
@@ -151,14 +169,28 @@ def test_uniform_at_a_larger_size_equals_kafka(kafka_java):
     names = [f"topic-{t}" for t in range(100)]
     for homogeneous in (True, False):
         buckets = [names[b::5] for b in range(5)]
-        members = [{"id": f"consumer-{rng.integers(10**9)}-{m}",
-                    "topics": names if homogeneous else buckets[m % 5]} for m in range(300)]
-        doc = {"topics": {n: int(rng.integers(1, 40)) for n in names}, "members": members,
-               "topic_ids": {n: base64.urlsafe_b64encode(rng.bytes(16)).decode().rstrip("=") for n in names}}
+        members = [
+            {
+                "id": f"consumer-{rng.integers(10**9)}-{m}",
+                "topics": names if homogeneous else buckets[m % 5],
+            }
+            for m in range(300)
+        ]
+        doc = {
+            "topics": {n: int(rng.integers(1, 40)) for n in names},
+            "members": members,
+            "topic_ids": {
+                n: base64.urlsafe_b64encode(rng.bytes(16)).decode().rstrip("=") for n in names
+            },
+        }
         problem = load_problem(doc)
         java = kafka_java.server_assign(problem, "uniform")
         _equal(uniform.assign(problem).answer, java)
-        grown = _next_round(doc, assignment_json(problem, java), {"leave": [3], "join": 1, "resubscribe": [], "seed": 1})
+        grown = _next_round(
+            doc,
+            assignment_json(problem, java),
+            {"leave": [3], "join": 1, "resubscribe": [], "seed": 1},
+        )
         problem = load_problem(grown)
         _equal(uniform.assign(problem).answer, kafka_java.server_assign(problem, "uniform"))
 
@@ -169,7 +201,9 @@ def test_kafka_uniform_scenarios_on_the_java_class(kafka_java, name):
     the expected answers (``COORDINATOR_ANSWERS`` where the tests' ordered maps differ)."""
     doc, expected = {**UNIFORM_HOMOGENEOUS, **UNIFORM_HETEROGENEOUS}[name]
     problem = load_problem(doc)
-    assert assignment_json(problem, kafka_java.server_assign(problem, "uniform")) == COORDINATOR_ANSWERS.get(name, expected)
+    assert assignment_json(
+        problem, kafka_java.server_assign(problem, "uniform")
+    ) == COORDINATOR_ANSWERS.get(name, expected)
 
 
 @pytest.mark.parametrize("name", sorted(SERVER_RANGE))
@@ -209,19 +243,25 @@ def test_hash_orders_equal_java(kafka_java, fill):
     uuid = jpype.JClass("org.apache.kafka.common.Uuid")
     rng = np.random.default_rng(3)
     for n in (1, 5, 12, 13, 40, 97, 300):
-        most, least = rng.integers(-2**63, 2**63 - 1, n), rng.integers(-2**63, 2**63 - 1, n)
+        most, least = rng.integers(-(2**63), 2**63 - 1, n), rng.integers(-(2**63), 2**63 - 1, n)
         ids = [uuid(int(a), int(b)) for a, b in zip(most, least)]
         hashes = uuid_hashes(most, least)
         assert [int(i.hashCode()) & 0xFFFFFFFF for i in ids] == hashes.tolist()
         strings = [f"consumer-{rng.integers(10**6)}-{i}" for i in range(n)]
         integers = [jpype.JInt(int(v)) for v in rng.choice(5 * n, n, replace=False)]
-        for keys, codes in ((ids, hashes.tolist()), (strings, [java_string_hash(s) for s in strings]),
-                            (integers, [int(v) for v in integers])):
+        for keys, codes in (
+            (ids, hashes.tolist()),
+            (strings, [java_string_hash(s) for s in strings]),
+            (integers, [int(v) for v in integers]),
+        ):
             capacity = from_collection_capacity(n) if fill == "collection" else 16
             expected = _java_order(kafka_java, keys, fill)
             assert hash_table_order(codes, capacity).tolist() == expected
-            grouped = grouped_hash_order(np.zeros(n, dtype=np.int64), np.array(codes, dtype=np.int64),
-                                         from_collection=fill == "collection")
+            grouped = grouped_hash_order(
+                np.zeros(n, dtype=np.int64),
+                np.array(codes, dtype=np.int64),
+                from_collection=fill == "collection",
+            )
             assert grouped.tolist() == expected
 
 
@@ -233,5 +273,9 @@ def test_crowded_small_tables_grow_as_java_does(kafka_java):
     codes = [int(k) for k in keys]
     for fill in ("one by one", "collection"):
         expected = _java_order(kafka_java, keys, fill)
-        grouped = grouped_hash_order(np.zeros(len(keys), dtype=np.int64), np.array(codes), from_collection=fill == "collection")
+        grouped = grouped_hash_order(
+            np.zeros(len(keys), dtype=np.int64),
+            np.array(codes),
+            from_collection=fill == "collection",
+        )
         assert grouped.tolist() == expected

@@ -39,15 +39,29 @@ def test_equal_subscriptions_equal_kafka(kafka_java, doc):
 def test_unequal_subscriptions_equal_kafka(kafka_java, doc):
     """Tests that with unequal subscriptions every answer is Kafka's (its general path) or Kafka's is broken."""
     assert compare(kafka_java, doc) in ("equal", "kafka-invalid", "kafka-throws"), json.dumps(doc)
-    unequal = len({frozenset(member["topics"]) for member in doc["members"]}) > 1  # one member: equal
-    assert sticky.assign(load_problem(doc)).info["algorithm"] == ("kafka-general" if unequal else "kafka-constrained")
+    unequal = (
+        len({frozenset(member["topics"]) for member in doc["members"]}) > 1
+    )  # one member: equal
+    assert sticky.assign(load_problem(doc)).info["algorithm"] == (
+        "kafka-general" if unequal else "kafka-constrained"
+    )
 
 
 def test_kafka_fresh_two_consumers_two_topics(kafka_java):
     """Tests Kafka's own expectation: consumer1 gets topic1 [0, 2] and topic2 [1, 3] (round robin by topic)."""
-    problem = load_problem({"topics": {"topic1": 3, "topic2": 4}, "members": [
-        {"id": "consumer1", "topics": ["topic1", "topic2"]}, {"id": "consumer2", "topics": ["topic1", "topic2"]}]})
-    expected = {"consumer1": {"topic1": [0, 2], "topic2": [1, 3]}, "consumer2": {"topic1": [1], "topic2": [0, 2]}}
+    problem = load_problem(
+        {
+            "topics": {"topic1": 3, "topic2": 4},
+            "members": [
+                {"id": "consumer1", "topics": ["topic1", "topic2"]},
+                {"id": "consumer2", "topics": ["topic1", "topic2"]},
+            ],
+        }
+    )
+    expected = {
+        "consumer1": {"topic1": [0, 2], "topic2": [1, 3]},
+        "consumer2": {"topic1": [1], "topic2": [0, 2]},
+    }
     assert sticky.assign(problem).assignment == expected
     assert kafka_java.assignment(problem, "sticky") == expected
 
@@ -56,13 +70,28 @@ def _large(topics: int, partitions: int, members: int, seed: int, equal: bool) -
     """A fresh group and, owning its answer, the group after 3 members leave and 1 joins."""
     rng = np.random.default_rng(seed)
     names = [f"topic{t:02d}" for t in range(topics)]
+
     def subscription():
-        return names if equal else [names[t] for t in np.sort(rng.choice(topics, int(rng.integers(1, topics)), replace=False))]
+        return (
+            names
+            if equal
+            else [
+                names[t]
+                for t in np.sort(rng.choice(topics, int(rng.integers(1, topics)), replace=False))
+            ]
+        )
+
     docs = [{"id": f"consumer{m:03d}", "topics": subscription()} for m in range(members)]
     fresh = {"topics": {name: partitions for name in names}, "members": docs}
     first = sticky.assign(load_problem(fresh)).assignment
     owned = [{**d, "owned": first[d["id"]], "generation": 1} for d in docs[3:]]
-    return [fresh, {"topics": fresh["topics"], "members": [*owned, {"id": "joiner", "topics": subscription()}]}]
+    return [
+        fresh,
+        {
+            "topics": fresh["topics"],
+            "members": [*owned, {"id": "joiner", "topics": subscription()}],
+        },
+    ]
 
 
 @pytest.mark.parametrize("equal", [True, False], ids=["equal", "unequal"])
@@ -78,7 +107,7 @@ def test_general_join_at_4000_partitions_equals_kafka(kafka_java, monkeypatch):
     from pathlib import Path
 
     folder = Path(__file__).parents[2] / "benchmarks"
-    monkeypatch.syspath_prepend(str(folder))  # the script's own imports (benchmarks/_timing.py)
+    monkeypatch.syspath_prepend(str(folder))  # the script's own imports (benchmarks/timing.py)
     path = folder / "sticky_general.py"
     spec = importlib.util.spec_from_file_location("sticky_general_benchmark", path)
     module = importlib.util.module_from_spec(spec)

@@ -36,23 +36,61 @@ PLACEMENT_STRATEGIES = ("kafka-default", "sticky-replica")
 FULL_GROUP = {
     "topics": {"t0": 3, "t1": 2},
     "members": [
-        {"id": "c0", "topics": ["t0", "t1"], "owned": {"t0": [0, 1]}, "generation": 4, "rack": "r1"},
+        {
+            "id": "c0",
+            "topics": ["t0", "t1"],
+            "owned": {"t0": [0, 1]},
+            "generation": 4,
+            "rack": "r1",
+        },
         {"id": "c1", "topics": ["t0", "t1"], "owned": {"t1": [1]}, "instance_id": "static-1"},
     ],
     "lags": {"t0": [100000, 60000, 50000], "t1": [0, 7]},
 }
 FULL_CLUSTER = {
     "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "a"}, {"id": 3, "rack": "b"}],
-    "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2]}, {"topic": "t", "partition": 1, "replicas": [9, 3]}],
+    "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [1, 2]},
+        {"topic": "t", "partition": 1, "replicas": [9, 3]},
+    ],
 }
-BASES = [FULL_GROUP, FULL_CLUSTER] + [json.loads(p.read_text()) for p in sorted((ROOT / "examples").glob("*/*.json"))]
+BASES = [FULL_GROUP, FULL_CLUSTER] + [
+    json.loads(p.read_text()) for p in sorted((ROOT / "examples").glob("*/*.json"))
+]
 DEEP = 100_000
 DEEP_LIST: list = []
 for _ in range(DEEP):
     DEEP_LIST = [DEEP_LIST]
 #: Values swapped in: other types, extreme and negative integers, bad strings.
-VALUES = [None, True, False, 0, -1, 1.5, "x", "", [], {}, [1], {"a": 1}, ["t0"], 2**31 - 1, 2**31, 2**62,
-          2**63 - 1, 2**63, 2**64, -2**63, -2**64, 10**12, "\ud800", "t0", "c0", float("nan"), float("inf")]
+VALUES = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    "x",
+    "",
+    [],
+    {},
+    [1],
+    {"a": 1},
+    ["t0"],
+    2**31 - 1,
+    2**31,
+    2**62,
+    2**63 - 1,
+    2**63,
+    2**64,
+    -(2**63),
+    -(2**64),
+    10**12,
+    "\ud800",
+    "t0",
+    "c0",
+    float("nan"),
+    float("inf"),
+]
 OPERATIONS = ("swap", "delete", "rename", "duplicate", "surrogate", "bad utf-8", "deep")
 _MARK = "\u0000mark\u0000"
 
@@ -62,7 +100,13 @@ def paths(doc) -> list[tuple]:
     found, stack = [], [((), doc)]
     while stack:
         path, node = stack.pop()
-        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        children = (
+            node.items()
+            if isinstance(node, dict)
+            else enumerate(node)
+            if isinstance(node, list)
+            else ()
+        )
         for key, child in children:
             found.append((*path, key))
             stack.append(((*path, key), child))
@@ -86,7 +130,9 @@ def mutate(base: dict, operation: str, pick: int, value_pick: int) -> tuple[byte
     elif operation == "delete":
         del parent[key]
     elif operation == "rename" and isinstance(parent, dict):
-        parent[VALUES[value_pick % len(VALUES)] if isinstance(value, str) else "renamed"] = parent.pop(key)
+        parent[VALUES[value_pick % len(VALUES)] if isinstance(value, str) else "renamed"] = (
+            parent.pop(key)
+        )
     elif operation in ("duplicate", "surrogate", "bad utf-8", "deep"):
         parent[key] = _MARK  # replaced in the text below
     text = json.dumps(doc).encode()
@@ -94,8 +140,10 @@ def mutate(base: dict, operation: str, pick: int, value_pick: int) -> tuple[byte
     original = json.dumps(at(base, path)).encode()
     if operation == "duplicate":  # the key twice: the original value, then a swapped one
         if isinstance(parent, dict):
-            text = text.replace(mark, original + b", " + json.dumps(key).encode() + b": "
-                                + json.dumps(value).encode())
+            text = text.replace(
+                mark,
+                original + b", " + json.dumps(key).encode() + b": " + json.dumps(value).encode(),
+            )
         else:
             text = text.replace(mark, original)
         return text, None
@@ -162,10 +210,16 @@ def scratch(tmp_path_factory) -> Path:
 
 
 @settings(max_examples=2000)
-@given(base=st.integers(0, len(BASES) - 1), operation=st.sampled_from(OPERATIONS), pick=st.integers(0, 10**6),
-       value_pick=st.integers(0, len(VALUES) - 1), strategy_pick=st.integers(0, 4))
-def test_mutated_documents_give_one_line_or_a_valid_answer(scratch, base, operation, pick, value_pick,
-                                                           strategy_pick):
+@given(
+    base=st.integers(0, len(BASES) - 1),
+    operation=st.sampled_from(OPERATIONS),
+    pick=st.integers(0, 10**6),
+    value_pick=st.integers(0, len(VALUES) - 1),
+    strategy_pick=st.integers(0, 4),
+)
+def test_mutated_documents_give_one_line_or_a_valid_answer(
+    scratch, base, operation, pick, value_pick, strategy_pick
+):
     """Tests 2,000 mutated documents in process: exit 2 and one stderr line, or a valid answer."""
     text, doc = mutate(BASES[base], operation, pick, value_pick)
     scratch.write_bytes(text)
@@ -175,8 +229,14 @@ def test_mutated_documents_give_one_line_or_a_valid_answer(scratch, base, operat
         check_dict(doc, strategy)
 
 
-FIXED = [(0, "duplicate", 3, 0), (0, "deep", 5, 0), (0, "swap", 7, VALUES.index(2**64)),
-         (1, "surrogate", 2, 0), (1, "swap", 4, VALUES.index(-1)), (0, "bad utf-8", 1, 0)]
+FIXED = [
+    (0, "duplicate", 3, 0),
+    (0, "deep", 5, 0),
+    (0, "swap", 7, VALUES.index(2**64)),
+    (1, "surrogate", 2, 0),
+    (1, "swap", 4, VALUES.index(-1)),
+    (0, "bad utf-8", 1, 0),
+]
 
 
 @pytest.mark.parametrize("base, operation, pick, value_pick", FIXED)
@@ -185,8 +245,13 @@ def test_real_command_line_agrees(tmp_path, base, operation, pick, value_pick):
     path = tmp_path / "problem.json"
     path.write_bytes(mutate(BASES[base], operation, pick, value_pick)[0])
     argv, strategy = argv_of(BASES[base], path, 2)
-    done = subprocess.run([sys.executable, "-m", "experiments.cli", *argv], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     check_outcome(done.returncode, done.stdout, done.stderr, path, strategy)
     code, out, err = run_in_process(argv)
     assert (done.returncode, done.stdout) == (code, out)

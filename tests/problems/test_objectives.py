@@ -32,7 +32,10 @@ def test_families_split_the_strategies_and_levels_fit_every_objective():
 
 def test_the_evaluator_scores_on_the_catalogue_objective():
     """Tests that evaluate names the levels of objective_of's objective (one catalogue, read by the evaluator)."""
-    problem = load_problem({"topics": {"t": 2}, "members": [{"id": "c0", "topics": ["t"]}],
-                            "lags": {"t": [3, 4]}})
+    problem = load_problem(
+        {"topics": {"t": 2}, "members": [{"id": "c0", "topics": ["t"]}], "lags": {"t": [3, 4]}}
+    )
     for strategy in GROUP_STRATEGIES:
-        assert evaluate(problem, [0, 0], strategy).names == OBJECTIVES[objective_of(problem, strategy)]
+        assert (
+            evaluate(problem, [0, 0], strategy).names == OBJECTIVES[objective_of(problem, strategy)]
+        )

@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from problems import checks, load_problem, resolve_claims
 from problems.errors import ProblemError
-from problems.io import _check_repeats, _frozen, _index_values, _item_field, _offsets, _parse_owned, _stale_claims
+from problems.io import (
+    _check_repeats,
+    _frozen,
+    _index_values,
+    _item_field,
+    _offsets,
+    _parse_owned,
+    _stale_claims,
+)
 from support.problem_strategies import group_documents
 
 
@@ -32,16 +40,24 @@ def old_parse_owned(owned_docs, counts, index, notes):
         checks.strings(names, lambda e: f"members[{entry_member[e]}].owned")
     if lists and set(map(type, lists)) != {list}:
         e = next(e for e, v in enumerate(lists) if type(v) is not list)
-        raise ProblemError(entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}")
+        raise ProblemError(
+            entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}"
+        )
     start = _offsets(lists)
     checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
     indices = checks.integers(list(chain.from_iterable(lists)), _item_field(start, entry_field))
     claim_entry = np.repeat(np.arange(len(lists)), np.diff(start))
     _check_repeats(lists, indices, claim_entry, entry_field)
     entry_topic = np.fromiter(map(index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
-    _stale_claims(lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes)
-    return {"owned_topics": tuple(names), "owned_entry_start": _frozen(entry_start),
-            "owned_start": _frozen(start), "owned_indices": _frozen(indices)}
+    _stale_claims(
+        lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes
+    )
+    return {
+        "owned_topics": tuple(names),
+        "owned_entry_start": _frozen(entry_start),
+        "owned_start": _frozen(start),
+        "owned_indices": _frozen(indices),
+    }
 
 
 def outcome(parse, doc):
@@ -50,8 +66,12 @@ def outcome(parse, doc):
     counts = np.array(list(topics.values()), dtype=np.int64)
     notes = []
     try:
-        result = parse([m.get("owned") or {} for m in doc["members"]], counts, dict(zip(topics, range(len(topics)))),
-                       notes)
+        result = parse(
+            [m.get("owned") or {} for m in doc["members"]],
+            counts,
+            dict(zip(topics, range(len(topics)))),
+            notes,
+        )
     except ProblemError as error:
         return ("error", error.field, error.message)
     return result, notes
@@ -76,20 +96,45 @@ def check_problem(doc):
     """The cached arrays load_problem seeds equal what GroupProblem's properties compute from the fields."""
     problem = load_problem(doc)
     index = problem.topic_index
-    entry_topic = np.fromiter(map(index.get, problem.owned_topics, repeat(-1)), dtype=np.int64,
-                              count=len(problem.owned_topics))
+    entry_topic = np.fromiter(
+        map(index.get, problem.owned_topics, repeat(-1)),
+        dtype=np.int64,
+        count=len(problem.owned_topics),
+    )
     claim_topic = np.repeat(entry_topic, np.diff(problem.owned_start))
-    entry_member = np.repeat(np.arange(problem.num_members, dtype=np.int32), np.diff(problem.owned_entry_start))
+    entry_member = np.repeat(
+        np.arange(problem.num_members, dtype=np.int32), np.diff(problem.owned_entry_start)
+    )
     member = np.repeat(entry_member, np.diff(problem.owned_start))
     keep = problem.owned_indices < np.append(problem.partition_counts, 0)[claim_topic]
     partition = problem.topic_start[claim_topic[keep]] + problem.owned_indices[keep]
-    for got, want in ((problem.owned_entry_topic, entry_topic), (problem.owned_claim_topic, claim_topic),
-                      (problem.owned_claims[0], member[keep]), (problem.owned_claims[1], partition)):
+    for got, want in (
+        (problem.owned_entry_topic, entry_topic),
+        (problem.owned_claim_topic, claim_topic),
+        (problem.owned_claims[0], member[keep]),
+        (problem.owned_claims[1], partition),
+    ):
         assert got.dtype == want.dtype and np.array_equal(got, want)
         assert not got.flags.writeable
 
 
-BAD_ITEMS = [-1, 2**31, 2**31 - 1, 2**63, 2**64, 2**70, 1.0, 0.5, True, None, "1", [1], (1,), {"a": 1}, np.int64(1)]
+BAD_ITEMS = [
+    -1,
+    2**31,
+    2**31 - 1,
+    2**63,
+    2**64,
+    2**70,
+    1.0,
+    0.5,
+    True,
+    None,
+    "1",
+    [1],
+    (1,),
+    {"a": 1},
+    np.int64(1),
+]
 BAD_LISTS = [(1, 2), 3, None, "01", {"0": 1}, [], [0, 0], [2, 1, 2], [[0]], [0, [1]]]
 BAD_KEYS = ["", "t\ud800", 7, None, "deleted-topic"]
 
@@ -110,7 +155,9 @@ def broken_documents(draw):
         elif kind == 1:
             member["owned"][topic] = draw(st.sampled_from(BAD_LISTS))
         else:
-            member["owned"][draw(st.sampled_from(BAD_KEYS))] = draw(st.lists(st.integers(0, 4), unique=True))
+            member["owned"][draw(st.sampled_from(BAD_KEYS))] = draw(
+                st.lists(st.integers(0, 4), unique=True)
+            )
     return doc
 
 
@@ -133,7 +180,9 @@ def test_many_claims_of_every_width():
         owned = {}
         for t in rng.choice(30, size=rng.integers(0, 8), replace=False).tolist():
             digits = rng.integers(1, 11, size=rng.integers(0, 5))
-            owned[f"t{t}"] = sorted({int(rng.integers(0, min(10**d, 2**31 - 1))) for d in digits.tolist()})
+            owned[f"t{t}"] = sorted(
+                {int(rng.integers(0, min(10**d, 2**31 - 1))) for d in digits.tolist()}
+            )
         members.append({"id": f"m{m}", "topics": list(topics), "owned": owned})
     doc = {"topics": topics, "members": members}
     same(outcome(_parse_owned, doc), outcome(old_parse_owned, doc))
@@ -143,20 +192,35 @@ def test_many_claims_of_every_width():
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 7), st.integers(-1, 2)), max_size=30))
 def test_claims_resolve_to_the_unique_highest_generation(claims):
     """Tests problems.resolve_claims (the unclaimed-twice shortcut and the sort) against a loop over the keys."""
-    members, keys, generations = (np.array(c, dtype=np.int64).reshape(-1) for c in zip(*claims)) if claims else (
-        np.zeros(0, dtype=np.int64),) * 3
+    members, keys, generations = (
+        (np.array(c, dtype=np.int64).reshape(-1) for c in zip(*claims))
+        if claims
+        else (np.zeros(0, dtype=np.int64),) * 3
+    )
     owner = np.full(8, -1, dtype=np.int64)
     resolve_claims(owner, members, keys, generations)
     expected = np.full(8, -1, dtype=np.int64)
     for key in set(keys.tolist()):
         top = max(g for k, g in zip(keys.tolist(), generations.tolist()) if k == key)
-        winners = [m for m, k, g in zip(members.tolist(), keys.tolist(), generations.tolist()) if k == key and g == top]
+        winners = [
+            m
+            for m, k, g in zip(members.tolist(), keys.tolist(), generations.tolist())
+            if k == key and g == top
+        ]
         expected[key] = winners[0] if len(winners) == 1 else -1
     assert owner.tolist() == expected.tolist()
 
 
-@given(st.lists(st.one_of(st.lists(st.integers(0, 2**31 - 1), max_size=4), st.just([]), st.lists(st.integers(0, 9), max_size=1)),
-                max_size=12))
+@given(
+    st.lists(
+        st.one_of(
+            st.lists(st.integers(0, 2**31 - 1), max_size=4),
+            st.just([]),
+            st.lists(st.integers(0, 9), max_size=1),
+        ),
+        max_size=12,
+    )
+)
 def test_bulk_indexes_and_lengths(lists):
     """Tests _index_values (lengths counted in the JSON text, one item per list counted at once) on random lists:
     empty lists, one item each, indexes of every width."""

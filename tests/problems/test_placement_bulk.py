@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support.cluster_strategies import cluster_documents
 from problems import io, parse_problem
 from problems.errors import ProblemError
+from support.cluster_strategies import cluster_documents
 
 DAMAGE = [1, -1, True, 2**40, 2**70, "", [], None, [1, 1], list(range(40)), "\ud800", 1.0, {}]
 
@@ -26,8 +26,13 @@ def outcome(doc):
         problem = parse_problem(copy.deepcopy(doc))
     except ProblemError as error:
         return "error", str(error)
-    return "ok", problem.topics, problem.partitions.tolist(), problem.replica_start.tolist(), \
-        problem.replica_brokers.tolist()
+    return (
+        "ok",
+        problem.topics,
+        problem.partitions.tolist(),
+        problem.replica_start.tolist(),
+        problem.replica_brokers.tolist(),
+    )
 
 
 @st.composite
@@ -36,15 +41,21 @@ def damaged(draw):
     for _ in range(draw(st.integers(0, 2))):
         p = draw(st.integers(0, len(doc["partitions"]) - 1))
         part, value = doc["partitions"][p], draw(st.sampled_from(DAMAGE))
-        what = draw(st.sampled_from(["topic", "partition", "replicas", "replica", "drop", "whole", "copy"]))
+        what = draw(
+            st.sampled_from(["topic", "partition", "replicas", "replica", "drop", "whole", "copy"])
+        )
         if what == "replica" and isinstance(part, dict) and isinstance(part.get("replicas"), list):
             part["replicas"][draw(st.integers(0, len(part["replicas"]) - 1))] = value
         elif what == "drop" and isinstance(part, dict):
-            part.pop(draw(st.sampled_from(["topic", "partition", "replicas"])), None)  # dropped twice: once
+            part.pop(
+                draw(st.sampled_from(["topic", "partition", "replicas"])), None
+            )  # dropped twice: once
         elif what == "whole":
             doc["partitions"][p] = value
         elif what == "copy":
-            doc["partitions"][p] = copy.deepcopy(doc["partitions"][draw(st.integers(0, len(doc["partitions"]) - 1))])
+            doc["partitions"][p] = copy.deepcopy(
+                doc["partitions"][draw(st.integers(0, len(doc["partitions"]) - 1))]
+            )
         elif isinstance(part, dict) and what in part:
             part[what] = value
     return doc

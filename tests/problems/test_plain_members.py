@@ -11,8 +11,12 @@ from problems.errors import ProblemError
 from problems.io import _optional_string, _plain_members
 
 BAD = st.sampled_from(["", "x\ud800", None, 0, -2, 2**31, True, 1.0, [], {}])
-GOOD = {"id": st.sampled_from(["m0", "m1", "é"]), "generation": st.sampled_from([None, -1, 0, 2**31 - 1]),
-        "rack": st.sampled_from([None, "r", "é"]), "instance_id": st.sampled_from([None, "i", "é"])}
+GOOD = {
+    "id": st.sampled_from(["m0", "m1", "é"]),
+    "generation": st.sampled_from([None, -1, 0, 2**31 - 1]),
+    "rack": st.sampled_from([None, "r", "é"]),
+    "instance_id": st.sampled_from([None, "i", "é"]),
+}
 
 
 @st.composite

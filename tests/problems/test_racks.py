@@ -34,7 +34,10 @@ def test_arrays():
     assert problem.rack_names == ("r1", "r2", "r3")
     assert problem.member_rack.tolist() == [0, 2, -1] and problem.member_rack.dtype == np.int32
     assert problem.replica_rack_start.tolist() == [0, 2, 4, 4, 6]
-    assert problem.replica_racks.tolist() == [0, 1, 1, 1, 1, 2] and problem.replica_racks.dtype == np.int32
+    assert (
+        problem.replica_racks.tolist() == [0, 1, 1, 1, 1, 2]
+        and problem.replica_racks.dtype == np.int32
+    )
     assert problem.partition_rack_lists == (("r1", "r2"), ("r2", "r2"), (), ("r2", "r3"))
     assert not problem.replica_racks.flags.writeable and not problem.member_rack.flags.writeable
 
@@ -43,7 +46,11 @@ def test_without_partition_racks():
     """Tests that member racks alone give rack ids but no replica racks, and nothing counts as a mismatch."""
     doc = {k: v for k, v in DOC.items() if k != "partition_racks"}
     problem = load_problem(doc)
-    assert not problem.has_racks and problem.replica_rack_start is None and problem.replica_racks is None
+    assert (
+        not problem.has_racks
+        and problem.replica_rack_start is None
+        and problem.replica_racks is None
+    )
     assert problem.rack_names == ("r1", "r3") and problem.member_rack.tolist() == [0, 1, -1]
     assert not problem.rack_mismatches(np.array([1, 1, 1, 0])).any()
     assert problem_to_json(problem) == doc
@@ -52,8 +59,8 @@ def test_without_partition_racks():
 def test_mismatches_counted_by_hand():
     """Tests Kafka's racksMismatch: a racked member off its partition's racks; rackless members never count."""
     problem = load_problem(DOC)
-    # t0-0 -> a (r1 in [r1, r2]: aligned), t0-1 -> b (r3 not in [r2, r2]), t0-2 -> b (no replica racks:
-    # counts), t1-0 -> c (no rack: never counts).
+    # t0-0 -> a (r1 in [r1, r2]: aligned), t0-1 -> b (r3 not in [r2, r2]), t0-2 -> b (no replica
+    # racks: counts), t1-0 -> c (no rack: never counts).
     assert problem.rack_mismatches(np.array([0, 1, 1, 2])).tolist() == [False, True, True, False]
     assert problem.rack_mismatches(np.array([2, 2, 2, 2])).tolist() == [False] * 4
     assert problem.rack_mismatches(np.array([-1, 0, -1, 0])).tolist() == [False, True, False, True]
@@ -65,7 +72,8 @@ def test_rack_aware_objective_levels():
     verdict = evaluate(problem, np.array([0, 1, 1, 2]), "rack-aware")
     assert verdict.valid and verdict.names == ("sum_sq_counts", "rack_mismatches", "moves")
     assert verdict.objective == (1 + 4 + 1, 2, 1)
-    # t0-2 -> b (no replica racks) and t1-0 -> a (r1 not in [r2, r3]) count; t0-1 -> c (no rack) does not.
+    # t0-2 -> b (no replica racks) and t1-0 -> a (r1 not in [r2, r3]) count; t0-1 -> c (no rack)
+    # does not.
     assert evaluate(problem, np.array([0, 2, 1, 0]), "rack-aware").objective == (4 + 1 + 1, 2, 1)
 
 
@@ -74,10 +82,15 @@ def test_baselines_are_judged_on_rack_aware_when_the_document_has_racks(strategy
     """Tests DESIGN.md section 3: baselines on rack-aware with partition_racks, on sticky without."""
     racked = load_problem(DOC)
     plain = load_problem({k: v for k, v in DOC.items() if k != "partition_racks"})
-    assert objective_of(racked, strategy) == "rack-aware" and objective_of(plain, strategy) == "sticky"
+    assert (
+        objective_of(racked, strategy) == "rack-aware" and objective_of(plain, strategy) == "sticky"
+    )
     assert evaluate(racked, np.array([0, 1, 1, 2]), strategy).objective == (6, 2, 1)
     assert evaluate(plain, np.array([0, 1, 1, 2]), strategy).objective == (6, 1)
-    assert objective_of(racked, "sticky") == "sticky" and objective_of(racked, "rack-aware") == "rack-aware"
+    assert (
+        objective_of(racked, "sticky") == "sticky"
+        and objective_of(racked, "rack-aware") == "rack-aware"
+    )
 
 
 def test_round_trip():
@@ -96,22 +109,54 @@ def test_mismatches_agree_with_a_plain_loop(doc):
     if problem.num_members == 0:
         owner[:] = -1
     racks = problem.partition_rack_lists
-    expected = [racks is not None and m >= 0 and problem.racks[m] is not None and problem.racks[m] not in racks[p]
-                for p, m in enumerate(owner.tolist())]
+    expected = [
+        racks is not None
+        and m >= 0
+        and problem.racks[m] is not None
+        and problem.racks[m] not in racks[p]
+        for p, m in enumerate(owner.tolist())
+    ]
     assert problem.rack_mismatches(owner).tolist() == expected
 
 
-@pytest.mark.parametrize("racks, field, words", [
-    ([], "partition_racks", "must be an object"),
-    ({"t0": [["r1"]] * 3}, "partition_racks.t1", "missing (1 replica rack lists expected)"),
-    ({"t0": [["r1"]] * 3, "t1": [[]], "t9": []}, "partition_racks.t9", "topic is not in topics"),
-    ({"t0": [["r1"]] * 2, "t1": [[]]}, "partition_racks.t0", "has 2 replica rack lists but the topic has 3"),
-    ({"t0": "r1", "t1": [[]]}, "partition_racks.t0", "must be a list of replica rack lists"),
-    ({"t0": [["r1"], "r2", []], "t1": [[]]}, "partition_racks.t0[1]", "must be a list of rack names"),
-    ({"t0": [["r1"], [], []], "t1": [["r2", 3]]}, "partition_racks.t1[0][1]", "must be a string"),
-    ({"t0": [["r1"], [""], []], "t1": [[]]}, "partition_racks.t0[1][0]", "must be a non-empty string"),
-    ({"t0": [["r1"], [None], []], "t1": [[]]}, "partition_racks.t0[1][0]", "must be a string, got null"),
-])
+@pytest.mark.parametrize(
+    "racks, field, words",
+    [
+        ([], "partition_racks", "must be an object"),
+        ({"t0": [["r1"]] * 3}, "partition_racks.t1", "missing (1 replica rack lists expected)"),
+        (
+            {"t0": [["r1"]] * 3, "t1": [[]], "t9": []},
+            "partition_racks.t9",
+            "topic is not in topics",
+        ),
+        (
+            {"t0": [["r1"]] * 2, "t1": [[]]},
+            "partition_racks.t0",
+            "has 2 replica rack lists but the topic has 3",
+        ),
+        ({"t0": "r1", "t1": [[]]}, "partition_racks.t0", "must be a list of replica rack lists"),
+        (
+            {"t0": [["r1"], "r2", []], "t1": [[]]},
+            "partition_racks.t0[1]",
+            "must be a list of rack names",
+        ),
+        (
+            {"t0": [["r1"], [], []], "t1": [["r2", 3]]},
+            "partition_racks.t1[0][1]",
+            "must be a string",
+        ),
+        (
+            {"t0": [["r1"], [""], []], "t1": [[]]},
+            "partition_racks.t0[1][0]",
+            "must be a non-empty string",
+        ),
+        (
+            {"t0": [["r1"], [None], []], "t1": [[]]},
+            "partition_racks.t0[1][0]",
+            "must be a string, got null",
+        ),
+    ],
+)
 def test_bad_partition_racks_name_field_and_problem(racks, field, words):
     """Tests that every malformed partition_racks is one ProblemError naming the field."""
     with pytest.raises(ProblemError) as caught:

@@ -14,9 +14,11 @@ def test_describe_table_with_dashes_and_notes():
     assert documents == {"g1": {"t0": [100_000, 60_000, 0]}, "g2": {"t0": [0]}} and warnings == []
     documents, warnings = lags_of(DATA / "lags_describe.txt", "earliest")
     assert documents == {"g1": {"t0": [100_000, 60_000, 50_000]}, "g2": {"t0": [0]}}
-    assert warnings == [f"warning: {DATA / 'lags_describe.txt'}: 1 partitions without a committed offset or a log "
-                        f"start offset: lag taken as the log end offset (an upper bound) "
-                        f"(first: line 5, group 'g1', topic 't0', partition 2)"]
+    assert warnings == [
+        f"warning: {DATA / 'lags_describe.txt'}: 1 partitions without a committed offset or a log "
+        f"start offset: lag taken as the log end offset (an upper bound) "
+        f"(first: line 5, group 'g1', topic 't0', partition 2)"
+    ]
 
 
 def test_parquet_with_nullable_integers(tmp_path):
@@ -26,13 +28,19 @@ def test_parquet_with_nullable_integers(tmp_path):
     assert lags_of(tmp_path / "snapshot.parquet", "earliest")[0] == EARLIEST
 
 
-@pytest.mark.parametrize("text, message", [
-    (HEADER + "g,t,0,1,0,5\n,t,1,1,0,5\n", "line 3, group: missing"),
-    (HEADER + "g,t,0,1,0\n", "line 2: has 5 fields, the header has 6"),
-    ("group,topic,partition,log_end_offset\n", "line 1: the header lacks column 'committed_offset' "
-     "(expected group,topic,partition,committed_offset,log_start_offset,log_end_offset)"),
-    ("", "empty snapshot"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (HEADER + "g,t,0,1,0,5\n,t,1,1,0,5\n", "line 3, group: missing"),
+        (HEADER + "g,t,0,1,0\n", "line 2: has 5 fields, the header has 6"),
+        (
+            "group,topic,partition,log_end_offset\n",
+            "line 1: the header lacks column 'committed_offset' "
+            "(expected group,topic,partition,committed_offset,log_start_offset,log_end_offset)",
+        ),
+        ("", "empty snapshot"),
+    ],
+)
 def test_malformed_snapshots_name_line_and_field(tmp_path, text, message):
     """Tests that each kind of malformed snapshot is an error naming the line and the field, never dropped."""
     assert error_of(tmp_path, text) == message
@@ -40,6 +48,11 @@ def test_malformed_snapshots_name_line_and_field(tmp_path, text, message):
 
 def test_malformed_describe_table(tmp_path):
     """Tests a describe table whose row has a missing column: the error names the line."""
-    text = ("GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID\n"
-            "g t 0 1 5 4 - - -\ng t 1 1 5 - - -\n")
-    assert error_of(tmp_path, text, "bad.txt") == "line 3: has 8 columns, expected 9 columns like the header"
+    text = (
+        "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID\n"
+        "g t 0 1 5 4 - - -\ng t 1 1 5 - - -\n"
+    )
+    assert (
+        error_of(tmp_path, text, "bad.txt")
+        == "line 3: has 8 columns, expected 9 columns like the header"
+    )

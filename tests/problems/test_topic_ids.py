@@ -13,7 +13,11 @@ IDS = {"t0": "T1-A4s3VTwiI5CTbEp6POw", "t1": "T2-B4s3VTwiI5YHbPp6YUe"}
 
 
 def doc(ids) -> dict:
-    return {"topics": {"t0": 2, "t1": 1}, "members": [{"id": "c0", "topics": ["t0"]}], "topic_ids": ids}
+    return {
+        "topics": {"t0": 2, "t1": 1},
+        "members": [{"id": "c0", "topics": ["t0"]}],
+        "topic_ids": ids,
+    }
 
 
 def test_topic_ids_decode_as_kafkas_uuid():
@@ -21,8 +25,14 @@ def test_topic_ids_decode_as_kafkas_uuid():
     problem = load_problem(doc(IDS))
     most, least = problem.topic_uuids
     raw = b"".join(__import__("base64").urlsafe_b64decode(IDS[t] + "==") for t in ("t0", "t1"))
-    assert most.tolist() == [int.from_bytes(raw[0:8], "big", signed=True), int.from_bytes(raw[16:24], "big", signed=True)]
-    assert least.tolist() == [int.from_bytes(raw[8:16], "big", signed=True), int.from_bytes(raw[24:32], "big", signed=True)]
+    assert most.tolist() == [
+        int.from_bytes(raw[0:8], "big", signed=True),
+        int.from_bytes(raw[16:24], "big", signed=True),
+    ]
+    assert least.tolist() == [
+        int.from_bytes(raw[8:16], "big", signed=True),
+        int.from_bytes(raw[24:32], "big", signed=True),
+    ]
 
 
 def test_without_topic_ids_topics_get_ids_in_document_order():
@@ -30,7 +40,8 @@ def test_without_topic_ids_topics_get_ids_in_document_order():
     problem = load_problem({"topics": {"b": 1, "a": 1}, "members": []})
     most, least = problem.topic_uuids
     assert least.tolist() == [0, 1] and len(set(most.tolist())) == 1
-    from heuristics._kafka import uuid_hashes
+    from heuristics.kafka_orders import uuid_hashes
+
     assert uuid_hashes(most, least).tolist() == [0, 1]
 
 
@@ -42,16 +53,19 @@ def test_topic_ids_round_trip():
     assert "topic_ids" not in problem_to_json(load_problem({"topics": {"t": 1}, "members": []}))
 
 
-@pytest.mark.parametrize("ids, field, words", [
-    (["T1-A4s3VTwiI5CTbEp6POw"], "topic_ids", "must be an object"),
-    ({"t0": IDS["t0"]}, "topic_ids.t1", "missing"),
-    ({**IDS, "t9": IDS["t0"]}, "topic_ids.t9", "not in topics"),
-    ({**IDS, "t1": IDS["t0"]}, "topic_ids.t1", "duplicate topic id"),
-    ({**IDS, "t1": "not-a-uuid"}, "topic_ids.t1", "is not a Kafka Uuid"),
-    ({**IDS, "t1": "T2-B4s3VTwiI5YHbPp6YU!"}, "topic_ids.t1", "is not a Kafka Uuid"),
-    ({**IDS, "t1": "AAAAAAAAAAAAAAAAAAAAAA"}, "topic_ids.t1", "zero Uuid"),
-    ({**IDS, "t1": 7}, "topic_ids.t1", "must be"),
-])
+@pytest.mark.parametrize(
+    "ids, field, words",
+    [
+        (["T1-A4s3VTwiI5CTbEp6POw"], "topic_ids", "must be an object"),
+        ({"t0": IDS["t0"]}, "topic_ids.t1", "missing"),
+        ({**IDS, "t9": IDS["t0"]}, "topic_ids.t9", "not in topics"),
+        ({**IDS, "t1": IDS["t0"]}, "topic_ids.t1", "duplicate topic id"),
+        ({**IDS, "t1": "not-a-uuid"}, "topic_ids.t1", "is not a Kafka Uuid"),
+        ({**IDS, "t1": "T2-B4s3VTwiI5YHbPp6YU!"}, "topic_ids.t1", "is not a Kafka Uuid"),
+        ({**IDS, "t1": "AAAAAAAAAAAAAAAAAAAAAA"}, "topic_ids.t1", "zero Uuid"),
+        ({**IDS, "t1": 7}, "topic_ids.t1", "must be"),
+    ],
+)
 def test_bad_topic_ids_name_the_field(ids, field, words):
     """Tests that every malformed topic id is one ProblemError naming its field."""
     with pytest.raises(ProblemError) as caught:
@@ -87,7 +101,16 @@ def test_topic_ids_change_uniforms_topic_order():
     order of their ids' hash codes, so swapping two ids swaps which topic the first member gets."""
     import heuristics.uniform as uniform
 
-    base = {"topics": {"a": 2, "b": 2}, "members": [{"id": "A", "topics": ["a", "b"]}, {"id": "B", "topics": ["a", "b"]}]}
-    first = uniform.assign(load_problem({**base, "topic_ids": {"a": IDS["t0"], "b": IDS["t1"]}})).assignment
-    second = uniform.assign(load_problem({**base, "topic_ids": {"a": IDS["t1"], "b": IDS["t0"]}})).assignment
-    assert first["A"] != second["A"] and sorted(np.concatenate([v for v in first["A"].values()]).tolist()) == [0, 1]
+    base = {
+        "topics": {"a": 2, "b": 2},
+        "members": [{"id": "A", "topics": ["a", "b"]}, {"id": "B", "topics": ["a", "b"]}],
+    }
+    first = uniform.assign(
+        load_problem({**base, "topic_ids": {"a": IDS["t0"], "b": IDS["t1"]}})
+    ).assignment
+    second = uniform.assign(
+        load_problem({**base, "topic_ids": {"a": IDS["t1"], "b": IDS["t0"]}})
+    ).assignment
+    assert first["A"] != second["A"] and sorted(
+        np.concatenate([v for v in first["A"].values()]).tolist()
+    ) == [0, 1]

@@ -26,8 +26,10 @@ def group(**member) -> dict:
 
 
 def placement(broker_id=1, partition=0, replicas=(1,)) -> dict:
-    return {"brokers": [{"id": broker_id}], "partitions": [{"topic": "t", "partition": partition,
-                                                          "replicas": list(replicas)}]}
+    return {
+        "brokers": [{"id": broker_id}],
+        "partitions": [{"topic": "t", "partition": partition, "replicas": list(replicas)}],
+    }
 
 
 def error(source) -> ProblemError:
@@ -38,30 +40,36 @@ def error(source) -> ProblemError:
 
 
 # --------------------------------------------------------------- integers
-@pytest.mark.parametrize("doc, field, high", [
-    ({"topics": {"t": 2**63}, "members": []}, "topics.t", INT32_MAX),
-    (group(generation=2**63), "members[0].generation", INT32_MAX),
-    (group(owned={"t": [0, 2**63]}), "members[0].owned.t[1]", INT32_MAX),
-    ({"topics": {"t": 2}, "members": [], "lags": {"t": [0, 2**63]}}, "lags.t[1]", INT64_MAX),
-    (placement(broker_id=2**63), "brokers[0].id", INT32_MAX),
-    (placement(partition=2**63), "partitions[0].partition", INT32_MAX),
-    (placement(replicas=(2**63,)), "partitions[0].replicas[0]", INT32_MAX),
-    (placement(broker_id=2**31), "brokers[0].id", INT32_MAX),
-    (group(owned={"t": [2**31]}), "members[0].owned.t[0]", INT32_MAX),
-])
+@pytest.mark.parametrize(
+    "doc, field, high",
+    [
+        ({"topics": {"t": 2**63}, "members": []}, "topics.t", INT32_MAX),
+        (group(generation=2**63), "members[0].generation", INT32_MAX),
+        (group(owned={"t": [0, 2**63]}), "members[0].owned.t[1]", INT32_MAX),
+        ({"topics": {"t": 2}, "members": [], "lags": {"t": [0, 2**63]}}, "lags.t[1]", INT64_MAX),
+        (placement(broker_id=2**63), "brokers[0].id", INT32_MAX),
+        (placement(partition=2**63), "partitions[0].partition", INT32_MAX),
+        (placement(replicas=(2**63,)), "partitions[0].replicas[0]", INT32_MAX),
+        (placement(broker_id=2**31), "brokers[0].id", INT32_MAX),
+        (group(owned={"t": [2**31]}), "members[0].owned.t[0]", INT32_MAX),
+    ],
+)
 def test_integers_beyond_kafkas_types_are_errors(doc, field, high):
     """Tests finding 3: any integer >= 2**63 (and an int32 field >= 2**31) names its field and Kafka's type."""
     caught = error(doc)
     assert caught.field == field and f"must be at most {high}" in caught.message
 
 
-@pytest.mark.parametrize("doc, field", [
-    (placement(broker_id=-1), "brokers[0].id"),
-    (placement(replicas=(-5,)), "partitions[0].replicas[0]"),
-    (group(generation=-2), "members[0].generation"),
-    (group(owned={"t": [-1]}), "members[0].owned.t[0]"),
-    ({"topics": {"t": 1}, "members": [], "lags": {"t": [-1]}}, "lags.t[0]"),
-])
+@pytest.mark.parametrize(
+    "doc, field",
+    [
+        (placement(broker_id=-1), "brokers[0].id"),
+        (placement(replicas=(-5,)), "partitions[0].replicas[0]"),
+        (group(generation=-2), "members[0].generation"),
+        (group(owned={"t": [-1]}), "members[0].owned.t[0]"),
+        ({"topics": {"t": 1}, "members": [], "lags": {"t": [-1]}}, "lags.t[0]"),
+    ],
+)
 def test_negative_ids_partitions_lags_are_errors(doc, field):
     """Tests that negative broker ids, replica ids, partitions, generations below -1 and lags are rejected."""
     caught = error(doc)
@@ -75,14 +83,19 @@ def test_generation_minus_one_is_kafkas_none():
 
 def test_lag_at_int64_max_is_exact():
     """Tests that the largest int64 lag loads exactly."""
-    assert load_problem({"topics": {"t": 1}, "members": [], "lags": {"t": [INT64_MAX]}}).lags.tolist() == [INT64_MAX]
+    assert load_problem(
+        {"topics": {"t": 1}, "members": [], "lags": {"t": [INT64_MAX]}}
+    ).lags.tolist() == [INT64_MAX]
 
 
-@pytest.mark.parametrize("topics, words", [
-    ({"t": 10**12}, "must be at most 2147483647"),
-    ({"t": 2**62, "u": 2**62}, "must be at most 2147483647"),
-    ({"t": INT32_MAX, "u": INT32_MAX}, "4,294,967,294 partitions in all; at most 100,000,000"),
-])
+@pytest.mark.parametrize(
+    "topics, words",
+    [
+        ({"t": 10**12}, "must be at most 2147483647"),
+        ({"t": 2**62, "u": 2**62}, "must be at most 2147483647"),
+        ({"t": INT32_MAX, "u": INT32_MAX}, "4,294,967,294 partitions in all; at most 100,000,000"),
+    ],
+)
 def test_totals_are_checked_before_any_array(topics, words):
     """Tests finding 3: a count of 10**12 or two of 2**62 is an error at once, not a numpy allocation."""
     started = time.perf_counter()
@@ -92,8 +105,10 @@ def test_totals_are_checked_before_any_array(topics, words):
 
 def test_members_times_topics_is_bounded():
     """Tests that the members x topics tables are bounded before they are sized."""
-    doc = {"topics": {f"t{i}": 0 for i in range(20_000)}, "members": [{"id": f"c{m}", "topics": []}
-                                                                    for m in range(6_000)]}
+    doc = {
+        "topics": {f"t{i}": 0 for i in range(20_000)},
+        "members": [{"id": f"c{m}", "topics": []} for m in range(6_000)],
+    }
     assert "members x topics (6,000 x 20,000)" in error(doc).message
 
 
@@ -119,34 +134,51 @@ def test_json_text_with_a_surrogate_is_an_error():
 
 
 # ----------------------------------------------------------- duplicate keys
-@pytest.mark.parametrize("text, field, key", [
-    ('{"topics": {"t": 2, "t": 3}, "members": []}', "topics", "t"),
-    ('{"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"], "id": "b"}]}', "members[0]", "id"),
-    ('{"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"], "owned": {"t": [0], "t": [1]}}]}',
-     "members[0].owned", "t"),
-    ('{"topics": {"t": 2}, "members": [], "members": []}', "", "members"),
-    ('{"brokers": [{"id": 1, "id": 2}], "partitions": []}', "brokers[0]", "id"),
-])
+@pytest.mark.parametrize(
+    "text, field, key",
+    [
+        ('{"topics": {"t": 2, "t": 3}, "members": []}', "topics", "t"),
+        (
+            '{"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"], "id": "b"}]}',
+            "members[0]",
+            "id",
+        ),
+        (
+            '{"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"], "owned": {"t": [0], "t": [1]}}]}',
+            "members[0].owned",
+            "t",
+        ),
+        ('{"topics": {"t": 2}, "members": [], "members": []}', "", "members"),
+        ('{"brokers": [{"id": 1, "id": 2}], "partitions": []}', "brokers[0]", "id"),
+    ],
+)
 def test_duplicate_keys_are_errors_with_their_path(tmp_path, text, field, key):
     """Tests finding 4: a key given twice is an error naming the object's path (it used to keep the last)."""
     path = tmp_path / "dup.json"
     path.write_text(text)
     for source in (path, text):
         caught = error(source)
-        assert (caught.field, caught.message) == (field, f"key {key!r} given twice in the same object")
+        assert (caught.field, caught.message) == (
+            field,
+            f"key {key!r} given twice in the same object",
+        )
 
 
 def test_duplicate_key_is_reported_before_the_error_it_causes(tmp_path):
     """Tests that a repeated key that makes the kept value wrong is reported as the repeat."""
-    caught = error('{"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"], "generation": 1, '
-                   '"generation": "x"}]}')
+    caught = error(
+        '{"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"], "generation": 1, '
+        '"generation": "x"}]}'
+    )
     assert caught.message == "key 'generation' given twice in the same object"
 
 
 def test_colons_inside_strings_are_not_duplicates():
     """Tests the exact search: ':' inside ids (more ':' than keys) loads when no key repeats."""
-    problem = load_problem('{"topics": {"t:1": 2}, "members": [{"id": "host:9092", "topics": ["t:1"], '
-                           '"owned": {"t:1": [0]}, "rack": "a\\u003ab"}]}')
+    problem = load_problem(
+        '{"topics": {"t:1": 2}, "members": [{"id": "host:9092", "topics": ["t:1"], '
+        '"owned": {"t:1": [0]}, "rack": "a\\u003ab"}]}'
+    )
     assert problem.members == ("host:9092",) and problem.racks == ("a:b",)
 
 
@@ -177,9 +209,13 @@ def test_no_live_brokers_is_an_error():
 def test_evaluator_keys_are_safe_for_any_broker_ids(base):
     """Tests finding 4: large broker ids no longer collide in the evaluator's keys (a valid plan stays valid)."""
     ids = [base, base + 1, base + 2, base + 3]
-    doc = {"brokers": [{"id": b} for b in ids],
-           "partitions": [{"topic": "t", "partition": k, "replicas": [ids[k % 4], ids[(k + 1) % 4]]}
-                          for k in range(8)]}
+    doc = {
+        "brokers": [{"id": b} for b in ids],
+        "partitions": [
+            {"topic": "t", "partition": k, "replicas": [ids[k % 4], ids[(k + 1) % 4]]}
+            for k in range(8)
+        ],
+    }
     problem = load_problem(doc)
     verdict = evaluate(problem, problem.replica_brokers, "sticky-replica")
     assert verdict.valid and verdict.objective == (64, 32, 16, 0)
@@ -222,12 +258,16 @@ def test_snapshot_partition_beyond_int32_and_a_far_gap_are_quick_errors(tmp_path
     path = tmp_path / "far.csv"
     path.write_text(HEADER + "g,t,0,1,0,5\ng,t,2147483648,1,0,5\n")
     rows = group_lags(read_snapshot(path))
-    assert rows.error.tolist() == ["partition: must be at most 2147483647 (an int32, as in Kafka), got 2147483648"]
+    assert rows.error.tolist() == [
+        "partition: must be at most 2147483647 (an int32, as in Kafka), got 2147483648"
+    ]
     path.write_text(HEADER + "g,t,0,1,0,5\ng,t,2147483647,1,0,5\n")
     started = time.perf_counter()
     rows = group_lags(read_snapshot(path))
-    assert rows.error.tolist() == ["partition: group 'g' topic 't' has no row for partition 1 "
-                                   "(it has partitions up to 2147483647)"]
+    assert rows.error.tolist() == [
+        "partition: group 'g' topic 't' has no row for partition 1 "
+        "(it has partitions up to 2147483647)"
+    ]
     assert time.perf_counter() - started < 2
 
 
@@ -245,4 +285,6 @@ def test_lags_out_into_a_missing_folder_is_one_line_before_spark(tmp_path, capsy
     path.write_text(HEADER + "g,t,0,1,0,5\n")
     out = tmp_path / "missing" / "lags.json"
     assert main(["lags", str(path), "--out", str(out)]) == 2
-    assert capsys.readouterr().err == f"error: {out}: --out: cannot write: its folder does not exist\n"
+    assert (
+        capsys.readouterr().err == f"error: {out}: --out: cannot write: its folder does not exist\n"
+    )

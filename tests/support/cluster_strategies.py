@@ -17,9 +17,18 @@ REMOVED_BASE = 1000
 
 
 @st.composite
-def cluster_documents(draw, max_brokers: int = 20, max_racks: int = 10, max_topics: int = 50,
-                      max_partitions: int = 16, max_factor: int = 4, max_removed: int = 3,
-                      racks: bool | None = None, min_topics: int = 1, min_partitions: int = 1) -> dict:
+def cluster_documents(
+    draw,
+    max_brokers: int = 20,
+    max_racks: int = 10,
+    max_topics: int = 50,
+    max_partitions: int = 16,
+    max_factor: int = 4,
+    max_removed: int = 3,
+    racks: bool | None = None,
+    min_topics: int = 1,
+    min_partitions: int = 1,
+) -> dict:
     """A random, valid replica-placement document (DESIGN.md section 2).
 
     ``racks`` forces a rack-aware (True) or rack-unaware (False) cluster; ``min_topics`` and
@@ -36,8 +45,8 @@ def cluster_documents(draw, max_brokers: int = 20, max_racks: int = 10, max_topi
             entry["rack"] = f"r{draw(st.integers(0, rack_count - 1))}"
         brokers.append(entry)
     removed = [REMOVED_BASE + k for k in range(draw(st.integers(0, max_removed)))]
-    # A true Random seeded by Hypothesis: its calls are not drawn one by one (5 ms each, most of these
-    # tests' time); the document still shrinks by its sizes, not by the random choices.
+    # A true Random seeded by Hypothesis: its calls are not drawn one by one (5 ms each, most of
+    # these tests' time); the document still shrinks by its sizes, not by the random choices.
     rng = draw(st.randoms(use_true_random=True))
     shape = draw(st.sampled_from(["uniform", "skewed", "rack-packed"]))
     pool = list(ids) + removed
@@ -58,7 +67,9 @@ def cluster_documents(draw, max_brokers: int = 20, max_racks: int = 10, max_topi
                     choices = pool
             if len(choices) < factor:
                 choices = list(ids) + removed
-            partitions.append({"topic": f"t{t}", "partition": index, "replicas": rng.sample(choices, factor)})
+            partitions.append(
+                {"topic": f"t{t}", "partition": index, "replicas": rng.sample(choices, factor)}
+            )
     return {"brokers": brokers, "partitions": partitions}
 
 

@@ -20,7 +20,7 @@ checked against :func:`placement_answers`).
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -46,14 +46,19 @@ def group_answers(problem: GroupProblem) -> Iterator[np.ndarray]:
 
 def number_answers(problem: GroupProblem) -> Iterator[np.ndarray]:
     """Every ``owner`` array of a map from KIP-315 partition numbers to members."""
-    for numbers in itertools.product(range(problem.num_members), repeat=join_partition_count(problem)):
+    for numbers in itertools.product(
+        range(problem.num_members), repeat=join_partition_count(problem)
+    ):
         yield topic_partitions(problem, np.asarray(numbers, dtype=np.int32))
 
 
 def _replica_lists(live: list[int], factor: int) -> list[tuple[int, ...]]:
     """Each set of ``factor`` live brokers once per leader (followers in ascending order: their order scores nothing)."""
-    return [(leader, *(b for b in chosen if b != leader))
-            for chosen in itertools.combinations(live, factor) for leader in chosen] or [()]
+    return [
+        (leader, *(b for b in chosen if b != leader))
+        for chosen in itertools.combinations(live, factor)
+        for leader in chosen
+    ] or [()]
 
 
 def placement_answers(problem: PlacementProblem) -> Iterator[np.ndarray]:
@@ -74,11 +79,19 @@ def answers(problem, strategy: str) -> Iterable[np.ndarray]:
 def count(problem) -> int:
     """How many group answers :func:`group_answers` enumerates (to keep a test's problems tiny)."""
     parts = np.flatnonzero(problem.assignable)
-    return int(np.prod([len(problem.topic_subscribers[problem.partition_topic[g]]) for g in parts], dtype=float))
+    return int(
+        np.prod(
+            [len(problem.topic_subscribers[problem.partition_topic[g]]) for g in parts], dtype=float
+        )
+    )
 
 
-def optimum(problem, strategy: str, candidates: Iterable[np.ndarray] | None = None,
-            key: Callable | None = None) -> tuple[int, ...] | None:
+def optimum(
+    problem,
+    strategy: str,
+    candidates: Iterable[np.ndarray] | None = None,
+    key: Callable | None = None,
+) -> tuple[int, ...] | None:
     """The lexicographically best objective of ``strategy`` over the valid ``candidates`` (``None``: none valid).
 
     ``candidates`` default to the family's enumeration (:func:`answers`); ``key(answer, objective)``
@@ -114,8 +127,11 @@ def lag_aware_optimum(problem: GroupProblem, sticky: bool = False) -> tuple[int,
             count = (owners[:, columns] == m).sum(axis=1)
             valid &= (count >= floor) & (count <= floor + (extra > 0))
     lags = problem.lags[partitions]
-    totals = np.stack([(owners == m) @ lags for m in range(problem.num_members)], axis=1) \
-        if problem.num_members else np.zeros((len(owners), 1), dtype=np.int64)
+    totals = (
+        np.stack([(owners == m) @ lags for m in range(problem.num_members)], axis=1)
+        if problem.num_members
+        else np.zeros((len(owners), 1), dtype=np.int64)
+    )
     if sticky:
         previous = previous_owners(problem)[partitions]
         second = ((owners != previous) & (previous >= 0)).sum(axis=1)
@@ -127,4 +143,6 @@ def lag_aware_optimum(problem: GroupProblem, sticky: bool = False) -> tuple[int,
     owner[partitions] = owners[best]
     verdict = evaluate(problem, owner, "lag-aware")
     assert verdict.valid, verdict.violations
-    return verdict.objective[0], evaluate(problem, owner, "sticky").objective[1] if sticky else verdict.objective[1]
+    return verdict.objective[0], evaluate(problem, owner, "sticky").objective[
+        1
+    ] if sticky else verdict.objective[1]

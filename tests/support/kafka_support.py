@@ -7,8 +7,13 @@ import json
 from experiments.cli import main
 
 
-def create_topic(admin, name: str, partitions: int, replicas: dict[int, list[int]] | None = None,
-                 replication: int = 1) -> None:
+def create_topic(
+    admin,
+    name: str,
+    partitions: int,
+    replicas: dict[int, list[int]] | None = None,
+    replication: int = 1,
+) -> None:
     """Create topic ``name`` (explicit ``replicas`` per partition, or ``replication``) and wait for it."""
     from kafka.admin import NewTopic
 
@@ -23,8 +28,9 @@ def create_topic(admin, name: str, partitions: int, replicas: dict[int, list[int
 
 def _wait_until_every_broker_knows(admin, name: str, seconds: float = 30.0) -> None:
     """Wait until each broker's own metadata describes ``name`` and every partition of it without error: a
-    command started right after (a fresh admin client asking any broker) then finds it.  KRaft brokers
-    learn of a new topic from the metadata log a moment apart (measured: a snapshot right after creation
+    command started right after (a fresh admin client asking any broker) then finds it.  KRaft
+    brokers learn of a new topic from the metadata log a moment apart (measured: a snapshot right
+    after creation
     once found no topic)."""
     import time
 
@@ -37,11 +43,17 @@ def _wait_until_every_broker_knows(admin, name: str, seconds: float = 30.0) -> N
         try:
             while True:
                 described = client.describe_topics([name])
-                if described and described[0]["error_code"] == 0 and described[0]["partitions"] and all(
-                        p["error_code"] == 0 for p in described[0]["partitions"]):
+                if (
+                    described
+                    and described[0]["error_code"] == 0
+                    and described[0]["partitions"]
+                    and all(p["error_code"] == 0 for p in described[0]["partitions"])
+                ):
                     break
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"broker {server} does not know topic {name!r} after {seconds:g} s")
+                    raise AssertionError(
+                        f"broker {server} does not know topic {name!r} after {seconds:g} s"
+                    )
                 time.sleep(0.1)
         finally:
             client.close()
@@ -66,8 +78,9 @@ def commit(admin, group: str, offsets: dict[tuple[str, int], int]) -> None:
     from kafka import TopicPartition
     from kafka.structs import OffsetAndMetadata
 
-    result = admin.alter_group_offsets(group, {TopicPartition(t, p): OffsetAndMetadata(o, "", -1)
-                                               for (t, p), o in offsets.items()})
+    result = admin.alter_group_offsets(
+        group, {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()}
+    )
     failed = {tp: e for tp, e in result.items() if e.__name__ != "NoError"}
     assert not failed, failed
 

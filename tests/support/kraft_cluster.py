@@ -10,11 +10,11 @@ log in a temporary folder.  Settings keep it light and quick for tests: a 256 MB
 the serial collector, C1 only, 4 partitions of ``__consumer_offsets`` with replication 1, no
 initial rebalance delay, no topic auto-creation.
 
-:meth:`KraftCluster.start` formats the storage (Kafka's ``StorageTool``), starts the nodes and
-waits until the three brokers are registered and unfenced and the group coordinator answers
-(kafka-python's admin client; that creates ``__consumer_offsets``); it stops
-whatever it started when that fails.  :meth:`KraftCluster.tool` runs one of Kafka's command-line
-tools (``kafka-reassign-partitions`` is ``org.apache.kafka.tools.reassign.ReassignPartitionsCommand``).
+:meth:`KraftCluster.start` formats the storage (Kafka's ``StorageTool``), starts the nodes and waits
+until the three brokers are registered and unfenced and the group coordinator answers
+(kafka-python's admin client; that creates ``__consumer_offsets``); it stops whatever it started
+when that fails.  :meth:`KraftCluster.tool` runs one of Kafka's command-line tools
+(``kafka-reassign-partitions`` is ``org.apache.kafka.tools.reassign.ReassignPartitionsCommand``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "peers" / "java" / "target"
 #: The JVM options of every node and tool: small heap, quick start-up.
-JVM = ["-Xmx256m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"]
+JVM = [
+    "-Xmx256m",
+    "-Xms64m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-Djava.awt.headless=true",
+]
 RACKS = ("r1", "r2", "r3")
 #: Seconds to wait for the three brokers (measured: 28-72 s on 2 cores shared with other work).
 READY_TIMEOUT = 150.0
@@ -106,33 +112,59 @@ class KraftCluster:
 
     def _java(self, main: str, *args: str, log: Path | None = None, **kwargs) -> subprocess.Popen:
         out = open(log, "ab") if log else subprocess.PIPE
-        command = ["java", *JVM, "-Dorg.slf4j.simpleLogger.showDateTime=true",
-                   "-cp", self.classpath, main, *args]
+        command = [
+            "java",
+            *JVM,
+            "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-cp",
+            self.classpath,
+            main,
+            *args,
+        ]
         try:
-            return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=self.folder, **kwargs)
+            return subprocess.Popen(
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.folder,
+                **kwargs,
+            )
         finally:
             if log:
                 out.close()
 
-    def start(self) -> "KraftCluster":
+    def start(self) -> KraftCluster:
         """Format, start and wait for the three brokers; stops them again when that fails."""
         started = time.perf_counter()
         self.folder.mkdir(parents=True, exist_ok=True)
         ports = free_ports(2 * len(self.ids))
         self.ports = dict(zip(self.ids, ports))
-        controllers = dict(zip(self.ids, ports[len(self.ids):]))
+        controllers = dict(zip(self.ids, ports[len(self.ids) :]))
         configs = {node: self._config(node, controllers) for node in self.ids}
         cluster_id = _kafka_uuid()
-        formats = [self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(configs[node]),
-                              log=self.folder / f"format-{node}.log") for node in self.ids]
+        formats = [
+            self._java(
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                cluster_id,
+                "-c",
+                str(configs[node]),
+                log=self.folder / f"format-{node}.log",
+            )
+            for node in self.ids
+        ]
         try:
             for node, process in zip(self.ids, formats):
                 if process.wait(timeout=120) != 0:
-                    raise RuntimeError(f"formatting node {node} failed: {self._tail(f'format-{node}.log')}")
+                    raise RuntimeError(
+                        f"formatting node {node} failed: {self._tail(f'format-{node}.log')}"
+                    )
             for node in self.ids:
-                self.processes[node] = self._java("kafka.Kafka", str(configs[node]),
-                                                  log=self.folder / f"node-{node}.log")
+                self.processes[node] = self._java(
+                    "kafka.Kafka", str(configs[node]), log=self.folder / f"node-{node}.log"
+                )
             self._wait_ready(started + READY_TIMEOUT)
         except BaseException:
             for process in formats:
@@ -151,17 +183,23 @@ class KraftCluster:
         while time.perf_counter() < deadline:
             for node, process in self.processes.items():
                 if process.poll() is not None:
-                    raise RuntimeError(f"node {node} exited ({process.returncode}): {self._tail(f'node-{node}.log')}")
+                    raise RuntimeError(
+                        f"node {node} exited ({process.returncode}): {self._tail(f'node-{node}.log')}"
+                    )
             try:
                 with socket.create_connection(("127.0.0.1", self.ports[1]), timeout=1):
                     pass
-                admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=3000,
-                                         bootstrap_timeout_ms=3000)
+                admin = KafkaAdminClient(
+                    bootstrap_servers=self.bootstrap,
+                    request_timeout_ms=3000,
+                    bootstrap_timeout_ms=3000,
+                )
                 try:
                     brokers = admin.describe_cluster()["brokers"]
                     live = sorted(b["broker_id"] for b in brokers if not b.get("is_fenced"))
                     if live == list(self.ids):
-                        # The group coordinator answers once __consumer_offsets exists: created here.
+                        # The group coordinator answers once __consumer_offsets exists: created
+                        # here.
                         admin.describe_groups(["rebalance-lab-warm-up"])
                         return
                     last = f"live brokers {live}"
@@ -170,11 +208,15 @@ class KraftCluster:
             except (OSError, KafkaError) as error:
                 last = f"{type(error).__name__}: {error}"
             time.sleep(0.5)
-        raise RuntimeError(f"the KRaft cluster was not ready in {READY_TIMEOUT:g} s ({last}); logs in {self.folder}")
+        raise RuntimeError(
+            f"the KRaft cluster was not ready in {READY_TIMEOUT:g} s ({last}); logs in {self.folder}"
+        )
 
     def _tail(self, name: str, lines: int = 5) -> str:
         try:
-            return " | ".join((self.folder / name).read_text(errors="replace").splitlines()[-lines:])
+            return " | ".join(
+                (self.folder / name).read_text(errors="replace").splitlines()[-lines:]
+            )
         except OSError:
             return "(no log)"
 
@@ -193,9 +235,18 @@ class KraftCluster:
 
     def tool(self, main: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         """Run one of Kafka's command-line tools (class ``main``) against this cluster; output as text."""
-        command = ["java", *JVM, "-cp", self.classpath, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                   main, *args]
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=self.folder)
+        command = [
+            "java",
+            *JVM,
+            "-cp",
+            self.classpath,
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            main,
+            *args,
+        ]
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, cwd=self.folder
+        )
 
 
 def _kafka_uuid() -> str:
@@ -217,8 +268,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the brokers on SIGTERM too
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="kraft-"))
     cluster = KraftCluster(folder).start()
-    print(f"KRaft cluster: brokers 1-3 on racks {', '.join(RACKS)}; --bootstrap-server {cluster.bootstrap} "
-          f"(started in {cluster.start_seconds:.0f} s; logs in {folder}); Ctrl-C stops it", flush=True)
+    print(
+        f"KRaft cluster: brokers 1-3 on racks {', '.join(RACKS)}; --bootstrap-server {cluster.bootstrap} "
+        f"(started in {cluster.start_seconds:.0f} s; logs in {folder}); Ctrl-C stops it",
+        flush=True,
+    )
     try:
         while True:
             time.sleep(3600)

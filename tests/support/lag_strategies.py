@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from support.problem_strategies import group_documents
 from problems import load_problem
+from support.problem_strategies import group_documents
 
 LAG_SHAPES = {  # the first is what hypothesis draws most and shrinks towards
     "uniform": st.integers(0, 1000),
@@ -34,9 +34,14 @@ def busy_documents(draw, max_members: int, max_partitions: int) -> dict:
     uniform = draw(st.booleans())
     members = []
     for m in range(draw(st.integers(2, max_members))):
-        subscription = names if uniform else draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+        subscription = (
+            names if uniform else draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+        )
         member = {"id": f"c{m}", "topics": subscription}
-        owned = {t: draw(st.lists(st.integers(0, topics[t] - 1), unique=True, max_size=2)) for t in subscription}
+        owned = {
+            t: draw(st.lists(st.integers(0, topics[t] - 1), unique=True, max_size=2))
+            for t in subscription
+        }
         if any(owned.values()):
             member["owned"] = owned
             member["generation"] = draw(st.integers(0, 1))
@@ -45,16 +50,24 @@ def busy_documents(draw, max_members: int, max_partitions: int) -> dict:
 
 
 @st.composite
-def lag_documents(draw, max_members: int = 5, max_partitions: int = 6, shapes=tuple(LAG_SHAPES)) -> dict:
+def lag_documents(
+    draw, max_members: int = 5, max_partitions: int = 6, shapes=tuple(LAG_SHAPES)
+) -> dict:
     """A random consumer-group document with lags of one random shape.
 
     Half busy groups (:func:`busy_documents`), half the adversarial documents
     of :func:`problem_strategies.group_documents` (empty groups, deleted topics, ...).
     """
-    doc = draw(st.one_of(busy_documents(max_members, max_partitions),
-                         group_documents(max_members=max_members, max_partitions=max_partitions)))
+    doc = draw(
+        st.one_of(
+            busy_documents(max_members, max_partitions),
+            group_documents(max_members=max_members, max_partitions=max_partitions),
+        )
+    )
     values = LAG_SHAPES[draw(st.sampled_from(shapes))]
-    doc["lags"] = {t: draw(st.lists(values, min_size=n, max_size=n)) for t, n in doc["topics"].items()}
+    doc["lags"] = {
+        t: draw(st.lists(values, min_size=n, max_size=n)) for t, n in doc["topics"].items()
+    }
     return doc
 
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 from problems import GroupProblem, load_problem
 
 
-def member(member_id: str, topics: list[str], owned: dict | None = None, generation: int | None = None,
-           instance: str | None = None) -> dict:
+def member(
+    member_id: str,
+    topics: list[str],
+    owned: dict | None = None,
+    generation: int | None = None,
+    instance: str | None = None,
+) -> dict:
     """One member entry of the group format; ``owned``, ``generation`` and ``instance`` (its
     group.instance.id) only when given."""
     doc: dict = {"id": member_id, "topics": list(topics)}

@@ -16,8 +16,9 @@ TOPIC_NAMES = [f"t{i}" for i in range(6)]
 
 
 @st.composite
-def group_documents(draw, max_members: int = 7, max_partitions: int = 9, lags: bool = False,
-                    racks: bool = False) -> dict:
+def group_documents(
+    draw, max_members: int = 7, max_partitions: int = 9, lags: bool = False, racks: bool = False
+) -> dict:
     """A random, valid consumer-group document (DESIGN.md section 2); with ``racks``, sometimes
     ``partition_racks`` (0-3 replica racks per partition, repeats allowed)."""
     topic_count = draw(st.integers(0, len(TOPIC_NAMES)))
@@ -26,11 +27,19 @@ def group_documents(draw, max_members: int = 7, max_partitions: int = 9, lags: b
     everything = list(topics) + ["deleted-topic"]
     shared = draw(st.lists(st.sampled_from(everything), unique=True)) if everything else []
     member_count = draw(st.integers(0, max_members))
-    ids = draw(st.lists(st.text("abcC0123-_", min_size=1, max_size=4), min_size=member_count,
-                        max_size=member_count, unique=True))
+    ids = draw(
+        st.lists(
+            st.text("abcC0123-_", min_size=1, max_size=4),
+            min_size=member_count,
+            max_size=member_count,
+            unique=True,
+        )
+    )
     members = []
     for member_id in ids:
-        subscription = shared if uniform else draw(st.lists(st.sampled_from(everything), unique=True))
+        subscription = (
+            shared if uniform else draw(st.lists(st.sampled_from(everything), unique=True))
+        )
         member: dict = {"id": member_id, "topics": list(subscription)}
         if draw(st.booleans()):
             owned = {}
@@ -51,7 +60,9 @@ def group_documents(draw, max_members: int = 7, max_partitions: int = 9, lags: b
         doc["lags"] = {t: draw(st.lists(values, min_size=n, max_size=n)) for t, n in topics.items()}
     if racks and draw(st.booleans()):
         replica_racks = st.lists(st.sampled_from(["r0", "r1", "r2"]), max_size=3)
-        doc["partition_racks"] = {t: draw(st.lists(replica_racks, min_size=n, max_size=n)) for t, n in topics.items()}
+        doc["partition_racks"] = {
+            t: draw(st.lists(replica_racks, min_size=n, max_size=n)) for t, n in topics.items()
+        }
     return doc
 
 

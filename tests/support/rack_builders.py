@@ -23,9 +23,16 @@ def null_racks(count: int) -> list[None]:
     return [None] * count
 
 
-def kafka_rack_group(topics: dict[str, int], replication: int, broker_racks: list, consumer_racks: list,
-                     consumer_topics: list[list[str]], owned: list[str] | None = None,
-                     generation: int | None = None, cumulative: bool = True) -> dict:
+def kafka_rack_group(
+    topics: dict[str, int],
+    replication: int,
+    broker_racks: list,
+    consumer_racks: list,
+    consumer_topics: list[list[str]],
+    owned: list[str] | None = None,
+    generation: int | None = None,
+    cumulative: bool = True,
+) -> dict:
     """The group ``verifyRackAssignment`` builds (owned partitions as ``"t1-0, t1-3"`` strings);
     ``cumulative=False``: every topic starts at broker 0 (``partitionInfos(..., nextNodeIndex=0)``)."""
     partition_racks, start = {}, 0
@@ -55,4 +62,7 @@ def kafka_rack_group(topics: dict[str, int], replication: int, broker_racks: lis
 
 def sorted_strings(assignment: dict) -> list[str]:
     """Each member's partitions as ``"t1-0, t1-3, ..."``, sorted as strings (``toSortedString``)."""
-    return [", ".join(sorted(f"{t}-{p}" for t, ps in topics.items() for p in ps)) for topics in assignment.values()]
+    return [
+        ", ".join(sorted(f"{t}-{p}" for t, ps in topics.items() for p in ps))
+        for topics in assignment.values()
+    ]

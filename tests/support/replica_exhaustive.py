@@ -36,38 +36,61 @@ def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndar
 def exhaustive(problem) -> tuple[int, int, int, int]:
     """The lexicographic optimum (levels 1-4) over every placement, by dynamic programming (no flow, no solver).
 
-    Partitions are placed one by one; a state is the brokers' replica counts ``r`` (then with the leader counts
-    ``l``), packed in one integer.  Pass 1 keeps the ``r`` that can still end at level 1 <= a heuristic answer's;
-    pass 2 (backward) gives each ``r`` the least rack spread to a level-1-optimal end; pass 3 walks only the
-    level-1/2-optimal transitions, with every leader, keeping the fewest moves per state.
+    Partitions are placed one by one; a state is the brokers' replica counts ``r`` (then with the
+    leader counts ``l``), packed in one integer.  Pass 1 keeps the ``r`` that can still end at level
+    1 <= a heuristic answer's; pass 2 (backward) gives each ``r`` the least rack spread to a
+    level-1-optimal end; pass 3 walks only the level-1/2-optimal transitions, with every leader,
+    keeping the fewest moves per state.
     """
     brokers = problem.num_brokers
-    assert brokers <= 7 and problem.num_partitions < 2**BITS and sum(problem.replication_factors) < 64
+    assert (
+        brokers <= 7 and problem.num_partitions < 2**BITS and sum(problem.replication_factors) < 64
+    )
     rack = problem.broker_rack.tolist()
     factors = problem.replication_factors.tolist()
     positions = problem.replica_positions.tolist()
     start = problem.replica_start.tolist()
-    unit = 2 ** (BITS * np.arange(2 * brokers, dtype=np.int64))  # r_b at field b, l_b at field B + b
+    unit = 2 ** (
+        BITS * np.arange(2 * brokers, dtype=np.int64)
+    )  # r_b at field b, l_b at field B + b
     options = []  # per partition: (r delta, [r + l delta per leader], spread, moves)
     for p, factor in enumerate(factors):
         original = set(positions[start[p] : start[p + 1]])
-        options.append([(int(unit[list(chosen)].sum()), [int(unit[list(chosen)].sum() + unit[brokers + b])
-                                                          for b in chosen] or [0],
-                         sum(v * v for v in np.bincount([rack[b] for b in chosen]).tolist()) if chosen else 0,
-                         sum(b not in original for b in chosen))
-                        for chosen in itertools.combinations(range(brokers), factor)])
+        options.append(
+            [
+                (
+                    int(unit[list(chosen)].sum()),
+                    [int(unit[list(chosen)].sum() + unit[brokers + b]) for b in chosen] or [0],
+                    sum(v * v for v in np.bincount([rack[b] for b in chosen]).tolist())
+                    if chosen
+                    else 0,
+                    sum(b not in original for b in chosen),
+                )
+                for chosen in itertools.combinations(range(brokers), factor)
+            ]
+        )
     total = sum(factors)
     upper = heuristic.assign(problem).objective[0]  # any valid placement bounds level 1
     reach = [np.zeros(1, dtype=np.int64)]
     for choices in options:
-        keys = _distinct((reach[-1][:, None] + np.array([c[0] for c in choices], dtype=np.int64)).ravel())
+        keys = _distinct(
+            (reach[-1][:, None] + np.array([c[0] for c in choices], dtype=np.int64)).ravel()
+        )
         reach.append(keys[_fill_bound(_digits(keys, brokers), total) <= upper])
     squares = (_digits(reach[-1], brokers) ** 2).sum(axis=1)
     level1 = int(squares.min())
     rests = [np.where(squares == level1, 0.0, np.inf)]
     for k in range(len(options) - 1, -1, -1):
-        rests.insert(0, np.min([spread + _lookup(reach[k + 1], rests[0], reach[k] + delta)
-                                for delta, _, spread, _ in options[k]], axis=0))
+        rests.insert(
+            0,
+            np.min(
+                [
+                    spread + _lookup(reach[k + 1], rests[0], reach[k] + delta)
+                    for delta, _, spread, _ in options[k]
+                ],
+                axis=0,
+            ),
+        )
     level2 = int(rests[0][0])
     keys, moved = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     rmask = int(unit[:brokers].sum()) * (2**BITS - 1)
@@ -80,7 +103,9 @@ def exhaustive(problem) -> tuple[int, int, int, int]:
             for d in with_leader:
                 new_keys.append(keys[tight] + d)
                 new_moved.append(moved[tight] + m)
-        packed = _distinct(np.concatenate(new_keys) * 64 + np.concatenate(new_moved))  # moves < 64: sorted by both
+        packed = _distinct(
+            np.concatenate(new_keys) * 64 + np.concatenate(new_moved)
+        )  # moves < 64: sorted by both
         first = np.r_[True, np.diff(packed >> 6) != 0]  # the fewest moves of each state
         keys, moved = packed[first] >> 6, packed[first] & 63
     level3 = (_digits(keys, brokers, brokers) ** 2).sum(axis=1)

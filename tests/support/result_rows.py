@@ -7,13 +7,23 @@ import pandas as pd
 
 def row(scenario, strategy, solver, status, levels, bound=None, valid=True, variant=""):
     """One result row of ``scenario`` (sticky objective) with the given levels and bounds."""
-    out = {"scenario_id": scenario, "family": "group", "judged_on": "sticky", "churn": "fresh", "size": 10,
-           "strategy": strategy, "variant": variant, "solver": solver,
-           "role": "heuristic" if solver == "heuristic" else "exact", "status": status, "valid": valid,
-           "runtime_s": 0.1}
+    out = {
+        "scenario_id": scenario,
+        "family": "group",
+        "judged_on": "sticky",
+        "churn": "fresh",
+        "size": 10,
+        "strategy": strategy,
+        "variant": variant,
+        "solver": solver,
+        "role": "heuristic" if solver == "heuristic" else "exact",
+        "status": status,
+        "valid": valid,
+        "runtime_s": 0.1,
+    }
     for i in range(1, 5):
         out[f"level{i}"] = levels[i - 1] if i <= len(levels) else pd.NA
-        out[f"bound{i}"] = (bound[i - 1] if bound and i <= len(bound) else pd.NA)
+        out[f"bound{i}"] = bound[i - 1] if bound and i <= len(bound) else pd.NA
     return out
 
 
@@ -34,11 +44,15 @@ KEY = ["scenario_id", "strategy", "variant", "solver"]
 def assert_same_rows(there: pd.DataFrame, here: pd.DataFrame) -> None:
     """Two runs' result rows are equal apart from :data:`TIMINGS` and, where an exact solver stopped at
     its time limit in either run (a status other than ``optimal``), its status, levels and bounds."""
-    there, here = (rows.drop(columns=TIMINGS).sort_values(KEY, na_position="first").reset_index(drop=True)
-                   for rows in (there, here))
+    there, here = (
+        rows.drop(columns=TIMINGS).sort_values(KEY, na_position="first").reset_index(drop=True)
+        for rows in (there, here)
+    )
     assert len(there) == len(here) > 0
     assert there[KEY].equals(here[KEY])
-    timed_out = ((there["status"] != "optimal") | (here["status"] != "optimal")) & (there["role"] != "heuristic")
+    timed_out = ((there["status"] != "optimal") | (here["status"] != "optimal")) & (
+        there["role"] != "heuristic"
+    )
     limited = ["status", *[c for c in there.columns if c.startswith(("bound", "level"))]]
     for rows in (there, here):
         rows.loc[timed_out, limited] = None

@@ -22,7 +22,9 @@ def unsubscribed_earlier_owner(problem: GroupProblem, answer: np.ndarray) -> np.
     """
     assigned = answer >= 0
     assert not (problem.assignable & ~assigned).any(), "a subscribed partition is left unassigned"
-    wrong = np.flatnonzero(assigned & ~problem.subscribes[np.maximum(answer, 0), problem.partition_topic])
+    wrong = np.flatnonzero(
+        assigned & ~problem.subscribes[np.maximum(answer, 0), problem.partition_topic]
+    )
     members, partitions = problem.owned_claims
     claims = members.astype(np.int64) * problem.num_partitions + partitions
     given = answer[wrong].astype(np.int64) * problem.num_partitions + wrong

@@ -13,22 +13,27 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 import heuristics.sticky as sticky
-from support.problem_strategies import group_documents
 from problems import load_problem
+from support.problem_strategies import group_documents
 
 TOPICS = [f"t{i}" for i in range(4)]
 
 
 @st.composite
 def equal_group_documents(draw, max_members: int = 6, max_partitions: int = 8) -> dict:
-    topics = {t: draw(st.integers(0, max_partitions)) for t in TOPICS[: draw(st.integers(1, len(TOPICS)))]}
+    topics = {
+        t: draw(st.integers(0, max_partitions)) for t in TOPICS[: draw(st.integers(1, len(TOPICS)))]
+    }
     subscription = draw(st.lists(st.sampled_from(list(topics)), min_size=1, unique=True))
     members = []
     for m in range(draw(st.integers(1, max_members))):
         member = {"id": f"c{m}", "topics": subscription}
         if draw(st.booleans()):
-            member["owned"] = {t: draw(st.lists(st.integers(0, n - 1), unique=True)) if n else []
-                               for t, n in topics.items() if draw(st.booleans())}
+            member["owned"] = {
+                t: draw(st.lists(st.integers(0, n - 1), unique=True)) if n else []
+                for t, n in topics.items()
+                if draw(st.booleans())
+            }
             if draw(st.integers(0, 3)):
                 member["generation"] = draw(st.integers(0, 2))
         members.append(member)
@@ -47,22 +52,30 @@ def rebalance_documents(draw) -> dict:
     assignment = sticky.assign(problem).assignment
     generation = draw(st.integers(0, 3))
     topics = dict(before["topics"])
-    for t in draw(st.lists(st.sampled_from(sorted(topics)), unique=True, max_size=1)) if topics else []:
+    for t in (
+        draw(st.lists(st.sampled_from(sorted(topics)), unique=True, max_size=1)) if topics else []
+    ):
         del topics[t]  # deleted: claims on it are stale
     names = list(before["topics"]) + ["fresh-topic"]
     members = []
     for doc in before["members"]:
         if draw(st.integers(0, 4)) == 0:
             continue  # left the group
-        member = {"id": doc["id"], "topics": doc["topics"], "owned": assignment[doc["id"]],
-                  "generation": generation}
+        member = {
+            "id": doc["id"],
+            "topics": doc["topics"],
+            "owned": assignment[doc["id"]],
+            "generation": generation,
+        }
         if draw(st.integers(0, 4)) == 0:
             member["topics"] = draw(st.lists(st.sampled_from(names), unique=True))
         if draw(st.integers(0, 5)) == 0:
             member["generation"] = generation - 1  # a zombie's stale view
         members.append(member)
     for j in range(draw(st.integers(0, 2))):
-        members.append({"id": f"new{j}", "topics": draw(st.lists(st.sampled_from(names), unique=True))})
+        members.append(
+            {"id": f"new{j}", "topics": draw(st.lists(st.sampled_from(names), unique=True))}
+        )
     return {"topics": topics, "members": members}
 
 
@@ -94,7 +107,9 @@ def _claims(draw, topics: dict[str, int]) -> dict[str, list[int]]:
     owned = {}
     for topic in draw(st.lists(st.sampled_from([*topics, GONE]), unique=True, max_size=3)):
         count = topics.get(topic, 4)
-        owned[topic] = draw(st.lists(st.integers(0, count - 1), unique=True, max_size=count)) if count else []
+        owned[topic] = (
+            draw(st.lists(st.integers(0, count - 1), unique=True, max_size=count)) if count else []
+        )
     return owned
 
 
@@ -112,7 +127,9 @@ def _make_unequal(draw, members: list[dict], names: list[str]) -> None:
 
 @st.composite
 def kafka_group_documents(draw, equal: bool) -> dict:
-    topics = {t: draw(st.integers(0, 10)) for t in KAFKA_TOPICS[: draw(st.integers(1, len(KAFKA_TOPICS)))]}
+    topics = {
+        t: draw(st.integers(0, 10)) for t in KAFKA_TOPICS[: draw(st.integers(1, len(KAFKA_TOPICS)))]
+    }
     names = [*topics, GONE]
     ids = draw(st.lists(IDS, min_size=1, max_size=8, unique=True))
     shared = _subscription(draw, names)
@@ -145,8 +162,14 @@ def kafka_churned_documents(draw, equal: bool) -> dict:
     for doc in before["members"]:
         if draw(st.integers(0, 3)) == 0:
             continue  # left the group
-        member = {"id": doc["id"], "owned": answer[doc["id"]], "generation": generation,
-                  "topics": shared if equal else doc["topics"] + (["t9"] if added and draw(st.booleans()) else [])}
+        member = {
+            "id": doc["id"],
+            "owned": answer[doc["id"]],
+            "generation": generation,
+            "topics": shared
+            if equal
+            else doc["topics"] + (["t9"] if added and draw(st.booleans()) else []),
+        }
         if not equal and draw(st.integers(0, 4)) == 0:
             member["topics"] = _subscription(draw, names)
         if draw(st.integers(0, 4)) == 0:
@@ -155,7 +178,9 @@ def kafka_churned_documents(draw, equal: bool) -> dict:
     taken = {m["id"] for m in members}
     for j in range(draw(st.integers(0 if members else 1, 2))):
         if f"new{j}" not in taken:
-            members.append({"id": f"new{j}", "topics": shared if equal else _subscription(draw, names)})
+            members.append(
+                {"id": f"new{j}", "topics": shared if equal else _subscription(draw, names)}
+            )
     if not equal and len(members) > 1:
         _make_unequal(draw, members, names)
     return {"topics": topics, "members": members}

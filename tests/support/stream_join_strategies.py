@@ -23,7 +23,11 @@ from problems import load_problem
 @st.composite
 def join_documents(draw, max_members: int = 7, max_numbers: int = 12, max_topics: int = 3) -> dict:
     """A consumer-group document of a stream join after churn."""
-    count = draw(st.integers(0, max_numbers)) if draw(st.integers(0, 9)) == 0 else draw(st.integers(1, max_numbers))
+    count = (
+        draw(st.integers(0, max_numbers))
+        if draw(st.integers(0, 9)) == 0
+        else draw(st.integers(1, max_numbers))
+    )
     topics = {f"j{i}": count for i in range(draw(st.integers(1, max_topics)))}
     joined = list(topics)
     epoch = draw(st.integers(1, 6))
@@ -42,14 +46,24 @@ def join_documents(draw, max_members: int = 7, max_numbers: int = 12, max_topics
         members.append({"id": f"new{i}", "topics": list(joined)})
     for i in range(draw(st.integers(0, 2))):
         stolen = draw(st.lists(st.integers(0, count + 1), unique=True, max_size=count + 2))
-        members.append({"id": f"zombie{i}", "topics": list(joined), "owned": {joined[0]: stolen},
-                        "generation": draw(st.integers(-1, epoch - 1))})
+        members.append(
+            {
+                "id": f"zombie{i}",
+                "topics": list(joined),
+                "owned": {joined[0]: stolen},
+                "generation": draw(st.integers(-1, epoch - 1)),
+            }
+        )
     owners = [m for m in members if m.get("owned") and m["generation"] == epoch]
     if len(owners) >= 2 and draw(st.booleans()):  # two live claims on one number, same epoch
         first, second = draw(st.permutations(owners))[:2]
-        second["owned"] = {t: sorted(set(second["owned"].get(t, [])) | set(first["owned"][t][:1]))
-                           for t in first["owned"]}
-    if members and draw(st.booleans()):  # a topic added to the join, not everybody subscribes it yet
+        second["owned"] = {
+            t: sorted(set(second["owned"].get(t, [])) | set(first["owned"][t][:1]))
+            for t in first["owned"]
+        }
+    if members and draw(
+        st.booleans()
+    ):  # a topic added to the join, not everybody subscribes it yet
         topics["added"] = draw(st.integers(0 if draw(st.integers(0, 9)) == 0 else 1, count + 3))
         for m in draw(st.lists(st.sampled_from(members), min_size=1, unique_by=id)):
             m["topics"] = m["topics"] + ["added"]
@@ -80,10 +94,26 @@ def medium_join(numbers: int = 600, members: int = 40, joiners: int = 7, seed: i
     docs = []
     for m in range(members):
         owned = np.flatnonzero(holder == m).tolist()
-        docs.append({"id": f"m{m:03d}", "topics": joined + (["j2"] if m % 3 == 0 else []),
-                     "owned": {t: owned for t in joined}, "generation": 3})
+        docs.append(
+            {
+                "id": f"m{m:03d}",
+                "topics": joined + (["j2"] if m % 3 == 0 else []),
+                "owned": {t: owned for t in joined},
+                "generation": 3,
+            }
+        )
     docs += [{"id": f"new{i}", "topics": joined} for i in range(joiners)]
-    docs.append({"id": "zombie", "topics": joined, "generation": 1,
-                 "owned": {"j0": sorted(rng.choice(numbers, numbers // 10, replace=False).tolist())}})
-    return load_problem({"topics": {"j0": numbers, "j1": numbers, "j2": numbers + 1},
-                         "members": [docs[i] for i in rng.permutation(len(docs))]})
+    docs.append(
+        {
+            "id": "zombie",
+            "topics": joined,
+            "generation": 1,
+            "owned": {"j0": sorted(rng.choice(numbers, numbers // 10, replace=False).tolist())},
+        }
+    )
+    return load_problem(
+        {
+            "topics": {"j0": numbers, "j1": numbers, "j2": numbers + 1},
+            "members": [docs[i] for i in rng.permutation(len(docs))],
+        }
+    )

@@ -30,8 +30,11 @@ def test_lags_are_divided_by_their_gcd_exactly():
 def test_beyond_64_bits_fails_clearly():
     """Tests that 4 x S**2 beyond 2**62 (two members) raises a ProblemError naming the bound; sticky still solves."""
     problem = one_topic([2**29, 2**29 + 1])
-    with pytest.raises(ProblemError, match=r"lags: total lag 1,073,741,825 .* CP-SAT lag-aware model: 4 times its "
-                                           r"square must be at most 4,611,686,018,427,387,904"):
+    with pytest.raises(
+        ProblemError,
+        match=r"lags: total lag 1,073,741,825 .* CP-SAT lag-aware model: 4 times its "
+        r"square must be at most 4,611,686,018,427,387,904",
+    ):
         cpsat.solve(problem)
     sticky = cpsat.solve(problem, variant="sticky")
     assert sticky.status == "optimal" and sticky.objective[0] == 2**29 + 1
@@ -56,11 +59,15 @@ def test_time_out_reports_the_proven_bound():
     rng = random.Random(1)
     lags = [rng.randint(1, 10**6) for _ in range(60)]
     problem = one_topic(lags, members=4)
-    result = cpsat.solve(problem, time_limit=2.0)  # building counts: leave CP-SAT time for its LP bound
+    result = cpsat.solve(
+        problem, time_limit=2.0
+    )  # building counts: leave CP-SAT time for its LP bound
     assert result.status == "feasible" and result.valid
     assert result.bound[1] == lower_bound(problem)[1]  # level 2 never started: the size-free bound
     assert math.ceil(sum(lags) / 4) <= result.bound[0] <= result.objective[0]
-    assert result.objective[0] <= heuristic.assign(problem).objective[0]  # never worse than the hint
+    assert (
+        result.objective[0] <= heuristic.assign(problem).objective[0]
+    )  # never worse than the hint
 
 
 def test_symmetric_members_and_partitions_keep_the_optimum():
@@ -80,6 +87,8 @@ def test_sticky_variant_up_to_its_level_one_bound():
     total = 2**62 // 3
     lags = [total // 2, total - total // 2 - 1, 1]
     result = cpsat.solve(one_topic(lags), variant="sticky")
-    assert result.status == "optimal" and result.objective[0] == list(result.bound)[0] == lags[0] + 1
+    assert (
+        result.status == "optimal" and result.objective[0] == list(result.bound)[0] == lags[0] + 1
+    )
     with pytest.raises(ProblemError, match=r"3 times it must be at most 4,611,686,018,427,387,904"):
         cpsat.solve(one_topic([total // 2, total - total // 2 + 1, 1]), variant="sticky")

@@ -8,16 +8,18 @@ from hypothesis import given, settings
 import heuristics.sticky as heuristic
 import models.cpsat.sticky as cpsat
 import models.flow.sticky as flow
-from models._sticky_classes import count_bounds, partition_classes
-from support.problem_strategies import groups
+from models.sticky_classes import count_bounds, partition_classes
 from problems import load_problem, member_counts
+from support.problem_strategies import groups
 from support.sticky_strategies import rebalances
 
 
 def kafka_shape(topics: int, partitions: int, members: int) -> dict:
     names = [f"t{i:02d}" for i in range(topics)]
-    return {"topics": {t: partitions for t in names}, "members": [{"id": f"m{i:03d}", "topics": names}
-                                                                  for i in range(members)]}
+    return {
+        "topics": {t: partitions for t in names},
+        "members": [{"id": f"m{i:03d}", "topics": names} for i in range(members)],
+    }
 
 
 def churned(doc: dict) -> object:
@@ -56,7 +58,9 @@ def test_deterministic_for_a_fixed_seed(problem):
     """Tests that the same problem and seed give the same answer."""
     first, second = cpsat.solve(problem, seed=3), cpsat.solve(problem, seed=3)
     assert first.status == second.status
-    assert (first.answer is None and second.answer is None) or np.array_equal(first.answer, second.answer)
+    assert (first.answer is None and second.answer is None) or np.array_equal(
+        first.answer, second.answer
+    )
 
 
 @settings(max_examples=150)

@@ -1,4 +1,4 @@
-"""Tests of the min-cost-flow solvers: models.flow._common and models.flow.sticky."""
+"""Tests of the min-cost-flow solvers: models.flow.balanced and models.flow.sticky."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import heuristics.sticky as heuristic
 import models.flow.sticky as flow
-from models._sticky_classes import split_pools
-from models.flow._common import solve_convex_assignment
+from models.flow.balanced import solve_convex_assignment
+from models.sticky_classes import split_pools
 from problems import load_problem
 
 
@@ -38,10 +39,16 @@ def brute(sizes, eligible, keep, members):
 def instances(draw, max_items=7):
     members = draw(st.integers(1, 4))
     classes = draw(st.integers(1, 4))
-    sizes = draw(st.lists(st.integers(0, 3), min_size=classes, max_size=classes).filter(lambda s: sum(s) <= max_items))
+    sizes = draw(
+        st.lists(st.integers(0, 3), min_size=classes, max_size=classes).filter(
+            lambda s: sum(s) <= max_items
+        )
+    )
     # Member lists in any order (the solver sorts them when needed).
-    eligible = [draw(st.permutations(sorted(draw(st.sets(st.integers(0, members - 1), min_size=1)))))
-                for _ in range(classes)]
+    eligible = [
+        draw(st.permutations(sorted(draw(st.sets(st.integers(0, members - 1), min_size=1)))))
+        for _ in range(classes)
+    ]
     keep = [draw(st.integers(-1, members - 1)) for _ in range(classes)]
     return sizes, eligible, keep, members
 
@@ -82,13 +89,21 @@ def test_class_without_eligible_member_is_refused():
 def test_split_pools_matches_classes_and_members_in_order():
     """Tests the deterministic pool split: classes ascending fill the pool's edges in order."""
     cls, member, count = split_pools([0, 0, 1], [2, 3, 1], [4, 5, 6], [1, 4, 1])
-    assert list(zip(cls.tolist(), member.tolist(), count.tolist())) == [(0, 4, 1), (0, 5, 1), (1, 5, 3), (2, 6, 1)]
+    assert list(zip(cls.tolist(), member.tolist(), count.tolist())) == [
+        (0, 4, 1),
+        (0, 5, 1),
+        (1, 5, 3),
+        (2, 6, 1),
+    ]
 
 
 def test_sticky_flow_on_a_churned_group_of_twenty_thousand():
     """Tests 20,000 partitions x 200 members after a leave and a subscription change: optimal, <= heuristic."""
     names = [f"t{i}" for i in range(20)]
-    doc = {"topics": {t: 1000 for t in names}, "members": [{"id": f"m{i:03d}", "topics": names} for i in range(200)]}
+    doc = {
+        "topics": {t: 1000 for t in names},
+        "members": [{"id": f"m{i:03d}", "topics": names} for i in range(200)],
+    }
     first = heuristic.assign(load_problem(doc)).assignment
     members = [{**m, "owned": first[m["id"]], "generation": 1} for m in doc["members"][1:]]
     members[-1] = {**members[-1], "topics": names[:1]}

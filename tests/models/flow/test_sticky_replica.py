@@ -1,8 +1,9 @@
 """Tests of the replica flow model (models.flow.sticky_replica): exhaustive references, CP-SAT, the two-move case.
 
-Two references without the flow: :func:`support.exhaustive.optimum` enumerates every placement (up to 3
-partitions), and :func:`support.replica_exhaustive.exhaustive` (dynamic programming over broker counts, every
-placement covered) reaches 12 partitions; it is itself checked against the enumeration.
+Two references without the flow: :func:`support.exhaustive.optimum` enumerates every placement (up
+to 3 partitions), and :func:`support.replica_exhaustive.exhaustive` (dynamic programming over broker
+counts, every placement covered) reaches 12 partitions; it is itself checked against the
+enumeration.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from support import exhaustive
-from support.cluster_strategies import clusters
 from experiments.scenarios import Scenario, build_problem
 from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow
 from problems import load_problem
+from support import exhaustive
+from support.cluster_strategies import clusters
 from support.replica_exhaustive import exhaustive as dynamic_optimum
 
 ROOT = Path(__file__).parents[3]
@@ -39,9 +40,24 @@ def test_two_move_case_shows_the_swap():
 
 def test_two_move_case_from_the_command_line():
     """Tests `reassign --strategy sticky-replica --solver flow --report` on the two-move case."""
-    done = subprocess.run([sys.executable, "-m", "experiments.cli", "reassign", "--strategy", "sticky-replica",
-                           "--solver", "flow", "--report", TWO_MOVE], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "experiments.cli",
+            "reassign",
+            "--strategy",
+            "sticky-replica",
+            "--solver",
+            "flow",
+            "--report",
+            TWO_MOVE,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     placed = [sorted(p["replicas"]) for p in json.loads(done.stdout)["partitions"]]
     assert sorted(placed) != [[1, 2], [3, 4]]
@@ -51,7 +67,11 @@ def test_two_move_case_from_the_command_line():
 
 
 @settings(max_examples=25, deadline=None)
-@given(clusters(max_brokers=4, max_racks=2, max_topics=2, max_partitions=2, max_factor=3, max_removed=2))
+@given(
+    clusters(
+        max_brokers=4, max_racks=2, max_topics=2, max_partitions=2, max_factor=3, max_removed=2
+    )
+)
 def test_levels_equal_the_exhaustive_optimum(problem):
     """Tests that the flow's four levels equal the exhaustive lexicographic optimum (tiny clusters)."""
     assume(problem.num_partitions <= 3)
@@ -62,7 +82,11 @@ def test_levels_equal_the_exhaustive_optimum(problem):
 
 
 @settings(max_examples=25, deadline=None)
-@given(clusters(max_brokers=4, max_racks=2, max_topics=2, max_partitions=2, max_factor=3, max_removed=2))
+@given(
+    clusters(
+        max_brokers=4, max_racks=2, max_topics=2, max_partitions=2, max_factor=3, max_removed=2
+    )
+)
 def test_dynamic_reference_equals_the_enumeration(problem):
     """Tests the dynamic-programming reference against the plain enumeration (tiny clusters)."""
     assume(problem.num_partitions <= 3)
@@ -79,15 +103,29 @@ def _flow_equals_exhaustive_and_cpsat(problem):
 
 
 @settings(max_examples=20, deadline=None)
-@given(clusters(max_brokers=6, max_racks=3, max_topics=3, max_partitions=4, max_factor=3, max_removed=2))
+@given(
+    clusters(
+        max_brokers=6, max_racks=3, max_topics=3, max_partitions=4, max_factor=3, max_removed=2
+    )
+)
 def test_levels_equal_exhaustive_and_cpsat_up_to_12_partitions(problem):
     """Tests flow = exhaustive search = CP-SAT on all four levels on clusters of at most 12 partitions, proven."""
     _flow_equals_exhaustive_and_cpsat(problem)
 
 
 @settings(max_examples=8, deadline=None)
-@given(clusters(max_brokers=6, max_racks=3, min_topics=3, max_topics=3, min_partitions=3, max_partitions=4,
-                max_factor=3, max_removed=2))
+@given(
+    clusters(
+        max_brokers=6,
+        max_racks=3,
+        min_topics=3,
+        max_topics=3,
+        min_partitions=3,
+        max_partitions=4,
+        max_factor=3,
+        max_removed=2,
+    )
+)
 def test_levels_equal_exhaustive_and_cpsat_at_9_to_12_partitions(problem):
     """Tests the same at the top of the range (9 to 12 partitions), where hypothesis rarely goes by itself."""
     assert 9 <= problem.num_partitions <= 12
@@ -95,13 +133,19 @@ def test_levels_equal_exhaustive_and_cpsat_at_9_to_12_partitions(problem):
 
 
 @settings(max_examples=8, deadline=None)
-@given(clusters(max_brokers=12, max_racks=4, max_topics=6, max_partitions=8, max_factor=3, max_removed=2))
+@given(
+    clusters(
+        max_brokers=12, max_racks=4, max_topics=6, max_partitions=8, max_factor=3, max_removed=2
+    )
+)
 def test_larger_clusters_agree_when_both_proven_and_bounds_hold(problem):
     """Tests flow = CP-SAT whenever both claim optimal, and every bound is at most the best known answer."""
     result = flow.solve(problem, time_limit=5)
     exact = cpsat.solve(problem, time_limit=5, workers=1, seed=0)
     assert result.valid and result.status in ("optimal", "feasible")
-    best = min(tuple(result.objective), tuple(exact.objective) if exact.answer is not None else (np.inf,))
+    best = min(
+        tuple(result.objective), tuple(exact.objective) if exact.answer is not None else (np.inf,)
+    )
     assert result.bound <= best
     if exact.bound is not None:
         assert exact.bound <= tuple(result.objective)
@@ -119,9 +163,15 @@ def test_frontier_and_fewest_moves_say_what_proved_them():
     assert [p.status for p in points] == ["optimal"] * 4
     assert [p.info["method"] for p in points] == ["cpsat", "cpsat", "flow", "flow"]
     assert [p.objective for p in points] == [[4, 8, 2, 0], [4, 8, 2, 0], [4, 4, 2, 2], [4, 4, 2, 2]]
-    problem = load_problem({"brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "b"}],
-                            "partitions": [{"topic": "t", "partition": 0, "replicas": [9, 1]},
-                                           {"topic": "t", "partition": 1, "replicas": [1, 2]}]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "b"}],
+            "partitions": [
+                {"topic": "t", "partition": 0, "replicas": [9, 1]},
+                {"topic": "t", "partition": 1, "replicas": [1, 2]},
+            ],
+        }
+    )
     below = flow.solve(problem, max_moves=0)
     assert below.status == "infeasible" and below.info["method"] == "flow"
     best = flow.solve(problem)
@@ -132,7 +182,9 @@ def test_frontier_and_fewest_moves_say_what_proved_them():
 
 def test_scenario_at_1000_partitions_is_proven_on_all_levels():
     """Tests the issue's target shape (1,000 x RF 3, 30 brokers, 3 racks, 2 removed): optimal, bound = levels."""
-    scenario = Scenario("placement", "sticky-replica", "broker-removed", 1000, 30, 3, 1, replication=3)
+    scenario = Scenario(
+        "placement", "sticky-replica", "broker-removed", 1000, 30, 3, 1, replication=3
+    )
     problem = load_problem(build_problem(scenario))
     result = flow.solve(problem)
     assert result.status == "optimal" and result.valid
@@ -148,7 +200,9 @@ def test_cost_range_is_checked():
 
 def _two_stage(problem):
     sets, _ = flow._stage_a(problem)
-    return flow.Result(problem, "sticky-replica", flow._replicas(problem, sets, flow._leaders(problem, sets)))
+    return flow.Result(
+        problem, "sticky-replica", flow._replicas(problem, sets, flow._leaders(problem, sets))
+    )
 
 
 def test_two_stage_is_not_always_lexicographic_and_cpsat_repairs_it():
@@ -158,9 +212,17 @@ def test_two_stage_is_not_always_lexicographic_and_cpsat_repairs_it():
     more move lets the leaders even out (level 3 = 4, the bound), which the
     lexicographic order prefers.  CP-SAT on top (levels 1-2 fixed) proves it.
     """
-    problem = load_problem({"brokers": [{"id": b} for b in range(4)], "partitions": [
-        {"topic": "t0", "partition": 0, "replicas": [3, 1000, 2]}, {"topic": "t1", "partition": 0, "replicas": [2]},
-        {"topic": "t1", "partition": 1, "replicas": [1]}, {"topic": "t1", "partition": 2, "replicas": [1]}]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": b} for b in range(4)],
+            "partitions": [
+                {"topic": "t0", "partition": 0, "replicas": [3, 1000, 2]},
+                {"topic": "t1", "partition": 0, "replicas": [2]},
+                {"topic": "t1", "partition": 1, "replicas": [1]},
+                {"topic": "t1", "partition": 2, "replicas": [1]},
+            ],
+        }
+    )
     assert _two_stage(problem).objective == [10, 12, 6, 1]
     result = flow.solve(problem, time_limit=20)
     assert result.status == "optimal" and result.info["method"] == "flow+cpsat"
@@ -170,10 +232,18 @@ def test_two_stage_is_not_always_lexicographic_and_cpsat_repairs_it():
 def test_tied_replica_sets_can_hide_the_best_leaders():
     """Tests the pinned case where stage A's sets (among equally few moves) miss the leader bound; CP-SAT finds
     other sets with the same moves that meet it."""
-    problem = load_problem({"brokers": [{"id": b} for b in range(5)], "partitions": [
-        {"topic": "t0", "partition": 0, "replicas": [1]}, {"topic": "t0", "partition": 1, "replicas": [4]},
-        {"topic": "t1", "partition": 0, "replicas": [1]}, {"topic": "t2", "partition": 0, "replicas": [2, 0]},
-        {"topic": "t2", "partition": 1, "replicas": [2, 0]}]})
+    problem = load_problem(
+        {
+            "brokers": [{"id": b} for b in range(5)],
+            "partitions": [
+                {"topic": "t0", "partition": 0, "replicas": [1]},
+                {"topic": "t0", "partition": 1, "replicas": [4]},
+                {"topic": "t1", "partition": 0, "replicas": [1]},
+                {"topic": "t2", "partition": 0, "replicas": [2, 0]},
+                {"topic": "t2", "partition": 1, "replicas": [2, 0]},
+            ],
+        }
+    )
     assert _two_stage(problem).objective == [11, 11, 7, 1]
     result = flow.solve(problem, time_limit=20)
     assert result.status == "optimal" and result.objective == [11, 11, 5, 1]

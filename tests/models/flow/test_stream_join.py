@@ -7,8 +7,7 @@ import numpy as np
 import heuristics.stream_join as heuristic
 import models.cpsat.stream_join as cpsat
 import models.flow.stream_join as flow
-from problems import load_problem, previous_number_owners
-from problems import number_owners
+from problems import load_problem, number_owners, previous_number_owners
 from support.stream_join_strategies import medium_join
 
 
@@ -38,7 +37,7 @@ def test_kept_numbers_stay_and_moves_go_to_members_with_room():
 def test_fresh_group_whose_share_is_not_whole():
     """Tests 10,000 numbers over 550 fresh members: 100 get 19, 450 get 18.
 
-    With a one-value initial window, models.flow._common widened a few members
+    With a one-value initial window, models.flow.balanced widened a few members
     per solve and gave up after 64 solves on this instance.
     """
     members = [{"id": f"c{i:03d}", "topics": ["t"]} for i in range(550)]

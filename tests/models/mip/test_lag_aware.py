@@ -7,8 +7,8 @@ import random
 import pytest
 
 import models.cpsat.lag_aware as cpsat
-from heuristics import lag_aware as heuristic
 import models.mip.lag_aware as mip
+from heuristics import lag_aware as heuristic
 from models.lag_bounds import lower_bound
 from problems import ProblemError, load_problem
 
@@ -28,8 +28,11 @@ def test_both_backends_solve_the_greedy_counterexample(backend):
 def test_beyond_double_precision_fails_clearly():
     """Tests that a level-2 square beyond 2**53 raises a ProblemError naming the bound, where CP-SAT still solves."""
     problem = one_topic([10**8, 10**8 + 1])
-    with pytest.raises(ProblemError, match=r"lags: total lag 200,000,001 .* MIP lag-aware model: its square "
-                                           r"must be at most 9,007,199,254,740,992; use --solver heuristic"):
+    with pytest.raises(
+        ProblemError,
+        match=r"lags: total lag 200,000,001 .* MIP lag-aware model: its square "
+        r"must be at most 9,007,199,254,740,992; use --solver heuristic",
+    ):
         mip.solve(problem)
     assert cpsat.solve(problem).status == "optimal"
     sticky = mip.solve(problem, variant="sticky")
@@ -41,7 +44,9 @@ def test_time_out_reports_the_proven_bound():
     rng = random.Random(1)
     problem = one_topic([rng.randint(1, 10**6) for _ in range(30)], members=3)
     result = mip.solve(problem, time_limit=0.5)
-    assert result.status == "feasible"  # at worst the best heuristic answer with the size-free bounds
+    assert (
+        result.status == "feasible"
+    )  # at worst the best heuristic answer with the size-free bounds
     assert result.valid and result.bound[0] <= result.objective[0]
     assert result.objective[0] <= heuristic.assign(problem).objective[0]  # the hint is never lost
     assert result.bound[1] == lower_bound(problem)[1]  # level 2 never started

@@ -13,7 +13,10 @@ from problems import load_problem
 def churned_group():
     """200 partitions x 20 members after one member left and one moved to a single topic."""
     names = [f"t{i}" for i in range(4)]
-    doc = {"topics": {t: 50 for t in names}, "members": [{"id": f"m{i:02d}", "topics": names} for i in range(21)]}
+    doc = {
+        "topics": {t: 50 for t in names},
+        "members": [{"id": f"m{i:02d}", "topics": names} for i in range(21)],
+    }
     first = heuristic.assign(load_problem(doc)).assignment
     members = [{**m, "owned": first[m["id"]], "generation": 1} for m in doc["members"][1:]]
     members[-1] = {**members[-1], "topics": names[:1]}

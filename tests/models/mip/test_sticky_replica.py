@@ -21,7 +21,9 @@ def test_big_m_lexicographic_target_accepts_an_equal_placement():
     """Tests the big-M 'match or beat' rows: the placement itself (0 moves) satisfies them, on both backends."""
     problem = load_problem(TWO_MOVE)
     for backend in ("highs", "cbc"):
-        result = sticky_replica.fewest_moves(problem, problem.replica_brokers, backend=backend, time_limit=20)
+        result = sticky_replica.fewest_moves(
+            problem, problem.replica_brokers, backend=backend, time_limit=20
+        )
         assert result.status == "optimal"
         assert result.objective[3] == 0
         assert result.objective[:3] <= heuristic.assign(problem).objective[:3]

@@ -45,7 +45,10 @@ def grows_at_most_n_log_n(sizes: list[int], seconds: list[float]) -> tuple[bool,
 
     allowed = sizes[-1] * math.log2(sizes[-1]) / (sizes[0] * math.log2(sizes[0]))
     grew = seconds[-1] / seconds[0] if seconds[0] > 0 else float("inf")
-    return grew <= allowed, f"time x{grew:,.1f} from {sizes[0]:,} to {sizes[-1]:,} (n log2 n: x{allowed:,.1f})"
+    return (
+        grew <= allowed,
+        f"time x{grew:,.1f} from {sizes[0]:,} to {sizes[-1]:,} (n log2 n: x{allowed:,.1f})",
+    )
 
 
 def print_targets(lines: list[str], when: str | None = None) -> None:
@@ -59,12 +62,19 @@ def print_targets(lines: list[str], when: str | None = None) -> None:
 def seconds_target(label: str, wall: float, cpu: float, limit: float) -> str:
     """A :func:`target` line on a time limit: the verdict on the wall time, and what the CPU time says."""
     verdict = "met" if cpu <= limit else "MISSED"
-    return target(f"{label} <= {limit:g} s", wall <= limit, f"{wall:.3f} s wall, {cpu:.3f} s CPU ({verdict} on CPU time)")
+    return target(
+        f"{label} <= {limit:g} s",
+        wall <= limit,
+        f"{wall:.3f} s wall, {cpu:.3f} s CPU ({verdict} on CPU time)",
+    )
 
 
 def growth_target(label: str, sizes: list[int], wall: list[float], cpu: list[float]) -> str:
     """A :func:`target` line on growth at most n log n: the verdict on the wall times, and on the CPU times."""
     met, measured = grows_at_most_n_log_n(sizes, wall)
     cpu_met, cpu_measured = grows_at_most_n_log_n(sizes, cpu)
-    return target(f"{label} grows at most as n log n", met,
-                  f"wall {measured}; CPU {cpu_measured.split(' from ')[0]} ({'met' if cpu_met else 'MISSED'} on CPU time)")
+    return target(
+        f"{label} grows at most as n log n",
+        met,
+        f"wall {measured}; CPU {cpu_measured.split(' from ')[0]} ({'met' if cpu_met else 'MISSED'} on CPU time)",
+    )

@@ -1,7 +1,7 @@
 """The outcome of a ranked (lexicographic) solve, whatever the backend.
 
-Both ranked solvers, :func:`models.cpsat._common.solve_ranked` and
-:func:`models.mip._common.solve_ranked`, bound-and-resolve level by level and
+Both ranked solvers, :func:`models.cpsat.ranked.solve_ranked` and
+:func:`models.mip.ranked.solve_ranked`, bound-and-resolve level by level and
 return a :class:`Ranked`; each backend's subclass only adds how to read a
 variable's value from its solution.
 """
@@ -51,11 +51,23 @@ class Ranked:
         """Value of a variable or linear expression in the returned solution (each backend's)."""
         raise NotImplementedError
 
-    def result(self, problem, strategy: str, answer: np.ndarray | None = None,
-               bound: tuple[int, ...] | None = None, info: dict[str, Any] | None = None) -> Result:
+    def result(
+        self,
+        problem,
+        strategy: str,
+        answer: np.ndarray | None = None,
+        bound: tuple[int, ...] | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> Result:
         """The :class:`problems.Result` of this solve: ``answer`` only when there is a solution.
 
         ``bound`` defaults to the ranked bound (``None`` without a solution).
         """
-        return Result(problem, strategy, answer if self.has_solution else None, self.status,
-                      self.bound if bound is None else bound, info or {})
+        return Result(
+            problem,
+            strategy,
+            answer if self.has_solution else None,
+            self.status,
+            self.bound if bound is None else bound,
+            info or {},
+        )

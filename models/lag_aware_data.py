@@ -12,17 +12,18 @@ from functools import cached_property
 import numpy as np
 
 from heuristics import lag_aware as heuristic
-from models._lag_swaps import improve
 from models.lag_bounds import combine, lower_bound
+from models.lag_swaps import improve
 from problems import GroupProblem, ProblemError, Result, evaluate, member_lags, previous_owners
 
 VARIANTS = (None, "sticky")
 #: Beyond this many (partition, subscriber) pairs no model is built: the answer is the best
-#: heuristic's, ``feasible`` with the bounds of :mod:`models.lag_bounds` (``optimal`` if it meets them).
+#: heuristic's, ``feasible`` with the bounds of :mod:`models.lag_bounds` (``optimal`` if it meets
+#: them).
 MODEL_PAIRS = 200_000
 #: The heuristics whose best answer hints the models (and answers beyond ``MODEL_PAIRS``).
 HINTS = (None, "cumulative", "differencing")
-#: Seconds of swaps on the largest member (:mod:`models._lag_swaps`) that improve the best hint.
+#: Seconds of swaps on the largest member (:mod:`models.lag_swaps`) that improve the best hint.
 SWAP_SECONDS = 1.0
 
 
@@ -59,14 +60,17 @@ class LagModel:
         if self.too_large:  # no model is built: nothing to overflow
             return
         total = sum(self.lags[p] for p in self.partitions)
-        checks = [(self.sum_factor, total, "it")] + ([] if self.variant else [(self.square_factor, total**2, "its square")])
+        checks = [(self.sum_factor, total, "it")] + (
+            [] if self.variant else [(self.square_factor, total**2, "its square")]
+        )
         for factor, value, what in checks:
             if factor * value > self.limit:
                 raise ProblemError(
                     "lags",
                     f"total lag {total * self.scale:,} (divided by their gcd {self.scale:,}: {total:,}) is beyond the "
                     f"{self.backend} lag-aware model: {what if factor == 1 else f'{factor} times {what}'} must be at "
-                    f"most {self.limit:,}; use --solver heuristic" + ("" if self.variant else " or --variant sticky"),
+                    f"most {self.limit:,}; use --solver heuristic"
+                    + ("" if self.variant else " or --variant sticky"),
                 )
 
     @cached_property
@@ -142,9 +146,13 @@ class LagModel:
     @cached_property
     def best_heuristic(self) -> Result:
         """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its variants),
-        improved by :func:`models._lag_swaps.improve` (swaps on the largest member, at most ``SWAP_SECONDS``)."""
-        best = min((heuristic.assign(self.problem, variant=v) for v in HINTS), key=lambda r: r.objective)
-        improved = Result(self.problem, "lag-aware", improve(self.problem, best.answer, SWAP_SECONDS))
+        improved by :func:`models.lag_swaps.improve` (swaps on the largest member, at most ``SWAP_SECONDS``)."""
+        best = min(
+            (heuristic.assign(self.problem, variant=v) for v in HINTS), key=lambda r: r.objective
+        )
+        improved = Result(
+            self.problem, "lag-aware", improve(self.problem, best.answer, SWAP_SECONDS)
+        )
         return min((best, improved), key=lambda r: r.objective)
 
     @property
@@ -158,7 +166,10 @@ class LagModel:
         best = self.best_heuristic
         bound = lower_bound(self.problem)
         if self.variant:
-            info = {"moves": evaluate(self.problem, best.answer, "sticky").objective[1], "method": "bounds"}
+            info = {
+                "moves": evaluate(self.problem, best.answer, "sticky").objective[1],
+                "method": "bounds",
+            }
             return Result(self.problem, "lag-aware", best.answer, "feasible", bound[:1], info)
         status = "optimal" if tuple(best.objective) == bound else "feasible"
         return Result(self.problem, "lag-aware", best.answer, status, bound, {"method": "bounds"})
@@ -190,8 +201,8 @@ class LagModel:
         """
         info: dict = {}
         if not ranked.has_solution:
-            # Out of time before any answer, or a solver's numerical "infeasible" (every group has an
-            # assignment): the hint is one, with the bounds.
+            # Out of time before any answer, or a solver's numerical "infeasible" (every group has
+            # an assignment): the hint is one, with the bounds.
             return self.bounds_only()
         answer = np.full(self.problem.num_partitions, -1, dtype=np.int32)
         for (p, m), var in x.items():

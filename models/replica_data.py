@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -51,15 +51,21 @@ def check_model_size(problem: PlacementProblem, backend: str) -> None:
     """Refuse (:class:`problems.ProblemError`) a cluster beyond ``MODEL_PAIRS`` partition x broker pairs."""
     pairs = problem.num_partitions * problem.num_brokers
     if pairs > MODEL_PAIRS[backend]:
-        raise ProblemError("partitions", f"{problem.num_partitions:,} partitions x {problem.num_brokers:,} brokers = "
-                           f"{pairs:,} pairs is beyond the {backend} replica model ({MODEL_PAIRS[backend]:,}); "
-                           "use --solver flow")
+        raise ProblemError(
+            "partitions",
+            f"{problem.num_partitions:,} partitions x {problem.num_brokers:,} brokers = "
+            f"{pairs:,} pairs is beyond the {backend} replica model ({MODEL_PAIRS[backend]:,}); "
+            "use --solver flow",
+        )
 
 
 def original_sets(problem: PlacementProblem) -> list[set[int]]:
     """Each partition's original live brokers (positions)."""
     start, positions = problem.replica_start, problem.replica_positions
-    return [set(positions[start[p] : start[p + 1]].tolist()) - {-1} for p in range(problem.num_partitions)]
+    return [
+        set(positions[start[p] : start[p + 1]].tolist()) - {-1}
+        for p in range(problem.num_partitions)
+    ]
 
 
 def secant_range(low: int, high: int) -> range:
@@ -74,7 +80,9 @@ def balanced_level1(problem: PlacementProblem) -> int:
     return (brokers - extra) * q * q + extra * (q + 1) * (q + 1)
 
 
-def count_bounds(problem: PlacementProblem, max_moves: int | None, beat: tuple | None) -> list[tuple[int, int]]:
+def count_bounds(
+    problem: PlacementProblem, max_moves: int | None, beat: tuple | None
+) -> list[tuple[int, int]]:
     """Bounds ``(low, high)`` of each broker's replica count ``r[b]``.
 
     Level 1 needs no search: every partition can take its ``RF_p`` brokers from
@@ -112,7 +120,9 @@ def target_levels(problem: PlacementProblem, placement) -> tuple[int, int, int]:
     return tuple(verdict.objective[:3])
 
 
-def build_answer(problem: PlacementProblem, holds: list[list[int]], leaders: list[int]) -> np.ndarray:
+def build_answer(
+    problem: PlacementProblem, holds: list[list[int]], leaders: list[int]
+) -> np.ndarray:
     """The ``replicas`` array: each partition's chosen brokers (positions), its leader first.
 
     Kept replicas stay in their slots, new brokers (ascending position) fill the
@@ -132,8 +142,9 @@ def build_answer(problem: PlacementProblem, holds: list[list[int]], leaders: lis
     return problem.broker_ids[out]
 
 
-def frontier(point: Callable[[int, float], Result], problem: PlacementProblem, max_k: int,
-             deadline: float) -> list[Result]:
+def frontier(
+    point: Callable[[int, float], Result], problem: PlacementProblem, max_k: int, deadline: float
+) -> list[Result]:
     """``point(k, seconds)`` for ``k = 0..max_k``, every point within one ``deadline`` (``time.perf_counter``).
 
     Each point gets the time left; its solver reports what it proved in it
@@ -145,15 +156,32 @@ def frontier(point: Callable[[int, float], Result], problem: PlacementProblem, m
     for k in range(max_k + 1):
         left = deadline - time.perf_counter()
         if left <= 0:
-            points.append(Result(problem, "sticky-replica", None, Status.UNKNOWN,
-                                 info={"max_moves": k, "not_solved": NOT_SOLVED}))
+            points.append(
+                Result(
+                    problem,
+                    "sticky-replica",
+                    None,
+                    Status.UNKNOWN,
+                    info={"max_moves": k, "not_solved": NOT_SOLVED},
+                )
+            )
         else:
             points.append(point(k, left))
     return points
 
 
-def solve_frontier(solve: Callable[..., Result], problem: PlacementProblem, max_k: int,
-                   time_limit: float = TIME_LIMIT, **options) -> list[Result]:
+def solve_frontier(
+    solve: Callable[..., Result],
+    problem: PlacementProblem,
+    max_k: int,
+    time_limit: float = TIME_LIMIT,
+    **options,
+) -> list[Result]:
     """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``, within one ``time_limit`` (:func:`frontier`)."""
     deadline = time.perf_counter() + time_limit
-    return frontier(lambda k, left: solve(problem, time_limit=left, max_moves=k, **options), problem, max_k, deadline)
+    return frontier(
+        lambda k, left: solve(problem, time_limit=left, max_moves=k, **options),
+        problem,
+        max_k,
+        deadline,
+    )

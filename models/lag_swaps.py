@@ -45,7 +45,9 @@ def improve(problem: GroupProblem, owner: np.ndarray, max_seconds: float = 2.0) 
     topic = problem.partition_topic
     start = problem.topic_start
     deadline = time.perf_counter() + max_seconds
-    blocked = np.zeros(problem.num_members, dtype=bool)  # members without a swap at their current total
+    blocked = np.zeros(
+        problem.num_members, dtype=bool
+    )  # members without a swap at their current total
     while time.perf_counter() < deadline:
         candidates = np.flatnonzero(~blocked)
         if len(candidates) == 0:
@@ -66,7 +68,9 @@ def improve(problem: GroupProblem, owner: np.ndarray, max_seconds: float = 2.0) 
                 other = totals[owner[theirs]][None, :]
                 ok = (d > 0) & (other + d < totals[a_member])
                 if ok.any():
-                    after = np.where(ok, np.maximum(totals[a_member] - d, other + d), np.iinfo(np.int64).max)
+                    after = np.where(
+                        ok, np.maximum(totals[a_member] - d, other + d), np.iinfo(np.int64).max
+                    )
                     i, j = np.unravel_index(np.argmin(after), after.shape)
                     if best is None or after[i, j] < best[0]:
                         best = (int(after[i, j]), int(ours[i]), int(theirs[j]))

@@ -28,7 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import grouped_hash_order, hash_map_order, java_string_hashes, uuid_hashes
+from heuristics.kafka_orders import (
+    grouped_hash_order,
+    hash_map_order,
+    java_string_hashes,
+    uuid_hashes,
+)
 from problems import GroupProblem
 from problems.ownership import resolve_claims
 
@@ -62,7 +67,9 @@ def subscription_order(problem: GroupProblem, member: int) -> list[int]:
     """The member's existing subscribed topics (positions) in the order its ``TopicIds`` iterates them:
     the ``HashSet`` of its topic names (built from the document's list), missing names skipped."""
     names = problem.subscriptions[member]
-    order = grouped_hash_order(np.zeros(len(names), dtype=np.int64), java_string_hashes(names), from_collection=True)
+    order = grouped_hash_order(
+        np.zeros(len(names), dtype=np.int64), java_string_hashes(names), from_collection=True
+    )
     index = problem.topic_index
     return [index[names[i]] for i in order.tolist() if names[i] in index]
 
@@ -81,8 +88,9 @@ def current_claims(problem: GroupProblem) -> tuple[np.ndarray, np.ndarray]:
     return members[keep].astype(np.int64), partitions[keep].astype(np.int64)
 
 
-def claims_in_map_order(problem: GroupProblem, members: np.ndarray, partitions: np.ndarray,
-                        member_rank: np.ndarray) -> np.ndarray:
+def claims_in_map_order(
+    problem: GroupProblem, members: np.ndarray, partitions: np.ndarray, member_rank: np.ndarray
+) -> np.ndarray:
     """The permutation of the claims that lists them member by member (``member_rank`` ascending), each
     member's topics in its assignment ``HashMap``'s order (``Uuid.hashCode``), each topic's
     partitions in its ``HashSet``'s order (``Integer.hashCode`` is the partition number), as
@@ -103,7 +111,9 @@ def claims_in_map_order(problem: GroupProblem, members: np.ndarray, partitions: 
     # entries by (the member's rank, the entry's place in its member's table)
     entry_rank[entry_order] = np.arange(len(first))
     entry_rank = np.argsort(np.argsort(member_rank[entry_member] * len(first) + entry_rank))
-    partition_order = grouped_hash_order(claim_entry, problem.partition_index[partitions], from_collection=True)
+    partition_order = grouped_hash_order(
+        claim_entry, problem.partition_index[partitions], from_collection=True
+    )
     partition_rank = np.empty(n, dtype=np.int64)
     partition_rank[partition_order] = np.arange(n)
     return np.argsort(entry_rank[claim_entry] * n + partition_rank)

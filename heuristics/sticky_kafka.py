@@ -5,7 +5,7 @@ against Kafka's own jar by ``tests/peers/test_sticky_equality.py``:
 
 *Member order.*  Kafka's consumer leader passes ``Map<memberId, Subscription>``
 as a Java ``HashMap``; every "for each member" below follows its iteration
-order (:func:`heuristics._kafka.hash_map_order`), and ties between members of
+order (:func:`heuristics.kafka_orders.hash_map_order`), and ties between members of
 equal count are broken by member id (Java order).
 
 *Which path* (``allSubscriptionsEqual``).  The raw subscription lists are
@@ -37,19 +37,19 @@ per member per round, to the under-filled members sorted by id, each leaving
 the rotation at ``C_f`` and joining the end of the exactly-C_f list (sorted by
 id before phase 2); partitions left then go one each to the head of that list.
 
-*Unequal subscriptions*: :mod:`heuristics._sticky_general`.
+*Unequal subscriptions*: :mod:`heuristics.sticky_general`.
 
-*Racks* (KIP-881, when Kafka switches them on): :mod:`heuristics._sticky_racks`.
+*Racks* (KIP-881, when Kafka switches them on): :mod:`heuristics.sticky_racks`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import hash_map_order, member_id_rank
-from heuristics._sticky_general import general_assign
-from heuristics._sticky_quota import owned_in_order, partitions, phase_one, quotas, round_robin
-from heuristics._sticky_racks import RackInfo, rack_info, rack_round_robin
+from heuristics.kafka_orders import hash_map_order, member_id_rank
+from heuristics.sticky_general import general_assign
+from heuristics.sticky_quotas import owned_in_order, partitions, phase_one, quotas, round_robin
+from heuristics.sticky_racks import RackInfo, rack_info, rack_round_robin
 from problems import GroupProblem
 
 
@@ -116,9 +116,15 @@ def subscriptions_equal(problem: GroupProblem) -> bool:
     """
     first = problem.subscriptions[0]
     reference = set(first)
-    itself = len(first) == len(reference)  # members sharing the first one's tuple (as loaded): no set test each
-    return all(itself if topics is first else len(topics) == len(reference) and reference.issuperset(topics)
-               for topics in problem.subscriptions)
+    itself = len(first) == len(
+        reference
+    )  # members sharing the first one's tuple (as loaded): no set test each
+    return all(
+        itself
+        if topics is first
+        else len(topics) == len(reference) and reference.issuperset(topics)
+        for topics in problem.subscriptions
+    )
 
 
 def resolve_claims(problem: GroupProblem, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -136,12 +142,17 @@ def resolve_claims(problem: GroupProblem, position: np.ndarray) -> tuple[np.ndar
     if len(partitions) == 0:
         return kept, doubly
     kept[partitions] = members  # the last claim of each partition
-    if np.array_equal(kept[partitions], members):  # the common case: no partition claimed twice, nothing to sort
+    if np.array_equal(
+        kept[partitions], members
+    ):  # the common case: no partition claimed twice, nothing to sort
         return kept, doubly
     kept[:] = -1
     contested = np.bincount(partitions, minlength=problem.num_partitions)[partitions] > 1
     kept[partitions[~contested]] = members[~contested]
-    members, partitions = members[contested], partitions[contested]  # usually few: only these are sorted
+    members, partitions = (
+        members[contested],
+        partitions[contested],
+    )  # usually few: only these are sorted
     order = np.lexsort((position[members], partitions))
     members, partitions = members[order], partitions[order]
     first = np.ones(len(partitions), dtype=bool)
@@ -185,21 +196,30 @@ def earlier_owners(problem: GroupProblem, position: np.ndarray) -> np.ndarray:
     return prev
 
 
-def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_rank: np.ndarray,
-                racks: RackInfo | None = None) -> np.ndarray:
+def constrained(
+    problem: GroupProblem,
+    kept: np.ndarray,
+    order: np.ndarray,
+    id_rank: np.ndarray,
+    racks: RackInfo | None = None,
+) -> np.ndarray:
     """``ConstrainedAssignmentBuilder`` (see the module docstring); ``kept``: valid owned partitions;
     ``racks``: Kafka's rack information when rack awareness is on."""
     # Every member subscribes the same topics: member 0's are the live ones (and empty topics).
-    c_f, c_c, c_r = quotas(int(problem.partition_counts[problem.subscribes[0]].sum()), problem.num_members)
+    c_f, c_c, c_r = quotas(
+        int(problem.partition_counts[problem.subscribes[0]].sum()), problem.num_members
+    )
     owned = np.bincount(kept[kept >= 0], minlength=problem.num_members)
     keep, fill, exactly = phase_one(owned, order, c_f, c_c, c_r)
-    # A member keeping all it owns keeps its claims as they are; only the others' claims are ordered.
+    # A member keeping all it owns keeps its claims as they are; only the others' claims are
+    # ordered.
     owner = kept.astype(np.int32)  # a copy
     if (keep < owned).any():
         trimmed = np.append(keep < owned, False)[kept]  # kept -1 -> the appended False
         owner[trimmed] = -1
-        grouped, owner_of, rank, _ = owned_in_order(np.where(trimmed, kept, -1), partitions(problem, index_first=True),
-                                                    problem.num_members)
+        grouped, owner_of, rank, _ = owned_in_order(
+            np.where(trimmed, kept, -1), partitions(problem, index_first=True), problem.num_members
+        )
         stays = rank < keep[owner_of]
         owner[grouped[stays]] = owner_of[stays]
     # Phase 2: round robin over the under-filled members (by id) up to C_f.
@@ -212,7 +232,9 @@ def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_r
         unassigned = unassigned[np.argsort(racks.rack_consumers(unassigned), kind="stable")]
         over = int((keep == c_c).sum()) if c_r else 0
         under, queue = fill.tolist(), exactly.tolist()
-        left, _ = rack_round_robin(racks, unassigned.tolist(), counts, under, queue, over, c_r, c_f, c_c, owner)
+        left, _ = rack_round_robin(
+            racks, unassigned.tolist(), counts, under, queue, over, c_r, c_f, c_c, owner
+        )
         unassigned = np.array(left, dtype=np.int64)
         fill, exactly = np.array(under, dtype=np.int64), np.array(queue, dtype=np.int64)
     deficit = c_f - counts[fill]
@@ -223,6 +245,8 @@ def constrained(problem: GroupProblem, kept: np.ndarray, order: np.ndarray, id_r
     queue = np.concatenate((exactly, fill[np.argsort(deficit, kind="stable")]))
     left = unassigned[len(dealt) :]
     if len(left) > len(queue):
-        raise AssertionError("Kafka's constrained assignment: partitions left, no member under C_c")  # pragma: no cover
+        raise AssertionError(
+            "Kafka's constrained assignment: partitions left, no member under C_c"
+        )  # pragma: no cover
     owner[left] = queue[: len(left)]
     return owner

@@ -73,9 +73,18 @@ def rack_info(problem: GroupProblem, live: np.ndarray) -> RackInfo | None:
     return RackInfo(problem, has)
 
 
-def rack_round_robin(racks: RackInfo, unassigned: list[int], counts: np.ndarray, under: list[int],
-                     exactly: list[int], over: int, expected_over: int, c_f: int, c_c: int,
-                     owner: np.ndarray) -> tuple[list[int], int]:
+def rack_round_robin(
+    racks: RackInfo,
+    unassigned: list[int],
+    counts: np.ndarray,
+    under: list[int],
+    exactly: list[int],
+    over: int,
+    expected_over: int,
+    c_f: int,
+    c_c: int,
+    owner: np.ndarray,
+) -> tuple[list[int], int]:
     """``assignRackAwareRoundRobin``: deal ``unassigned`` (in order) within racks.
 
     ``under`` (members below ``C_f``, by id) and ``exactly`` (members at ``C_f`` that may take one
@@ -170,16 +179,24 @@ def _next_slot(slots: list[SortedList], on: list[int], first: int) -> int:
     return later if later >= 0 else earliest
 
 
-def assign_within_racks(racks: RackInfo, problem: GroupProblem, owner: np.ndarray, counts: np.ndarray,
-                        topics: list[int], id_rank: np.ndarray) -> None:
+def assign_within_racks(
+    racks: RackInfo,
+    problem: GroupProblem,
+    owner: np.ndarray,
+    counts: np.ndarray,
+    topics: list[int],
+    id_rank: np.ndarray,
+) -> None:
     """The general builder's rack pass: each unassigned partition, in Kafka's order, to the least-loaded
-    subscriber (count, then member id) that does not mismatch its racks; partitions nobody matches stay.
+    subscriber (count, then member id) that does not mismatch its racks; partitions nobody matches
+    stay.
 
-    Kafka scans the topic's subscribers for each partition.  Here the subscribers of a topic are kept in
-    one heap per rack (and one for members without a rack, who match every partition), keyed by (count,
-    id rank), shared by the topics with the same subscribers: the least-loaded match of a partition is
-    the smallest of the heads of its replica racks' heaps and the rack-less heap.  Counts only grow, so
-    an entry whose count is stale (its member took a partition elsewhere) is refreshed when it surfaces.
+    Kafka scans the topic's subscribers for each partition.  Here the subscribers of a topic are
+    kept in one heap per rack (and one for members without a rack, who match every partition), keyed
+    by (count, id rank), shared by the topics with the same subscribers: the least-loaded match of a
+    partition is the smallest of the heads of its replica racks' heaps and the rack-less heap.
+    Counts only grow, so an entry whose count is stale (its member took a partition elsewhere) is
+    refreshed when it surfaces.
     """
     rack_count = racks.has.shape[1]
     member_rack = racks.rack
@@ -187,14 +204,20 @@ def assign_within_racks(racks: RackInfo, problem: GroupProblem, owner: np.ndarra
     for t in topics:
         start = int(problem.topic_start[t])
         subscribers = problem.topic_subscribers[t]
-        todo = (start + np.flatnonzero(owner[start : start + problem.partition_counts[t]] < 0)).tolist()
+        todo = (
+            start + np.flatnonzero(owner[start : start + problem.partition_counts[t]] < 0)
+        ).tolist()
         if not todo or not len(subscribers):
             continue
         heaps = shared.get(subscribers.tobytes())
         if heaps is None:
             heaps = [[] for _ in range(rack_count + 1)]  # index rack_count: members without a rack
-            for member, count, rank, rack in zip(subscribers.tolist(), counts[subscribers].tolist(),
-                                                 id_rank[subscribers].tolist(), member_rack[subscribers].tolist()):
+            for member, count, rank, rack in zip(
+                subscribers.tolist(),
+                counts[subscribers].tolist(),
+                id_rank[subscribers].tolist(),
+                member_rack[subscribers].tolist(),
+            ):
                 heaps[rack if rack >= 0 else rack_count].append((count, rank, member))
             for heap in heaps:
                 heapq.heapify(heap)

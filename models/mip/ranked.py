@@ -1,6 +1,6 @@
 """Ranked (lexicographic) objectives with PuLP models, written once.
 
-The same bound-and-resolve scheme as :mod:`models.cpsat._common`: minimise
+The same bound-and-resolve scheme as :mod:`models.cpsat.ranked`: minimise
 level 1; if proven optimal, constrain it to its optimum and minimise level 2;
 one deadline for all levels; a level that runs out of time ends the search
 with status ``feasible`` and the proven bound ``(v_1, ..., v_{i-1},
@@ -14,7 +14,7 @@ module runs the solver itself (issue 11), because PuLP's ``solve`` rounds
 every number of the model file to 13 digits and reads the first ``Status``
 line of a log that HiGHS appends to, so later levels were read as level 1's.
 Here each level has its own model file (exact numbers:
-:mod:`models.mip._mps`), solution file and log, and reads its own status and
+:mod:`models.mip.mps`), solution file and log, and reads its own status and
 bound:
 
 * ``optimal`` only when the solver reports an optimal solution for the level
@@ -48,18 +48,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import pulp
 
-from models import _ranked
-from models.mip._mps import write_mps
+from models import ranked_outcome
+from models.mip.mps import write_mps
 
 try:  # PuLP 3.3+ warns on every LpVariable of the 2.x API it plans to change in 4.0: 77,760 warnings
-    from pulp.v4_migration import set_v4_migration_warnings  # build a 2,000 x 40 model 3x slower under
-    set_v4_migration_warnings(False)                         # pytest's warning capture (6.2 s vs 2.0 s)
+    from pulp.v4_migration import (
+        set_v4_migration_warnings,
+    )  # build a 2,000 x 40 model 3x slower under
+
+    set_v4_migration_warnings(False)  # pytest's warning capture (6.2 s vs 2.0 s)
 except ImportError:  # an older PuLP: no such warnings
     pass
 
@@ -82,8 +85,8 @@ _MINIMUM_SECONDS = 0.05
 
 
 @dataclass
-class Ranked(_ranked.Ranked):
-    """The outcome of :func:`solve_ranked` (:class:`models._ranked.Ranked`), the solution by variable name."""
+class Ranked(ranked_outcome.Ranked):
+    """The outcome of :func:`solve_ranked` (:class:`models.ranked_outcome.Ranked`), the solution by variable name."""
 
     _values: dict[str, float] = field(default_factory=dict, repr=False)
 
@@ -105,7 +108,9 @@ class _Level:
     status: str  # optimal | feasible | infeasible | unknown
     values: dict[str, float] | None = None
     dual: float | None = None  # proven lower bound of the level's objective (constant included)
-    slack: float | None = None  # how far ``dual`` may be above the true bound (None: the log's rounding)
+    slack: float | None = (
+        None  # how far ``dual`` may be above the true bound (None: the log's rounding)
+    )
 
 
 def _highs_binary() -> str:
@@ -167,7 +172,9 @@ def _ended_within(process: subprocess.Popen, seconds: float) -> bool:
             return True
         except subprocess.TimeoutExpired:
             return False
-    fd = os.pidfd_open(process.pid)  # the child is not reaped before process.wait(): the pid is its own
+    fd = os.pidfd_open(
+        process.pid
+    )  # the child is not reaped before process.wait(): the pid is its own
     try:
         ended, _, _ = select.select([fd], [], [], seconds)
     finally:
@@ -177,16 +184,28 @@ def _ended_within(process: subprocess.Popen, seconds: float) -> bool:
     return bool(ended)
 
 
-def _solve_highs(mps: str, folder: Path, names: list[str], seconds: float, deadline: float, seed: int,
-                 log: bool) -> _Level:
+def _solve_highs(
+    mps: str, folder: Path, names: list[str], seconds: float, deadline: float, seed: int, log: bool
+) -> _Level:
     solution, improving, log_file = folder / "solution", folder / "improving", folder / "log"
     options = folder / "options"
-    options.write_text("\n".join([
-        f"solution_file={solution}", "write_solution_to_file=true", "write_solution_style=0",
-        f"log_file={log_file}", f"log_to_console={'true' if log else 'false'}", "threads=1",
-        "mip_rel_gap=0", f"random_seed={seed}", "mip_improving_solution_save=true",
-        f"mip_improving_solution_file={improving}",
-    ]) + "\n")
+    options.write_text(
+        "\n".join(
+            [
+                f"solution_file={solution}",
+                "write_solution_to_file=true",
+                "write_solution_style=0",
+                f"log_file={log_file}",
+                f"log_to_console={'true' if log else 'false'}",
+                "threads=1",
+                "mip_rel_gap=0",
+                f"random_seed={seed}",
+                "mip_improving_solution_save=true",
+                f"mip_improving_solution_file={improving}",
+            ]
+        )
+        + "\n"
+    )
     command = [_highs_binary(), mps, f"--options_file={options}", f"--time_limit={seconds:.3f}"]
     finished = _run(command, deadline, None)
     text = log_file.read_text(errors="replace").splitlines() if log_file.exists() else []
@@ -200,28 +219,58 @@ def _solve_highs(mps: str, folder: Path, names: list[str], seconds: float, deadl
     if finished and solution.exists():
         lines = solution.read_text(errors="replace").splitlines()
         model_status = lines[1].strip() if len(lines) > 1 else ""
-        values = _columns(lines, names) if "# Primal solution values" in lines and any(
-            line.strip() == "Feasible" for line in lines[:6]) else None
+        values = (
+            _columns(lines, names)
+            if "# Primal solution values" in lines
+            and any(line.strip() == "Feasible" for line in lines[:6])
+            else None
+        )
         if model_status == "Infeasible":
             return _Level("infeasible")
         if values is not None:
             if model_status == "Optimal":
-                objective = next((_number(line.split()[1]) for line in lines if line.startswith("Objective ")), None)
-                if objective is not None:  # HiGHS proved |objective - bound| <= mip_abs_gap at full precision
+                objective = next(
+                    (_number(line.split()[1]) for line in lines if line.startswith("Objective ")),
+                    None,
+                )
+                if (
+                    objective is not None
+                ):  # HiGHS proved |objective - bound| <= mip_abs_gap at full precision
                     return _Level("optimal", values, objective, _HIGHS_ABS_GAP)
                 return _Level("optimal", values, dual)
             return _Level("feasible", values, dual)
     # Killed, or no solution file: HiGHS's last improving solution, if any.
-    values = _columns(improving.read_text(errors="replace").splitlines(), names) if improving.exists() else None
+    values = (
+        _columns(improving.read_text(errors="replace").splitlines(), names)
+        if improving.exists()
+        else None
+    )
     return _Level("unknown" if values is None else "feasible", values, dual)
 
 
-def _solve_cbc(mps: str, folder: Path, names: list[str], seconds: float, deadline: float, seed: int,
-               log: bool) -> _Level:
+def _solve_cbc(
+    mps: str, folder: Path, names: list[str], seconds: float, deadline: float, seed: int, log: bool
+) -> _Level:
     solution, log_file = folder / "solution", folder / "log"
-    command = [_cbc_binary(), mps, "-sec", f"{seconds:.3f}", "-timeMode", "elapsed", "-threads", "1",
-               "-ratioGap", "0", "-randomSeed", str(seed + 1), "-randomCbcSeed", str(seed + 1),  # 0: time of day
-               "-solve", "-solution", str(solution)]
+    command = [
+        _cbc_binary(),
+        mps,
+        "-sec",
+        f"{seconds:.3f}",
+        "-timeMode",
+        "elapsed",
+        "-threads",
+        "1",
+        "-ratioGap",
+        "0",
+        "-randomSeed",
+        str(seed + 1),
+        "-randomCbcSeed",
+        str(seed + 1),  # 0: time of day
+        "-solve",
+        "-solution",
+        str(solution),
+    ]
     finished = _run(command, deadline, str(log_file))
     text = log_file.read_text(errors="replace").splitlines() if log_file.exists() else []
     if log:
@@ -237,7 +286,11 @@ def _solve_cbc(mps: str, folder: Path, names: list[str], seconds: float, deadlin
     head = lines[0].split() if lines else []
     if not head or head[0] in ("Infeasible", "Integer"):
         return _Level("infeasible" if head else "unknown")
-    if head[0] == "Stopped" and "objective" not in head[:5] or head[0] not in ("Optimal", "Stopped"):
+    if (
+        head[0] == "Stopped"
+        and "objective" not in head[:5]
+        or head[0] not in ("Optimal", "Stopped")
+    ):
         return _Level("unknown", None, dual)
     values: dict[str, float] = {}
     for line in lines[1:]:
@@ -290,12 +343,16 @@ def solve_ranked(
     started = time.perf_counter() if started is None else started
     folder = Path(tempfile.mkdtemp(prefix="rebalance-lab-mip-"))
     try:
-        return _solve_levels(problem, list(objectives), started + time_limit, started, backend, seed, log, folder)
+        return _solve_levels(
+            problem, list(objectives), started + time_limit, started, backend, seed, log, folder
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _solve_levels(problem, objectives, deadline, started, backend, seed, log, folder: Path) -> Ranked:
+def _solve_levels(
+    problem, objectives, deadline, started, backend, seed, log, folder: Path
+) -> Ranked:
     levels: list[int] = []
     values: dict[str, float] = {}
     for i, objective in enumerate(objectives):
@@ -305,10 +362,14 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, fo
             here = folder / f"level{i + 1}"
             here.mkdir()
             mps = str(here / "model.mps")
-            written = write_mps(problem, objective, mps, deadline)  # None: the deadline passed while writing
+            written = write_mps(
+                problem, objective, mps, deadline
+            )  # None: the deadline passed while writing
             if written is not None:
                 variables, constant, magnitude = written
-                level = _solve_level(variables, constant, magnitude, mps, here, deadline, backend, seed, log)
+                level = _solve_level(
+                    variables, constant, magnitude, mps, here, deadline, backend, seed, log
+                )
         if level.status == "infeasible" or level.values is None:
             if i == 0:
                 return Ranked(level.status, seconds=time.perf_counter() - started)
@@ -316,7 +377,11 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, fo
             return _feasible(objectives, values, levels, level, started)
         values = level.values
         value = Ranked("feasible", _values=values).value(objective)
-        if level.status != "optimal" or level.dual is None or math.ceil(level.dual - level.slack) < value:
+        if (
+            level.status != "optimal"
+            or level.dual is None
+            or math.ceil(level.dual - level.slack) < value
+        ):
             return _feasible(objectives, values, levels, level, started)
         levels.append(value)
         if i + 1 < len(objectives):
@@ -324,8 +389,17 @@ def _solve_levels(problem, objectives, deadline, started, backend, seed, log, fo
     return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, values)
 
 
-def _solve_level(variables, constant: float, magnitude: float, mps: str, here: Path, deadline: float, backend: str,
-                 seed: int, log: bool) -> _Level:
+def _solve_level(
+    variables,
+    constant: float,
+    magnitude: float,
+    mps: str,
+    here: Path,
+    deadline: float,
+    backend: str,
+    seed: int,
+    log: bool,
+) -> _Level:
     """One level's solver run on its written model file (the objective's constant added to its bound)."""
     seconds = deadline - time.perf_counter()
     if not variables:  # nothing to decide (e.g. no members): the constant is the optimum

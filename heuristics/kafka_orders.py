@@ -112,7 +112,8 @@ def hash_map_order(keys: list[str]) -> np.ndarray:
 
 def hash_table_order(hashes, capacity: int = 16) -> np.ndarray:
     """As :func:`hash_map_order`, for keys given by their Java ``hashCode`` values (in insertion order),
-    the table starting at ``capacity`` buckets (``new HashMap<>(n)`` / ``new HashSet<>(collection)``:
+    the table starting at ``capacity`` buckets (``new HashMap<>(n)`` / ``new
+    HashSet<>(collection)``:
     :func:`from_collection_capacity`)."""
     spread = [java_spread(int(h)) for h in hashes]
     sizes: dict[int, int] = {}
@@ -141,12 +142,18 @@ def from_collection_capacity(size: int) -> int:
 def uuid_hashes(msb: np.ndarray, lsb: np.ndarray) -> np.ndarray:
     """Kafka's ``Uuid.hashCode`` of ids ``(msb, lsb)`` (signed 64-bit arrays), as unsigned 32-bit ``int64``:
     ``h = msb ^ lsb; (int) (h >> 32) ^ (int) h``."""
-    h = np.bitwise_xor(np.asarray(msb, dtype=np.int64), np.asarray(lsb, dtype=np.int64)).view(np.uint64)
+    h = np.bitwise_xor(np.asarray(msb, dtype=np.int64), np.asarray(lsb, dtype=np.int64)).view(
+        np.uint64
+    )
     return ((h >> np.uint64(32)) ^ (h & np.uint64(0xFFFFFFFF))).astype(np.int64)
 
 
-def grouped_hash_order(group: np.ndarray, hashes: np.ndarray, from_collection: bool = False,
-                       sizes: np.ndarray | None = None) -> np.ndarray:
+def grouped_hash_order(
+    group: np.ndarray,
+    hashes: np.ndarray,
+    from_collection: bool = False,
+    sizes: np.ndarray | None = None,
+) -> np.ndarray:
     """The iteration order of many small Java hash tables at once.
 
     Element ``i`` is put into table ``group[i]`` (each table filled one element at a time, in
@@ -171,11 +178,17 @@ def grouped_hash_order(group: np.ndarray, hashes: np.ndarray, from_collection: b
     sizes = np.bincount(group)
     # smallest power of two >= 16 with size <= 3/4 of it
     needed = np.maximum(16, (sizes * 4 + 2) // 3)
-    capacity = (1 << np.ceil(np.log2(np.maximum(needed, 1))).astype(np.int64))
+    capacity = 1 << np.ceil(np.log2(np.maximum(needed, 1))).astype(np.int64)
     capacity = np.where(capacity * 3 // 4 < sizes, capacity * 2, capacity)
     if from_collection:  # (int) (size / .75f) + 1, at least 16, rounded up to a power of two
-        collection = sizes if declared is None else np.maximum(np.asarray(declared, dtype=np.int64)[: len(sizes)], sizes)
-        wanted = np.maximum((collection.astype(np.float32) / np.float32(0.75)).astype(np.int64) + 1, 16)
+        collection = (
+            sizes
+            if declared is None
+            else np.maximum(np.asarray(declared, dtype=np.int64)[: len(sizes)], sizes)
+        )
+        wanted = np.maximum(
+            (collection.astype(np.float32) / np.float32(0.75)).astype(np.int64) + 1, 16
+        )
         capacity = np.maximum(capacity, 1 << np.ceil(np.log2(wanted)).astype(np.int64))
     bucket = spread & (capacity[group] - 1)
     order = np.argsort(group * int(capacity.max()) + bucket, kind="stable")
@@ -190,5 +203,7 @@ def grouped_hash_order(group: np.ndarray, hashes: np.ndarray, from_collection: b
             for t in crowded.tolist():
                 members = np.flatnonzero(group == t)
                 initial = int(capacity[t]) if from_collection else 16
-                order[starts[t] : starts[t + 1]] = members[hash_table_order(h[members].tolist(), initial)]
+                order[starts[t] : starts[t + 1]] = members[
+                    hash_table_order(h[members].tolist(), initial)
+                ]
     return order

@@ -60,10 +60,14 @@ class Classes:
     @cached_property
     def eligible(self) -> np.ndarray:
         """Class ``c`` may go to members ``eligible[start[c]:start[c + 1]]`` (ascending): its pool's."""
-        pool_start = np.searchsorted(self.edge_set, np.arange(int(self.set_of_class.max(initial=-1)) + 2))
+        pool_start = np.searchsorted(
+            self.edge_set, np.arange(int(self.set_of_class.max(initial=-1)) + 2)
+        )
         first = pool_start[self.set_of_class]
         length = np.diff(self.start)
-        return self.edge_member[np.repeat(first - self.start[:-1], length) + np.arange(int(self.start[-1]))]
+        return self.edge_member[
+            np.repeat(first - self.start[:-1], length) + np.arange(int(self.start[-1]))
+        ]
 
     def members_of(self, c: int) -> np.ndarray:
         return self.eligible[self.start[c] : self.start[c + 1]]
@@ -78,17 +82,22 @@ class Classes:
         """
         kept = np.asarray(kept, dtype=np.int64)
         direct = np.flatnonzero(kept > 0)
-        cls, member, count = split_pools(self.set_of_class, self.sizes - kept, self.edge_member, pooled)
-        return (np.concatenate((direct, cls)), np.concatenate((self.keep[direct], member)),
-                np.concatenate((kept[direct], count)))
+        cls, member, count = split_pools(
+            self.set_of_class, self.sizes - kept, self.edge_member, pooled
+        )
+        return (
+            np.concatenate((direct, cls)),
+            np.concatenate((self.keep[direct], member)),
+            np.concatenate((kept[direct], count)),
+        )
 
 
 def partition_classes(problem: GroupProblem, refine: np.ndarray | None = None) -> Classes:
     """Group the assignable partitions by (subscriber set of their topic, previous owner).
 
-    ``refine`` (an ``int64`` key per partition, by global id) splits classes and pools further: a pool is
-    then a (subscriber set, key) pair, its members the subscriber set (the rack-aware models key
-    partitions by their replica racks).
+    ``refine`` (an ``int64`` key per partition, by global id) splits classes and pools further: a
+    pool is then a (subscriber set, key) pair, its members the subscriber set (the rack-aware models
+    key partitions by their replica racks).
     """
     members = problem.num_members
     previous = previous_owners(problem)
@@ -98,7 +107,9 @@ def partition_classes(problem: GroupProblem, refine: np.ndarray | None = None) -
     pool_set = np.arange(len(sets))  # the subscriber set of each pool
     if refine is not None and len(parts):
         span = int(np.max(refine, initial=0)) + 1
-        pairs, pool = np.unique(pool * span + np.asarray(refine, dtype=np.int64)[parts], return_inverse=True)
+        pairs, pool = np.unique(
+            pool * span + np.asarray(refine, dtype=np.int64)[parts], return_inverse=True
+        )
         pool, pool_set = pool.reshape(-1), pairs // span
     key = pool * (members + 1) + previous[parts] + 1
     sizes_by_key = np.bincount(key) if len(key) else np.zeros(0, dtype=np.int64)
@@ -115,7 +126,9 @@ def partition_classes(problem: GroupProblem, refine: np.ndarray | None = None) -
         previous=previous,
         set_of_class=set_of_class.astype(np.int64),
         edge_set=np.repeat(np.arange(len(pools)), [len(p) for p in pools]).astype(np.int64),
-        edge_member=np.concatenate(pools).astype(np.int64) if pools else np.zeros(0, dtype=np.int64),
+        edge_member=np.concatenate(pools).astype(np.int64)
+        if pools
+        else np.zeros(0, dtype=np.int64),
     )
 
 
@@ -147,7 +160,9 @@ def _subscriber_sets(problem: GroupProblem) -> tuple[np.ndarray, list[np.ndarray
     return ids, sets
 
 
-def count_bounds(problem: GroupProblem, classes: Classes, owner: np.ndarray) -> tuple[int, np.ndarray]:
+def count_bounds(
+    problem: GroupProblem, classes: Classes, owner: np.ndarray
+) -> tuple[int, np.ndarray]:
     """Bounds ``lo <= n_m <= hi[m]`` that every sum-of-squares optimum satisfies.
 
     The member count vectors of all valid assignments are the integer points
@@ -163,12 +178,17 @@ def count_bounds(problem: GroupProblem, classes: Classes, owner: np.ndarray) -> 
     guesses: they keep every optimum of both levels.
     """
     counts = np.bincount(owner[owner >= 0], minlength=problem.num_members)
-    reach = np.bincount(classes.eligible, weights=np.repeat(classes.sizes, np.diff(classes.start)),
-                        minlength=problem.num_members).astype(np.int64)
+    reach = np.bincount(
+        classes.eligible,
+        weights=np.repeat(classes.sizes, np.diff(classes.start)),
+        minlength=problem.num_members,
+    ).astype(np.int64)
     return int(counts.min(initial=0)), np.minimum(reach, counts.max(initial=0))
 
 
-def pooled_counts(problem: GroupProblem, classes: Classes, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pooled_counts(
+    problem: GroupProblem, classes: Classes, owner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """An answer as ``(kept, pooled)`` (see :meth:`Classes.rows`), e.g. for hints."""
     cls, member = classes.of_part, owner[classes.parts].astype(np.int64)
     stays = member == classes.keep[cls]
@@ -180,7 +200,9 @@ def pooled_counts(problem: GroupProblem, classes: Classes, owner: np.ndarray) ->
     return kept, pooled
 
 
-def split_pools(pool_of_class, inflow, edge_member, outflow) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def split_pools(
+    pool_of_class, inflow, edge_member, outflow
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split pooled items back into (class, member, count) rows, deterministically.
 
     Classes pour ``inflow[c]`` items into pool ``pool_of_class[c]``; each pool

@@ -1,6 +1,6 @@
 """What the constrained sticky algorithms share: partition orders, owned lists, quotas and phase 1.
 
-Used by Kafka's constrained path (:mod:`heuristics._sticky_kafka`) and by the
+Used by Kafka's constrained path (:mod:`heuristics.sticky_kafka`) and by the
 seeds' variants (:mod:`heuristics.sticky`); they differ in the member order of
 phase 1 and in how phase 2 hands out what is left.
 """
@@ -9,21 +9,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics._kafka import topics_in_name_order
+from heuristics.kafka_orders import topics_in_name_order
 from problems import GroupProblem
 
 
 def partitions(problem: GroupProblem, index_first: bool) -> np.ndarray:
     """Global ids of member 0's subscribed partitions, by (index, topic name) or (topic name, index)."""
-    topics = np.array([t for t in topics_in_name_order(problem) if problem.subscribes[0, t]], dtype=np.int64)
+    topics = np.array(
+        [t for t in topics_in_name_order(problem) if problem.subscribes[0, t]], dtype=np.int64
+    )
     counts = problem.partition_counts[topics] if len(topics) else np.zeros(0, dtype=np.int64)
     starts = problem.topic_start[topics] if len(topics) else counts
     if index_first:
         return round_robin(counts, starts)
     if len(topics) == problem.num_topics and np.array_equal(topics, np.arange(len(topics))):
-        return np.arange(problem.num_partitions, dtype=np.int64)  # every topic, in name order already
+        return np.arange(
+            problem.num_partitions, dtype=np.int64
+        )  # every topic, in name order already
     # Each topic's block, in name order: its start plus 0 .. count - 1, in one pass.
-    return np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(
+        starts - (np.cumsum(counts) - counts), counts
+    )
 
 
 def round_robin(lengths: np.ndarray, first: np.ndarray, step: int = 1) -> np.ndarray:
@@ -53,7 +59,9 @@ def round_robin(lengths: np.ndarray, first: np.ndarray, step: int = 1) -> np.nda
     for high in levels[levels > 0].tolist():  # rounds low .. high - 1: the runs of length >= high
         active = first[lengths >= high]
         if step:
-            blocks.append((active[None, :] + step * np.arange(low, high, dtype=active.dtype)[:, None]).ravel())
+            blocks.append(
+                (active[None, :] + step * np.arange(low, high, dtype=active.dtype)[:, None]).ravel()
+            )
         else:
             blocks.append(np.tile(active, high - low))
         low = high

@@ -16,21 +16,21 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ortools.sat.python import cp_model
 
-from models import _ranked
+from models import ranked_outcome
 
 #: Seconds allowed, past the time limit, to complete a hinted answer when the search found none.
 HINT_SECONDS = 1.0
-#: Seconds CP-SAT may spend loading a model, per variable and constraint, before it first looks at its
-#: time limit (validation, statistics and presolve set-up are not interruptible).  Measured on a loaded
-#: 2-core machine: 1.3-1.8 s for a lag-aware 1,000 x 40 model (160,000 variables and constraints) and
-#: 2.3-4.2 s for 2,000 x 40 (325,000), even with a 0.01 s limit.  A level is not started when this
-#: estimate passes the time left by more than ``OVERRUN_SECONDS`` (issue 11: the limit plus the grace
-#: must hold on any model).
+#: Seconds CP-SAT may spend loading a model, per variable and constraint, before it first looks at
+#: its time limit (validation, statistics and presolve set-up are not interruptible).  Measured on a
+#: loaded 2-core machine: 1.3-1.8 s for a lag-aware 1,000 x 40 model (160,000 variables and
+#: constraints) and 2.3-4.2 s for 2,000 x 40 (325,000), even with a 0.01 s limit.  A level is not
+#: started when this estimate passes the time left by more than ``OVERRUN_SECONDS`` (issue 11: the
+#: limit plus the grace must hold on any model).
 LOAD_SECONDS_PER_ITEM = 12e-6
 #: How far past the deadline a level's estimated loading may end (a level is given at least 0.01 s).
 OVERRUN_SECONDS = 0.25
@@ -44,8 +44,8 @@ _STATUS = {
 
 
 @dataclass
-class Ranked(_ranked.Ranked):
-    """The outcome of :func:`solve_ranked` (:class:`models._ranked.Ranked`), the solution by proto index."""
+class Ranked(ranked_outcome.Ranked):
+    """The outcome of :func:`solve_ranked` (:class:`models.ranked_outcome.Ranked`), the solution by proto index."""
 
     _solution: list[int] = field(default_factory=list, repr=False)
 
@@ -102,13 +102,25 @@ def solve_ranked(
     levels: list[int] = []
     loading = load_seconds(model)
     for i, objective in enumerate(objectives):
-        if loading - max(0.0, deadline - time.perf_counter()) > OVERRUN_SECONDS:  # it would overrun before looking
+        if (
+            loading - max(0.0, deadline - time.perf_counter()) > OVERRUN_SECONDS
+        ):  # it would overrun before looking
             if i == 0:
-                hinted = complete_hint and model.proto.solution_hint.vars and loading <= HINT_SECONDS
-                return (_from_hint(model, objectives, None, workers, seed, started) if hinted
-                        else Ranked("unknown", seconds=time.perf_counter() - started))
-            return Ranked("feasible", _levels(objectives, solution), tuple(levels), time.perf_counter() - started,
-                          solution)
+                hinted = (
+                    complete_hint and model.proto.solution_hint.vars and loading <= HINT_SECONDS
+                )
+                return (
+                    _from_hint(model, objectives, None, workers, seed, started)
+                    if hinted
+                    else Ranked("unknown", seconds=time.perf_counter() - started)
+                )
+            return Ranked(
+                "feasible",
+                _levels(objectives, solution),
+                tuple(levels),
+                time.perf_counter() - started,
+                solution,
+            )
         model.minimize(objective)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = max(0.01, deadline - time.perf_counter())
@@ -118,8 +130,9 @@ def solve_ranked(
         code = solver.solve(model)
         status = _STATUS.get(code)
         if status is None:
-            raise RuntimeError(f"CP-SAT rejected the model: {solver.status_name(code)} "
-                               f"{model.validate()}")
+            raise RuntimeError(
+                f"CP-SAT rejected the model: {solver.status_name(code)} {model.validate()}"
+            )
         if status in ("infeasible", "unknown"):
             if i == 0 and status == "unknown" and complete_hint and model.proto.solution_hint.vars:
                 return _from_hint(model, objectives, solver, workers, seed, started)
@@ -127,13 +140,26 @@ def solve_ranked(
                 return Ranked(status, seconds=time.perf_counter() - started)
             # Out of time on a later level: keep the previous level's solution.
             bound = (*levels, *_level_bound(solver))
-            return Ranked("feasible", _levels(objectives, solution), bound or None, time.perf_counter() - started,
-                          solution)
+            return Ranked(
+                "feasible",
+                _levels(objectives, solution),
+                bound or None,
+                time.perf_counter() - started,
+                solution,
+            )
         solution = list(solver.response_proto.solution)
         if status == "feasible":
             bound = (*levels, math.ceil(solver.best_objective_bound - 1e-9))
-            return Ranked("feasible", _levels(objectives, solution), bound, time.perf_counter() - started, solution)
-        value = _evaluate(objective, solution)  # exact: objective_value is a double (inexact above 2**53)
+            return Ranked(
+                "feasible",
+                _levels(objectives, solution),
+                bound,
+                time.perf_counter() - started,
+                solution,
+            )
+        value = _evaluate(
+            objective, solution
+        )  # exact: objective_value is a double (inexact above 2**53)
         levels.append(value)
         model.add(objective <= value)
         model.clear_hints()
@@ -147,8 +173,9 @@ def load_seconds(model: cp_model.CpModel) -> float:
     return LOAD_SECONDS_PER_ITEM * (len(model.proto.variables) + len(model.proto.constraints))
 
 
-def _from_hint(model, objectives, timed_out: cp_model.CpSolver | None, workers: int, seed: int,
-               started: float) -> Ranked:
+def _from_hint(
+    model, objectives, timed_out: cp_model.CpSolver | None, workers: int, seed: int, started: float
+) -> Ranked:
     """Level 1 ran out of time without a solution: the hinted answer, completed, as ``feasible``.
 
     The hint (a heuristic's answer) is a solution of the hard constraints; its
@@ -165,7 +192,9 @@ def _from_hint(model, objectives, timed_out: cp_model.CpSolver | None, workers: 
         return Ranked("unknown", seconds=time.perf_counter() - started)
     solution = list(solver.response_proto.solution)
     found = _levels(objectives, solution)
-    bound = tuple(min(b, found[0]) for b in _level_bound(timed_out)) if timed_out is not None else ()
+    bound = (
+        tuple(min(b, found[0]) for b in _level_bound(timed_out)) if timed_out is not None else ()
+    )
     return Ranked("feasible", found, bound or None, time.perf_counter() - started, solution)
 
 
@@ -187,7 +216,8 @@ def add_hint(model: cp_model.CpModel, pairs) -> None:
 def add_member_squares(model: cp_model.CpModel, gets, lo: int, hi) -> tuple[list, dict]:
     """Each member's count ``n_m = sum(gets[m])`` as ``lo + sum_k b[m, k]`` with unit increments
     (``lo < k <= hi[m]``, ``b[m, k] => b[m, k - 1]``), so ``n_m^2 = lo^2 + sum_k (2k - 1) b[m, k]``
-    (convex: cheaper increments first; no multiplication constraint).  Members with no term are skipped.
+    (convex: cheaper increments first; no multiplication constraint).  Members with no term are
+    skipped.
 
     Returns the squares and the increments ``{(m, k): b}``.
     """

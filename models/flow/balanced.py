@@ -68,24 +68,29 @@ from __future__ import annotations
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
-from models._sticky_classes import split_pools
+from models.sticky_classes import split_pools
 from problems import ProblemError
 
-#: Costs stay exact while every sum OR-Tools forms is below this (its cost scaling multiplies by the nodes).
+#: Costs stay exact while every sum OR-Tools forms is below this (its cost scaling multiplies by the
+#: nodes).
 COST_LIMIT = 2**62
 
 
-def check_cost_range(max_cost: int, nodes: int, units: int, field: str, what: str,
-                     worst_total: int | None = None) -> None:
+def check_cost_range(
+    max_cost: int, nodes: int, units: int, field: str, what: str, worst_total: int | None = None
+) -> None:
     """Refuse (:class:`problems.ProblemError` on ``field``) weighted costs beyond the exact 64-bit range.
 
-    ``max_cost`` is the largest arc cost, ``units`` the flow sent (``what``: their name in the message);
-    ``worst_total`` a bound on any flow's total cost (default ``units * max_cost``).
+    ``max_cost`` is the largest arc cost, ``units`` the flow sent (``what``: their name in the
+    message); ``worst_total`` a bound on any flow's total cost (default ``units * max_cost``).
     """
     worst_total = max_cost * max(units, 1) if worst_total is None else worst_total
     if max_cost * (nodes + 1) >= COST_LIMIT or worst_total >= COST_LIMIT:
-        raise ProblemError(field, f"the weighted flow costs (largest arc cost {max_cost}, {nodes} nodes, "
-                                  f"{units} {what}) exceed the exact 64-bit range of min-cost flow")
+        raise ProblemError(
+            field,
+            f"the weighted flow costs (largest arc cost {max_cost}, {nodes} nodes, "
+            f"{units} {what}) exceed the exact 64-bit range of min-cost flow",
+        )
 
 
 def solve_convex_assignment(
@@ -191,7 +196,9 @@ class _Network:
         # did not settle in 64 solves).
         reachable = max(int(np.count_nonzero(self.reach)), 1)
         total = int(self.sizes.sum())
-        return np.minimum(self.reach, total // reachable), np.minimum(self.reach, -(-total // reachable))
+        return np.minimum(self.reach, total // reachable), np.minimum(
+            self.reach, -(-total // reachable)
+        )
 
     def solve(self, lo: np.ndarray, hi: np.ndarray):
         num_classes, num_hubs, num_members = len(self.sizes), self.num_hubs, self.num_members
@@ -199,15 +206,27 @@ class _Network:
         sink = first_member + num_members
         owned = np.flatnonzero(self.keep >= 0)
         tails = [owned, np.arange(num_classes), num_classes + self.hub_edge]
-        heads = [first_member + self.keep[owned], num_classes + self.hub, first_member + self.hub_member]
+        heads = [
+            first_member + self.keep[owned],
+            num_classes + self.hub,
+            first_member + self.hub_member,
+        ]
         caps = [self.sizes[owned], self.sizes, np.full(len(self.hub_edge), self.sizes.sum())]
-        costs = [np.zeros(len(owned), np.int64), (self.keep >= 0).astype(np.int64), np.zeros(len(self.hub_edge), np.int64)]
+        costs = [
+            np.zeros(len(owned), np.int64),
+            (self.keep >= 0).astype(np.int64),
+            np.zeros(len(self.hub_edge), np.int64),
+        ]
         # Member windows: the ladder below lo, units lo+1..hi, the ladder above hi.
         down_member, down_cap, down_marginal = _ladder_down(lo)
         up_member, up_cap, up_marginal = _ladder_up(hi, self.reach)
         units = hi - lo
         unit_member = np.repeat(np.arange(num_members), units)
-        unit_k = (np.arange(units.sum()) - np.repeat(np.cumsum(units) - units, units)) + np.repeat(lo, units) + 1
+        unit_k = (
+            (np.arange(units.sum()) - np.repeat(np.cumsum(units) - units, units))
+            + np.repeat(lo, units)
+            + 1
+        )
         arc_member = np.concatenate((down_member, unit_member, up_member))
         tails.append(first_member + arc_member)
         heads.append(np.full(len(arc_member), sink))
@@ -233,8 +252,12 @@ class _Network:
         direct[owned] = flows[:n_direct]
         inflow = flows[n_direct : n_direct + n_in]
         outflow = flows[n_direct + n_in : n_direct + n_in + n_out]
-        counts = np.bincount(self.hub_member, weights=outflow, minlength=num_members).astype(np.int64)
-        counts += np.bincount(self.keep[owned], weights=direct[owned], minlength=num_members).astype(np.int64)
+        counts = np.bincount(self.hub_member, weights=outflow, minlength=num_members).astype(
+            np.int64
+        )
+        counts += np.bincount(
+            self.keep[owned], weights=direct[owned], minlength=num_members
+        ).astype(np.int64)
         return direct, inflow, outflow, counts
 
     def split(self, direct, inflow, outflow):
@@ -262,7 +285,11 @@ def _ladder_down(lo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _ladder_up(hi: np.ndarray, reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Segments ``[a, a + 2^i]`` from ``a = hi`` up to ``reach``: (member, capacity, marginal ``2a + 1``)."""
-    members, caps, bottoms = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    members, caps, bottoms = (
+        [np.zeros(0, np.int64)],
+        [np.zeros(0, np.int64)],
+        [np.zeros(0, np.int64)],
+    )
     member = np.flatnonzero(reach > hi)
     bottom, length = hi[member].astype(np.int64), np.ones(len(member), dtype=np.int64)
     while len(member):

@@ -1,12 +1,12 @@
 """Interchangeable partitions of a rack-aware problem, shared by its flow, CP-SAT and MIP models.
 
-For the ``rack-aware`` objective (DESIGN.md section 3) two partitions are interchangeable when they are for
-``sticky`` (same subscribers, same valid previous owner: :mod:`models._sticky_classes`) and their replicas
-cover the same member racks: then every member is aligned with both or with neither.  So the classes and
-pools of :func:`models._sticky_classes.partition_classes` are refined by that rack set, and a pool edge
-(pool, member) or a kept class (class, owner) is a *mismatch* when the member has a rack outside the
-pool's set (Kafka's ``racksMismatch``: a member without a rack never counts; a partition without replica
-racks counts for every member with one).
+For the ``rack-aware`` objective (DESIGN.md section 3) two partitions are interchangeable when they
+are for ``sticky`` (same subscribers, same valid previous owner: :mod:`models.sticky_classes`) and
+their replicas cover the same member racks: then every member is aligned with both or with neither.
+So the classes and pools of :func:`models.sticky_classes.partition_classes` are refined by that rack
+set, and a pool edge (pool, member) or a kept class (class, owner) is a *mismatch* when the member
+has a rack outside the pool's set (Kafka's ``racksMismatch``: a member without a rack never counts;
+a partition without replica racks counts for every member with one).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from heuristics import rack_aware as heuristic
-from models._sticky_classes import Classes, count_bounds, expand, partition_classes
+from models.sticky_classes import Classes, count_bounds, expand, partition_classes
 from problems import GroupProblem, ProblemError, Result
 
 
 @dataclass(frozen=True)
 class RackClasses:
-    """:class:`~models._sticky_classes.Classes` refined by replica racks, with the racks of each pool.
+    """:class:`~models.sticky_classes.Classes` refined by replica racks, with the racks of each pool.
 
     Attributes
     ----------
@@ -31,8 +31,8 @@ class RackClasses:
     pool_racks
         ``int32[pools, width]``: the member racks among each pool's replica racks, padded with -1.
     member_rack
-        Each member's rack id, -1 without one (all -1 when nothing can be misaligned: the document has
-        no ``partition_racks``).
+        Each member's rack id, -1 without one (all -1 when nothing can be misaligned: the document
+        has no ``partition_racks``).
     """
 
     classes: Classes
@@ -60,8 +60,11 @@ class RackClasses:
 
 def rack_classes(problem: GroupProblem) -> RackClasses:
     """The classes of ``problem`` for the ``rack-aware`` objective."""
-    member_rack = (np.full(problem.num_members, -1, dtype=np.int64) if problem.member_rack is None
-                   else problem.member_rack.astype(np.int64))
+    member_rack = (
+        np.full(problem.num_members, -1, dtype=np.int64)
+        if problem.member_rack is None
+        else problem.member_rack.astype(np.int64)
+    )
     if not problem.has_racks or not np.any(member_rack >= 0):
         # Nothing can be misaligned: the replicas' racks are unknown, or no member has a rack.
         classes = partition_classes(problem)
@@ -70,9 +73,13 @@ def rack_classes(problem: GroupProblem) -> RackClasses:
         return RackClasses(classes, np.full((pools, 1), -1, dtype=np.int32), unracked)
     table = _member_rack_table(problem, member_rack)
     base = len(problem.rack_names) + 1
-    if base ** table.shape[1] < 2**62:  # one integer per rack set (fast); else rows compared as they are
-        key = np.unique((table.astype(np.int64) + 1) @ base ** np.arange(table.shape[1], dtype=np.int64),
-                        return_inverse=True)[1].reshape(-1)
+    if (
+        base ** table.shape[1] < 2**62
+    ):  # one integer per rack set (fast); else rows compared as they are
+        key = np.unique(
+            (table.astype(np.int64) + 1) @ base ** np.arange(table.shape[1], dtype=np.int64),
+            return_inverse=True,
+        )[1].reshape(-1)
     else:
         key = np.unique(table, axis=0, return_inverse=True)[1].reshape(-1)
     classes = partition_classes(problem, refine=key)
@@ -134,18 +141,26 @@ def pair_table(data: RackClasses, owner: np.ndarray) -> Pairs:
     key = cls * span + member  # ascending: members ascend inside each class
     given = owner[classes.parts].astype(np.int64)
     hint = np.bincount(np.searchsorted(key, classes.of_part * span + given), minlength=len(key))
-    return Pairs(cls, member, start, data.mismatch(classes.set_of_class[cls], data.member_rack[member]),
-                 member == classes.keep[cls], hint[: len(key)])
+    return Pairs(
+        cls,
+        member,
+        start,
+        data.mismatch(classes.set_of_class[cls], data.member_rack[member]),
+        member == classes.keep[cls],
+        hint[: len(key)],
+    )
 
 
-#: The CP-SAT and MIP models build one integer per (class, eligible member) pair; beyond this many they
-#: refuse the group (``--solver flow`` answers any size).
+#: The CP-SAT and MIP models build one integer per (class, eligible member) pair; beyond this many
+#: they refuse the group (``--solver flow`` answers any size).
 MODEL_PAIRS = {"CP-SAT": 200_000, "MIP": 20_000}
 
 
-def model_inputs(problem: GroupProblem, backend: str) -> tuple[Classes, np.ndarray, int, np.ndarray, Pairs]:
+def model_inputs(
+    problem: GroupProblem, backend: str
+) -> tuple[Classes, np.ndarray, int, np.ndarray, Pairs]:
     """What the CP-SAT and MIP models start from: the classes, the heuristic's answer (the hint), the
-    count bounds ``lo``/``hi`` of :func:`models._sticky_classes.count_bounds`, and the pairs.
+    count bounds ``lo``/``hi`` of :func:`models.sticky_classes.count_bounds`, and the pairs.
 
     Raises
     ------
@@ -155,8 +170,11 @@ def model_inputs(problem: GroupProblem, backend: str) -> tuple[Classes, np.ndarr
     data = rack_classes(problem)
     pairs = int(data.classes.start[-1])
     if pairs > MODEL_PAIRS[backend]:
-        raise ProblemError("members", f"{pairs:,} (partition class, member) pairs is beyond the {backend} "
-                                      f"rack-aware model ({MODEL_PAIRS[backend]:,}); use --solver flow")
+        raise ProblemError(
+            "members",
+            f"{pairs:,} (partition class, member) pairs is beyond the {backend} "
+            f"rack-aware model ({MODEL_PAIRS[backend]:,}); use --solver flow",
+        )
     start = heuristic.assign(problem).answer
     lo, hi = count_bounds(problem, data.classes, start)
     return data.classes, start, lo, hi, pair_table(data, start)

@@ -4,7 +4,7 @@ Source: ``shared/seeds/002`` (KIP-54) and Apache Kafka 4.1's
 ``AbstractStickyAssignor.GeneralAssignmentBuilder``, step for step:
 
 1. *Keep*: each partition stays with the previous owner that Kafka's claim
-   resolution kept (:func:`heuristics._sticky_kafka.resolve_claims`) if that
+   resolution kept (:func:`heuristics.sticky_kafka.resolve_claims`) if that
    member still subscribes its topic; a kept claim on an unsubscribed topic is
    dropped and sets *revocation required*.
 2. *Assign*: topics sorted by their number of subscribers, fewest first, then by
@@ -50,8 +50,8 @@ import heapq
 
 import numpy as np
 
-from heuristics._kafka import java_order_key, java_spread, java_string_hash
-from heuristics._sticky_racks import RackInfo, assign_within_racks
+from heuristics.kafka_orders import java_order_key, java_spread, java_string_hash
+from heuristics.sticky_racks import RackInfo, assign_within_racks
 from problems import GroupProblem
 
 _MIN_WINDOW, _MAX_WINDOW = 64, 1 << 16
@@ -73,7 +73,7 @@ def general_assign(
     topic (or off its member's racks); ``id_rank``: members' positions by id;
     ``live``: topics that exist, have partitions and a subscriber; ``racks``:
     Kafka's rack information when rack awareness is on (step 2 first deals
-    within racks, :func:`heuristics._sticky_racks.assign_within_racks`).
+    within racks, :func:`heuristics.sticky_racks.assign_within_racks`).
     """
     owner = kept.copy()
     counts = np.bincount(owner[owner >= 0], minlength=problem.num_members).astype(np.int64)
@@ -86,7 +86,9 @@ def general_assign(
     subscribers = problem.subscribes.sum(axis=0)
     movable = [t for t in topics if subscribers[t] >= 2]
     start, size = problem.topic_start, problem.partition_counts
-    every = np.concatenate([np.arange(start[t], start[t] + size[t]) for t in movable] or [np.zeros(0, np.int64)])
+    every = np.concatenate(
+        [np.arange(start[t], start[t] + size[t]) for t in movable] or [np.zeros(0, np.int64)]
+    )
     taking_part = _can_take_part(problem, owner, counts, subscribers)
     before, before_counts = owner.copy(), counts.copy()
     balancer = _Balancer(problem, owner, counts, prev, id_rank, taking_part)
@@ -102,7 +104,10 @@ def general_assign(
 def topic_order(problem: GroupProblem, live: np.ndarray) -> list[int]:
     """Live topics, fewest subscribers first, then by name (Kafka's ``TopicComparator``)."""
     subscribers = problem.subscribes.sum(axis=0)
-    return sorted(np.flatnonzero(live).tolist(), key=lambda t: (subscribers[t], java_order_key(problem.topics[t])))
+    return sorted(
+        np.flatnonzero(live).tolist(),
+        key=lambda t: (subscribers[t], java_order_key(problem.topics[t])),
+    )
 
 
 def _assign_unassigned(problem, owner, counts, topics, id_rank) -> None:
@@ -227,7 +232,8 @@ class _Balancer:
         self.sub_idx = np.concatenate([*self.subscribers, np.zeros(0, np.int32)]).astype(np.int64)
         self.least = np.zeros(problem.num_topics, dtype=np.int64)
         self.dirty = lengths > 0  # ``least`` to recompute before use
-        # PartitionMovements: each moved partition's original source, and the (topic, from, to) sets.
+        # PartitionMovements: each moved partition's original source, and the (topic, from, to)
+        # sets.
         self.source = np.full(problem.num_partitions, -1, dtype=np.int32)
         self.moves: dict[tuple[int, int, int], _JavaHashSet] = {}
         self.topic_moves = np.zeros(problem.num_topics, dtype=np.int64)
@@ -281,7 +287,10 @@ class _Balancer:
                     target = int(subs[np.argmin(counts[subs] * self.scale + self.id_rank[subs])])
                 self._reassign(int(parts[j]), target)
                 modified = performed = True
-                i, width = j + 1, min(max(_MIN_WINDOW, 2 * (k + 1)), _MAX_WINDOW)  # about the last gap, twice
+                i, width = (
+                    j + 1,
+                    min(max(_MIN_WINDOW, 2 * (k + 1)), _MAX_WINDOW),
+                )  # about the last gap, twice
             if not modified:
                 return performed
 

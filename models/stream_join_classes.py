@@ -76,7 +76,9 @@ def number_classes(problem: GroupProblem) -> NumberClasses:
     return NumberClasses(join_partition_count(problem), members, owned[members], previous_owner)
 
 
-def counts_and_kept(problem: GroupProblem, classes: NumberClasses, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def counts_and_kept(
+    problem: GroupProblem, classes: NumberClasses, owner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``counts`` and ``kept`` (aligned with ``classes.members``) of a valid answer ``owner``."""
     number_owner = number_owners(problem, owner)
     counts = np.bincount(number_owner[number_owner >= 0], minlength=problem.num_members)

@@ -8,9 +8,9 @@ integers are written in full and floats with ``repr`` (the shortest text that
 reads back to the same double), so the solver reads the model's exact doubles
 (integers are exact up to ``2**53``; the models check their ranges).
 
-Fixed MPS columns (minimisation, the default sense); columns are named ``c<i>`` and rows ``r<j>`` (no name of the model reaches the
-file, so no name can break it); the objective's constant is left out of the
-file and returned, for the caller to add to the solver's objective and bound.
+Fixed MPS columns (minimisation, the default sense); columns are named ``c<i>`` and rows ``r<j>``
+(no name of the model reaches the file, so no name can break it); the objective's constant is left
+out of the file and returned, for the caller to add to the solver's objective and bound.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ _ROWS_PER_CHECK = 64
 _SENSE = {pulp.LpConstraintLE: "L", pulp.LpConstraintGE: "G", pulp.LpConstraintEQ: "E"}
 
 
-def write_mps(problem: pulp.LpProblem, objective, path: str,
-              deadline: float | None = None) -> tuple[list[pulp.LpVariable], float, float] | None:
+def write_mps(
+    problem: pulp.LpProblem, objective, path: str, deadline: float | None = None
+) -> tuple[list[pulp.LpVariable], float, float] | None:
     """Write ``problem`` minimising ``objective`` to ``path``.
 
     Returns the variables in column order (column ``c<i>`` is ``variables[i]``),
@@ -59,7 +60,9 @@ def write_mps(problem: pulp.LpProblem, objective, path: str,
         if v.name not in known:
             variables.append(v)
             known.add(v.name)
-    column = {id(v): i for i, v in enumerate(variables)}  # id(): PuLP's name and hash are Python properties
+    column = {
+        id(v): i for i, v in enumerate(variables)
+    }  # id(): PuLP's name and hash are Python properties
     heads = [f"    {f'c{i}':<8}  " for i in range(len(variables))]
     numbers: dict = {}  # coefficient -> its text (a model has few distinct ones)
 
@@ -78,7 +81,9 @@ def write_mps(problem: pulp.LpProblem, objective, path: str,
     for j, constraint in enumerate(problem.constraints.values()):
         if deadline is not None and j % _ROWS_PER_CHECK == 0 and time.perf_counter() > deadline:
             return None
-        biggest = max(biggest, abs(constraint.constant), max(map(abs, constraint.values()), default=0))
+        biggest = max(
+            biggest, abs(constraint.constant), max(map(abs, constraint.values()), default=0)
+        )
         rows.append(f" {_SENSE[constraint.sense]}  r{j}")
         row = f"{f'r{j}':<8}  "
         for v, c in constraint.items():
