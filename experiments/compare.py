@@ -79,7 +79,12 @@ def command(args: argparse.Namespace) -> int:
         f"{info.scenarios} in suite {args.suite}; rows in {info.folder}",
         file=sys.stderr,
     )
-    rows = load_results(info.folder)
+    for note in info.notes:
+        print(f"note: {note}", file=sys.stderr)
+    notes: list[str] = []
+    rows = load_results(info.folder, notes)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     for objective, table in headline_tables(headline_numbers(gaps(rows))).items():
         print(f"{objective}\n\n{to_markdown(table)}\n")
     contradicted = disagreements(rows)

@@ -10,7 +10,9 @@ atomically (written to a temporary name, then renamed), under
 Nothing lost, nothing recomputed: a run restarted with the same run id reads
 the scenario ids already in that folder, removes half-written temporary files
 (what a ``kill -9`` leaves), and solves only the scenarios not done yet.  Each
-scenario's rows live in exactly one batch file, so no row is ever duplicated.
+scenario's rows live in exactly one batch file, so no row is ever duplicated.  A batch
+that cannot be read (truncated, overwritten, a column missing) is set aside as
+``<name>.damaged`` and its scenarios are solved again (:func:`experiments.results.done_scenarios`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class RunInfo:
     scenarios: int
     computed: int
     skipped: int
+    #: What resuming found odd (damaged batches set aside), one line each.
+    notes: tuple[str, ...] = ()
 
 
 def _solve_batches(time_limit: float):
@@ -96,7 +100,8 @@ def run_suite(
     folder = results_folder(out, suite_name, run_id)
     with hold(folder):  # one writer per run (a second one: ProblemError, exit 2)
         scenarios = suite(suite_name)
-        done = done_scenarios(folder)
+        notes: list[str] = []
+        done = done_scenarios(folder, notes)
         pending = [s for s in scenarios if s.scenario_id not in done]
         if limit is not None:
             pending = pending[:limit]
@@ -125,4 +130,4 @@ def run_suite(
                 write_batch(folder, rows)
                 bar.update(len(batch))
             bar.close()
-        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
+        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done), tuple(notes))
