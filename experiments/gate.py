@@ -382,6 +382,8 @@ def command(args: argparse.Namespace) -> int:
     judged: dict[str, dict[str, float]] = {}  # the baseline's statistics (none with --update)
     if args.update:  # the baseline's folder is checked before any solving
         check_writable(path.parent)
+        if path.is_dir():
+            raise ProblemError("", "cannot write the baseline: it is a folder", str(path))
         recorded = _recorded(path, args.suite)
     else:  # the baseline is read and checked before any solving
         baseline = read_baseline(path, args.suite)

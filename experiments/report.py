@@ -334,6 +334,7 @@ def default_folder(results: Path, suite: str, run_id: str) -> Path:
 
 def command(args: argparse.Namespace) -> int:
     from experiments.results import batch_files, load_results
+    from experiments.run_lock import check_writable
     from problems import ProblemError
 
     results = Path(args.results)
@@ -369,6 +370,7 @@ def command(args: argparse.Namespace) -> int:
         Path(args.out) if args.out else default_folder(results, suite, runs[0] if runs else "run")
     )
     formats = tuple(dict.fromkeys(args.formats or ["html"]))
+    check_writable(folder)  # a bad --out is one line, not a traceback after the figures
     write_report(rows, folder, str(results), formats=formats)
     for fmt in formats:
         print(f"report: {folder / FILES[fmt]}", file=sys.stderr)

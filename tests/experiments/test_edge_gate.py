@@ -335,3 +335,16 @@ def test_every_valid_baseline_compares_its_heuristics(document, worse):
         expected = (name, "(missing)")
     found = gate.regressions(baseline.heuristics, current)
     assert expected in set(map(tuple, found[["heuristic", "statistic"]].to_numpy()))
+
+
+def test_update_into_a_baseline_that_is_a_folder_is_one_line(tmp_path, monkeypatch, capsys):
+    """Tests `gate --update --baseline FOLDER`: exit 2 and one line before anything is solved."""
+
+    def no_solving(*args, **kwargs):
+        raise AssertionError("solved before the baseline was checked")
+
+    monkeypatch.setattr(gate, "gate_rows", no_solving)
+    assert main(["gate", "--suite", "smoke", "--update", "--baseline", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path}: cannot write the baseline: it is a folder\n"
+    )

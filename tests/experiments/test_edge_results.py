@@ -302,3 +302,24 @@ def test_compare_resuming_solves_a_damaged_batchs_scenarios_again(
     again = load_results(folder)
     assert set(again["scenario_id"]) == set(scenarios) and not again.duplicated(ROW_KEY).any()
     assert (folder / "batch-00.parquet.damaged").exists()
+
+
+def test_report_into_a_folder_that_cannot_be_written_is_one_line(tmp_path, capsys):
+    """Tests `report --out` below a file: exit 2 and one line before anything is rendered."""
+    folder = run_folder(tmp_path, INTACT[0])
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert main(["report", str(folder), "--out", str(blocked / "report")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"error: {blocked / 'report'}: cannot write there") and err.count("\n") == 1
+    )
+
+
+@pytest.mark.parametrize("run_id", ["a/b", "..", ".hidden", "x\x00y", "run id"])
+def test_compare_refuses_a_run_id_that_is_no_folder_name(tmp_path, capsys, run_id):
+    """Tests `compare --run-id` with a path, a dot name, a NUL or a space: exit 2, one line, nothing run."""
+    assert main(["compare", "--suite", "smoke", "--out", str(tmp_path), "--run-id", run_id]) == 2
+    err = capsys.readouterr().err
+    assert "--run-id: must be letters, digits" in err and err.count("\n") == 1
+    assert not (tmp_path / "results").exists()
