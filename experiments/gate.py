@@ -1,6 +1,12 @@
 """``rebalance-lab gate``: the CI regression gate on heuristic quality.
 
-Details: docs/harness.md.
+Runs the ``gate`` suite on this machine (the same :func:`experiments.runs.solve_frame` the Spark job
+maps, without starting Spark: in one worker process per core, ``--processes``), computes each
+heuristic's gap statistics against the proven optima (:func:`experiments.gap.summary`), and compares
+them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse, 0
+otherwise; ``--update`` rewrites the baseline.
+
+Why the statistics do not depend on the machine, and what counts as worse: docs/harness.md.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import html
+from pathlib import Path
 
 MARKER = "<!-- cli-reference -->"
 PAGE = "cli/reference.md"
@@ -96,15 +97,18 @@ def _section(name: str, parser: argparse.ArgumentParser, level: int, shared: str
 
 def reference() -> str:
     """The Markdown of the whole command-line reference."""
+    import experiments.cli
     from experiments.cli import build_parser
 
     parser = build_parser()
+    # Defaults computed from the checkout (the gate's baseline) are shown relative to it.
+    root = str(Path(experiments.cli.__file__).resolve().parents[1]) + "/"
     shared = parser.epilog or ""
     lines = _section("rebalance-lab", parser, 2, shared)
     if shared:
         lines += ["## Problem formats", "", "As `--help` prints them:", ""]
         lines += ["```text", shared.strip("\n"), "```", ""]
-    return "\n".join(lines)
+    return "\n".join(lines).replace(root, "")
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs' signature
