@@ -1,34 +1,6 @@
 """The one Spark session factory.
 
-Local mode unless told otherwise: ``master`` argument, else the environment
-variable ``REBALANCE_LAB_SPARK_MASTER``, else the master ``spark-submit`` was
-given (when it launched this driver), else ``local[*]``.  Python workers are
-pointed at the interpreter that runs the driver (``PYSPARK_PYTHON``), or they
-would start whatever ``python3`` is first on ``PATH`` and fail to import this
-project.
-
-A master ``sc://HOST:PORT`` is a Spark Connect server (Spark's own URL form): the session is a
-Connect client (``SparkSession.builder.remote``), the jobs run on the server's cluster, and the
-functions Spark maps run in the server's Python workers, which must import this project (start the
-server with ``PYTHONPATH`` pointing at the checkout and ``PYSPARK_PYTHON`` at its interpreter).
-Connect has no ``SparkContext`` (no RDD API): :func:`default_parallelism` reads the server's
-``spark.default.parallelism`` instead (2 when unset).
-
-Every endpoint has a bounded wait, checked before a session is built (:func:`check_master`): a
-Spark Connect server must answer a request (its Spark version) within :data:`ENDPOINT_TIMEOUT`
-seconds, and a standalone master (``spark://HOST:PORT``) must accept a connection within as long
-(a listener that accepts but is no master: Spark's own registration gives up after 3 attempts of 20
-s).  A Connect session's client retries a lost server for about 20 s (:data:`CONNECT_RETRIES`), not
-Spark's 10 minutes.  :func:`spark_job` runs a command's Spark work with the JVM's output in a log
-file, and turns any failure to start Spark or to run its job into one
-:class:`problems.ProblemError` line naming that log.
-
-PySpark's calls into pandas 3 raise ``FutureWarning``s and ``Pandas4Warning``s
-(a ``DeprecationWarning``) on every conversion.  They are filtered
-deliberately, for warnings raised inside ``pyspark`` modules only, on the
-driver (:func:`spark_session`) and in the Python workers
-(:func:`quiet_pyspark_warnings`, called by the functions Spark maps); warnings
-from this project's own code still show.
+Details: docs/harness.md.
 """
 
 from __future__ import annotations
