@@ -346,7 +346,7 @@ def command(args: argparse.Namespace) -> int:
         batches = len(batch_files(results))
         raise ProblemError(
             "",
-            f"the run has no rows ({batches} batch files, every one empty)"
+            f"the run has no rows ({batches} batch file{'s' * (batches != 1)}, every one empty)"
             if batches
             else "holds no result rows (no *.parquet files under it)",
             str(results),

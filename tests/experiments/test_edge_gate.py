@@ -348,3 +348,19 @@ def test_update_into_a_baseline_that_is_a_folder_is_one_line(tmp_path, monkeypat
     assert capsys.readouterr().err == (
         f"error: {tmp_path}: cannot write the baseline: it is a folder\n"
     )
+
+
+def test_gate_checks_its_baseline_with_parse_baseline(tmp_path, monkeypatch, capsys):
+    """Tests that `gate --baseline FILE` checks the file's bytes with parse_baseline (what the properties
+    check), once, before solving."""
+    calls = []
+    real = gate.parse_baseline
+
+    def spy(data, source, suite_name):
+        calls.append((data, source, suite_name))
+        return real(data, source, suite_name)
+
+    monkeypatch.setattr(gate, "parse_baseline", spy)
+    data = json.dumps(valid_document(heuristics={})).encode()
+    assert run_gate(tmp_path, monkeypatch, capsys, data)[0] == 2
+    assert calls == [(data, str(tmp_path / "gate.json"), "smoke")]

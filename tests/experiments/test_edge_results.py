@@ -261,7 +261,7 @@ def test_report_on_a_run_of_empty_batches_says_it_has_no_rows(tmp_path, capsys):
     folder = run_folder(tmp_path, EMPTY)
     assert main(["report", str(folder)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {folder}: the run has no rows (1 batch files, every one empty)\n"
+        f"error: {folder}: the run has no rows (1 batch file, every one empty)\n"
     )
     assert main(["report", str(run_folder(tmp_path / "none"))]) == 2
     assert "no *.parquet files" in capsys.readouterr().err
@@ -323,3 +323,21 @@ def test_compare_refuses_a_run_id_that_is_no_folder_name(tmp_path, capsys, run_i
     err = capsys.readouterr().err
     assert "--run-id: must be letters, digits" in err and err.count("\n") == 1
     assert not (tmp_path / "results").exists()
+
+
+def test_report_reads_the_run_with_load_results(tmp_path, monkeypatch):
+    """Tests that `report` reads its run through load_results (what the property checks), once."""
+    import experiments.results
+
+    calls = []
+    real = experiments.results.load_results
+
+    def spy(folder, notes=None):
+        calls.append(Path(folder))
+        return real(folder, notes)
+
+    monkeypatch.setattr(experiments.results, "load_results", spy)
+    monkeypatch.setattr(experiments.report, "write_report", lambda *a, **k: Path("report.html"))
+    folder = run_folder(tmp_path, INTACT[0])
+    assert main(["report", str(folder)]) == 0
+    assert calls == [folder]

@@ -23,7 +23,7 @@ from support.lag_snapshots import SNAPSHOT
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The endpoint wait in these tests (seconds), instead of the default 10.
-WAIT = 2.0
+WAIT = 1.0
 
 
 @pytest.fixture
