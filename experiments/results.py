@@ -182,7 +182,7 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
             for key, _, value in (p.partition("=") for p in folder.parts)
             if value and key in ("suite", "run_id")
         )
-        for key, value in {**labels, "_batch": path.name}.items():
+        for key, value in {**labels, "_batch": str(path.relative_to(folder))}.items():
             column = pa.array([value] * len(table), pa.string())
             if key in table.column_names:
                 table = table.set_column(table.column_names.index(key), key, column)
