@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import numpy as np
 
@@ -92,7 +93,7 @@ def main() -> None:
             )
             for variant in (None, "cumulative"):
                 assign_s, assign_cpu, result = best_of_with_cpu(
-                    args.repeat, lambda: solve(problem, "lag-aware", variant=variant)
+                    args.repeat, partial(solve, problem, "lag-aware", variant=variant)
                 )
                 assert result.valid
                 print(

@@ -231,7 +231,8 @@ def main(args) -> None:
     for r in rows:
         print(
             f"| {r['pattern']} | {r['kind']} | {r['layout']} | {r['status']} | {r['levels'][0]:,} "
-            f"| {r['levels'][1]:,} | {r['levels'][2]:,} | {r['load_s']:.2f} | {r['solve_s']:.2f} ({r['solve_cpu_s']:.2f}) "
+            f"| {r['levels'][1]:,} | {r['levels'][2]:,} | {r['load_s']:.2f} "
+            f"| {r['solve_s']:.2f} ({r['solve_cpu_s']:.2f}) "
             f"| {r['peak_gb']:.2f} |"
         )
     assert all(r["status"] == "optimal" for r in rows)

@@ -34,7 +34,10 @@ from timing import growth_target, load_average, seconds_target
 
 
 def timed(doc: dict):
-    """Load (with the owned-claim arrays) and assign: their wall times, the CPU time of both, the problem, the result."""
+    """Load (with the owned-claim arrays) and assign.
+
+    Returns their wall times, the CPU time of both, the problem and the result.
+    """
     started, started_cpu = time.perf_counter(), time.process_time()
     problem = load_problem(doc)
     problem.owned_claims  # noqa: B018 - part of loading

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from functools import partial
 
 from models import solve
 from problems import load_problem
@@ -76,7 +77,7 @@ def scaling(args) -> None:
             for strategy, seed in (("kafka-default", 0), ("sticky-replica", None)):
                 load_s, load_cpu, problem = best_of_with_cpu(args.repeat, load_problem, doc)
                 assign_s, assign_cpu, result = best_of_with_cpu(
-                    args.repeat, lambda: solve(problem, strategy, seed=seed)
+                    args.repeat, partial(solve, problem, strategy, seed=seed)
                 )
                 assert result.valid
                 total, cpu = load_s + assign_s, load_cpu + assign_cpu

@@ -120,7 +120,7 @@ def scaling(args) -> None:
             doc = churned(base, event)
             load_s, problem = best_of(args.repeat, loaded, doc)
             solve_s, solve_cpu, result = best_of_with_cpu(
-                args.repeat, lambda: solve(problem, "stream-join")
+                args.repeat, solve, problem, "stream-join"
             )
             assert result.valid, result.evaluation.violations
             print(
@@ -175,9 +175,9 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for event in EVENTS:
         load_s, problem = best_of(1, loaded, churned(base, event))
-        for name, solve in solvers.items():
+        for name, run in solvers.items():
             started = time.perf_counter()
-            result = solve(problem)
+            result = run(problem)
             seconds = time.perf_counter() - started
             assert result.valid, result.evaluation.violations
             balance, moves = result.objective

@@ -149,7 +149,8 @@ def main() -> None:
         print(
             f"| {r['pattern']} | {r['kind']} | {r['ours_s'] * 1e3:.1f} ms | {r['kafka_s'] * 1e3:.1f} ms "
             f"| {r['ours_s'] / r['kafka_s']:.2f} | {r['ours_build_s'] * 1e3:.1f} ms "
-            f"| {r['ours_build_s'] / r['ours_s']:.1f} | {r['kafka_build_s'] * 1e3:.0f} ms | {'yes' if r['equal'] else 'NO'} |"
+            f"| {r['ours_build_s'] / r['ours_s']:.1f} | {r['kafka_build_s'] * 1e3:.0f} ms "
+            f"| {'yes' if r['equal'] else 'NO'} |"
         )
 
 

@@ -62,6 +62,11 @@ def _range_error(value: Any, field: str, low: int, high: int) -> ProblemError:
     )
 
 
+def items(field: str) -> Callable[[int], str]:
+    """Names item ``i`` of the list at ``field``: ``field[i]`` (the ``field_of`` of the checks below)."""
+    return lambda i: f"{field}[{i}]"
+
+
 def integer(value: Any, field: str, low: int = 0, high: int = INT32_MAX) -> int:
     """``value`` if it is an integer (not a boolean) in ``low .. high``."""
     if type(value) is not int or not low <= value <= high:

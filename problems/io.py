@@ -169,12 +169,12 @@ def _parse_group(doc: dict) -> GroupProblem:
             if set(map(type, subscription)) - {
                 str
             }:  # not hashable, perhaps: the check names the item
-                checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
+                checks.strings(subscription, checks.items(f"{field}.topics"))
             key = tuple(subscription)
             key = shared.setdefault(key, key)
             by_list[id(subscription)] = key
         if id(key) not in checked:
-            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
+            checks.strings(subscription, checks.items(f"{field}.topics"))
             distinct = set(subscription)
             if len(distinct) != len(subscription):
                 dup = next(n for j, n in enumerate(subscription) if n in subscription[:j])
@@ -694,7 +694,7 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         )
         if not replicas:
             raise ProblemError(f"{field}.replicas", "must have at least one replica")
-        checks.integers(replicas, lambda j: f"{field}.replicas[{j}]")
+        checks.integers(replicas, checks.items(f"{field}.replicas"))
         if len(set(replicas)) != len(replicas):
             dup = next(b for j, b in enumerate(replicas) if b in replicas[:j])
             raise ProblemError(f"{field}.replicas", f"broker {dup} appears twice")

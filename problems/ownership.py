@@ -88,7 +88,9 @@ def previous_number_owners(problem: GroupProblem) -> np.ndarray:
 
 
 def number_owners(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
-    """The owner of each partition number ``k < K`` in ``owner``: who holds ``(t, k)`` of a subscribed topic, -1 if nobody.
+    """The owner of each partition number ``k < K`` in ``owner``.
+
+    Who holds ``(t, k)`` of a subscribed topic, -1 if nobody.
 
     (Whether every ``(t, k)`` goes with its number, co-partitioning, is the
     evaluator's check.)

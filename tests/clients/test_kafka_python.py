@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
@@ -272,7 +273,7 @@ def _check_step(
             "partition_racks": placement(first),
         }
         assert first == predicted
-    previous = None
+    previous, owned = None, {}
     for document in documents:
         assert all(m["topics"] == sorted(group.topics) for m in document["members"])
         assert document.get("lags") == (
@@ -291,6 +292,50 @@ def _check_step(
         owned = {m["id"]: m.get("owned", {}) for m in document["members"]}
         previous = solve(load_problem(document), group.strategy).assignment
     assert previous == actual
+
+
+def _recorded_group(owned_second: dict) -> SimpleNamespace:
+    """A group as :func:`_check_step` reads it, without a cluster: two range documents answered in
+    turn, the second's members owning ``owned_second``; the actual assignment is the answer to it."""
+    ids = ["c0-id", "c1-id"]
+    racks = {1: "r1", 2: "r2", 3: "r3"}
+
+    def document(owned: dict) -> dict:
+        return {
+            "topics": {"a": 4},
+            "members": [
+                {
+                    "id": i,
+                    "topics": ["a"],
+                    **({"owned": owned[i]} if owned.get(i) else {}),
+                    "rack": RACKS[i[:2]],
+                }
+                for i in ids
+            ],
+            "partition_racks": {"a": [[racks[p % 3 + 1]] for p in range(4)]},
+        }
+
+    documents = [document({}), document(owned_second)]
+    actual = solve(load_problem(documents[-1]), "range").assignment
+    return SimpleNamespace(
+        documents=lambda: documents,
+        actual=lambda: actual,
+        cluster=SimpleNamespace(racks=racks),
+        topics=["a"],
+        racks=lambda: {i: RACKS[i[:2]] for i in ids},
+        strategy="range",
+    )
+
+
+def test_check_step_follows_ownership_across_rebalances():
+    """A member of a later document owns what the answer before gave it, or what it owned in the
+    document before (its SyncGroup failed); anything else fails the check.  The first document owns
+    nothing, so on the second step "owned before" is empty."""
+    first = solve(load_problem(_recorded_group({}).documents()[0]), "range").assignment
+    _check_step(_recorded_group(first), {}, None, None)  # the answer reached every member
+    _check_step(_recorded_group({}), {}, None, None)  # it reached none: they own what they owned
+    with pytest.raises(AssertionError):
+        _check_step(_recorded_group({"c0-id": {"a": [0, 1, 2, 3]}}), {}, None, None)
 
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "lag-aware", "stream-join"])

@@ -198,7 +198,8 @@ def test_pr_comparison_counterexamples():
 @settings(max_examples=50)
 @given(clusters())
 def test_never_worsens_levels_1_and_2(problem):
-    """Tests the PR's properties 1 and 2: the final levels 1-2 are no worse than after stage 1 (the input if all live)."""
+    """Tests the PR's properties 1 and 2: the final levels 1-2 are no worse than after stage 1
+    (the input if all live)."""
     result = sticky_replica.assign(problem)
     assert result.valid
     before = levels(problem, after_stage_one(problem))

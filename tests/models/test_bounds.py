@@ -69,10 +69,10 @@ def check_family(problem, strategy: str, variants=(None,)) -> int:
     open_bounds = 0
     for (solver, variant), result in results.items():
         if variant == "sticky":  # lag-aware's sticky variant: (level 1, moves)
-            moves = lambda answer, verdict: (
-                verdict.objective[0],
-                evaluate(problem, answer, "sticky").objective[1],
-            )
+
+            def moves(answer, verdict):
+                return verdict.objective[0], evaluate(problem, answer, "sticky").objective[1]
+
             sticky_best = best_known(problem, strategy, answers, key=moves)
             assert_bounded(result.bound, sticky_best, solver)
             if "moves_bound" in result.info and result.bound is not None:

@@ -21,7 +21,8 @@ GOOD = {
 
 @st.composite
 def members(draw):
-    """Mostly valid members (each key absent, or a valid value, or now and then a bad one); now and then not an object."""
+    """Mostly valid members (each key absent, or a valid value, or now and then a bad one); now and
+    then not an object."""
     docs = []
     for _ in range(draw(st.integers(0, 4))):
         if draw(st.integers(0, 19)) == 0:
