@@ -16,6 +16,7 @@ catalogue :mod:`problems.objectives`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +60,7 @@ def _sum_squares(values: np.ndarray) -> int:
     return sum(int(v) * int(v) for v in values.tolist())
 
 
-def _examples(mask: np.ndarray, describe, limit: int = 3) -> list[str]:
+def _examples(mask: np.ndarray, describe: Callable[[int], str], limit: int = 3) -> list[str]:
     hits = np.flatnonzero(mask)
     lines = [describe(int(i)) for i in hits[:limit]]
     if len(hits) > limit:
@@ -87,9 +88,8 @@ def member_lags(problem: GroupProblem, owner: np.ndarray) -> list[int]:
     if problem.lags is None:
         return [0] * problem.num_members
     assigned = owner >= 0
-    if (
-        int(problem.lags.max(initial=0)) * len(problem.lags) < 2**53
-    ):  # float64 sums exact below 2**53
+    # float64 sums are exact below 2**53.
+    if int(problem.lags.max(initial=0)) * len(problem.lags) < 2**53:
         sums = np.bincount(
             owner[assigned], weights=problem.lags[assigned], minlength=problem.num_members
         )
@@ -140,7 +140,7 @@ def _group_validity(problem: GroupProblem, owner: np.ndarray) -> list[str]:
     problems += _examples(
         wrong,
         lambda i: (
-            f"{problem.partition_name(assigned[i])} goes to "
+            f"{problem.partition_name(int(assigned[i]))} goes to "
             f"{problem.members[owner[assigned[i]]]}, who does not subscribe its topic"
         ),
     )
@@ -175,23 +175,20 @@ def _co_partitioning(problem: GroupProblem, owner: np.ndarray, numbers: np.ndarr
     lacking = numbers < 0
     problems += _examples(lacking, lambda k: f"partition number {k} has no owner")
     # Each topic's (t, k) must go to the number's owner if it subscribes t, else stay unassigned.
-    for t in np.flatnonzero(problem.subscribes.any(axis=0)):
+    for t in np.flatnonzero(problem.subscribes.any(axis=0)).tolist():
         expected = np.where(problem.subscribes[np.maximum(numbers, 0), t] & ~lacking, numbers, -1)
         bad = owner[problem.topic_start[t] : problem.topic_start[t] + count] != expected
-        problems += _examples(
-            bad,
-            lambda k, t=t: (
-                f"{problem.topics[t]}-{k} is not with the owner of partition number {k} "
-                f"(not co-partitioned)"
-            ),
-        )
+        topic = problem.topics[t]
+
+        def apart(k: int, topic: str = topic) -> str:
+            return f"{topic}-{k} is not with the owner of partition number {k} (not co-partitioned)"
+
+        def beyond_k(i: int, topic: str = topic) -> str:
+            return f"{topic}-{count + i} is assigned but {count + i} >= K = {count}"
+
+        problems += _examples(bad, apart)
         beyond = owner[problem.topic_start[t] + count : problem.topic_start[t + 1]] >= 0
-        problems += _examples(
-            beyond,
-            lambda i, t=t: (
-                f"{problem.topics[t]}-{count + i} is assigned but {count + i} >= K = {count}"
-            ),
-        )
+        problems += _examples(beyond, beyond_k)
     return problems
 
 
@@ -241,7 +238,10 @@ def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[s
         ]
     problems = []
     live = np.isin(replicas, problem.broker_ids)
-    name = lambda p: f"{problem.topics[p]}-{problem.partitions[p]}"  # noqa: E731
+
+    def name(p: int) -> str:
+        return f"{problem.topics[p]}-{problem.partitions[p]}"
+
     owner_partition = np.repeat(np.arange(problem.num_partitions), problem.replication_factors)
     problems += _examples(
         ~live,
@@ -288,7 +288,7 @@ def evaluate(
     if kind == "replica":
         assert isinstance(problem, PlacementProblem), "replica strategies take a placement problem"
         violations = _replica_validity(problem, answer)
-        objective = replica_levels(problem, answer) if not violations else ()
+        objective: tuple[int, ...] = replica_levels(problem, answer) if not violations else ()
         return Evaluation(not violations, tuple(violations), tuple(objective), names)
 
     assert isinstance(problem, GroupProblem), "group strategies take a consumer-group problem"

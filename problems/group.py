@@ -164,9 +164,8 @@ class GroupProblem:
     def subscribes(self) -> np.ndarray:
         """Boolean matrix ``[member, topic]``: the member subscribes the topic."""
         matrix = np.zeros((self.num_members, self.num_topics), dtype=bool)
-        members: dict[
-            int, list[int]
-        ] = {}  # the members of each distinct subscription (one array each)
+        # The members of each distinct subscription (one array each).
+        members: dict[int, list[int]] = {}
         for m, topics in enumerate(self.subscribed_topics):
             members.setdefault(id(topics), []).append(m)
         arrays = {id(topics): topics for topics in self.subscribed_topics}
@@ -187,7 +186,7 @@ class GroupProblem:
     @cached_property
     def assignable(self) -> np.ndarray:
         """Whether each partition's topic has at least one subscriber."""
-        return _frozen(self.subscribes.any(axis=0)[self.partition_topic])
+        return _frozen(np.any(self.subscribes, axis=0)[self.partition_topic])
 
     @cached_property
     def owned(self) -> tuple[dict[str, tuple[int, ...]], ...]:
@@ -260,7 +259,7 @@ class GroupProblem:
     @cached_property
     def partition_rack_lists(self) -> tuple[tuple[str, ...], ...] | None:
         """Each partition's replica racks as given (names), by global id; ``None`` without racks."""
-        if self.replica_rack_start is None:
+        if self.replica_rack_start is None or self.replica_racks is None:
             return None
         names = [self.rack_names[r] for r in self.replica_racks.tolist()]
         start = self.replica_rack_start.tolist()
@@ -279,7 +278,7 @@ class GroupProblem:
         if self.replica_rack_start is None or self.member_rack is None:
             return mismatch
         racks = np.append(self.member_rack, np.int32(-1))  # owner -1 (unassigned) -> no rack
-        rack = racks[owner]
+        rack: np.ndarray = racks[owner]
         aligned = np.zeros(self.num_partitions, dtype=bool)
         entry = self.replica_rack_partition
         aligned[entry[self.replica_racks == rack[entry]]] = True

@@ -18,7 +18,7 @@ import gc
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from itertools import chain, repeat
 from pathlib import Path
@@ -36,12 +36,12 @@ Problem = GroupProblem | PlacementProblem
 
 
 # ------------------------------------------------------------------ helpers
-def _optional_string(doc: dict, key: str, field: str) -> str | None:
+def _optional_string(doc: dict[str, Any], key: str, field: str) -> str | None:
     value = doc.get(key)
     return None if value is None else checks.string(value, f"{field}.{key}")
 
 
-def _offsets(items: list) -> np.ndarray:
+def _offsets(items: Sequence[Sized]) -> np.ndarray:
     """``[0, l0, l0 + l1, ...]``: where each of consecutive runs of ``len(item)`` starts (length n + 1)."""
     start = np.zeros(len(items) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=start[1:])
@@ -58,11 +58,21 @@ def _item_field(start: np.ndarray, names: Callable[[int], str]) -> Callable[[int
     return field
 
 
+def _first_repeat(items: Sequence[Hashable]) -> int:
+    """The position of the first item of ``items`` equal to an item before it (there must be one)."""
+    seen: set[Hashable] = set()
+    for k, item in enumerate(items):
+        if item in seen:
+            return k
+        seen.add(item)
+    raise ValueError("no item repeats")
+
+
 # ------------------------------------------------------------ consumer group
 MEMBER_FIELDS = frozenset({"id", "topics", "owned", "generation", "rack", "instance_id"})
 
 
-def _plain_members(members_doc: list) -> bool:
+def _plain_members(members_doc: list[Any]) -> bool:
     """Whether every member is an object with a valid ``id`` (a non-empty string of valid Unicode), and a
     ``generation``, ``rack`` and ``instance_id`` each absent, null or valid: checked for all members
     at once, so that the loop of :func:`_parse_group` skips those checks one member at a time (when
@@ -88,7 +98,7 @@ def _plain_members(members_doc: list) -> bool:
     )
 
 
-def _parse_group(doc: dict) -> GroupProblem:
+def _parse_group(doc: dict[str, Any]) -> GroupProblem:
     topics_doc = doc.get("topics")
     if topics_doc is None:
         raise ProblemError("topics", "missing (an object of topic name -> partition count)")
@@ -119,20 +129,19 @@ def _parse_group(doc: dict) -> GroupProblem:
         [],
         [],
     )
-    notes: list[
-        tuple[int, int, str]
-    ] = []  # (member, 0 subscription / 1 owned, text): sorted at the end
+    # (member, 0 subscription / 1 owned, text): sorted at the end
+    notes: list[tuple[int, int, str]] = []
     known = set(topics)
     # Members mostly share a few subscriptions: each distinct one is checked once and stored once
     # (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
     # list object already seen (documents built in Python share one list among many members);
     # ``shared`` the tuple of an equal list; ``checked`` (by the shared tuple's id) whether every
     # topic exists.
-    by_list: dict[int, tuple] = {}
-    shared: dict[tuple, tuple] = {}
+    by_list: dict[int, tuple[str, ...]] = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
     checked: dict[int, bool] = {}
-    last_list: list | None = None
-    last_key: tuple | None = None
+    last_list: list[str] | None = None
+    last_key: tuple[str, ...] | None = None
     plain = _plain_members(members_doc)
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
@@ -161,14 +170,12 @@ def _parse_group(doc: dict) -> GroupProblem:
             member["topics"], list, f"{field}.topics", "a list of topic names"
         )
         key = by_list.get(id(subscription))
-        if (
-            key is None and subscription == last_list
-        ):  # the previous member's, checked (a file has one list per member)
+        # The previous member's, checked (a file has one list per member).
+        if key is None and subscription == last_list:
             key = last_key
         if key is None:
-            if set(map(type, subscription)) - {
-                str
-            }:  # not hashable, perhaps: the check names the item
+            # Not hashable, perhaps: the check names the item.
+            if set(map(type, subscription)) - {str}:
                 checks.strings(subscription, checks.items(f"{field}.topics"))
             key = tuple(subscription)
             key = shared.setdefault(key, key)
@@ -245,7 +252,7 @@ def _parse_group(doc: dict) -> GroupProblem:
 
 
 def _parse_owned(
-    owned_docs: list[dict],
+    owned_docs: list[dict[str, Any]],
     counts: np.ndarray,
     index: dict[str, int],
     notes: list[tuple[int, int, str]],
@@ -294,9 +301,8 @@ def _parse_owned(
         start = np.zeros(len(lists) + 1, dtype=np.int64)
         np.cumsum(lengths, out=start[1:])
         checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
-    single = (
-        len(indices) == len(lists) and not (lengths != 1).any()
-    )  # one item per list: claims are entries
+    # One item per list: claims are entries.
+    single = len(indices) == len(lists) and not (lengths != 1).any()
     if single:
         claim_topic, claim_member = entry_topic, entry_member  # read-only once loaded: shared
     else:
@@ -307,9 +313,8 @@ def _parse_owned(
         _check_repeats(lists, indices, np.repeat(np.arange(len(lists)), lengths), entry_field)
     limits = np.append(counts, 0)  # a missing topic (-1) has no partitions
     stale = None
-    if (
-        entry_topic.min(initial=0) < 0 or not (indices < limits[claim_topic]).all()
-    ):  # some claims stale: notes
+    # Some claims stale: notes.
+    if entry_topic.min(initial=0) < 0 or not (indices < limits[claim_topic]).all():
         claim_entry = np.repeat(np.arange(len(lists)), lengths)
         stale = _stale_claims(
             lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes
@@ -335,38 +340,39 @@ def _parse_owned(
     return fields, derived
 
 
-def _entry_topics(keys: list[tuple], index: dict[str, int], total: int) -> np.ndarray:
+def _entry_topics(keys: list[tuple[str, ...]], index: dict[str, int], total: int) -> np.ndarray:
     """The topic position of every owned entry (-1: no such topic), from each member's tuple of topic
     names (``keys``): members mostly own partitions of the same topics in the same order, so each
     distinct tuple is looked up once (a member whose tuple equals the previous member's is not even
     hashed) and its positions copied for the members that share it."""
     if not total:
         return np.zeros(0, dtype=np.int64)
-    known: dict[tuple, np.ndarray] = {}
-    arrays, previous, positions = [], None, None
+    known: dict[tuple[str, ...], np.ndarray] = {}
+    arrays: list[np.ndarray] = []
+    previous: tuple[str, ...] | None = None
+    positions = np.zeros(0, dtype=np.int64)
     for key in keys:
         if key != previous:
-            positions = known.get(key)
-            if positions is None:
-                positions = known[key] = np.fromiter(
+            found = known.get(key)
+            if found is None:
+                found = known[key] = np.fromiter(
                     map(index.get, key, repeat(-1)), dtype=np.int64, count=len(key)
                 )
-            previous = key
+            positions, previous = found, key
         arrays.append(positions)
     return np.concatenate(arrays)
 
 
 def _check_repeats(
-    lists: list[list],
+    lists: list[list[int]],
     indices: np.ndarray,
     claim_entry: np.ndarray,
     entry_field: Callable[[int], str],
 ) -> None:
     """An error naming the first partition given twice in one owned list (``claim_entry``: each claim's list)."""
     same_entry = claim_entry[1:] == claim_entry[:-1]
-    if np.any(
-        same_entry & (indices[1:] <= indices[:-1])
-    ):  # not strictly ascending: look for a repeat
+    # Not strictly ascending: look for a repeat.
+    if np.any(same_entry & (indices[1:] <= indices[:-1])):
         order = np.lexsort((indices, claim_entry))
         twice = np.flatnonzero(
             (claim_entry[order][1:] == claim_entry[order][:-1])
@@ -374,13 +380,13 @@ def _check_repeats(
         )
         if len(twice):
             e = int(claim_entry[order][twice].min())
-            items, seen = lists[e], set()
-            k = next(k for k, v in enumerate(items) if v in seen or seen.add(v))
+            items = lists[e]
+            k = _first_repeat(items)
             raise ProblemError(f"{entry_field(e)}[{k}]", f"duplicate partition {items[k]}")
 
 
 def _stale_claims(
-    lists: list[list],
+    lists: list[list[int]],
     indices: np.ndarray,
     claim_entry: np.ndarray,
     entry_topic: np.ndarray,
@@ -392,7 +398,7 @@ def _stale_claims(
     """Whether each claim is stale (its topic, -1, does not exist, or the index is beyond it), with one
     note per owned list holding any."""
     limit = np.append(counts, 0)[entry_topic]  # a missing topic (-1) has no partitions
-    stale = indices >= limit[claim_entry]
+    stale: np.ndarray = indices >= limit[claim_entry]
     for e in np.unique(
         np.concatenate([np.flatnonzero(entry_topic < 0), claim_entry[stale]])
     ).tolist():
@@ -412,7 +418,7 @@ def _stale_claims(
     return stale
 
 
-def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
+def _index_values(lists: list[list[Any]]) -> tuple[np.ndarray, np.ndarray] | None:
     """The length of each of ``lists`` (lists) and their items, flat, as ``int64`` arrays, when every
     item is an integer in 0 .. INT32_MAX; else None (the item-by-item checks then name the first
     other).
@@ -425,9 +431,8 @@ def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
     """
     try:
         text = orjson.dumps(lists)
-    except (
-        TypeError
-    ):  # orjson.JSONEncodeError: a value JSON has no text for, or an integer beyond 64 bits
+    except TypeError:
+        # orjson.JSONEncodeError: a value JSON has no text for, or an integer beyond 64 bits.
         return None
     if text.translate(None, b"0123456789[],") or text.count(b"[") != len(lists) + 1:
         return None  # a sign, a letter, a quote, a dot; or a list in a list
@@ -456,8 +461,10 @@ def _list_lengths(text: bytes) -> np.ndarray:
     chars = np.frombuffer(text, dtype=np.uint8)
     opens = np.flatnonzero(chars == ord("["))[1:]
     closes = np.flatnonzero(chars == ord("]"))[:-1]
-    commas = np.cumsum(chars == ord(","), dtype=np.int64 if len(chars) >= 2**31 else np.int32)
-    return (commas[closes] - commas[opens] + (closes - opens > 1)).astype(np.int64)
+    counter: type[np.signedinteger[Any]] = np.int64 if len(chars) >= 2**31 else np.int32
+    commas = np.cumsum(chars == ord(","), dtype=counter)
+    lengths: np.ndarray = (commas[closes] - commas[opens] + (closes - opens > 1)).astype(np.int64)
+    return lengths
 
 
 def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> np.ndarray:
@@ -493,7 +500,7 @@ def _parse_racks(
     When given, ``partition_racks`` lists every topic of ``topics`` (and no other), one list of
     replica racks (non-empty strings; a rack may repeat, a list may be empty) per partition.
     """
-    lists: list = []
+    lists: list[Any] = []
     if racks_doc is not None:
         checks.expect(
             racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists"
@@ -587,7 +594,9 @@ def _parse_topic_ids(ids_doc: Any, topics: tuple[str, ...]) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------- replica placement
-def _placement_lists(partitions_doc: list, live: int):
+def _placement_lists(
+    partitions_doc: list[Any], live: int
+) -> tuple[list[str], list[int], list[int], list[int]] | None:
     """``(topics, indices, starts, flat replicas)`` when every partition passes the loop's checks, else None.
 
     The loop's checks of :func:`_parse_placement`, done in bulk (the int32 range of replicas is
@@ -636,7 +645,7 @@ def _placement_lists(partitions_doc: list, live: int):
     return topics, indices, starts.tolist(), flat
 
 
-def _parse_placement(doc: dict) -> PlacementProblem:
+def _parse_placement(doc: dict[str, Any]) -> PlacementProblem:
     brokers_doc = checks.expect(doc.get("brokers"), list, "brokers", "a list of brokers")
     ids: list[int] = []
     racks: list[str | None] = []
@@ -804,7 +813,7 @@ def _format_keys(doc: Any) -> int:
 _CONTAINERS = {dict, list}
 
 
-class _Repeated(dict):
+class _Repeated(dict[str, Any]):
     """An object parsed by :func:`_find_duplicate_key` whose ``key`` was given twice."""
 
     key: str
@@ -813,13 +822,12 @@ class _Repeated(dict):
 def _find_duplicate_key(data: bytes, name: str) -> None:
     """Raise the first key given twice in an object of ``data`` (with its path), if there is one."""
 
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result = dict(pairs)
         if len(result) == len(pairs):
             return result
-        seen: set[str] = set()
         repeated = _Repeated(result)
-        repeated.key = next(key for key, _ in pairs if key in seen or seen.add(key))
+        repeated.key = pairs[_first_repeat([key for key, _ in pairs])][0]
         return repeated
 
     try:
@@ -845,7 +853,9 @@ def _find_duplicate_key(data: bytes, name: str) -> None:
             )
 
 
-def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, bytes | None, Any]:
+def read_problem_source(
+    source: str | os.PathLike[str] | dict[str, Any],
+) -> tuple[str, bytes | None, Any]:
     """``(name, text, document)`` of a path, JSON text or an in-memory ``dict`` (text ``None``).
 
     A string is a path when a file of that name exists or when it does not
@@ -869,7 +879,9 @@ def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, bytes | 
     return name, data, read_json(data, name)
 
 
-def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementProblem:
+def load_problem(
+    source: str | os.PathLike[str] | dict[str, Any],
+) -> GroupProblem | PlacementProblem:
     """Load a problem from a path, JSON text or a parsed ``dict``.
 
     Every entry point goes through the same checks (:mod:`problems.checks`):
@@ -897,7 +909,7 @@ def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementPr
 
 
 @contextmanager
-def _no_gc():
+def _no_gc() -> Iterator[None]:
     """The cyclic garbage collector paused: a document of millions of lists and
     strings (none of them in a cycle) otherwise triggers repeated full collections
     while it is parsed and checked (half the reading time at Kafka's large shape)."""
@@ -910,7 +922,7 @@ def _no_gc():
             gc.enable()
 
 
-def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:
+def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict[str, Any]:
     """The JSON document of ``problem`` (the inverse of :func:`parse_problem`)."""
     if isinstance(problem, PlacementProblem):
         brokers = []
@@ -945,8 +957,8 @@ def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:
             t: problem.lags[problem.topic_start[i] : problem.topic_start[i + 1]].tolist()
             for i, t in enumerate(problem.topics)
         }
-    if problem.has_racks:
-        racks = problem.partition_rack_lists
+    racks = problem.partition_rack_lists
+    if problem.has_racks and racks is not None:
         doc["partition_racks"] = {
             t: [list(r) for r in racks[problem.topic_start[i] : problem.topic_start[i + 1]]]
             for i, t in enumerate(problem.topics)

@@ -22,6 +22,8 @@ on the rows :func:`problems.snapshots.read_snapshot` reads); the Spark job
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -49,7 +51,8 @@ def kip169_lags(
     """KIP-169's lag: ``end - committed`` (at least 0); without a committed offset (``-1``) 0 under
     ``auto.offset.reset=latest``, ``end - start`` otherwise."""
     since = np.where(committed >= 0, committed, end if reset == "latest" else start)
-    return np.maximum(end - since, 0)
+    lags: np.ndarray = np.maximum(end - since, 0)
+    return lags
 
 
 def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
@@ -147,18 +150,19 @@ def _coverage(
             "line": lines,
         }
     ).sort_values("line")
-    errors = []
+    errors: list[tuple[int, str]] = []
     twice = keyed.duplicated(["group", "topic", "partition"])
-    for row in keyed[twice].itertuples():
+    again = keyed[twice]
+    for line, group, topic, partition in zip(
+        *_columns(again, "line", "group", "topic", "partition")
+    ):
         first = keyed[
-            (keyed.group == row.group)
-            & (keyed.topic == row.topic)
-            & (keyed.partition == row.partition)
+            (keyed.group == group) & (keyed.topic == topic) & (keyed.partition == partition)
         ]
         errors.append(
             (
-                row.line,
-                f"partition: group {row.group!r} topic {row.topic!r} partition {row.partition} "
+                line,
+                f"partition: group {group!r} topic {topic!r} partition {partition} "
                 f"is also on line {first.line.iloc[0]}",
             )
         )
@@ -167,19 +171,25 @@ def _coverage(
         .groupby(["group", "topic"], sort=False)
         .agg(n=("partition", "size"), top=("partition", "max"), line=("line", "max"))
     )
-    for (group, topic), row in counts[counts.n != counts.top + 1].iterrows():
+    short = counts[counts.n != counts.top + 1].reset_index()
+    for group, topic, line, top in zip(*_columns(short, "group", "topic", "line", "top")):
         have = np.unique(
             keyed[(keyed.group == group) & (keyed.topic == topic)].partition.to_numpy()
         )
         gap = int(np.flatnonzero(have != np.arange(len(have)))[0])  # the first index missing
         errors.append(
             (
-                int(row.line),
+                line,
                 f"partition: group {group!r} topic {topic!r} has no row for partition {gap} "
-                f"(it has partitions up to {int(row.top)})",
+                f"(it has partitions up to {top})",
             )
         )
     return errors
+
+
+def _columns(frame: pd.DataFrame, *names: str) -> list[list[Any]]:
+    """The columns ``names`` of ``frame`` as lists of Python values (numbers as ``int``)."""
+    return [frame[name].to_numpy().tolist() for name in names]
 
 
 def lags_documents(
@@ -203,7 +213,7 @@ def lags_documents(
     documents: dict[str, dict[str, list[int]]] = {}
     for (group, topic), part in rows.groupby(["group", "topic"], sort=False):
         ordered = part.sort_values("partition")
-        documents.setdefault(group, {})[topic] = [int(v) for v in ordered["lag"]]
+        documents.setdefault(str(group), {})[str(topic)] = [int(v) for v in ordered["lag"]]
     warnings = []
     for flag, what in (
         ("clamped", "committed offsets above the log end offset: lag clamped to 0"),

@@ -19,7 +19,9 @@ import numpy as np
 from problems.group import GroupProblem, _frozen
 
 
-def resolve_claims(owner: np.ndarray, members, keys, generations) -> None:
+def resolve_claims(
+    owner: np.ndarray, members: np.ndarray, keys: np.ndarray, generations: np.ndarray
+) -> None:
     """Write into ``owner[key]`` the unique highest-generation claimant of each key."""
     single = np.bincount(keys, minlength=len(owner))[keys] == 1
     if single.all():  # the common case, a million claims and no conflict: nothing to sort
@@ -77,7 +79,7 @@ def previous_number_owners(problem: GroupProblem) -> np.ndarray:
     owner = np.full(count, -1, dtype=np.int32)
     members, partitions = problem.owned_claims
     numbers = problem.partition_index[partitions]
-    keep = (numbers < count) & problem.subscribes.any(axis=1)[members]
+    keep = (numbers < count) & np.any(problem.subscribes, axis=1)[members]
     members, numbers = members[keep], numbers[keep]
     # One claim per (member, number), whatever the number of topics.
     pairs = np.unique(members.astype(np.int64) * max(count, 1) + numbers)

@@ -65,7 +65,8 @@ class PlacementProblem:
         """Distinct racks in order of first appearance (one unnamed rack if rack-unaware)."""
         if not self.rack_aware:
             return ("",)
-        return tuple(dict.fromkeys(self.broker_racks))
+        # Either every broker has a rack or none does (the parser's check).
+        return tuple(rack or "" for rack in dict.fromkeys(self.broker_racks))
 
     @cached_property
     def broker_rack(self) -> np.ndarray:
@@ -73,7 +74,7 @@ class PlacementProblem:
         if not self.rack_aware:
             return _frozen(np.zeros(self.num_brokers, dtype=np.int32))
         index = {rack: k for k, rack in enumerate(self.rack_names)}
-        return _frozen(np.array([index[r] for r in self.broker_racks], dtype=np.int32))
+        return _frozen(np.array([index[r or ""] for r in self.broker_racks], dtype=np.int32))
 
     @cached_property
     def broker_index(self) -> dict[int, int]:
