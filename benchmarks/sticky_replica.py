@@ -7,7 +7,7 @@ kafka-default places them (seed 0); then either the last two brokers removed
 or one empty broker added.  Timed for each heuristic (best of ``--repeat``):
 ``load_problem`` of the in-memory document and ``assign`` apart, and their sum;
 the last column divides the sum by ``n log2 n`` (flat or falling: growth no
-worse than n log n).  Issue 15's targets (sticky-replica at 100,000: <= 5 s per
+worse than n log n).  The targets (sticky-replica at 100,000: <= 5 s per
 change; growth from 1,000 to 100,000 at most n log n) are printed after the
 table, each ``target met`` or ``target MISSED``.  kafka-default (seed 0) re-places everything from
 scratch; sticky-replica's moves are stage 1's placements plus stage 2's moves.
@@ -102,7 +102,7 @@ def scaling(args) -> None:
     print_targets(lines, "after part 1")
 
 
-TARGET_SECONDS = 5.0  # issue 15: 100,000 x RF 3 x 100 brokers x 5 racks, each change
+TARGET_SECONDS = 5.0  # 100,000 x RF 3 x 100 brokers x 5 racks, each change
 
 
 def timed(function, *args, **kwargs):

@@ -23,7 +23,7 @@ Part 1 (first), the heuristic's growth: the same churn events at ``--sizes``
 partitions in all (10,000, 100,000 and 1,000,000: ``--topics`` topics of
 size / topics numbers), ``--members`` members; ``load_problem`` of the
 in-memory document (with its derived arrays) and ``models.solve`` timed apart
-(best of ``--repeat``).  Issue 15's target (solve < 0.1 s at 100,000
+(best of ``--repeat``).  The target (solve < 0.1 s at 100,000
 partitions, load excluded) is printed after the table.
 
     .venv/bin/python benchmarks/stream_join.py [--numbers 10000] [--topics 5] [--members 500]
@@ -141,7 +141,7 @@ def scaling(args) -> None:
     print_targets(lines, "after part 1")
 
 
-# Issue 15's target: the heuristic within 0.1 s at 100,000 partitions, load excluded.
+# The target: the heuristic within 0.1 s at 100,000 partitions, load excluded.
 TARGET_PARTITIONS, TARGET_SECONDS = 100_000, 0.1
 
 

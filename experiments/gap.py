@@ -55,7 +55,7 @@ def reference(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
-    """Exact ``optimal`` rows that other rows contradict (a bug if any; issue 11).
+    """Exact ``optimal`` rows that other rows contradict (a solver bug if any).
 
     Two contradictions: two exact rows of a scenario both ``optimal`` with
     different levels, or a valid answer of any run (another backend, a

@@ -2,8 +2,8 @@
 
 PuLP's own ``writeMPS`` prints every number with ``% .12e`` (13 significant
 digits), so a lag of 12,345,678,901,234 or a level-1 cap of 3.6e14 reaches
-the solver rounded: the solver then answers a different problem (issue 11 saw
-``infeasible`` for feasible groups and ``optimal`` for beaten answers).  Here
+the solver rounded: the solver then answers a different problem (it can call
+feasible groups ``infeasible`` and beaten answers ``optimal``).  Here
 integers are written in full and floats with ``repr`` (the shortest text that
 reads back to the same double), so the solver reads the model's exact doubles
 (integers are exact up to ``2**53``; the models check their ranges).

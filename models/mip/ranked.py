@@ -10,9 +10,9 @@ non-optimal answer optimal).
 
 Backends: ``highs`` (default; the HiGHS binary that the ``highsbox`` wheel
 ships) and ``cbc`` (PuLP's bundled CBC binary).  PuLP builds the model; this
-module runs the solver itself (issue 11), because PuLP's ``solve`` rounds
+module runs the solver itself, because PuLP's ``solve`` rounds
 every number of the model file to 13 digits and reads the first ``Status``
-line of a log that HiGHS appends to, so later levels were read as level 1's.
+line of a log that HiGHS appends to, so later levels would be read as level 1's.
 Here each level has its own model file (exact numbers:
 :mod:`models.mip.mps`), solution file and log, and reads its own status and
 bound:
@@ -75,7 +75,7 @@ GRACE_SECONDS = 1.0
 #: tolerances: measured on 12-partition, 3-member lag-aware groups (level 1 rows
 #: ``z >= sum_p lag_p x[p, m]``), every ``optimal`` held with lags below 1e8, while with lags
 #: near 1e9 CP-SAT beat 4 of 6 ``optimal`` answers and one group was called ``infeasible``.
-#: Beyond it a level's answer is kept as ``feasible``, without bound (issue 11).
+#: Beyond it a level's answer is kept as ``feasible``, without bound.
 TRUSTED_MAGNITUDE = 2**28
 #: HiGHS's default ``mip_abs_gap``: with ``mip_rel_gap=0`` an ``Optimal`` status means the bound is
 #: within this of the solution file's objective (written with every digit, unlike the log's bound).

@@ -34,11 +34,11 @@ pytestmark = pytest.mark.kafka
 SETTLE_TIMEOUT = 60.0
 #: kafka-python 3.0.12 sometimes never reads the leader's SyncGroup response (the coordinator logs
 #: "Assignment received from leader" and the followers get theirs; the leader stays in its join, its
-#: heartbeats off) until the coordinator removes it on session expiry: with Kafka's default 45 s (30
-#: s here before) that one stall was 36 s of a 41 s test; the cluster allows sessions down to 1 s.
+#: heartbeats off) until the coordinator removes it on session expiry: with Kafka's default 45 s
+#: such a stall takes most of a test's time; the cluster allows sessions down to 1 s.
 SESSION_TIMEOUT_MS = 5_000
-#: Each consumer's rack (client.rack); partition p of every topic has its one replica on broker p %
-#: 3 + 1.
+#: Each consumer's rack (client.rack); partition p of every topic has its one replica on broker
+#: p % 3 + 1.
 RACKS = {"c0": "r1", "c1": "r2", "c2": "r3", "c3": "r1"}
 
 

@@ -1,5 +1,5 @@
 """Tests that problems.io._plain_members (the members' ids, generations, racks and instance ids checked for
-all members at once, issue 15) says True exactly when every member would pass those checks one by one."""
+all members at once) says True exactly when every member would pass those checks one by one."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Tests of the input limits (problems.checks through problems.io): issue 11, findings 3 and 4.
+"""Tests of the input limits (problems.checks through problems.io).
 
-Each test pins one finding: what used to be a traceback, a numpy allocation of
-terabytes or a silently wrong answer is now one ``ProblemError`` naming the
-field (exit status 2 and one line on the command line).
+Each test pins one limit: what would otherwise be a traceback, a numpy allocation
+of terabytes or a silently wrong answer is one ``ProblemError`` naming the field
+(exit status 2 and one line on the command line).
 """
 
 from __future__ import annotations
