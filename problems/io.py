@@ -29,7 +29,7 @@ import orjson
 
 from problems import checks
 from problems.errors import ProblemError
-from problems.group import GroupProblem, _frozen
+from problems.group import GroupProblem, frozen
 from problems.placement import PlacementProblem
 
 Problem = GroupProblem | PlacementProblem
@@ -234,11 +234,11 @@ def _parse_group(doc: dict[str, Any]) -> GroupProblem:
     notes.sort(key=lambda note: note[:2])
     problem = GroupProblem(
         topics=topics,
-        partition_counts=_frozen(counts),
+        partition_counts=frozen(counts),
         members=tuple(ids),
         subscriptions=tuple(subscriptions),
         **owned,
-        generations=_frozen(np.array(generations, dtype=np.int64)),
+        generations=frozen(np.array(generations, dtype=np.int64)),
         has_generation=tuple(has_generation),
         racks=tuple(racks),
         instance_ids=tuple(instances),
@@ -328,14 +328,14 @@ def _parse_owned(
         claims = claim_member, topic_start[claim_topic] + indices
     fields = {
         "owned_topics": names,
-        "owned_entry_start": _frozen(entry_start),
-        "owned_start": _frozen(start),
-        "owned_indices": _frozen(indices),
+        "owned_entry_start": frozen(entry_start),
+        "owned_start": frozen(start),
+        "owned_indices": frozen(indices),
     }
     derived = {
-        "owned_entry_topic": _frozen(entry_topic),
-        "owned_claim_topic": _frozen(claim_topic),
-        "owned_claims": (_frozen(claims[0]), _frozen(claims[1])),
+        "owned_entry_topic": frozen(entry_topic),
+        "owned_claim_topic": frozen(claim_topic),
+        "owned_claims": (frozen(claims[0]), frozen(claims[1])),
     }
     return fields, derived
 
@@ -485,7 +485,7 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
         lists.append(values)
     start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
-    return _frozen(
+    return frozen(
         checks.integers(
             flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX
         )
@@ -546,10 +546,10 @@ def _parse_racks(
     member_rack = np.fromiter(
         (-1 if r is None else ids[r] for r in member_racks), dtype=np.int32, count=len(member_racks)
     )
-    fields: dict[str, Any] = {"rack_names": tuple(names), "member_rack": _frozen(member_rack)}
+    fields: dict[str, Any] = {"rack_names": tuple(names), "member_rack": frozen(member_rack)}
     if racks_doc is not None:
-        fields["replica_rack_start"] = _frozen(start)
-        fields["replica_racks"] = _frozen(
+        fields["replica_rack_start"] = frozen(start)
+        fields["replica_racks"] = frozen(
             np.fromiter(map(ids.__getitem__, flat), dtype=np.int32, count=len(flat))
         )
     return fields
@@ -724,12 +724,12 @@ def _parse_placement(doc: dict[str, Any]) -> PlacementProblem:
         flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas")
     )
     return PlacementProblem(
-        broker_ids=_frozen(np.array(ids, dtype=np.int64)),
+        broker_ids=frozen(np.array(ids, dtype=np.int64)),
         broker_racks=tuple(racks),
         topics=tuple(topics),
-        partitions=_frozen(np.array(indices, dtype=np.int64)),
-        replica_start=_frozen(replica_start),
-        replica_brokers=_frozen(replica_brokers),
+        partitions=frozen(np.array(indices, dtype=np.int64)),
+        replica_start=frozen(replica_start),
+        replica_brokers=frozen(replica_brokers),
     )
 
 

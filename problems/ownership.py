@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from problems.group import GroupProblem, _frozen
+from problems.group import GroupProblem, frozen
 
 
 def resolve_claims(
@@ -51,11 +51,11 @@ def previous_owners(problem: GroupProblem) -> np.ndarray:
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     members, partitions = problem.owned_claims
     if len(partitions) == 0:
-        return _frozen(owner)
+        return frozen(owner)
     keep = problem.subscribes[members, problem.partition_topic[partitions]]
     members, partitions = members[keep], partitions[keep]
     resolve_claims(owner, members, partitions, problem.generations[members])
-    return _frozen(owner)
+    return frozen(owner)
 
 
 def join_partition_count(problem: GroupProblem) -> int:
@@ -86,7 +86,7 @@ def previous_number_owners(problem: GroupProblem) -> np.ndarray:
     members, numbers = (pairs // max(count, 1)).astype(np.int32), pairs % max(count, 1)
     if len(numbers):
         resolve_claims(owner, members, numbers, problem.generations[members])
-    return _frozen(owner)
+    return frozen(owner)
 
 
 def number_owners(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:

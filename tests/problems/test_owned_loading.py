@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from problems import checks, load_problem, resolve_claims
 from problems.errors import ProblemError
+from problems.group import frozen
 from problems.io import (
     _check_repeats,
-    _frozen,
     _index_values,
     _item_field,
     _offsets,
@@ -54,9 +54,9 @@ def reference_parse_owned(owned_docs, counts, index, notes):
     )
     return {
         "owned_topics": tuple(names),
-        "owned_entry_start": _frozen(entry_start),
-        "owned_start": _frozen(start),
-        "owned_indices": _frozen(indices),
+        "owned_entry_start": frozen(entry_start),
+        "owned_start": frozen(start),
+        "owned_indices": frozen(indices),
     }
 
 
