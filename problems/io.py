@@ -99,6 +99,38 @@ def _plain_members(members_doc: list[Any]) -> bool:
 
 
 def _parse_group(doc: dict[str, Any]) -> GroupProblem:
+    topics, counts = _parse_topics(doc)
+    members_doc = _members_list(doc, len(topics))
+    # (member, 0 subscription / 1 owned, text): sorted at the end
+    notes: list[tuple[int, int, str]] = []
+    members = _parse_members(members_doc, topics, notes)
+    index = dict(zip(topics, range(len(topics))))
+    owned, derived = _parse_owned(members.owned_docs, counts, index, notes)
+    lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
+    rack_fields = _parse_racks(doc.get("partition_racks"), topics, counts, members.racks)
+    topic_ids = None if doc.get("topic_ids") is None else _parse_topic_ids(doc["topic_ids"], topics)
+    notes.sort(key=lambda note: note[:2])
+    problem = GroupProblem(
+        topics=topics,
+        partition_counts=frozen(counts),
+        members=tuple(members.ids),
+        subscriptions=tuple(members.subscriptions),
+        **owned,
+        generations=frozen(np.array(members.generations, dtype=np.int64)),
+        has_generation=tuple(members.has_generation),
+        racks=tuple(members.racks),
+        instance_ids=tuple(members.instances),
+        lags=lags,
+        notes=tuple(note[2] for note in notes),
+        **rack_fields,
+        topic_ids=topic_ids,
+    )
+    problem.__dict__.update(derived)  # cached properties the checks built (GroupProblem is frozen)
+    return problem
+
+
+def _parse_topics(doc: dict[str, Any]) -> tuple[tuple[str, ...], np.ndarray]:
+    """The topic names, in document order, and their partition counts (``int64``)."""
     topics_doc = doc.get("topics")
     if topics_doc is None:
         raise ProblemError("topics", "missing (an object of topic name -> partition count)")
@@ -107,41 +139,43 @@ def _parse_group(doc: dict[str, Any]) -> GroupProblem:
     checks.strings(list(topics), lambda i: "topics")
     counts = checks.integers(list(topics_doc.values()), lambda i: f"topics.{topics[i]}")
     checks.at_most(int(counts.sum()), checks.MAX_PARTITIONS, "topics", "partitions in all")
+    return topics, counts
 
-    members_doc = doc.get("members")
-    if members_doc is None:
+
+def _members_list(doc: dict[str, Any], topics: int) -> list[Any]:
+    """The document's ``members`` list, its size checked against the member-topic tables' limit."""
+    if doc.get("members") is None:
         raise ProblemError("members", "missing (a list of members)")
-    checks.expect(members_doc, list, "members", "a list of members")
+    members_doc: list[Any] = checks.expect(doc["members"], list, "members", "a list of members")
     checks.at_most(
-        len(members_doc) * len(topics),
+        len(members_doc) * topics,
         checks.MAX_MEMBER_TOPICS,
         "members",
-        f"members x topics ({len(members_doc):,} x {len(topics):,})",
+        f"members x topics ({len(members_doc):,} x {topics:,})",
     )
+    return members_doc
 
-    ids: list[str] = []
+
+class _Members:
+    """The members' fields as read (``owned`` still a document), one item per member in order."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.subscriptions: list[tuple[str, ...]] = []
+        self.owned_docs: list[dict[str, Any]] = []
+        self.generations: list[int] = []
+        self.has_generation: list[bool] = []
+        self.racks: list[str | None] = []
+        self.instances: list[str | None] = []
+
+
+def _parse_members(
+    members_doc: list[Any], topics: tuple[str, ...], notes: list[tuple[int, int, str]]
+) -> _Members:
+    """Every member checked and read, in order; notes on subscriptions to missing topics."""
+    members = _Members()
     seen_ids: dict[str, int] = {}
-    subscriptions, owned_docs, generations, has_generation, racks, instances = (
-        [],
-        [],
-        [],
-        [],
-        [],
-        [],
-    )
-    # (member, 0 subscription / 1 owned, text): sorted at the end
-    notes: list[tuple[int, int, str]] = []
-    known = set(topics)
-    # Members mostly share a few subscriptions: each distinct one is checked once and stored once
-    # (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
-    # list object already seen (documents built in Python share one list among many members);
-    # ``shared`` the tuple of an equal list; ``checked`` (by the shared tuple's id) whether every
-    # topic exists.
-    by_list: dict[int, tuple[str, ...]] = {}
-    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-    checked: dict[int, bool] = {}
-    last_list: list[str] | None = None
-    last_key: tuple[str, ...] | None = None
+    subscriptions = _Subscriptions(topics, notes)
     plain = _plain_members(members_doc)
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
@@ -162,93 +196,93 @@ def _parse_group(doc: dict[str, Any]) -> GroupProblem:
                 f"duplicate member id {member_id!r} (also members[{seen_ids[member_id]}])",
             )
         seen_ids[member_id] = i
-        ids.append(member_id)
+        members.ids.append(member_id)
+        members.subscriptions.append(subscriptions.read(member, i, field))
 
+        owned_doc = {} if member.get("owned") is None else member["owned"]
+        members.owned_docs.append(
+            checks.expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list")
+        )
+        generation = member.get("generation")
+        if generation is not None and not plain:
+            checks.integer(generation, f"{field}.generation", low=-1)
+        members.has_generation.append(generation is not None)
+        members.generations.append(-1 if generation is None else generation)
+        members.racks.append(
+            member.get("rack") if plain else _optional_string(member, "rack", field)
+        )
+        members.instances.append(
+            member.get("instance_id") if plain else _optional_string(member, "instance_id", field)
+        )
+    _check_instance_ids(members.instances)
+    return members
+
+
+class _Subscriptions:
+    """Each member's subscription as a tuple of topic names, checked once per distinct list.
+
+    Members mostly share a few subscriptions: each distinct one is checked once and stored once
+    (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
+    list object already seen (documents built in Python share one list among many members);
+    ``shared`` the tuple of an equal list; ``checked`` (by the shared tuple's id) whether every
+    topic exists.
+    """
+
+    def __init__(self, topics: tuple[str, ...], notes: list[tuple[int, int, str]]) -> None:
+        self.known = set(topics)
+        self.notes = notes
+        self.by_list: dict[int, tuple[str, ...]] = {}
+        self.shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.checked: dict[int, bool] = {}
+        self.last_list: list[str] | None = None
+        self.last_key: tuple[str, ...] | None = None
+
+    def read(self, member: dict[str, Any], i: int, field: str) -> tuple[str, ...]:
+        """Member ``i``'s ``topics`` (``field`` names the member), with a note per missing topic."""
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(
             member["topics"], list, f"{field}.topics", "a list of topic names"
         )
-        key = by_list.get(id(subscription))
+        key = self.by_list.get(id(subscription))
         # The previous member's, checked (a file has one list per member).
-        if key is None and subscription == last_list:
-            key = last_key
+        if key is None and subscription == self.last_list:
+            key = self.last_key
         if key is None:
             # Not hashable, perhaps: the check names the item.
             if set(map(type, subscription)) - {str}:
                 checks.strings(subscription, checks.items(f"{field}.topics"))
             key = tuple(subscription)
-            key = shared.setdefault(key, key)
-            by_list[id(subscription)] = key
-        if id(key) not in checked:
+            key = self.shared.setdefault(key, key)
+            self.by_list[id(subscription)] = key
+        if id(key) not in self.checked:
             checks.strings(subscription, checks.items(f"{field}.topics"))
             distinct = set(subscription)
             if len(distinct) != len(subscription):
-                dup = next(n for j, n in enumerate(subscription) if n in subscription[:j])
+                dup = subscription[_first_repeat(subscription)]
                 raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
-            checked[id(key)] = distinct <= known
-        subscriptions.append(key)
-        last_list, last_key = subscription, key
-        if not checked[id(key)]:
+            self.checked[id(key)] = distinct <= self.known
+        self.last_list, self.last_key = subscription, key
+        if not self.checked[id(key)]:
             for j, name in enumerate(subscription):
-                if name not in known:
-                    notes.append(
-                        (
-                            i,
-                            0,
-                            f"{field}.topics[{j}]: topic {name!r} does not exist "
-                            "(contributes no partitions)",
-                        )
-                    )
+                if name not in self.known:
+                    text = f"{field}.topics[{j}]: topic {name!r} does not exist"
+                    self.notes.append((i, 0, text + " (contributes no partitions)"))
+        return key
 
-        owned_doc = {} if member.get("owned") is None else member["owned"]
-        owned_docs.append(
-            checks.expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list")
-        )
 
-        generation = member.get("generation")
-        if generation is not None and not plain:
-            checks.integer(generation, f"{field}.generation", low=-1)
-        has_generation.append(generation is not None)
-        generations.append(-1 if generation is None else generation)
-        racks.append(member.get("rack") if plain else _optional_string(member, "rack", field))
-        instances.append(
-            member.get("instance_id") if plain else _optional_string(member, "instance_id", field)
-        )
-
-    seen_instances: dict[str, int] = {}
+def _check_instance_ids(instances: list[str | None]) -> None:
+    """No two members share a ``group.instance.id`` (static membership)."""
+    seen: dict[str, int] = {}
     for i, instance in enumerate(instances):
         if instance is None:
             continue
-        if instance in seen_instances:
+        if instance in seen:
             raise ProblemError(
                 f"members[{i}].instance_id",
-                f"duplicate instance id {instance!r} (also members[{seen_instances[instance]}])",
+                f"duplicate instance id {instance!r} (also members[{seen[instance]}])",
             )
-        seen_instances[instance] = i
-
-    owned, derived = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
-    lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
-    rack_fields = _parse_racks(doc.get("partition_racks"), topics, counts, racks)
-    topic_ids = None if doc.get("topic_ids") is None else _parse_topic_ids(doc["topic_ids"], topics)
-    notes.sort(key=lambda note: note[:2])
-    problem = GroupProblem(
-        topics=topics,
-        partition_counts=frozen(counts),
-        members=tuple(ids),
-        subscriptions=tuple(subscriptions),
-        **owned,
-        generations=frozen(np.array(generations, dtype=np.int64)),
-        has_generation=tuple(has_generation),
-        racks=tuple(racks),
-        instance_ids=tuple(instances),
-        lags=lags,
-        notes=tuple(note[2] for note in notes),
-        **rack_fields,
-        topic_ids=topic_ids,
-    )
-    problem.__dict__.update(derived)  # cached properties the checks built (GroupProblem is frozen)
-    return problem
+        seen[instance] = i
 
 
 def _parse_owned(
