@@ -319,22 +319,7 @@ def _parse_owned(
             [names[e] for e in unknown.tolist()],
             lambda i: f"members[{entry_member[unknown[i]]}].owned",
         )
-    if lists and set(map(type, lists)) != {list}:
-        e = next(e for e, v in enumerate(lists) if type(v) is not list)
-        raise ProblemError(
-            entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}"
-        )
-    parsed = _index_values(lists)
-    if parsed is None:  # an item that is not an integer in range: the checks name it
-        start = _offsets(lists)
-        checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
-        indices = checks.integers(list(chain.from_iterable(lists)), _item_field(start, entry_field))
-        lengths = np.diff(start)
-    else:
-        lengths, indices = parsed
-        start = np.zeros(len(lists) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=start[1:])
-        checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
+    start, lengths, indices = _owned_indices(lists, entry_field)
     # One item per list: claims are entries.
     single = len(indices) == len(lists) and not (lengths != 1).any()
     if single:
@@ -372,6 +357,31 @@ def _parse_owned(
         "owned_claims": (frozen(claims[0]), frozen(claims[1])),
     }
     return fields, derived
+
+
+def _owned_indices(
+    lists: list[Any], entry_field: Callable[[int], str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each owned list starts among the claims, its length and every claim's index, checked.
+
+    ``entry_field(e)`` names list ``e`` in an error.
+    """
+    if lists and set(map(type, lists)) != {list}:
+        e = next(e for e, v in enumerate(lists) if type(v) is not list)
+        raise ProblemError(
+            entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}"
+        )
+    parsed = _index_values(lists)
+    if parsed is None:  # an item that is not an integer in range: the checks name it
+        start = _offsets(lists)
+        checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
+        indices = checks.integers(list(chain.from_iterable(lists)), _item_field(start, entry_field))
+        return start, np.diff(start), indices
+    lengths, indices = parsed
+    start = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=start[1:])
+    checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
+    return start, lengths, indices
 
 
 def _entry_topics(keys: list[tuple[str, ...]], index: dict[str, int], total: int) -> np.ndarray:
@@ -534,39 +544,7 @@ def _parse_racks(
     When given, ``partition_racks`` lists every topic of ``topics`` (and no other), one list of
     replica racks (non-empty strings; a rack may repeat, a list may be empty) per partition.
     """
-    lists: list[Any] = []
-    if racks_doc is not None:
-        checks.expect(
-            racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists"
-        )
-        known = set(topics)
-        for name in racks_doc:
-            if name not in known:
-                raise ProblemError(f"partition_racks.{name}", "topic is not in topics")
-        for name, count in zip(topics, counts.tolist()):
-            if name not in racks_doc:
-                raise ProblemError(
-                    f"partition_racks.{name}", f"missing ({count} replica rack lists expected)"
-                )
-            values = checks.expect(
-                racks_doc[name],
-                list,
-                f"partition_racks.{name}",
-                "a list of replica rack lists, one per partition",
-            )
-            if len(values) != count:
-                raise ProblemError(
-                    f"partition_racks.{name}",
-                    f"has {len(values)} replica rack lists but the topic has {count} partitions",
-                )
-            lists.append(values)
-        lists = list(chain.from_iterable(lists))
-        if lists and set(map(type, lists)) != {list}:
-            p = next(p for p, v in enumerate(lists) if type(v) is not list)
-            raise ProblemError(
-                _rack_field(topics, counts, p),
-                f"must be a list of rack names, got {checks.type_name(lists[p])}",
-            )
+    lists = [] if racks_doc is None else _replica_rack_lists(racks_doc, topics, counts)
     start = _offsets(lists)
     checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "partition_racks", "replica racks in all")
     flat = list(chain.from_iterable(lists))
@@ -587,6 +565,46 @@ def _parse_racks(
             np.fromiter(map(ids.__getitem__, flat), dtype=np.int32, count=len(flat))
         )
     return fields
+
+
+def _replica_rack_lists(
+    racks_doc: Any, topics: tuple[str, ...], counts: np.ndarray
+) -> list[list[Any]]:
+    """The replica rack lists of ``partition_racks``, one per partition by global id (the lists'
+    items not checked yet)."""
+    checks.expect(
+        racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists"
+    )
+    known = set(topics)
+    for name in racks_doc:
+        if name not in known:
+            raise ProblemError(f"partition_racks.{name}", "topic is not in topics")
+    per_topic = []
+    for name, count in zip(topics, counts.tolist()):
+        if name not in racks_doc:
+            raise ProblemError(
+                f"partition_racks.{name}", f"missing ({count} replica rack lists expected)"
+            )
+        values = checks.expect(
+            racks_doc[name],
+            list,
+            f"partition_racks.{name}",
+            "a list of replica rack lists, one per partition",
+        )
+        if len(values) != count:
+            raise ProblemError(
+                f"partition_racks.{name}",
+                f"has {len(values)} replica rack lists but the topic has {count} partitions",
+            )
+        per_topic.append(values)
+    lists = list(chain.from_iterable(per_topic))
+    if lists and set(map(type, lists)) != {list}:
+        p = next(p for p, v in enumerate(lists) if type(v) is not list)
+        raise ProblemError(
+            _rack_field(topics, counts, p),
+            f"must be a list of rack names, got {checks.type_name(lists[p])}",
+        )
+    return lists
 
 
 def _rack_field(topics: tuple[str, ...], counts: np.ndarray, p: int) -> str:
@@ -680,6 +698,30 @@ def _placement_lists(
 
 
 def _parse_placement(doc: dict[str, Any]) -> PlacementProblem:
+    ids, racks = _parse_brokers(doc)
+    partitions_doc = checks.expect(
+        doc.get("partitions"), list, "partitions", "a list of partitions"
+    )
+    checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
+    # Every check passed in bulk, or the partitions are read one by one (naming the first problem).
+    bulk = _placement_lists(partitions_doc, len(ids))
+    topics, indices, starts, flat = bulk or _partitions_one_by_one(partitions_doc, len(ids))
+    replica_start = np.array(starts, dtype=np.int64)
+    replica_brokers = checks.integers(
+        flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas")
+    )
+    return PlacementProblem(
+        broker_ids=frozen(np.array(ids, dtype=np.int64)),
+        broker_racks=tuple(racks),
+        topics=tuple(topics),
+        partitions=frozen(np.array(indices, dtype=np.int64)),
+        replica_start=frozen(replica_start),
+        replica_brokers=frozen(replica_brokers),
+    )
+
+
+def _parse_brokers(doc: dict[str, Any]) -> tuple[list[int], list[str | None]]:
+    """The live brokers' ids and racks, in document order."""
     brokers_doc = checks.expect(doc.get("brokers"), list, "brokers", "a list of brokers")
     ids: list[int] = []
     racks: list[str | None] = []
@@ -704,19 +746,18 @@ def _parse_placement(doc: dict[str, Any]) -> PlacementProblem:
             f"brokers[{missing}].rack",
             "missing while other brokers have racks (as in Kafka, either every broker has a rack or none does)",
         )
-
     if not ids:
         raise ProblemError("brokers", "must list at least one live broker")
-    partitions_doc = checks.expect(
-        doc.get("partitions"), list, "partitions", "a list of partitions"
-    )
-    checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
-    bulk = _placement_lists(partitions_doc, len(ids))
-    if bulk is not None:
-        topics, indices, starts, flat = bulk
-        partitions_doc = []  # every check passed in bulk: the loop below only names a problem
-    else:
-        topics, indices, starts, flat = [], [], [0], []
+    return ids, racks
+
+
+def _partitions_one_by_one(
+    partitions_doc: list[Any], live: int
+) -> tuple[list[str], list[int], list[int], list[int]]:
+    """As :func:`_placement_lists`, partition by partition: the first problem is named."""
+    topics: list[str] = []
+    indices: list[int] = []
+    starts, flat = [0], []
     seen: dict[tuple[str, int], int] = {}
     for i, part in enumerate(partitions_doc):
         field = f"partitions[{i}]"
@@ -741,10 +782,10 @@ def _parse_placement(doc: dict[str, Any]) -> PlacementProblem:
         if len(set(replicas)) != len(replicas):
             dup = next(b for j, b in enumerate(replicas) if b in replicas[:j])
             raise ProblemError(f"{field}.replicas", f"broker {dup} appears twice")
-        if len(replicas) > len(ids):
+        if len(replicas) > live:
             raise ProblemError(
                 f"{field}.replicas",
-                f"replication factor {len(replicas)} is larger than the {len(ids)} live brokers",
+                f"replication factor {len(replicas)} is larger than the {live} live brokers",
             )
         topics.append(topic)
         indices.append(index)
@@ -752,19 +793,7 @@ def _parse_placement(doc: dict[str, Any]) -> PlacementProblem:
         starts.append(len(flat))
         if len(flat) > checks.MAX_PARTITIONS:
             checks.at_most(len(flat), checks.MAX_PARTITIONS, "partitions", "replicas in all")
-
-    replica_start = np.array(starts, dtype=np.int64)
-    replica_brokers = checks.integers(
-        flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas")
-    )
-    return PlacementProblem(
-        broker_ids=frozen(np.array(ids, dtype=np.int64)),
-        broker_racks=tuple(racks),
-        topics=tuple(topics),
-        partitions=frozen(np.array(indices, dtype=np.int64)),
-        replica_start=frozen(replica_start),
-        replica_brokers=frozen(replica_brokers),
-    )
+    return topics, indices, starts, flat
 
 
 # ------------------------------------------------------------------- public

@@ -74,13 +74,45 @@ def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
         error rows (``error`` set, ``partition`` -1, ``lag`` 0) when a row is
         malformed, a partition appears twice or a topic has a gap.
     """
-    errors: list[tuple[int, str]] = []
     text = {c: frame[c].astype(object) for c in COLUMNS}
+    lines = frame["line"].to_numpy(dtype=np.int64)
+    errors, numbers = _read_columns(text, lines)
+    end, _ = numbers["log_end_offset"]
+    start, has_start = numbers["log_start_offset"]
+    committed, has_committed = numbers["committed_offset"]
+    inverted = has_start & (start > end)
+    for line, s, e in zip(lines[inverted], start[inverted], end[inverted]):
+        errors.append((int(line), f"log_start_offset: {s} is above the log end offset {e}"))
+    if not errors:
+        errors += _coverage(frame, numbers["partition"][0], lines)
+    if errors:
+        return _error_rows(frame, errors)
+    return pd.DataFrame(
+        {
+            "line": lines,
+            "group": text["group"],
+            "topic": text["topic"],
+            "partition": numbers["partition"][0],
+            "lag": kip169_lags(
+                np.where(has_committed, committed, -1), np.where(has_start, start, 0), end, reset
+            ),
+            "clamped": has_committed & (committed > end),
+            "start_unknown": ~has_committed & ~has_start & (reset != "latest"),
+            "error": None,
+        }
+    )
+
+
+def _read_columns(
+    text: dict[str, pd.Series], lines: np.ndarray
+) -> tuple[list[tuple[int, str]], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The errors of the rows' fields (``(line, message)``), and each number column as integers
+    (0 where absent or malformed) with whether it was present and well formed."""
+    errors: list[tuple[int, str]] = []
     for column in ("group", "topic"):
-        for line in frame["line"][text[column].isna()]:
+        for line in lines[text[column].isna().to_numpy()]:
             errors.append((int(line), f"{column}: missing"))
     numbers = {}
-    lines = frame["line"].to_numpy(dtype=np.int64)
     for column in ("partition", "committed_offset", "log_start_offset", "log_end_offset"):
         values = text[column]
         present = values.notna().to_numpy()
@@ -100,40 +132,22 @@ def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
                 f"partition: must be at most {INT32_MAX} (an int32, as in Kafka), got {value}",
             )
         )
-    end, _ = numbers["log_end_offset"]
-    start, has_start = numbers["log_start_offset"]
-    committed, has_committed = numbers["committed_offset"]
-    inverted = has_start & (start > end)
-    for line, s, e in zip(lines[inverted], start[inverted], end[inverted]):
-        errors.append((int(line), f"log_start_offset: {s} is above the log end offset {e}"))
-    if not errors:
-        errors += _coverage(frame, numbers["partition"][0], lines)
-    if errors:
-        errors.sort()
-        return pd.DataFrame(
-            {
-                "line": [e[0] for e in errors],
-                "group": frame["group"].iloc[:1].tolist() * len(errors),
-                "topic": [None] * len(errors),
-                "partition": -1,
-                "lag": 0,
-                "clamped": False,
-                "start_unknown": False,
-                "error": [e[1] for e in errors],
-            }
-        )
+    return errors, numbers
+
+
+def _error_rows(frame: pd.DataFrame, errors: list[tuple[int, str]]) -> pd.DataFrame:
+    """The rows :func:`group_lags` returns for ``errors``: one per error, by line."""
+    errors = sorted(errors)
     return pd.DataFrame(
         {
-            "line": lines,
-            "group": text["group"],
-            "topic": text["topic"],
-            "partition": numbers["partition"][0],
-            "lag": kip169_lags(
-                np.where(has_committed, committed, -1), np.where(has_start, start, 0), end, reset
-            ),
-            "clamped": has_committed & (committed > end),
-            "start_unknown": ~has_committed & ~has_start & (reset != "latest"),
-            "error": None,
+            "line": [e[0] for e in errors],
+            "group": frame["group"].iloc[:1].tolist() * len(errors),
+            "topic": [None] * len(errors),
+            "partition": -1,
+            "lag": 0,
+            "clamped": False,
+            "start_unknown": False,
+            "error": [e[1] for e in errors],
         }
     )
 
