@@ -299,33 +299,40 @@ def evaluate(
         return Evaluation(False, (shape,), (), names)
     if np.any((answer < -1) | (answer >= problem.num_members)):
         return Evaluation(False, ("owner array holds positions that are not members",), (), names)
-    violations = _group_validity(problem, answer) if kind != "stream-join" else []
     if kind == "stream-join":
-        numbers = number_owners(problem, answer)
-        violations = _co_partitioning(problem, answer, numbers)
-        assigned = np.flatnonzero(answer >= 0)
-        wrong_topic = np.zeros(len(answer), dtype=bool)
-        wrong_topic[assigned] = ~problem.subscribes[
-            answer[assigned], problem.partition_topic[assigned]
-        ]
-        violations += _examples(
-            wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber"
-        )
-        counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
-        objective = (_sum_squares(counts), moves(previous_number_owners(problem), numbers))
-    elif kind == "lag-aware":
+        violations, objective = _stream_join_verdict(problem, answer)
+    else:
+        violations, objective = _group_verdict(problem, answer, kind)
+    return Evaluation(not violations, tuple(violations), tuple(int(v) for v in objective), names)
+
+
+def _stream_join_verdict(
+    problem: GroupProblem, answer: np.ndarray
+) -> tuple[list[str], tuple[int, ...]]:
+    """The violations and levels of a stream-join answer (co-partitioning: by partition number)."""
+    numbers = number_owners(problem, answer)
+    violations = _co_partitioning(problem, answer, numbers)
+    assigned = np.flatnonzero(answer >= 0)
+    wrong_topic = np.zeros(len(answer), dtype=bool)
+    wrong_topic[assigned] = ~problem.subscribes[answer[assigned], problem.partition_topic[assigned]]
+    violations += _examples(
+        wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber"
+    )
+    counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
+    return violations, (_sum_squares(counts), moves(previous_number_owners(problem), numbers))
+
+
+def _group_verdict(
+    problem: GroupProblem, answer: np.ndarray, kind: str
+) -> tuple[list[str], tuple[int, ...]]:
+    """The violations and levels of a partition-by-partition answer on objective ``kind``."""
+    violations = _group_validity(problem, answer)
+    if kind == "lag-aware":
         violations += _lag_validity(problem, answer)
         lags = member_lags(problem, answer)
-        objective = (max(lags, default=0), sum(v * v for v in lags))
-    elif kind == "rack-aware":
-        objective = (
-            _sum_squares(member_counts(problem, answer)),
-            int(np.count_nonzero(problem.rack_mismatches(answer))),
-            moves(previous_owners(problem), answer),
-        )
-    else:
-        objective = (
-            _sum_squares(member_counts(problem, answer)),
-            moves(previous_owners(problem), answer),
-        )
-    return Evaluation(not violations, tuple(violations), tuple(int(v) for v in objective), names)
+        return violations, (max(lags, default=0), sum(v * v for v in lags))
+    balance = _sum_squares(member_counts(problem, answer))
+    moved = moves(previous_owners(problem), answer)
+    if kind == "rack-aware":
+        return violations, (balance, int(np.count_nonzero(problem.rack_mismatches(answer))), moved)
+    return violations, (balance, moved)
