@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 PEER_JAVA := peers/java/target/.built
 PEER_GO := peers/franz_go/franz-go-peer
 
-.PHONY: run test peers test-setup lint
+.PHONY: run test peers test-setup lint docs
 
 ## run: the main job: the default suite on local Spark; the report lands in results/report/
 run: $(STAMP) peers
@@ -32,6 +32,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+## docs: the documentation site (MkDocs, Material theme) into site/; --strict fails on any warning,
+## a broken link among them.  The command-line reference is generated from the parser while it builds.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict -d site
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
