@@ -26,6 +26,9 @@ DESCRIBE = {
     "log_end_offset": "LOG-END-OFFSET",
 }
 
+#: One snapshot row as read: the line number, then each of :data:`COLUMNS` as text or ``None``.
+Row = list[int | str | None]
+
 
 def read_snapshot(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame:
     """Read a snapshot into strings: ``line`` plus :data:`COLUMNS` (``None`` where missing).
@@ -64,14 +67,14 @@ def _grouped(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame
 
 
-def _read_csv(text: str, path: Path) -> list[list[int | str | None]]:
+def _read_csv(text: str, path: Path) -> list[Row]:
     # No field is longer than the whole text: the csv module's own limit (131,072 characters) would
     # refuse a long group or topic name that JSON and the describe table accept.
     limit = csv.field_size_limit()
     csv.field_size_limit(max(limit, len(text) + 1))
     reader = csv.reader(io.StringIO(text, newline=""))
     header: list[str] | None = None
-    rows: list[list[int | str | None]] = []
+    rows: list[Row] = []
     try:
         for fields in reader:
             if not fields:
@@ -105,15 +108,14 @@ def _read_csv(text: str, path: Path) -> list[list[int | str | None]]:
 _DESCRIBE_INTEGER = re.compile(r"-?[0-9]{1,18}")
 
 
-def _read_describe(text: str, path: Path, notes: list[str]) -> list[list[int | str | None]]:
+def _read_describe(text: str, path: Path, notes: list[str]) -> list[Row]:
     header: list[str] | None = None
-    rows: list[list[int | str | None]] = []
+    rows: list[Row] = []
     contradicted: list[tuple[int, int, int]] = []  # line, LAG, LOG-END-OFFSET - CURRENT-OFFSET
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
-        if not fields or line.startswith(
-            "Consumer group "
-        ):  # blank, or "... has no active members."
+        # Blank, or "Consumer group ... has no active members."
+        if not fields or line.startswith("Consumer group "):
             continue
         if fields[0] == "GROUP":
             header = fields
@@ -160,7 +162,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return _grouped(frame, path)
 
 
-def _text(value) -> str | None:
+def _text(value: object) -> str | None:
     """A Parquet cell as the text a CSV would hold (integral floats as integers)."""
     if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
         return None
