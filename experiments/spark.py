@@ -184,6 +184,8 @@ def check_master(master: str | None, timeout: float | None = None) -> None:
     """
     timeout = ENDPOINT_TIMEOUT if timeout is None else timeout
     master = resolved_master(master)
+    if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit's master: not known
+        return
     if master is None or master.startswith("local"):
         python = os.environ.get("PYSPARK_PYTHON")
         if python and shutil.which(python) is None:

@@ -4,11 +4,13 @@ before Spark starts, a note for a describe table's LAG that contradicts its offs
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 import pytest
 
 import experiments.lags
 from experiments.cli import main
+from problems.lags import group_lags
 from support.lag_snapshots import HEADER, SNAPSHOT
 
 DESCRIBE = "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID\n"
@@ -45,10 +47,9 @@ def test_out_and_group_are_checked_before_spark_starts(no_spark, tmp_path, capsy
 
 
 @pytest.mark.spark
-def test_long_names_and_a_contradicting_lag_column(spark, tmp_path, capsys):
-    """Tests, through the command and its Spark job: a CSV snapshot whose topic name is longer than
-    131,072 characters gives its lags (no csv field-limit traceback); a describe table whose LAG column
-    contradicts its offsets gives the lags of the offsets and a note."""
+def test_a_topic_name_longer_than_the_csv_field_limit(spark, tmp_path, capsys):
+    """Tests, through the command and its Spark job, a CSV snapshot whose topic name is longer than
+    131,072 characters: its lags, no csv field-limit traceback."""
     topic = "t" * 131_073
     snapshot = tmp_path / "long.csv"
     snapshot.write_text(HEADER + f"g,{topic},0,1,0,5\n")
@@ -56,9 +57,22 @@ def test_long_names_and_a_contradicting_lag_column(spark, tmp_path, capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out) == {"g": {topic: [4]}} and captured.err == ""
 
+
+def test_a_lag_column_contradicting_the_offsets_is_a_note(tmp_path, monkeypatch, capsys):
+    """Tests `lags` on a describe table whose LAG column contradicts its offsets: the lags of the
+    offsets, and a note (the job's arithmetic run in-process: group_lags, what Spark maps)."""
+
+    @contextmanager
+    def in_process(source, master, app_name, **kwargs):
+        yield None
+
+    monkeypatch.setattr(experiments.lags, "spark_job", in_process)
+    monkeypatch.setattr(
+        experiments.lags, "compute_lags", lambda spark, frame, reset: group_lags(frame, reset)
+    )
     describe = tmp_path / "d.txt"
     describe.write_text(DESCRIBE + "g t 0 1 5 9 - - -\ng t 1 2 2 0 - - -\n")
-    assert main(["lags", str(describe), "--master", "local[2]", "--group", "g"]) == 0
+    assert main(["lags", str(describe), "--group", "g"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out) == {"t": [4, 0]}
     assert captured.err == (
