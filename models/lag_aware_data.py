@@ -45,6 +45,8 @@ class LagModel:
         How many lag sums (squared lag sums) the backend's largest level-1
         (level-2) expression may add up: ``sum_factor * S`` and, for level 2,
         ``square_factor * S**2`` must be at most ``limit``.
+    start
+        A valid answer given as a hint (``None``: none), a candidate beside the heuristics'.
     """
 
     problem: GroupProblem
@@ -53,6 +55,7 @@ class LagModel:
     backend: str
     sum_factor: int = 1
     square_factor: int = 1
+    start: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -145,11 +148,13 @@ class LagModel:
 
     @cached_property
     def best_heuristic(self) -> Result:
-        """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its variants),
-        improved by :func:`models.lag_swaps.improve` (swaps on the largest member, at most ``SWAP_SECONDS``)."""
-        best = min(
-            (heuristic.assign(self.problem, variant=v) for v in HINTS), key=lambda r: r.objective
-        )
+        """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its
+        variants) and ``start``, improved by :func:`models.lag_swaps.improve` (swaps on the largest
+        member, at most ``SWAP_SECONDS``)."""
+        found = [heuristic.assign(self.problem, variant=v) for v in HINTS]
+        if self.start is not None:
+            found.append(Result(self.problem, "lag-aware", self.start))
+        best = min(found, key=lambda r: r.objective)
         improved = Result(
             self.problem, "lag-aware", improve(self.problem, best.answer, SWAP_SECONDS)
         )

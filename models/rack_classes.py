@@ -157,10 +157,11 @@ MODEL_PAIRS = {"CP-SAT": 200_000, "MIP": 20_000}
 
 
 def model_inputs(
-    problem: GroupProblem, backend: str
+    problem: GroupProblem, backend: str, start: np.ndarray | None = None
 ) -> tuple[Classes, np.ndarray, int, np.ndarray, Pairs]:
-    """What the CP-SAT and MIP models start from: the classes, the heuristic's answer (the hint), the
-    count bounds ``lo``/``hi`` of :func:`models.sticky_classes.count_bounds`, and the pairs.
+    """What the CP-SAT and MIP models start from: the classes, a valid answer (the hint: ``start``,
+    or the heuristic's answer), the count bounds ``lo``/``hi`` of
+    :func:`models.sticky_classes.count_bounds` (valid from any valid answer), and the pairs.
 
     Raises
     ------
@@ -175,7 +176,8 @@ def model_inputs(
             f"{pairs:,} (partition class, member) pairs is beyond the {backend} "
             f"rack-aware model ({MODEL_PAIRS[backend]:,}); use --solver flow",
         )
-    start = heuristic.assign(problem).answer
+    if start is None:
+        start = heuristic.assign(problem).answer
     lo, hi = count_bounds(problem, data.classes, start)
     return data.classes, start, lo, hi, pair_table(data, start)
 

@@ -32,17 +32,17 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
+from models.options import SolveOptions
 from problems import PlacementProblem, ProblemError, Result, Status, evaluate
 
 #: The CP-SAT and MIP replica models build two booleans per (partition, live broker); beyond this
 #: many pairs they refuse (build time alone passes any useful time limit: measured, the MIP spent
 #: 104 s and CP-SAT 11 s without an answer at 1,000 partitions x 28 brokers): ``--solver flow``.
 MODEL_PAIRS = {"CP-SAT": 500_000, "MIP": 20_000}
-#: The exact replica models' default time limit (seconds): a solve's, or a whole frontier's.
-TIME_LIMIT = 10.0
 #: ``info["not_solved"]`` of a frontier point reached after the frontier's deadline.
 NOT_SOLVED = "the time limit is spent"
 
@@ -171,16 +171,16 @@ def frontier(
 
 
 def solve_frontier(
-    solve: Callable[..., Result],
+    solve: Callable[[PlacementProblem, SolveOptions], Result],
     problem: PlacementProblem,
     max_k: int,
-    time_limit: float = TIME_LIMIT,
-    **options,
+    options: SolveOptions,
 ) -> list[Result]:
-    """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``, within one ``time_limit`` (:func:`frontier`)."""
-    deadline = time.perf_counter() + time_limit
+    """``solve`` with ``max_moves=k`` for ``k = 0..max_k``, within one ``options.time_limit``
+    (:func:`frontier`)."""
+    deadline = time.perf_counter() + options.time_limit
     return frontier(
-        lambda k, left: solve(problem, time_limit=left, max_moves=k, **options),
+        lambda k, left: solve(problem, replace(options.with_extra(max_moves=k), time_limit=left)),
         problem,
         max_k,
         deadline,

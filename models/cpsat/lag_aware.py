@@ -61,29 +61,16 @@ from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import add_hint, solve_ranked
 from models.lag_aware_data import LagModel
+from models.options import SolveOptions
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    variant: str | None = None,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     """Solve the lag-aware objective exactly with CP-SAT.
 
-    Parameters
-    ----------
-    problem
-        The consumer group; missing ``lags`` count as zero.
-    time_limit
-        Seconds for both levels together.
-    variant
-        ``None`` or ``"sticky"`` (level 2: moves instead of squared lags).
-    workers, seed, log
-        CP-SAT's ``num_workers``, ``random_seed`` and search log.
+    ``options.variant``: ``None``, or ``"sticky"`` (level 2: moves instead of squared lags); a
+    valid ``options.hint`` joins the heuristics' answers whose best is the hint (missing ``lags``
+    count as zero).
 
     Returns
     -------
@@ -99,9 +86,10 @@ def solve(
     # CP-SAT's overflow check: sum_m L[m] = S adds M + 1 sums, the objective M squares, a tangent
     # cut 4.
     started = time.perf_counter()  # the time limit covers building the model
-    deadline = started + time_limit
-    members = problem.num_members
-    data = LagModel(problem, variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4))
+    deadline = started + options.time_limit
+    variant, members = options.variant, problem.num_members
+    start = options.hint_answer(problem, "lag-aware")
+    data = LagModel(problem, variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4), start)
     if data.too_large:
         return data.bounds_only()
     owner, _ = data.hint  # the heuristics and their swaps count against the limit too
@@ -185,14 +173,6 @@ def solve(
     add_hint(model, ((var, owner[p] == m) for (p, m), var in x.items()))
     if time.perf_counter() > deadline:
         return data.bounds_only()
-    ranked = solve_ranked(
-        model,
-        [z, second],
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        log=log,
-        started=started,
-        complete_hint=False,
-    )  # no answer: data.result falls back on the hint
+    # No answer: data.result falls back on the hint.
+    ranked = solve_ranked(model, [z, second], options, started=started, complete_hint=False)
     return data.result(ranked, x)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from models import ranked_outcome
+from models.options import SolveOptions
 
 #: Seconds allowed, past the time limit, to complete a hinted answer when the search found none.
 HINT_SECONDS = 1.0
@@ -66,12 +67,9 @@ def _evaluate(expression, solution: list[int]) -> int:
 
 def solve_ranked(
     model: cp_model.CpModel,
-    objectives: Sequence,
+    objectives: Sequence[cp_model.LinearExprT],
+    options: SolveOptions,
     *,
-    time_limit: float = 10.0,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
     started: float | None = None,
     complete_hint: bool = True,
 ) -> Ranked:
@@ -83,12 +81,9 @@ def solve_ranked(
         The CP-SAT model, with any hint already added for the first level.
     objectives
         Linear integer expressions, most important first.
-    time_limit
-        Seconds for all levels together.
-    workers, seed
-        ``num_workers`` and ``random_seed`` of every solve.
-    log
-        Print CP-SAT's search log.
+    options
+        ``time_limit`` (all levels together), ``workers`` and ``seed`` (every solve's
+        ``num_workers`` and ``random_seed``) and ``log`` (CP-SAT's search log).
     started
         ``time.perf_counter()`` when the caller began building the model (the
         limit covers the building too); default now.
@@ -97,7 +92,8 @@ def solve_ranked(
         (:func:`_from_hint`); ``False`` when the caller falls back on its hint itself.
     """
     started = time.perf_counter() if started is None else started
-    deadline = started + time_limit
+    deadline = started + options.time_limit
+    workers, seed = options.workers, options.solver_seed
     solution: list[int] = []
     levels: list[int] = []
     loading = load_seconds(model)
@@ -126,7 +122,7 @@ def solve_ranked(
         solver.parameters.max_time_in_seconds = max(0.01, deadline - time.perf_counter())
         solver.parameters.num_workers = workers
         solver.parameters.random_seed = seed
-        solver.parameters.log_search_progress = log
+        solver.parameters.log_search_progress = options.log
         code = solver.solve(model)
         status = _STATUS.get(code)
         if status is None:

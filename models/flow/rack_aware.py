@@ -58,13 +58,14 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.flow.balanced import check_cost_range, solve_convex_assignment, split_pools
+from models.options import SolveOptions
 from models.rack_classes import RackClasses, rack_classes
 from models.sticky_classes import expand
 from problems import GroupProblem, Result
 
 
-def solve(problem: GroupProblem) -> Result:
-    """Solve the rack-aware objective exactly (no time limit: polynomial, always proven).
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the rack-aware objective exactly (no option is used: polynomial, always proven).
 
     Returns
     -------

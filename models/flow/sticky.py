@@ -15,18 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from models.flow.balanced import solve_convex_assignment
+from models.options import SolveOptions
 from models.sticky_classes import expand, partition_classes
 from problems import GroupProblem, Result
 
 
-def solve(problem: GroupProblem) -> Result:
-    """Solve the sticky objective exactly.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.  (No time limit: the flow always runs to its
-        proven optimum in polynomial time.)
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the sticky objective exactly (no option is used: the flow always runs to its proven
+    optimum in polynomial time).
 
     Returns
     -------

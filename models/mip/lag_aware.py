@@ -30,6 +30,7 @@ import pulp
 
 from models.lag_aware_data import LagModel
 from models.mip.ranked import solve_ranked
+from models.options import SolveOptions
 from problems import GroupProblem, Result
 
 #: Level 2's co-assignment rows (pairs of positive-lag partitions x members) beyond which no model
@@ -37,28 +38,12 @@ from problems import GroupProblem, Result
 PAIR_ROWS = 50_000
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    variant: str | None = None,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     """Solve the lag-aware objective exactly with a MIP (HiGHS by default, or CBC).
 
-    Parameters
-    ----------
-    problem
-        The consumer group; missing ``lags`` count as zero.
-    time_limit
-        Seconds for both levels together.
-    variant
-        ``None`` or ``"sticky"`` (level 2: moves instead of squared lags).
-    backend
-        ``highs`` or ``cbc``.
-    seed, log
-        The solver's random seed and log.
+    ``options.variant``: ``None``, or ``"sticky"`` (level 2: moves instead of squared lags); a
+    valid ``options.hint`` joins the heuristics' answers whose best bounds level 1 (missing
+    ``lags`` count as zero).
 
     Returns
     -------
@@ -72,8 +57,9 @@ def solve(
         When the lags exceed the bound stated in the module docstring.
     """
     started = time.perf_counter()  # the time limit covers building the model
-    deadline = started + time_limit
-    data = LagModel(problem, variant, 2**53, "MIP")
+    deadline = started + options.time_limit
+    variant = options.variant
+    data = LagModel(problem, variant, 2**53, "MIP", start=options.hint_answer(problem, "lag-aware"))
     positive = sum(1 for p in data.partitions.tolist() if data.lags[p] > 0)
     if data.too_large or (
         variant is None and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS
@@ -134,13 +120,5 @@ def solve(
                 model += same >= x[p, m] + x[q, m] - 1
             terms.append(coefficient * same)
         second = data.constant + pulp.lpSum(terms)
-    ranked = solve_ranked(
-        model,
-        [1 * z, second],
-        time_limit=time_limit,
-        backend=backend,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    ranked = solve_ranked(model, [1 * z, second], options, started=started)
     return data.result(ranked, x)

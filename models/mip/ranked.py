@@ -56,6 +56,7 @@ import pulp
 
 from models import ranked_outcome
 from models.mip.mps import write_mps
+from models.options import SolveOptions
 
 try:  # PuLP 3.3+ warns on every LpVariable of the 2.x API it plans to change in 4.0: 77,760 warnings
     from pulp.v4_migration import (
@@ -311,11 +312,8 @@ _SOLVE = {"highs": _solve_highs, "cbc": _solve_cbc}
 def solve_ranked(
     problem: pulp.LpProblem,
     objectives: Sequence[pulp.LpAffineExpression],
+    options: SolveOptions,
     *,
-    time_limit: float = 10.0,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
     started: float | None = None,
 ) -> Ranked:
     """Minimise ``objectives`` lexicographically on ``problem`` (which it modifies).
@@ -326,25 +324,28 @@ def solve_ranked(
         A PuLP minimisation problem holding the hard constraints.
     objectives
         Integer-valued affine expressions, most important first.
-    time_limit
-        Seconds for all levels together, counted from ``started``.
-    backend
-        ``highs`` or ``cbc``.
-    seed
-        The solver's random seed.
-    log
-        Print the solver's log (on stderr).
+    options
+        ``time_limit`` (all levels together, counted from ``started``), ``backend`` (``highs`` or
+        ``cbc``), ``seed`` (the solver's random seed) and ``log`` (the solver's log, on stderr).
     started
         ``time.perf_counter()`` when the caller began (model building counts
         against the limit); default now.
     """
+    backend, seed, log = options.backend, options.solver_seed, options.log
     if backend not in _SOLVE:
         raise ValueError(f"unknown MIP backend {backend!r} (choose from {', '.join(BACKENDS)})")
     started = time.perf_counter() if started is None else started
     folder = Path(tempfile.mkdtemp(prefix="rebalance-lab-mip-"))
     try:
         return _solve_levels(
-            problem, list(objectives), started + time_limit, started, backend, seed, log, folder
+            problem,
+            list(objectives),
+            started + options.time_limit,
+            started,
+            backend,
+            seed,
+            log,
+            folder,
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)

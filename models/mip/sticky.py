@@ -22,31 +22,13 @@ import pulp
 
 from heuristics import sticky as heuristic
 from models.mip.ranked import solve_ranked
+from models.options import SolveOptions
 from models.sticky_classes import count_bounds, expand, partition_classes
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
-    """Solve the sticky objective exactly with a MIP.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.
-    time_limit
-        Seconds for both levels together.
-    backend
-        ``highs`` (default) or ``cbc``.
-    seed
-        The solver's random seed.
-    log
-        Print the solver's log.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the sticky objective exactly with a MIP (both levels within ``options.time_limit``).
 
     Returns
     -------
@@ -89,15 +71,7 @@ def solve(
         squares.append(lo * lo + pulp.lpSum((2 * k - 1) * var for k, var in b.items()))
     balance = pulp.lpSum(squares)
     moves = pulp.lpSum(int(classes.sizes[c]) - var for c, var in kept.items())
-    ranked = solve_ranked(
-        model,
-        [balance, moves],
-        time_limit=time_limit,
-        backend=backend,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    ranked = solve_ranked(model, [balance, moves], options, started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)

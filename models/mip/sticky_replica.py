@@ -16,8 +16,8 @@ import numpy as np
 import pulp
 
 from models.mip.ranked import solve_ranked
+from models.options import SolveOptions
 from models.replica_data import (
-    TIME_LIMIT,
     build_answer,
     check_model_size,
     count_bounds,
@@ -44,33 +44,12 @@ def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pul
     return square
 
 
-def solve(
-    problem: PlacementProblem,
-    time_limit: float = TIME_LIMIT,
-    max_moves: int | None = None,
-    beat=None,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
-    """Place replicas optimally: levels 1-4 lexicographically (see :func:`models.cpsat.sticky_replica.solve`).
-
-    Parameters
-    ----------
-    problem
-        The cluster and its current placement.
-    time_limit
-        Seconds for all levels together.
-    max_moves
-        At most this many moves.
-    beat
-        A ``replicas`` array to match or beat on levels 1-3; the objective
-        becomes moves first (:func:`fewest_moves`).
-    backend, seed, log
-        ``highs`` or ``cbc``, the solver's seed, its log.
-    """
+def solve(problem: PlacementProblem, options: SolveOptions) -> Result:
+    """Place replicas optimally: levels 1-4 lexicographically, with ``options.max_moves`` and
+    ``options.beat`` as :func:`models.cpsat.sticky_replica.solve` takes them."""
     started = time.perf_counter()  # the time limit covers building the model
     check_model_size(problem, "MIP")
+    time_limit, max_moves, beat = options.time_limit, options.max_moves, options.beat
     target = None if beat is None else target_levels(problem, beat)
     model = pulp.LpProblem("sticky_replica", pulp.LpMinimize)
     brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
@@ -144,15 +123,7 @@ def solve(
         model += level3 <= target[2] + (upper3 - target[2]) * (1 - within)
         model += better1 + better2 + within >= 1
 
-    ranked = solve_ranked(
-        model,
-        objectives,
-        time_limit=time_limit,
-        backend=backend,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    ranked = solve_ranked(model, objectives, options, started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky-replica", info=info)
     holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
@@ -165,17 +136,15 @@ def solve(
     return Result(problem, "sticky-replica", answer, ranked.status, bound, info)
 
 
-def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
+def fewest_moves(problem: PlacementProblem, placement: np.ndarray, options: SolveOptions) -> Result:
     """The fewest moves that match or beat ``placement`` on levels 1-3 (lexicographically)."""
-    return solve(problem, beat=placement, **options)
+    return solve(problem, options.with_extra(beat=placement))
 
 
-def frontier(
-    problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options
-) -> list[Result]:
-    """The moves/quality frontier: ``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``.
+def frontier(problem: PlacementProblem, max_k: int, options: SolveOptions) -> list[Result]:
+    """The moves/quality frontier: :func:`solve` with ``max_moves=k`` for ``k = 0..max_k``.
 
-    ``time_limit`` bounds the whole frontier: each point gets the time left
+    ``options.time_limit`` bounds the whole frontier: each point gets the time left
     (:func:`models.replica_data.frontier`; points past it are not solved, ``unknown``).
     """
-    return solve_frontier(solve, problem, max_k, time_limit, **options)
+    return solve_frontier(solve, problem, max_k, options)
