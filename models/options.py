@@ -79,6 +79,29 @@ class SolveOptions:
     variant: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def of(
+        cls,
+        *,
+        variant: str | None = None,
+        time_limit: float | None = None,
+        workers: int | None = None,
+        seed: int | None = 0,
+        log: bool = False,
+        hint: Result | None = None,
+        **extra: Any,
+    ) -> SolveOptions:
+        """Options by keyword, the particular ones (``max_moves=...``) too; ``None``: not given."""
+        return cls(
+            time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
+            workers=1 if workers is None else workers,
+            seed=seed,
+            log=log,
+            hint=hint,
+            variant=variant,
+            extra={name: value for name, value in extra.items() if value is not None},
+        )
+
     @property
     def solver_seed(self) -> int:
         """The seed a solver is given (``seed``, or 0 when ``None``)."""

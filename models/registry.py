@@ -34,7 +34,7 @@ import heuristics.sticky
 import heuristics.sticky_replica
 import heuristics.stream_join
 import heuristics.uniform
-from models.options import COMMON, DEFAULT_TIME_LIMIT, SolveOptions, ignoring
+from models.options import COMMON, SolveOptions, ignoring
 from problems import GroupProblem, PlacementProblem, Result
 
 #: The common options CP-SAT models use, and those the PuLP models use (no search workers).
@@ -328,28 +328,6 @@ def _flag(option: str) -> str:
     return "--" + option.replace("_", "-")
 
 
-def options_of(
-    *,
-    variant: str | None = None,
-    time_limit: float | None = None,
-    workers: int | None = 1,
-    seed: int | None = 0,
-    log: bool = False,
-    hint: Result | None = None,
-    **extra: Any,
-) -> SolveOptions:
-    """The :class:`SolveOptions` of keyword options; ``None`` means not given (the default)."""
-    return SolveOptions(
-        time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
-        workers=1 if workers is None else workers,
-        seed=seed,
-        log=log,
-        hint=hint,
-        variant=variant,
-        extra={name: value for name, value in extra.items() if value is not None},
-    )
-
-
 def check(strategy: str, solver: str, options: SolveOptions) -> RunnerEntry:
     """The runner of a request, checked against the table (:class:`UsageError` naming the problem)."""
     runner = lookup(strategy, solver)
@@ -426,7 +404,7 @@ def solve(
         An unknown strategy or solver, a variant the runner lacks, or a particular option it
         does not take.
     """
-    return run(problem, strategy, solver, options_of(**options))
+    return run(problem, strategy, solver, SolveOptions.of(**options))
 
 
 def frontier(
@@ -443,7 +421,7 @@ def frontier(
     no answer); a point reached after the deadline is not solved (no answer, ``unknown``,
     ``info["not_solved"]``).  A runner without a frontier is a :class:`UsageError`.
     """
-    given = options_of(**options)
+    given = SolveOptions.of(**options)
     runner = check(strategy, solver, given)
     if runner.frontier is None:
         raise UsageError(f"--strategy {strategy} --solver {solver} has no moves/quality frontier")

@@ -17,6 +17,7 @@ import models
 from models.cpsat import rack_aware as cpsat
 from models.flow import rack_aware as flow
 from models.mip import rack_aware as mip
+from models.options import SolveOptions
 from models.registry import STRATEGIES
 from problems import ProblemError, evaluate, load_problem
 from support import exhaustive
@@ -159,8 +160,8 @@ def test_models_refuse_groups_beyond_their_size(module):
     }
     problem = load_problem(doc)  # 600 classes (one per owner) x 600 members
     with pytest.raises(ProblemError, match="use --solver flow"):
-        module.solve(problem, time_limit=5)
-    assert flow.solve(problem).objective == [
+        module.solve(problem, SolveOptions.of(time_limit=5))
+    assert flow.solve(problem, SolveOptions()).objective == [
         600 * 5**2,
         300 * 5,
         0,
