@@ -14,7 +14,15 @@ import numpy as np
 from heuristics import lag_aware as heuristic
 from models.lag_bounds import combine, lower_bound
 from models.lag_swaps import improve
-from problems import GroupProblem, ProblemError, Result, evaluate, member_lags, previous_owners
+from problems import (
+    GroupProblem,
+    ProblemError,
+    Result,
+    Status,
+    evaluate,
+    member_lags,
+    previous_owners,
+)
 
 VARIANTS = (None, "sticky")
 #: Beyond this many (partition, subscriber) pairs no model is built: the answer is the best
@@ -175,7 +183,7 @@ class LagModel:
                 "moves": evaluate(self.problem, best.answer, "sticky").objective[1],
                 "method": "bounds",
             }
-            return Result(self.problem, "lag-aware", best.answer, "feasible", bound[:1], info)
+            return Result(self.problem, "lag-aware", best.answer, Status.FEASIBLE, bound[:1], info)
         status = "optimal" if tuple(best.objective) == bound else "feasible"
         return Result(self.problem, "lag-aware", best.answer, status, bound, {"method": "bounds"})
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from problems import Result, Status
+from problems import GroupProblem, PlacementProblem, Result, Status
 
 
 @dataclass
@@ -47,13 +47,13 @@ class Ranked:
         """Whether there is a solution to read (status ``optimal`` or ``feasible``)."""
         return self.status.solved
 
-    def value(self, expression) -> int:
+    def value(self, expression: Any) -> int:
         """Value of a variable or linear expression in the returned solution (each backend's)."""
         raise NotImplementedError
 
     def result(
         self,
-        problem,
+        problem: GroupProblem | PlacementProblem,
         strategy: str,
         answer: np.ndarray | None = None,
         bound: tuple[int, ...] | None = None,

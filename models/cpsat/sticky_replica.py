@@ -43,7 +43,7 @@ from models.replica_data import (
     solve_frontier,
     target_levels,
 )
-from problems import PlacementProblem, Result
+from problems import PlacementProblem, Result, Status
 
 #: A counted variable, its square and the booleans it counts (to complete the hint).
 Counted = tuple[cp_model.IntVar, cp_model.IntVar, list[cp_model.IntVar]]
@@ -374,9 +374,9 @@ def _late(
     """Out of time while building, or before any answer: the hint's answer (``feasible``), or
     ``unknown`` without one."""
     if hint is None or target is not None:  # with ``beat``, the hint need not match or beat it
-        return Result(problem, "sticky-replica", None, "unknown", info=info)
+        return Result(problem, "sticky-replica", None, Status.UNKNOWN, info=info)
     bound = (balanced_level1(problem),) if balanced else None
-    return Result(problem, "sticky-replica", np.asarray(hint), "feasible", bound, info)
+    return Result(problem, "sticky-replica", np.asarray(hint), Status.FEASIBLE, bound, info)
 
 
 def fewest_moves(

@@ -61,7 +61,7 @@ from models.flow.balanced import check_cost_range, solve_convex_assignment, spli
 from models.options import SolveOptions
 from models.rack_classes import RackClasses, rack_classes
 from models.sticky_classes import expand
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, Status
 
 
 def solve(problem: GroupProblem, options: SolveOptions) -> Result:
@@ -79,7 +79,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
             problem,
             "rack-aware",
             np.full(problem.num_partitions, -1, np.int32),
-            "optimal",
+            Status.OPTIMAL,
             (0, 0, 0),
         )
     counts = _balanced_counts(problem, classes)
@@ -90,7 +90,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     hi = np.where(reach > 0, counts + 1, counts)
     cls, member, count, levels = _Network(problem, data, lo, hi).solve()
     return Result(
-        problem, "rack-aware", expand(problem, classes, cls, member, count), "optimal", levels
+        problem, "rack-aware", expand(problem, classes, cls, member, count), Status.OPTIMAL, levels
     )
 
 

@@ -310,7 +310,7 @@ def _optimum(problem: PlacementProblem, options: SolveOptions) -> Result:
             problem,
             "sticky-replica",
             problem.replica_brokers.copy(),
-            "optimal",
+            Status.OPTIMAL,
             (0, 0, 0, 0),
             {"method": "flow", "flow_moves": 0},
         )
@@ -318,7 +318,12 @@ def _optimum(problem: PlacementProblem, options: SolveOptions) -> Result:
     leaders = _leaders(problem, sets)
     answer = _replicas(problem, sets, leaders)
     result = Result(
-        problem, "sticky-replica", answer, "optimal", None, {"method": "flow", "flow_moves": moves}
+        problem,
+        "sticky-replica",
+        answer,
+        Status.OPTIMAL,
+        None,
+        {"method": "flow", "flow_moves": moves},
     )
     level1, level2, level3, _ = result.objective
     if level1 != balanced_level1(problem):  # the flow is exact: this would be a bug
@@ -362,14 +367,14 @@ def _frontier_point(
     info: dict[str, object] = {"max_moves": k}
     if k < forced:
         return Result(
-            problem, "sticky-replica", None, "infeasible", info={**info, "method": "flow"}
+            problem, "sticky-replica", None, Status.INFEASIBLE, info={**info, "method": "flow"}
         )
     if optimum.status == "optimal" and optimum.objective[3] <= k:
         return Result(
             problem,
             "sticky-replica",
             optimum.answer,
-            "optimal",
+            Status.OPTIMAL,
             optimum.bound,
             {**info, "method": optimum.info["method"]},
         )
@@ -398,7 +403,7 @@ def fewest_moves(problem: PlacementProblem, placement: np.ndarray, options: Solv
             problem,
             "sticky-replica",
             optimum.answer,
-            "optimal",
+            Status.OPTIMAL,
             None,
             {"moves_bound": moves, "method": optimum.info["method"]},
         )

@@ -27,7 +27,7 @@ from models.replica_data import (
     solve_frontier,
     target_levels,
 )
-from problems import PlacementProblem, Result
+from problems import PlacementProblem, Result, Status
 
 
 def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pulp.LpVariable:
@@ -61,7 +61,7 @@ def solve(problem: PlacementProblem, options: SolveOptions) -> Result:
 
     info = {} if max_moves is None else {"max_moves": max_moves}
     late = Result(
-        problem, "sticky-replica", None, "unknown", info=info
+        problem, "sticky-replica", None, Status.UNKNOWN, info=info
     )  # the limit ran out while building
     x, y = {}, {}
     for p in partitions:

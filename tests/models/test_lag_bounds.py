@@ -80,7 +80,7 @@ def test_beyond_the_model_size_the_solvers_certify_the_best_heuristic():
         }
     )
     for solve in (cpsat.solve, mip.solve):
-        result = solve(problem, time_limit=5)
+        result = solve(problem, SolveOptions(time_limit=5))
         assert result.status in ("feasible", "optimal") and result.valid
         assert result.info["method"] == "bounds"
         assert result.bound == lower_bound(problem)

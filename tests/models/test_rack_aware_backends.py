@@ -24,10 +24,12 @@ from support import exhaustive
 from support.rack_strategies import rack_groups
 
 BACKENDS = {
-    "cpsat": functools.partial(cpsat.solve, time_limit=20, workers=1, seed=0),
-    "mip-highs": functools.partial(mip.solve, time_limit=20, backend="highs"),
-    "mip-cbc": functools.partial(mip.solve, time_limit=20, backend="cbc"),
-    "flow": flow.solve,
+    "cpsat": functools.partial(cpsat.solve, options=SolveOptions(time_limit=20)),
+    "mip-highs": functools.partial(
+        mip.solve, options=SolveOptions.of(time_limit=20, backend="highs")
+    ),
+    "mip-cbc": functools.partial(mip.solve, options=SolveOptions.of(time_limit=20, backend="cbc")),
+    "flow": functools.partial(flow.solve, options=SolveOptions()),
 }
 backends = pytest.mark.parametrize("backend", BACKENDS.values(), ids=BACKENDS.keys())
 

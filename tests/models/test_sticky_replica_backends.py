@@ -7,7 +7,6 @@ last ones check that the backends agree with each other and beat the heuristic.
 
 from __future__ import annotations
 
-import functools
 import random
 import time
 
@@ -29,19 +28,28 @@ TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
 
 
 class Backend:
-    """A backend's three functions with its own options bound."""
+    """A backend's three functions with its own solver (``backend``) set in the options."""
 
-    def __init__(self, module, **options):
-        self.solve = functools.partial(module.solve, **options)
-        self.fewest_moves = functools.partial(module.fewest_moves, **options)
-        self.frontier = functools.partial(module.frontier, **options)
+    def __init__(self, module, backend=None):
+        self.module, self.backend = module, backend
+
+    def solve(self, problem, options):
+        return self.module.solve(problem, options.with_extra(backend=self.backend))
+
+    def fewest_moves(self, problem, placement, options):
+        return self.module.fewest_moves(
+            problem, placement, options.with_extra(backend=self.backend)
+        )
+
+    def frontier(self, problem, max_k, options):
+        return self.module.frontier(problem, max_k, options.with_extra(backend=self.backend))
 
 
 BACKENDS = {
-    "cpsat": Backend(cpsat, workers=1, seed=0),
-    "mip-highs": Backend(mip, backend="highs"),
-    "mip-cbc": Backend(mip, backend="cbc"),
-    "flow": Backend(flow, workers=1, seed=0),
+    "cpsat": Backend(cpsat),
+    "mip-highs": Backend(mip, "highs"),
+    "mip-cbc": Backend(mip, "cbc"),
+    "flow": Backend(flow),
 }
 backends = pytest.mark.parametrize("backend", BACKENDS.values(), ids=BACKENDS.keys())
 
