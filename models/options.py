@@ -10,7 +10,7 @@ are refused by the registry, with a one-line usage error, where a runner does no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -147,6 +147,16 @@ class SolveOptions:
             and getattr(self, f.name) != getattr(defaults, f.name)
         ]
 
+    def start(
+        self,
+        problem: GroupProblem,
+        strategy: str,
+        heuristic: Callable[[GroupProblem], Result],
+    ) -> np.ndarray:
+        """The answer a model starts from: the hint's when it is valid, else ``heuristic``'s."""
+        hinted = self.hint_answer(problem, strategy)
+        return answer_of(heuristic(problem)) if hinted is None else hinted
+
     def hint_answer(
         self, problem: GroupProblem | PlacementProblem, strategy: str
     ) -> np.ndarray | None:
@@ -165,6 +175,13 @@ class SolveOptions:
         except (ValueError, IndexError):  # an answer to another problem's shape
             return None
         return answer if verdict.valid else None
+
+
+def answer_of(result: Result) -> np.ndarray:
+    """The answer of a result that has one (a heuristic's always has)."""
+    if result.answer is None:
+        raise ValueError(f"{result.strategy}: no answer ({result.status})")
+    return result.answer
 
 
 def ignoring(result: Result, names: list[str] | tuple[str, ...]) -> Result:

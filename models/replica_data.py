@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from models.options import SolveOptions
 from problems import PlacementProblem, ProblemError, Result, Status, evaluate
@@ -81,7 +82,7 @@ def balanced_level1(problem: PlacementProblem) -> int:
 
 
 def count_bounds(
-    problem: PlacementProblem, max_moves: int | None, beat: tuple | None
+    problem: PlacementProblem, max_moves: int | None, beat: tuple[int, ...] | None
 ) -> list[tuple[int, int]]:
     """Bounds ``(low, high)`` of each broker's replica count ``r[b]``.
 
@@ -112,12 +113,13 @@ def rack_count_bounds(factor: int, rack_size: int, brokers: int) -> tuple[int, i
     return max(0, factor - (brokers - rack_size)), min(factor, rack_size)
 
 
-def target_levels(problem: PlacementProblem, placement) -> tuple[int, int, int]:
+def target_levels(problem: PlacementProblem, placement: ArrayLike) -> tuple[int, int, int]:
     """Levels 1-3 of a placement to match or beat (re-scored by the evaluator)."""
     verdict = evaluate(problem, np.asarray(placement), "sticky-replica")
     if not verdict.valid:
         raise ValueError(f"the placement to beat is not valid: {verdict.violations[0]}")
-    return tuple(verdict.objective[:3])
+    level1, level2, level3 = verdict.objective[:3]
+    return level1, level2, level3
 
 
 def build_answer(

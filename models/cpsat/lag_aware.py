@@ -114,7 +114,9 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     if time.perf_counter() > deadline:
         return data.bounds_only()
     total = sum(data.lags[p] for p in data.partitions.tolist())
-    load: dict[int, tuple[list, list]] = {m: ([], []) for m in range(problem.num_members)}
+    load: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {
+        m: ([], []) for m in range(problem.num_members)
+    }
     for (p, m), var in x.items():
         if data.lags[p]:
             load[m][0].append(var)
@@ -128,8 +130,8 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     z = model.new_int_var(min(data.level1_floor, total), total, "z")
     for m in range(problem.num_members):
         model.add(z >= lag[m])
-    for members in data.member_classes():
-        for a, b in zip(members, members[1:]):
+    for alike in data.member_classes():
+        for a, b in zip(alike, alike[1:]):
             model.add(lag[a] <= lag[b])
     for partitions in data.partition_classes():
         # Owners in subscriber order, non-decreasing along the class: one position per partition (M
@@ -152,7 +154,9 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
             m: model.new_int_var(0, total * total, f"square[{m}]")
             for m in range(problem.num_members)
         }
-        terms: dict[int, tuple[list, list]] = {m: ([], []) for m in range(problem.num_members)}
+        terms: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {
+            m: ([], []) for m in range(problem.num_members)
+        }
         for k, ((p, m), var) in enumerate(x.items()):  # L[m]^2 = sum_p lag_p * x[p, m] * L[m]
             if k % 256 == 0 and time.perf_counter() > deadline:
                 return data.bounds_only()

@@ -52,7 +52,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         model.add(
             sum(x[i] for i in range(pairs.start[c], pairs.start[c + 1])) == int(classes.sizes[c])
         )
-    gets = [[] for _ in range(problem.num_members)]
+    gets: list[list[cp_model.IntVar]] = [[] for _ in range(problem.num_members)]
     for i, m in enumerate(pairs.member.tolist()):
         gets[m].append(x[i])
     squares, b = add_member_squares(model, gets, lo, hi)

@@ -53,9 +53,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     """
     started = time.perf_counter()  # the time limit covers building the model
     classes = partition_classes(problem)
-    start = options.hint_answer(problem, "sticky")
-    if start is None:
-        start = heuristic.assign(problem).answer
+    start = options.start(problem, "sticky", heuristic.assign)
     lo, hi = count_bounds(problem, classes, start)
     model = cp_model.CpModel()
     owned = np.flatnonzero(classes.keep >= 0)
@@ -65,12 +63,12 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         model.new_int_var(0, int(pool_size[s]), f"z[{s},{m}]")
         for s, m in zip(classes.edge_set, classes.edge_member)
     ]
-    moved_into = [[] for _ in pool_size]
+    moved_into: list[list[cp_model.LinearExprT]] = [[] for _ in pool_size]
     for c, s in enumerate(classes.set_of_class):
         moved_into[s].append(
             int(classes.sizes[c]) - kept[c] if c in kept else int(classes.sizes[c])
         )
-    gets = [[] for _ in range(problem.num_members)]
+    gets: list[list[cp_model.LinearExprT]] = [[] for _ in range(problem.num_members)]
     for e, m in enumerate(classes.edge_member):
         gets[m].append(z[e])
     for c, var in kept.items():

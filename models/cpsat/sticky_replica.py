@@ -31,7 +31,7 @@ from ortools.sat.python import cp_model
 
 from heuristics import sticky_replica as sticky_heuristic
 from models.cpsat.ranked import Ranked, add_hint, solve_ranked
-from models.options import SolveOptions, ignoring
+from models.options import SolveOptions, answer_of, ignoring
 from models.replica_data import (
     balanced_level1,
     build_answer,
@@ -49,7 +49,9 @@ from problems import PlacementProblem, Result, Status
 Counted = tuple[cp_model.IntVar, cp_model.IntVar, list[cp_model.IntVar]]
 
 
-def _square(model: cp_model.CpModel, value, low: int, high: int, name: str) -> cp_model.IntVar:
+def _square(
+    model: cp_model.CpModel, value: cp_model.LinearExprT, low: int, high: int, name: str
+) -> cp_model.IntVar:
     """An integer ``s >= value^2`` (equal at the optimum) for ``value`` in ``[low, high]``."""
     square = model.new_int_var(low * low, high * high, name)
     for t in secant_range(low, high):
@@ -119,10 +121,10 @@ def _hint(
     the move limit."""
     answer = sticky_heuristic.assign(problem) if start is None else _replica_result(problem, start)
     if max_moves is None and target is None:
-        return _best_leaders(problem, _balanced(problem, answer.answer))
+        return _best_leaders(problem, _balanced(problem, answer_of(answer)))
     if max_moves is not None and answer.objective[3] > max_moves:
         return None
-    return _best_leaders(problem, answer.answer)
+    return _best_leaders(problem, answer_of(answer))
 
 
 def _replica_result(problem: PlacementProblem, replicas: np.ndarray) -> Result:
@@ -201,7 +203,8 @@ class _Model:
         factors, rack = problem.replication_factors.tolist(), problem.broker_rack.tolist()
         racks = range(len(problem.rack_names))
         if len(racks) == 1:  # one rack: every replica is on it
-            return total([]) + sum(f * f for f in factors)
+            spread: cp_model.LinearExprT = total([]) + sum(f * f for f in factors)
+            return spread
         rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
         terms = []
         for p, factor in enumerate(factors):

@@ -65,13 +65,11 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     balance = sum(low * low + (2 * low + 1) * extra[m] for m in members)
     moves = int(classes.previous.sum()) - sum(keep.values())
 
-    start = options.hint_answer(problem, "stream-join")
-    if start is None:
-        start = heuristic.assign(problem).answer
+    start = options.start(problem, "stream-join", heuristic.assign)
     counts, kept = counts_and_kept(problem, classes, start)
     add_hint(model, zip(extra.values(), (counts - low).tolist()))
     add_hint(model, zip(keep.values(), kept.tolist()))
     ranked = solve_ranked(model, [balance, moves], options, started=started)
-    counts = [ranked.value(n[m]) for m in members] if ranked.has_solution else []
-    kept = [ranked.value(keep[m]) for m in members] if ranked.has_solution else []
-    return result(problem, classes, ranked, counts, kept)
+    found = [ranked.value(n[m]) for m in members] if ranked.has_solution else []
+    stayed = [ranked.value(keep[m]) for m in members] if ranked.has_solution else []
+    return result(problem, classes, ranked, found, stayed)

@@ -57,10 +57,10 @@ from __future__ import annotations
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
-from models.flow.balanced import check_cost_range, solve_convex_assignment, split_pools
+from models.flow.balanced import check_cost_range, solve_convex_assignment
 from models.options import SolveOptions
 from models.rack_classes import RackClasses, rack_classes
-from models.sticky_classes import expand
+from models.sticky_classes import Classes, expand, split_pools
 from problems import GroupProblem, Result, Status
 
 
@@ -94,7 +94,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     )
 
 
-def _balanced_counts(problem: GroupProblem, classes) -> np.ndarray:
+def _balanced_counts(problem: GroupProblem, classes: Classes) -> np.ndarray:
     """Member counts of one level-1 optimum: the pools' partitions (owners and racks ignored) dealt by
     :func:`models.flow.balanced.solve_convex_assignment` (exact for ``sum n^2``; pools, not classes,
     so
@@ -153,7 +153,7 @@ class _Network:
         )
         self.hub_mismatch = data.mismatch(self.hub_pool, self.node_rack[self.hub_node])
 
-    def solve(self):
+    def solve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int]]:
         problem, data, classes, lo, hi = (
             self.problem,
             self.data,

@@ -103,7 +103,7 @@ from problems import PlacementProblem, Result, Status
 REFINE_CELLS = 60_000
 
 
-def _classes(problem: PlacementProblem):
+def _classes(problem: PlacementProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Partitions grouped by (replication factor, original live broker set).
 
     Returns ``(class_of_partition, members, key)``: ``members`` the partitions
@@ -128,7 +128,7 @@ def _check_cost_range(max_cost: int, nodes: int, units: int) -> None:
     check_cost_range(max_cost, nodes, units, "partitions", "replicas")
 
 
-def _stage_a(problem: PlacementProblem):
+def _stage_a(problem: PlacementProblem) -> tuple[np.ndarray, int]:
     """Replica sets with levels 1, 2 and moves proven optimal: ``(sets, moves)``.
 
     ``sets`` is ``int64[P, RFmax]`` of broker positions (padded with -1).
@@ -153,8 +153,8 @@ def _stage_a(problem: PlacementProblem):
     nodes = sink + 1
 
     # class -> (class, rack): t = 1 .. min(RF, rack size), capacity n_c, cost W (2t - 1).
-    c_idx, k_idx = np.meshgrid(np.arange(classes), np.arange(racks), indexing="ij")
-    c_idx, k_idx = c_idx.ravel(), k_idx.ravel()
+    c_grid, k_grid = np.meshgrid(np.arange(classes), np.arange(racks), indexing="ij")
+    c_idx, k_idx = c_grid.ravel(), k_grid.ravel()
     steps = np.minimum(factor[c_idx], rack_size[k_idx])
     a_class = np.repeat(c_idx, steps)
     a_rack = np.repeat(k_idx, steps)
@@ -268,7 +268,8 @@ def _replicas(problem: PlacementProblem, sets: np.ndarray, leaders: np.ndarray) 
     first = out[rows, 0].copy()
     out[rows, 0] = out[rows, at[rows]]
     out[rows, at[rows]] = first
-    return problem.broker_ids[out[owner, slot]]
+    replicas: np.ndarray = problem.broker_ids[out[owner, slot]]
+    return replicas
 
 
 def _leader_bound(problem: PlacementProblem) -> int:

@@ -85,7 +85,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
             count = pulp.lpSum(x[p, m] for p in range(start[t], start[t + 1]))
             model += count >= floor
             model += count <= ceiling
-    load: dict[int, list] = {m: [] for m in range(problem.num_members)}
+    load: dict[int, list[tuple[pulp.LpVariable, int]]] = {m: [] for m in range(problem.num_members)}
     for (p, m), var in x.items():
         if data.lags[p]:
             load[m].append((var, data.lags[p]))

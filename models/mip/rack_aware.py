@@ -37,7 +37,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
             pulp.lpSum(x[pairs.start[c] : pairs.start[c + 1]]) == int(classes.sizes[c]),
             f"class_{c}",
         )
-    gets = [[] for _ in range(problem.num_members)]
+    gets: list[list[pulp.LpVariable]] = [[] for _ in range(problem.num_members)]
     for i, m in enumerate(pairs.member.tolist()):
         gets[m].append(x[i])
     squares = []

@@ -22,7 +22,7 @@ import pulp
 
 from heuristics import sticky as heuristic
 from models.mip.ranked import solve_ranked
-from models.options import SolveOptions
+from models.options import SolveOptions, answer_of
 from models.sticky_classes import count_bounds, expand, partition_classes
 from problems import GroupProblem, Result
 
@@ -38,7 +38,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     """
     started = time.perf_counter()  # the time limit covers building the model
     classes = partition_classes(problem)
-    lo, hi = count_bounds(problem, classes, heuristic.assign(problem).answer)
+    lo, hi = count_bounds(problem, classes, answer_of(heuristic.assign(problem)))
     model = pulp.LpProblem("sticky", pulp.LpMinimize)
     owned = np.flatnonzero(classes.keep >= 0)
     kept = {
@@ -48,7 +48,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         pulp.LpVariable(f"z_{s}_{m}", 0, cat="Integer")
         for s, m in zip(classes.edge_set, classes.edge_member)
     ]
-    gets = [[] for _ in range(problem.num_members)]
+    gets: list[list[pulp.LpVariable]] = [[] for _ in range(problem.num_members)]
     for e, m in enumerate(classes.edge_member):
         gets[m].append(z[e])
     for c, var in kept.items():
@@ -57,7 +57,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         members_of_s = np.flatnonzero(classes.edge_set == s)
         pooled = [
             int(classes.sizes[c]) - kept[c] if c in kept else int(classes.sizes[c])
-            for c in np.flatnonzero(classes.set_of_class == s)
+            for c in np.flatnonzero(classes.set_of_class == s).tolist()
         ]
         model += pulp.lpSum(z[e] for e in members_of_s) == pulp.lpSum(pooled), f"pool_{s}"
     squares = []

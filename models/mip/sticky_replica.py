@@ -11,6 +11,7 @@ most a few million on the benchmark, far from HiGHS's trouble zone).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pulp
@@ -30,7 +31,9 @@ from models.replica_data import (
 from problems import PlacementProblem, Result, Status
 
 
-def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pulp.LpVariable:
+def _square(
+    model: pulp.LpProblem, value: pulp.LpAffineExpression, low: int, high: int, name: str
+) -> pulp.LpVariable:
     """A continuous ``s >= value^2`` (equal at the optimum) for integer ``value`` in ``[low, high]``."""
     square = pulp.LpVariable(name, low * low, high * high)
     if (
@@ -59,11 +62,12 @@ def solve(problem: PlacementProblem, options: SolveOptions) -> Result:
     rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
     original = original_sets(problem)
 
-    info = {} if max_moves is None else {"max_moves": max_moves}
+    info: dict[str, Any] = {} if max_moves is None else {"max_moves": max_moves}
     late = Result(
         problem, "sticky-replica", None, Status.UNKNOWN, info=info
     )  # the limit ran out while building
-    x, y = {}, {}
+    x: dict[tuple[int, int], pulp.LpVariable] = {}
+    y: dict[tuple[int, int], pulp.LpVariable] = {}
     for p in partitions:
         if time.perf_counter() > started + time_limit:
             return late
