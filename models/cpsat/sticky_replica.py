@@ -33,6 +33,7 @@ from heuristics import sticky_replica as sticky_heuristic
 from models.cpsat.ranked import Ranked, add_hint, solve_ranked
 from models.options import SolveOptions, answer_of, ignoring
 from models.replica_data import (
+    OutOfTime,
     balanced_level1,
     build_answer,
     check_model_size,
@@ -131,10 +132,6 @@ def _replica_result(problem: PlacementProblem, replicas: np.ndarray) -> Result:
     return Result(problem, "sticky-replica", replicas)
 
 
-class _OutOfTime(Exception):
-    """The time limit ran out while the model was being built."""
-
-
 @dataclass
 class _Model:
     """The CP-SAT model of one solve while it is built: its variables by key and its deadline."""
@@ -151,7 +148,7 @@ class _Model:
 
     def check_time(self) -> None:
         if time.perf_counter() > self.deadline:
-            raise _OutOfTime
+            raise OutOfTime
 
     def add_placements(self) -> None:
         """``x`` and ``y``: each partition on exactly its replication factor of brokers, one leader
@@ -320,7 +317,7 @@ def _solve(
         if hint is not None:
             built.add_hint(hint)
         built.check_time()
-    except _OutOfTime:
+    except OutOfTime:
         return _late(problem, hint, target, balanced, info)
     ranked = solve_ranked(
         built.model, objectives, options, started=started, complete_hint=target is not None
@@ -347,7 +344,7 @@ def _build(
     target: tuple[int, int, int] | None,
     level2_optimum: int | None,
 ) -> list[cp_model.LinearExprT]:
-    """Build the model; its objectives, most important first (:class:`_OutOfTime` past the
+    """Build the model; its objectives, most important first (:class:`OutOfTime` past the
     deadline)."""
     problem, model = built.problem, built.model
     built.add_placements()
