@@ -8,12 +8,29 @@ variable's value from its solution.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from problems import GroupProblem, PlacementProblem, Result, Status
+
+
+class OutOfTime(Exception):
+    """The time limit ran out while a model was being built."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """The moment (``time.perf_counter()``) a solve's time limit runs out."""
+
+    at: float
+
+    def check(self) -> None:
+        """Raise :class:`OutOfTime` once the deadline has passed (while a model is built)."""
+        if time.perf_counter() > self.at:
+            raise OutOfTime
 
 
 @dataclass

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any, Protocol
 
 import heuristics.cooperative_sticky
@@ -65,21 +66,22 @@ class FrontierBackend(Backend, Protocol):
 
 @dataclass(frozen=True)
 class Heuristic:
-    """A heuristic's ``assign(problem, ...)`` reached through the one runner signature.
+    """A heuristic module's ``assign(problem, ...)`` reached through the one runner signature.
 
-    ``assign`` gets ``variant`` when one is asked for, and each option named in ``keywords`` (e.g.
-    ``kafka-default``'s ``seed`` and ``start_index``) by name; the heuristics keep their own
-    direct-call signatures, documented where they are written.
+    ``assign`` (looked up at each call) gets ``variant`` when one is asked for, and each option
+    named in ``keywords`` (e.g. ``kafka-default``'s ``seed`` and ``start_index``) by name; the
+    heuristics keep their own direct-call signatures, documented where they are written.
     """
 
-    assign: Callable[..., Result]
+    module: ModuleType
     keywords: tuple[str, ...] = ()
 
     def solve(self, problem: Any, options: SolveOptions, /) -> Result:
-        """``assign(problem, [variant=...], **keywords)``."""
+        """``module.assign(problem, [variant=...], **keywords)``."""
         passed: dict[str, Any] = {} if options.variant is None else {"variant": options.variant}
         passed.update({name: getattr(options, name) for name in self.keywords})
-        return self.assign(problem, **passed)
+        result: Result = self.module.assign(problem, **passed)
+        return result
 
 
 @dataclass(frozen=True)
@@ -117,13 +119,13 @@ class RunnerEntry:
 
 
 def heuristic(
-    assign: Callable[..., Result],
+    module: ModuleType,
     variants: tuple[str | None, ...] = (None,),
     uses: tuple[str, ...] = (),
     takes: tuple[str, ...] = (),
 ) -> RunnerEntry:
-    """The entry of a heuristic module's ``assign``: ``uses`` and ``takes`` are passed to it by name."""
-    adapter = Heuristic(assign, (*uses, *takes))
+    """The entry of a heuristic module: ``uses`` and ``takes`` are passed to its ``assign`` by name."""
+    adapter = Heuristic(module, (*uses, *takes))
     return RunnerEntry(lambda: adapter, variants, uses, takes)
 
 
@@ -249,44 +251,44 @@ def flow_sticky_replica() -> FrontierBackend:
 
 # fmt: off
 STRATEGIES: dict[str, Strategy] = {
-    "range": Strategy("group", "sticky", heuristic(heuristics.range.assign)),
-    "roundrobin": Strategy("group", "sticky", heuristic(heuristics.roundrobin.assign)),
+    "range": Strategy("group", "sticky", heuristic(heuristics.range)),
+    "roundrobin": Strategy("group", "sticky", heuristic(heuristics.roundrobin)),
     "sticky": Strategy(
         "group", "sticky",
-        heuristic(heuristics.sticky.assign, (None, "kafka-12464", "kafka-9987")),
+        heuristic(heuristics.sticky, (None, "kafka-12464", "kafka-9987")),
         {"cpsat": RunnerEntry(cpsat_sticky, uses=CPSAT),
          "mip": RunnerEntry(mip_sticky, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_sticky)},
         baselines=("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")),
     "cooperative-sticky": Strategy(
-        "group", "sticky", heuristic(heuristics.cooperative_sticky.assign)),
+        "group", "sticky", heuristic(heuristics.cooperative_sticky)),
     "rack-aware": Strategy(
-        "group", "rack-aware", heuristic(heuristics.rack_aware.assign),
+        "group", "rack-aware", heuristic(heuristics.rack_aware),
         {"cpsat": RunnerEntry(cpsat_rack_aware, uses=CPSAT),
          "mip": RunnerEntry(mip_rack_aware, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_rack_aware)},
         baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",
-        heuristic(heuristics.lag_aware.assign, (None, "cumulative", "sticky", "differencing")),
+        heuristic(heuristics.lag_aware, (None, "cumulative", "sticky", "differencing")),
         {"cpsat": RunnerEntry(cpsat_lag_aware, (None, "sticky"), CPSAT),
          "mip": RunnerEntry(mip_lag_aware, (None, "sticky"), (*MIP, "hint"), ("backend",))},
         baselines=("range",)),
     "stream-join": Strategy(
         "group", "stream-join",
-        heuristic(heuristics.stream_join.assign),
+        heuristic(heuristics.stream_join),
         {"cpsat": RunnerEntry(cpsat_stream_join, uses=CPSAT),
          "mip": RunnerEntry(mip_stream_join, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_stream_join)},
         baselines=("range",)),
-    "uniform": Strategy("group", "sticky", heuristic(heuristics.uniform.assign)),
-    "server-range": Strategy("group", "sticky", heuristic(heuristics.server_range.assign)),
+    "uniform": Strategy("group", "sticky", heuristic(heuristics.uniform)),
+    "server-range": Strategy("group", "sticky", heuristic(heuristics.server_range)),
     "kafka-default": Strategy(
         "placement", "replica",
-        heuristic(heuristics.kafka_default.assign, uses=("seed",), takes=("start_index",))),
+        heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),
     "sticky-replica": Strategy(
         "placement", "replica",
-        heuristic(heuristics.sticky_replica.assign),
+        heuristic(heuristics.sticky_replica),
         {"cpsat": RunnerEntry(cpsat_sticky_replica, uses=CPSAT, takes=("max_moves", "beat"),
                               frontier=cpsat_sticky_replica),
          "mip": RunnerEntry(mip_sticky_replica, uses=MIP, takes=("backend", "max_moves", "beat"),

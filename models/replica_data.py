@@ -48,10 +48,6 @@ MODEL_PAIRS = {"CP-SAT": 500_000, "MIP": 20_000}
 NOT_SOLVED = "the time limit is spent"
 
 
-class OutOfTime(Exception):
-    """The time limit ran out while a replica model was being built."""
-
-
 def check_model_size(problem: PlacementProblem, backend: str) -> None:
     """Refuse (:class:`problems.ProblemError`) a cluster beyond ``MODEL_PAIRS`` partition x broker pairs."""
     pairs = problem.num_partitions * problem.num_brokers

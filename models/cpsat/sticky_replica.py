@@ -32,8 +32,8 @@ from ortools.sat.python import cp_model
 from heuristics import sticky_replica as sticky_heuristic
 from models.cpsat.ranked import Ranked, add_hint, solve_ranked
 from models.options import SolveOptions, answer_of, ignoring
+from models.ranked_outcome import OutOfTime
 from models.replica_data import (
-    OutOfTime,
     balanced_level1,
     build_answer,
     check_model_size,

@@ -19,8 +19,8 @@ import pulp
 
 from models.mip.ranked import Ranked, solve_ranked
 from models.options import SolveOptions
+from models.ranked_outcome import OutOfTime
 from models.replica_data import (
-    OutOfTime,
     build_answer,
     check_model_size,
     count_bounds,

@@ -67,9 +67,9 @@ def test_the_table_agrees_with_the_evaluators_catalogue():
 
 
 def _module(runner: RunnerEntry) -> str:
-    """The module a runner of the table reaches: an exact backend's, or a heuristic's ``assign``'s."""
+    """The module a runner of the table reaches: an exact backend's, or a heuristic's."""
     loaded = runner.load()
-    return loaded.__name__ if isinstance(loaded, ModuleType) else loaded.assign.__module__
+    return loaded.__name__ if isinstance(loaded, ModuleType) else loaded.module.__name__
 
 
 def test_every_runner_loads_with_the_one_signature():
