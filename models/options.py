@@ -11,7 +11,7 @@ are refused by the registry, with a one-line usage error, where a runner does no
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
@@ -33,9 +33,8 @@ PARTICULAR = ("backend", "max_moves", "beat", "start_index")
 class SolveOptions:
     """What a caller asks of one solve, whatever the strategy and the solver.
 
-    An option left at its default asks for nothing; one set to another value is a request, which
-    a runner either honours or names in its result's ``info["ignored_options"]``
-    (:meth:`requested`).
+    The common options a caller gives are its request (:meth:`requested`): a runner either
+    honours each or names it in its result's ``info["ignored_options"]``.
 
     Attributes
     ----------
@@ -69,6 +68,9 @@ class SolveOptions:
           moves that reach it);
         * ``start_index``: ``kafka-default``'s start index and replica shift, fixed as Kafka's own
           tests fix them (its output then equals Kafka's).
+    given
+        The common options the caller gave, by name (:meth:`of` records them); ``None``: those
+        set to something other than their default.
     """
 
     time_limit: float = DEFAULT_TIME_LIMIT
@@ -78,28 +80,28 @@ class SolveOptions:
     hint: Result | None = None
     variant: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    given: frozenset[str] | None = None
 
     @classmethod
-    def of(
-        cls,
-        *,
-        variant: str | None = None,
-        time_limit: float | None = None,
-        workers: int | None = None,
-        seed: int | None = 0,
-        log: bool = False,
-        hint: Result | None = None,
-        **extra: Any,
-    ) -> SolveOptions:
-        """Options by keyword, the particular ones (``max_moves=...``) too; ``None``: not given."""
+    def of(cls, **keywords: Any) -> SolveOptions:
+        """Options by keyword: the fields above and the particular options (``max_moves=...``).
+
+        A keyword given as ``None`` is not given: its default (``seed=None`` is kept: drawn where
+        a runner draws one, 0 for the solvers).  The common options given otherwise are the
+        request, recorded in ``given`` (:meth:`requested`).
+        """
+        common = {name: keywords.pop(name) for name in COMMON if name in keywords}
+        variant = keywords.pop("variant", None)
+        time_limit, workers, log = (common.get(n) for n in ("time_limit", "workers", "log"))
         return cls(
-            time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
-            workers=1 if workers is None else workers,
-            seed=seed,
-            log=log,
-            hint=hint,
+            time_limit=DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit),
+            workers=1 if workers is None else int(workers),
+            seed=common.get("seed", 0),
+            log=bool(log),
+            hint=common.get("hint"),
             variant=variant,
-            extra={name: value for name, value in extra.items() if value is not None},
+            extra={name: value for name, value in keywords.items() if value is not None},
+            given=frozenset(name for name, value in common.items() if value is not None),
         )
 
     @property
@@ -137,14 +139,15 @@ class SolveOptions:
         return replace(self, extra={k: v for k, v in merged.items() if v is not None})
 
     def requested(self) -> list[str]:
-        """The common options set to something other than their default (``None`` counts as unset)."""
+        """The common options asked for, in :data:`COMMON` order: those in ``given`` (without it,
+        those set to something other than their default)."""
+        if self.given is not None:
+            return [name for name in COMMON if name in self.given]
         defaults = SolveOptions()
         return [
-            f.name
-            for f in fields(self)
-            if f.name in COMMON
-            and getattr(self, f.name) is not None
-            and getattr(self, f.name) != getattr(defaults, f.name)
+            name
+            for name in COMMON
+            if getattr(self, name) is not None and getattr(self, name) != getattr(defaults, name)
         ]
 
     def start(

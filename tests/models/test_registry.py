@@ -166,8 +166,11 @@ def test_solve_names_the_common_options_a_runner_does_not_use():
     mip = models.solve(problem, "stream-join", "mip", time_limit=5, workers=2, seed=1)
     assert mip.status == "optimal" and mip.info["ignored_options"] == ["workers"]
     assert "ignored_options" not in models.solve(problem, "stream-join", "cpsat", workers=2).info
-    # The defaults ask for nothing: given explicitly, nothing is named.
-    assert "ignored_options" not in models.solve(problem, "stream-join", "flow", workers=1).info
+    # An option given is a request even at its default value; one not given asks for nothing.
+    assert models.solve(problem, "stream-join", "heuristic", time_limit=10).info[
+        "ignored_options"
+    ] == ["time_limit"]
+    assert "ignored_options" not in models.solve(problem, "stream-join", "flow").info
     with pytest.raises(
         UsageError, match="--backend is not an option of --strategy stream-join --solver cpsat"
     ):
