@@ -1,6 +1,6 @@
 """Benchmark: the exact rack-aware flow (models.flow.rack_aware) at Kafka's assignor benchmark size.
 
-Issue 14's target: the rack-aware flow proves optimality at 10,000 members x 10 partitions per
+Target: the rack-aware flow proves optimality at 10,000 members x 10 partitions per
 member x 1,000 topics within 5 s.  Groups are the ones of ``benchmarks/uniform.py`` (Kafka's JMH
 ``ServerSideAssignorBenchmark`` shape: homogeneous or heterogeneous in 5 buckets; ``full``, or
 ``incremental``: members ``0 .. M-2`` own a balanced answer for ``M - 1`` members, dealt partition

@@ -1,19 +1,6 @@
-"""Offsets snapshots (DESIGN.md section 5, ``rebalance-lab lags``): read into rows of text, checked later.
+"""Offsets snapshots (docs/cli/index.md, ``rebalance-lab lags``): read into rows of text, checked later.
 
-Snapshots (one row per group, topic and partition, many groups at once):
-
-* CSV with a header ``group,topic,partition,committed_offset,log_start_offset,log_end_offset``
-  (an empty ``committed_offset`` or ``log_start_offset`` is missing);
-* Parquet (``.parquet`` / ``.pq``) with the same columns;
-* the text table ``kafka-consumer-groups --describe`` prints (columns GROUP
-  TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID,
-  ``-`` for a missing value; the ``LAG`` column is recomputed).  It has no log
-  start offset (see :mod:`problems.lags` for what that means for a lag).
-
-:func:`read_snapshot` checks the shape (columns, fields per row, a group on
-every row: the Spark job's key); the values are checked by
-:func:`problems.lags.group_lags`.  Errors name the file, the line (row, for
-Parquet) and the field.  Imports pandas (and pyarrow for Parquet), not Spark.
+Step by step, with its sources and where it follows Kafka: docs/strategies/lag-aware.md.
 """
 
 from __future__ import annotations
@@ -36,6 +23,9 @@ DESCRIBE = {
     "committed_offset": "CURRENT-OFFSET",
     "log_end_offset": "LOG-END-OFFSET",
 }
+
+#: One snapshot row as read: the line number, then each of :data:`COLUMNS` as text or ``None``.
+Row = list[int | str | None]
 
 
 def read_snapshot(path: str | Path) -> pd.DataFrame:
@@ -70,7 +60,7 @@ def _grouped(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame
 
 
-def _read_csv(text: str, path: Path) -> list[list]:
+def _read_csv(text: str, path: Path) -> list[Row]:
     reader = csv.reader(text.splitlines())
     header = None
     rows = []
@@ -98,14 +88,13 @@ def _read_csv(text: str, path: Path) -> list[list]:
     return rows
 
 
-def _read_describe(text: str, path: Path) -> list[list]:
+def _read_describe(text: str, path: Path) -> list[Row]:
     header = None
-    rows = []
+    rows: list[Row] = []
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
-        if not fields or line.startswith(
-            "Consumer group "
-        ):  # blank, or "... has no active members."
+        # Blank, or "Consumer group ... has no active members."
+        if not fields or line.startswith("Consumer group "):
             continue
         if fields[0] == "GROUP":
             header = fields
@@ -140,7 +129,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return _grouped(frame, path)
 
 
-def _text(value) -> str | None:
+def _text(value: object) -> str | None:
     """A Parquet cell as the text a CSV would hold (integral floats as integers)."""
     if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
         return None

@@ -1,4 +1,4 @@
-"""Every proven bound is at most the best known value, for every exact backend that reports one (issue 13).
+"""Every proven bound is at most the best known value, for every exact backend that reports one.
 
 For each family, every exact backend answers under a short time limit (so some stop at ``feasible``
 with a bound below their answer) and every heuristic answers too; the best known value is the

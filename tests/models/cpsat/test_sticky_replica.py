@@ -1,6 +1,6 @@
 """CP-SAT specifics of the exact replica model.
 
-The shared behaviour is tests/models/test_sticky_replica_backends.py.
+The behaviour every backend shares is tested in tests/models/test_sticky_replica_backends.py.
 """
 
 from __future__ import annotations
