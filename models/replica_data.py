@@ -98,6 +98,16 @@ def target_levels(problem: PlacementProblem, placement: ArrayLike) -> tuple[int,
     return level1, level2, level3
 
 
+def read_answer(
+    problem: PlacementProblem, holds: Callable[[int, int], bool], leads: Callable[[int, int], bool]
+) -> np.ndarray:
+    """The ``replicas`` array of a solved model: ``holds(p, b)`` and ``leads(p, b)`` read its ``x`` and ``y``."""
+    brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
+    held = [[b for b in brokers if holds(p, b)] for p in partitions]
+    leaders = [next((b for b in brokers if leads(p, b)), -1) for p in partitions]
+    return build_answer(problem, held, leaders)
+
+
 def build_answer(
     problem: PlacementProblem, holds: list[list[int]], leaders: list[int]
 ) -> np.ndarray:

@@ -19,11 +19,11 @@ from models.options import SolveOptions, answer_of, ignoring
 from models.ranked_outcome import OutOfTime
 from models.replica_data import (
     balanced_level1,
-    build_answer,
     check_model_size,
     count_bounds,
     original_sets,
     rack_count_bounds,
+    read_answer,
     secant_range,
     solve_frontier,
     target_levels,
@@ -224,10 +224,11 @@ class _Model:
 
     def answer(self, ranked: Ranked) -> np.ndarray:
         """The ``replicas`` array of the ranked solve's solution."""
-        brokers, partitions = range(self.problem.num_brokers), range(self.problem.num_partitions)
-        holds = [[b for b in brokers if ranked.value(self.x[p, b])] for p in partitions]
-        leaders = [next((b for b in brokers if ranked.value(self.y[p, b])), -1) for p in partitions]
-        return build_answer(self.problem, holds, leaders)
+        return read_answer(
+            self.problem,
+            lambda p, b: bool(ranked.value(self.x[p, b])),
+            lambda p, b: bool(ranked.value(self.y[p, b])),
+        )
 
 
 def _add_beat(

@@ -140,23 +140,6 @@ def test_every_option_is_honoured_or_a_usage_error(capsys, strategy):
                     assert json.loads(out)["ignored_options"] == [option]
 
 
-def test_kip_169_cumulative_is_a_usage_error_on_the_mip():
-    """Tests that lag-aware --solver mip --variant cumulative exits 2 naming the variants."""
-    status = main(
-        [
-            "assign",
-            "--strategy",
-            "lag-aware",
-            "--solver",
-            "mip",
-            "--variant",
-            "cumulative",
-            "examples/group/kip-169-three-lags.json",
-        ]
-    )
-    assert status == 2
-
-
 def test_solve_names_the_common_options_a_runner_does_not_use():
     """Tests models.solve directly: a time limit on the flow and workers on the MIP are accepted and
     named in info["ignored_options"]; a particular option a runner does not take is refused."""
