@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from experiments.experiment import load_experiment, load_suite
+from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
 from experiments.options import integer_in, seconds
 from experiments.pipeline import run_suite
@@ -27,8 +29,22 @@ def register(subcommands) -> None:
         "(scenario, strategy, solver) under OUT/results/, print the headline table and write an HTML report "
         "under OUT/report/ (Markdown and LaTeX beside it; `rebalance-lab report` renders them again).",
     )
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--suite", default="default", choices=SUITES, help="scenario suite (default: default)"
+    )
+    which.add_argument(
+        "--experiment",
+        metavar="FILE",
+        help="an experiment file (TOML: factors and levels crossed; `experiment show FILE`)",
+    )
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="[NAME=]MODULE:FUNCTION",
+        help="a researcher's strategy, run on the scenarios judged on its objective "
+        "(repeatable; those installed under rebalance_lab.strategies always run)",
     )
     parser.add_argument(
         "--master",
@@ -60,12 +76,14 @@ def register(subcommands) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
+    plugins = plugins_for([*experiment.plugins, *args.plugin])
     out = Path(args.out)
     check_writable(
         out
     )  # before any solving: a bad --out is exit 2 now, not a traceback after the run
     info = run_suite(
-        args.suite,
+        experiment,
         out,
         run_id=args.run_id,
         master=args.master,
@@ -73,10 +91,11 @@ def command(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         limit=args.limit,
         progress=not args.no_progress,
+        plugins=plugins,
     )
     print(
         f"run {info.run_id}: {info.computed} scenarios solved now, {info.skipped} already done, "
-        f"{info.scenarios} in suite {args.suite}; rows in {info.folder}",
+        f"{info.scenarios} in {experiment.name}; rows in {info.folder}",
         file=sys.stderr,
     )
     rows = load_results(info.folder)
@@ -94,6 +113,8 @@ def command(args: argparse.Namespace) -> int:
             "(listed above and in the report)",
             file=sys.stderr,
         )
-    report = write_report(rows, out / "report" / f"{args.suite}-{info.run_id}", str(info.folder))
+    report = write_report(
+        rows, out / "report" / f"{experiment.name}-{info.run_id}", str(info.folder)
+    )
     print(f"report: {report}", file=sys.stderr)
     return 0

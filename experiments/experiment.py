@@ -484,8 +484,14 @@ def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
 
 
 def _names(value: Any, where: str) -> list[str]:
+    from models.registry import SOLVERS, STRATEGIES
+
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise ProblemError(where, f"must be a non-empty list of names, got {_shown(value)}")
+    known, kind = (SOLVERS, "solver") if where.endswith("solvers") else (STRATEGIES, "strategy")
+    for i, name in enumerate(value):
+        if name not in known:
+            raise ProblemError(f"{where}[{i}]", f"not a {kind} ({', '.join(known)}), got {name!r}")
     return value
 
 
