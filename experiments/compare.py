@@ -77,7 +77,7 @@ def register(subcommands) -> None:
 
 def command(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
-    plugins = plugins_for([*experiment.plugins, *args.plugin])
+    plugins = plugins_for(args.plugin, experiment=experiment)
     out = Path(args.out)
     check_writable(
         out

@@ -121,7 +121,7 @@ def _duration(seconds: float) -> str:
 
 def command(args: argparse.Namespace) -> int:
     experiment = read(args.file)
-    plugins = plugins_for(args.plugin)
+    plugins = plugins_for(args.plugin, experiment=experiment)
     summary: dict[str, Any] = plan(experiment, plugins)
     cores = max(1, args.cores)
     summary["cores"] = cores

@@ -103,14 +103,27 @@ def resolve(spec: str, where: str = "--plugin") -> Plugin:
     return Plugin(name, target, judged_on)
 
 
-def plugins_for(specs: Iterable[str], *, entry_points: bool = True) -> list[Plugin]:
-    """The installed plugins (with ``entry_points``) and those ``specs`` name, each once by name."""
+def plugins_for(
+    specs: Iterable[str], *, experiment=None, entry_points: bool = True
+) -> list[Plugin]:
+    """The installed plugins (with ``entry_points``), the ``experiment`` file's and ``specs``
+    (``--plugin``), each once by name; a bad one is a :class:`ProblemError` naming where it is."""
+    named: list[tuple[str, str, str]] = []
+    if entry_points:
+        named += [(name, name, ENTRY_POINT_GROUP) for name in installed()]
+    if experiment is not None:
+        named += [
+            (spec, f"plugins[{i}]", experiment.source) for i, spec in enumerate(experiment.plugins)
+        ]
+    named += [(spec, "--plugin", "command line") for spec in specs]
     chosen: dict[str, Plugin] = {}
-    names = list(installed()) if entry_points else []
-    for spec in [*names, *specs]:
-        plugin = resolve(spec)
-        if chosen.get(plugin.name, plugin) != plugin:
-            raise ProblemError("--plugin", f"two plugins are named {plugin.name!r}")
+    for spec, where, source in named:
+        try:
+            plugin = resolve(spec, where)
+            if chosen.get(plugin.name, plugin) != plugin:
+                raise ProblemError(where, f"two plugins are named {plugin.name!r}")
+        except ProblemError as error:
+            raise error.with_source(source) from None
         chosen[plugin.name] = plugin
     return list(chosen.values())
 
