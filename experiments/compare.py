@@ -79,9 +79,8 @@ def command(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
     plugins = plugins_for(args.plugin, experiment=experiment)
     out = Path(args.out)
-    check_writable(
-        out
-    )  # before any solving: a bad --out is exit 2 now, not a traceback after the run
+    # Before any solving: a bad --out is exit 2 at once, not a traceback after the run.
+    check_writable(out)
     info = run_suite(
         experiment,
         out,
