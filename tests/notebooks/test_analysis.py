@@ -30,3 +30,7 @@ def test_notebook_runs_on_smoke_results(smoke_run, monkeypatch):
     shown = "".join(o.get("data", {}).get("text/markdown", "") for o in outputs)
     assert all(plot.caption in shown for plot in PLOTS.values())   # the report's captions, same functions
     assert shown.count("### ") >= 4 + len(PLOTS)                     # a headline table per objective
+    # faceted by what the smoke rows vary (patterns, lags, racks, seeds), a table and a figure each
+    assert "factors varied: pattern, lags, replication, seed" in text
+    assert "### By subscription pattern" in shown
+    assert len(images) >= len(PLOTS) + 4
