@@ -46,7 +46,20 @@ JUDGED_ON = {
 #: Tiers of an experiment: where it is meant to run (the estimate of ``experiment show``).
 TIERS = ("smoke", "gate", "default", "scale")
 #: Scenario factors, in the order a block crosses those it leaves out (one level: the default).
-SCENARIO_FACTORS = ("judged_on", "churn", "size", "seed", "pattern", "lags", "racks")
+#: A group's ``partitions``, ``members`` and ``topics`` may be factors of their own instead of ``size``.
+SCENARIO_FACTORS = (
+    "judged_on",
+    "churn",
+    "size",
+    "partitions",
+    "members",
+    "topics",
+    "seed",
+    "pattern",
+    "lags",
+    "racks",
+)
+SIZE_PARTS = ("partitions", "members", "topics")
 #: Run factors: how each scenario is solved.  Varied across an experiment, they are part of the
 #: scenario id (``~time_limit=2``), so each level is a scenario of its own with its own reference.
 RUN_FACTORS = ("time_limit", "options")
@@ -262,9 +275,15 @@ def _level_text(value: Any) -> str:
 def _block(block: dict[str, Any], where: str) -> Iterable[tuple[Scenario, dict[str, Any]]]:
     """The scenarios of one block, with the run settings each is solved with."""
     _known(block, BLOCK_KEYS, where)
-    for required in ("judged_on", "churn", "size", "seed"):
+    for required in ("judged_on", "churn", "seed"):
         if required not in block:
             raise ProblemError(f"{where}.{required}", "is required")
+    parts = [k for k in SIZE_PARTS if k in block]
+    if "size" in block and parts:
+        raise ProblemError(f"{where}.{parts[0]}", "give size, or partitions, members and topics")
+    if "size" not in block and len(parts) < len(SIZE_PARTS):
+        missing = next(k for k in ("size", *SIZE_PARTS) if k not in block)
+        raise ProblemError(f"{where}.{missing}", "is required")
     levels = {
         key: _levels(key, block[key], f"{where}.{key}")
         for key in block
@@ -288,6 +307,13 @@ def _block(block: dict[str, Any], where: str) -> Iterable[tuple[Scenario, dict[s
         point = {k: v for part in combination for k, v in part.items()}
         if any(all(point[k] in allowed for k, allowed in rule.items()) for rule in excluded):
             continue
+        if "size" not in point:
+            point["size"] = [point[k] for k in SIZE_PARTS]
+            if point["topics"] > point["partitions"]:
+                raise ProblemError(
+                    where,
+                    f"more topics ({point['topics']}) than partitions ({point['partitions']})",
+                )
         yield _scenario(family, point), _run(point, selections)
 
 
@@ -394,6 +420,10 @@ def _level(name: str, value: Any, where: str) -> Any:
         if name == "judged_on" and value not in JUDGED_ON:
             raise ProblemError(where, f"must be one of {', '.join(JUDGED_ON)}, got {value!r}")
         return value
+    if name in SIZE_PARTS:
+        if type(value) is not int or value <= 0:
+            raise ProblemError(where, f"must be an integer > 0, got {_shown(value)}")
+        return value
     if name in ("seed", "racks"):
         if type(value) is not int or value < 0:
             raise ProblemError(where, f"must be an integer >= 0, got {_shown(value)}")
@@ -428,7 +458,7 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
         "lags": LAGS,
     }
     if family == "placement":
-        for name in ("pattern", "lags", "racks"):
+        for name in ("pattern", "lags", "racks", *SIZE_PARTS):
             if name in levels:
                 raise ProblemError(
                     f"{where}.{name}", "is a consumer-group factor; this block is placements"
@@ -440,7 +470,7 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
                     f"{where}.{name}[{i}]", f"must be one of {', '.join(choices)}, got {value!r}"
                 )
     numbers = 3 if family == "group" else 4
-    for i, size in enumerate(levels["size"]):
+    for i, size in enumerate(levels.get("size", [])):
         if len(size) != numbers:
             shape = (
                 "[partitions, members, topics]"

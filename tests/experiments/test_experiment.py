@@ -233,3 +233,38 @@ def test_missing_name_and_a_missing_file(tmp_path, capsys):
     assert capsys.readouterr().err == f"error: {path}: name: is required\n"
     assert main(["experiment", "show", str(tmp_path / "absent.toml")]) == 2
     assert "absent.toml: cannot read the file" in capsys.readouterr().err
+
+
+def test_partitions_members_and_topics_as_factors_of_their_own(tmp_path, capsys):
+    """Tests the group sizes as three factors (a benchmark grid), and the Kafka grid file's size."""
+    path = write(
+        tmp_path,
+        HEAD
+        + """
+[[scenarios]]
+judged_on = "sticky"
+churn = "fresh"
+members = [3, 5]
+topics = [2, 4]
+partitions = 12
+seed = 1
+""",
+    )
+    ids = [s.scenario_id for s in load_experiment(path).scenarios]
+    assert ids == [
+        "sticky/fresh/equal-zero/p12-m3-t2/s1",
+        "sticky/fresh/equal-zero/p12-m3-t4/s1",
+        "sticky/fresh/equal-zero/p12-m5-t2/s1",
+        "sticky/fresh/equal-zero/p12-m5-t4/s1",
+    ]
+    path.write_text(path.read_text().replace("partitions = 12", "partitions = 3"))
+    assert main(["experiment", "show", str(path)]) == 2
+    assert "scenarios[0]: more topics (4) than partitions (3)" in capsys.readouterr().err
+    path.write_text(path.read_text().replace("partitions = 3", "size = [12, 3, 2]"))
+    assert main(["experiment", "show", str(path)]) == 2
+    assert "scenarios[0].members: give size, or partitions, members and topics" in (
+        capsys.readouterr().err
+    )
+    assert main(["experiment", "show", "kafka-benchmark-grid", "--json"]) == 0
+    grid = json.loads(capsys.readouterr().out)
+    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 960, 20000)
