@@ -115,6 +115,10 @@ class Experiment:
     source: str = ""
     blocks: int = field(default=0)
 
+    def stamp(self, rows):
+        """``rows`` (a result DataFrame) marked as this experiment's: its name and file digest."""
+        return rows.assign(experiment=self.name, experiment_digest=self.digest)
+
     @property
     def varied(self) -> list[str]:
         """The factors with more than one level: what the report and the notebook facet by."""

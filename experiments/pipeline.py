@@ -141,9 +141,7 @@ def run_suite(
                 rows = tasks.mapInPandas(
                     _solve_batches(time_limit), schema=RESULT_SCHEMA
                 ).toPandas()
-                rows["experiment"] = experiment.name
-                rows["experiment_digest"] = experiment.digest
-                write_batch(folder, rows)
+                write_batch(folder, experiment.stamp(rows))
                 bar.update(len(batch))
             bar.close()
         return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
