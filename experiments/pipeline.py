@@ -18,7 +18,7 @@ from experiments.experiment_plugins import Plugin, with_plugins
 from experiments.results import done_scenarios, new_run_id, results_folder, write_batch
 from experiments.run_lock import hold
 from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
-from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_session
+from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_job
 from problems import ProblemError
 
 _SPARK_TYPES = {
@@ -40,6 +40,8 @@ class RunInfo:
     scenarios: int
     computed: int
     skipped: int
+    #: What resuming found odd (damaged batches set aside), one line each.
+    notes: tuple[str, ...] = ()
 
 
 def _solve_batches(time_limit: float):
@@ -53,11 +55,13 @@ def _solve_batches(time_limit: float):
 
 def _check_same_file(folder: Path, experiment: Experiment) -> None:
     """A run resumed from another version of its experiment file is refused (its rows would mix)."""
-    for path in sorted(folder.glob("*.parquet"))[:1]:
-        schema = pq.read_schema(path)
-        if "experiment_digest" not in schema.names:
-            return
-        found = set(pq.read_table(path, columns=["experiment_digest"]).column(0).to_pylist())
+    for path in sorted(folder.glob("*.parquet")):
+        try:
+            if "experiment_digest" not in pq.read_schema(path).names:
+                return  # written before rows carried their experiment's digest
+            found = set(pq.read_table(path, columns=["experiment_digest"]).column(0).to_pylist())
+        except (OSError, ValueError):  # a damaged batch: the store sets it aside (results.py)
+            continue
         found.discard(None)
         if found and found != {experiment.digest}:
             raise ProblemError(
@@ -66,6 +70,7 @@ def _check_same_file(folder: Path, experiment: Experiment) -> None:
                 f"(digest {found.pop()}, now {experiment.digest}); start a new run",
                 experiment.source,
             )
+        return
 
 
 def run_suite(
@@ -115,33 +120,38 @@ def run_suite(
     with hold(folder):  # one writer per run (a second one: ProblemError, exit 2)
         _check_same_file(folder, experiment)
         scenarios = with_plugins(experiment.scenarios, plugins or [])
-        done = done_scenarios(folder)
+        notes: list[str] = []
+        done = done_scenarios(folder, notes)
         pending = [s for s in scenarios if s.scenario_id not in done]
         if limit is not None:
             pending = pending[:limit]
         time_limit = experiment.time_limit if time_limit is None else time_limit
         if pending:
-            spark = spark_session(master, app_name=f"rebalance-lab compare {suite_name}")
-            cores = default_parallelism(spark)
-            batch_size = batch_size or 16 * cores
-            # Largest scenarios first, so the long tasks do not trail at the end.
-            pending.sort(key=lambda s: -s.size)
-            bar = tqdm(
-                total=len(scenarios),
-                initial=len(done),
-                desc=f"{suite_name} {run_id}",
-                unit="scenario",
-                disable=not progress,
-            )
-            for start in range(0, len(pending), batch_size):
-                batch = pending[start : start + batch_size]
-                # One scenario per task: Spark hands tasks to whichever core is free, so a long
-                # scenario does not hold back the short ones queued behind it in the same task.
-                tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
-                rows = tasks.mapInPandas(
-                    _solve_batches(time_limit), schema=RESULT_SCHEMA
-                ).toPandas()
-                write_batch(folder, experiment.stamp(rows))
-                bar.update(len(batch))
-            bar.close()
-        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
+            # Spark's start or its job failing: one line naming Spark's log (exit 2); the progress
+            # bar stays on the terminal.
+            with spark_job(
+                str(folder), master, f"rebalance-lab compare {suite_name}", quiet=False
+            ) as spark:
+                cores = default_parallelism(spark)
+                batch_size = batch_size or 16 * cores
+                # Largest scenarios first, so the long tasks do not trail at the end.
+                pending.sort(key=lambda s: -s.size)
+                bar = tqdm(
+                    total=len(scenarios),
+                    initial=len(done),
+                    desc=f"{suite_name} {run_id}",
+                    unit="scenario",
+                    disable=not progress,
+                )
+                for start in range(0, len(pending), batch_size):
+                    batch = pending[start : start + batch_size]
+                    # One scenario per task: Spark hands tasks to whichever core is free, so a long
+                    # scenario does not hold back the short ones queued behind it in the same task.
+                    tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
+                    rows = tasks.mapInPandas(
+                        _solve_batches(time_limit), schema=RESULT_SCHEMA
+                    ).toPandas()
+                    write_batch(folder, experiment.stamp(rows))
+                    bar.update(len(batch))
+                bar.close()
+        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done), tuple(notes))
