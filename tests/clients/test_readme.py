@@ -1,7 +1,8 @@
 """The "Use it with a real cluster" commands of docs/live-clusters.md, run against the live KRaft cluster.
 
 Every ``$ command`` of that section's code blocks runs in order (``$B`` is the test cluster's
-address; ``kafka`` is the README's own definition, Kafka's tools from the Maven-resolved release;
+address, ``$S`` its SASL_SSL listener's, ``$CA`` the certificate that listener presents;
+``kafka`` is the README's own definition, Kafka's tools from the Maven-resolved release;
 ``rebalance-lab`` runs in this process; ``cat`` reads the file), exits 0 unless it prints an
 ``error:`` line (exit 2), and prints the lines the README shows under it.  The README's Python
 block starts the live group ``shop`` (consumer ``east``, then ``west`` on rack ``r2`` once ``east``
@@ -175,11 +176,15 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
     definition = KAFKA.search(readme)
     assert definition, "the README defines `kafka() { java -cp '...' \"$@\"; }`"
     jars = str(ROOT / definition.group(2))
-    shell = f"""kafka() {{ java {" ".join(JVM)} -cp '{jars}' "$@"; }}; B={server}; """
+    shell = (
+        f"""kafka() {{ java {" ".join(JVM)} -cp '{jars}' "$@"; }}; B={server}; """
+        f"S={kafka_cluster.secure_bootstrap}; CA={kafka_cluster.ca_file}; "
+    )
     monkeypatch.chdir(tmp_path)
     blocks = readme_blocks()
-    assert [language for language, _ in blocks] == ["", "", "python", "", ""]
+    assert [language for language, _ in blocks] == ["", "", "python", "", "", ""]
     shop = Shop(blocks[2][1], server)
+    variables = {"$B": server, "$S": kafka_cluster.secure_bootstrap}
     ran: list[str] = []
     differences: list[str] = []  # every command whose output differs, reported together
     try:
@@ -194,7 +199,7 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
                 started = time.monotonic()
                 deadline = started + 60
                 while True:
-                    status, printed = _run(command, shell, server, capsys, tmp_path)
+                    status, printed = _run(command, shell, variables, capsys, tmp_path)
                     if (
                         matches(expected, printed)
                         or "--verify" not in command
@@ -226,10 +231,15 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
     assert _read_counts(server, "orders", 6) == [100] * 6  # every message still readable
 
 
-def _run(command: str, shell: str, server: str, capsys, folder: Path) -> tuple[int, list[str]]:
-    """Exit status and printed lines (stderr, then stdout unless redirected) of one README command."""
+def _run(
+    command: str, shell: str, variables: dict[str, str], capsys, folder: Path
+) -> tuple[int, list[str]]:
+    """Exit status and printed lines (stderr, then stdout unless redirected) of one README command
+    (``variables``: ``$B`` and ``$S``, the cluster's addresses)."""
     if command.startswith("rebalance-lab "):
-        argv = shlex.split(command.replace("$B", server))[1:]
+        for name, value in variables.items():
+            command = command.replace(name, value)
+        argv = shlex.split(command)[1:]
         target = None
         if ">" in argv:
             argv, target = argv[: argv.index(">")], argv[argv.index(">") + 1]
