@@ -42,6 +42,7 @@ PROPERTIES = (
     "ssl.keystore.certificate.chain",
 )
 _WHITESPACE = " \t\f"
+_NAME = re.compile(r"[a-z][a-z0-9-]*(\.[a-z0-9-]+)+")  # the shape of Kafka's property names
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
 
@@ -164,6 +165,12 @@ def client_settings(properties: Mapping[str, str], source: str = "<properties>")
         message names the property (and ``source``), never a password.
     """
     for name in properties:
+        if name not in PROPERTIES and not _NAME.fullmatch(name):
+            raise ProblemError(
+                "",
+                "has a line that is no Kafka property (not shown: it could be a secret)",
+                source,
+            )
         if name not in PROPERTIES:
             raise ProblemError(
                 name,

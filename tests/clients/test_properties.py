@@ -181,6 +181,7 @@ def test_jks_and_pkcs12_are_refused_with_the_conversion(tmp_path):
     "properties, message",
     [
         ({"sasl.login.class": "x"}, "sasl.login.class: is not supported"),
+        ({"p4ss": ""}, "has a line that is no Kafka property (not shown: it could be a secret)"),
         ({"security.protocol": "TLS"}, "security.protocol: 'TLS' is not one of"),
         (
             {"security.protocol": "SASL_SSL", "sasl.jaas.config": _jaas()},
