@@ -61,9 +61,8 @@ def register(subcommands) -> None:
 
 def command(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    check_writable(
-        out
-    )  # before any solving: a bad --out is exit 2 now, not a traceback after the run
+    # Before any solving: a bad --out is exit 2 at once, not a traceback after the run.
+    check_writable(out)
     info = run_suite(
         args.suite,
         out,

@@ -24,6 +24,9 @@ DESCRIBE = {
     "log_end_offset": "LOG-END-OFFSET",
 }
 
+#: One snapshot row as read: the line number, then each of :data:`COLUMNS` as text or ``None``.
+Row = list[int | str | None]
+
 
 def read_snapshot(path: str | Path) -> pd.DataFrame:
     """Read a snapshot into strings: ``line`` plus :data:`COLUMNS` (``None`` where missing).
@@ -57,7 +60,7 @@ def _grouped(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame
 
 
-def _read_csv(text: str, path: Path) -> list[list]:
+def _read_csv(text: str, path: Path) -> list[Row]:
     reader = csv.reader(text.splitlines())
     header = None
     rows = []
@@ -85,14 +88,13 @@ def _read_csv(text: str, path: Path) -> list[list]:
     return rows
 
 
-def _read_describe(text: str, path: Path) -> list[list]:
+def _read_describe(text: str, path: Path) -> list[Row]:
     header = None
-    rows = []
+    rows: list[Row] = []
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
-        if not fields or line.startswith(
-            "Consumer group "
-        ):  # blank, or "... has no active members."
+        # Blank, or "Consumer group ... has no active members."
+        if not fields or line.startswith("Consumer group "):
             continue
         if fields[0] == "GROUP":
             header = fields
@@ -127,7 +129,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return _grouped(frame, path)
 
 
-def _text(value) -> str | None:
+def _text(value: object) -> str | None:
     """A Parquet cell as the text a CSV would hold (integral floats as integers)."""
     if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
         return None
