@@ -9,7 +9,7 @@ import os
 import re
 import ssl
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -385,7 +385,7 @@ def _conversion(store: str, location: str, kind: str, data: bytes) -> str:
     )
 
 
-def _pem_blocks(text: str):
+def _pem_blocks(text: str) -> Iterator[re.Match[str]]:
     return _PEM.finditer(text)
 
 
