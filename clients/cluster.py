@@ -83,9 +83,16 @@ class _Failures(logging.Handler):
     def reason(self, error: Exception, timeout: float, settings: Mapping[str, Any] | None) -> str:
         """Why no admin client connected, in one line (never the credentials themselves)."""
         seen = " ".join(self.messages) + f" {type(error).__name__} {error}"
+        mechanism = (settings or {}).get("sasl_mechanism")
         if "SaslAuthenticationFailedError" in seen:
-            mechanism = (settings or {}).get("sasl_mechanism")
             return f"the cluster refused the credentials ({mechanism} authentication failed)"
+        if mechanism and "socket disconnected" in seen:
+            # kafka-python drops the broker's authentication error when the broker's close arrives
+            # in the same read: a closed connection during SASL is that refusal
+            return (
+                f"the cluster refused the credentials ({mechanism}: the broker closed the "
+                "connection while authenticating)"
+            )
         if "CERTIFICATE_VERIFY_FAILED" in seen or "certificate verify failed" in seen:
             return (
                 "the TLS handshake failed: the broker's certificate is not trusted "

@@ -5,6 +5,7 @@ Details: docs/live-clusters.md.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import ssl
@@ -55,6 +56,41 @@ class Secret(str):
 
     def __repr__(self) -> str:
         return "'******'"
+
+
+class _Redact(logging.Filter):
+    """Replaces the passwords of :data:`_SECRETS` in kafka-python's log records by ``******``
+    (at debug level it logs the bytes it sends: SASL PLAIN's carry the password)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = message
+        for secret in _SECRETS:
+            for form in {secret, repr(secret.encode())[2:-1]}:
+                redacted = redacted.replace(form, "******")
+        if redacted != message:
+            record.msg, record.args = redacted, ()
+        return True
+
+
+_SECRETS: set[str] = set()
+_REDACT = _Redact()
+
+
+def secret(password: str) -> Secret:
+    """``password`` as a :class:`Secret`, also left out of kafka-python's log from now on."""
+    import kafka.admin  # noqa: F401 - kafka-python's modules create their loggers on import
+    import kafka.consumer  # noqa: F401
+    import kafka.producer  # noqa: F401
+
+    if password:
+        _SECRETS.add(str(password))
+    for name in list(logging.Logger.manager.loggerDict):
+        if name == "kafka" or name.startswith("kafka."):
+            logger = logging.getLogger(name)
+            if _REDACT not in logger.filters:
+                logger.addFilter(_REDACT)
+    return Secret(password)
 
 
 # ------------------------------------------------------------- properties
@@ -231,7 +267,7 @@ def _sasl(properties: Mapping[str, str], source: str) -> dict[str, Any]:
     return {
         "sasl_mechanism": mechanism,
         "sasl_plain_username": options["username"],
-        "sasl_plain_password": Secret(options["password"]),
+        "sasl_plain_password": secret(options["password"]),
     }
 
 

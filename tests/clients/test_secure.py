@@ -115,7 +115,7 @@ def test_no_credential_is_printed(kafka_cluster, lagged, capsys, caplog, tmp_pat
     --out, --report, kafka-python's debug log): the password appears in no output, log or file."""
     group, topic = lagged
     password = USERS["admin"]
-    right = kafka_cluster.client_properties("admin", "SCRAM-SHA-512")
+    right = kafka_cluster.client_properties("admin", "PLAIN")  # PLAIN sends the password itself
     wrong = tmp_path / "wrong.properties"
     wrong.write_text(right.read_text().replace(password, password + "-wrong"))
     nowhere = f"127.0.0.1:{free_ports(1)[0]}"
@@ -143,7 +143,9 @@ def test_no_credential_is_printed(kafka_cluster, lagged, capsys, caplog, tmp_pat
                 assert err.startswith(f"error: {server}: {refused}"), err
             else:
                 assert status == 0, err
-    assert "Starting KafkaAdminClient with configuration" in caplog.text  # the debug log was on
+    # the debug log was on, with the PLAIN authentication's bytes
+    assert "Starting KafkaAdminClient with configuration" in caplog.text
+    assert "SaslAuthenticateRequest" in caplog.text and "\\x00admin\\x00******" in caplog.text
     written = "".join(path.read_text() for path in tmp_path.glob("*.json"))
     assert len(list(tmp_path.glob("*.json"))) == 3
     for text in (*printed, caplog.text, written):
