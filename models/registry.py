@@ -137,6 +137,7 @@ STRATEGIES: dict[str, Strategy] = {
         baselines=("range",)),
     "uniform": Strategy("group", "sticky", Runner("heuristics.uniform:assign")),
     "server-range": Strategy("group", "sticky", Runner("heuristics.server_range:assign")),
+    "share": Strategy("group", "share", Runner("heuristics.share:assign")),
     "kafka-default": Strategy(
         "placement", "replica", Runner("heuristics.kafka_default:assign", options=("seed", "start_index"))),
     "sticky-replica": Strategy(

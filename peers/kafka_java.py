@@ -63,6 +63,8 @@ CLIENT_ASSIGNORS = {
     "sticky": "org.apache.kafka.clients.consumer.StickyAssignor",
     "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
 }
+#: KIP-932's share-group assignor (``group.share.assignors``' default, ``simple``).
+SHARE_ASSIGNOR = "org.apache.kafka.coordinator.group.assignor.SimpleAssignor"
 SERVER_ASSIGNORS = {
     "uniform": "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
     "range": "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
@@ -286,11 +288,15 @@ def server_input(problem: GroupProblem, partition_racks=None):
     """
     from heuristics.server_input import current_claims
 
+    return _group_spec(problem, *current_claims(problem), partition_racks)
+
+
+def _group_spec(problem: GroupProblem, claim_member, claim_partition, partition_racks=None):
+    """:func:`server_input` with the members' current assignments given as claims."""
     peers = start()
     if partition_racks is None:
         partition_racks = problem.partition_rack_lists
     ids = _topic_ids(problem)
-    claim_member, claim_partition = current_claims(problem)
     topic = problem.partition_topic[claim_partition]
     distinct: dict[int, int] = {}  # members share subscription tuples: each crosses once
     lists = []
@@ -359,6 +365,41 @@ def time_server_assign(
     instance = jpype.JClass(SERVER_ASSIGNORS[assignor])()
     seconds = [float(s) for s in peers.timeServer(instance, spec, describer, warmups, runs)]
     return server_owners(problem, instance.assign(spec, describer)), seconds, built
+
+
+# ------------------------------------------------------------------ KIP-932 share groups
+
+
+def share_input(problem: GroupProblem, partition_racks=None):
+    """Kafka's ``(GroupSpec, SubscribedTopicDescriber)`` for ``problem`` as a share group (KIP-932).
+
+    As :func:`server_input`, except the current assignment: every member's ``owned`` claims on
+    partitions that exist, as given (a share group's partition may have several members, so no
+    claim is dropped for another's; :func:`problems.share.previous_claims`).
+    """
+    from problems.share import previous_claims
+
+    return _group_spec(problem, *previous_claims(problem), partition_racks)
+
+
+def share_assign(problem: GroupProblem) -> np.ndarray:
+    """Kafka's share-group ``SimpleAssignor`` on ``problem``: the ``(member, partition)`` pairs
+    (an ``int64`` array of shape ``(K, 2)``, sorted, as :mod:`problems.share` holds a share answer)."""
+    import jpype
+
+    from problems.share import pairs_array
+
+    if problem.num_members == 0:
+        return pairs_array(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    spec, describer = share_input(problem)
+    answer = jpype.JClass(SHARE_ASSIGNOR)().assign(spec, describer)
+    flat = np.array(
+        start().serverPairs(
+            answer, _topic_ids(problem), _longs(problem.topic_start), _strings(problem.members)
+        ),
+        dtype=np.int64,
+    )
+    return pairs_array(flat[0::2], flat[1::2])
 
 
 # ------------------------------------------------------------------ replica placement

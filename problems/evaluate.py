@@ -6,7 +6,9 @@ else, from the answer alone:
 * a consumer-group answer is an ``owner`` array: the member position that gets
   each partition (by global id), ``-1`` for an unassigned partition;
 * a replica-placement answer is a ``replicas`` array of broker ids aligned with
-  ``problem.replica_start`` (each partition keeps its replication factor).
+  ``problem.replica_start`` (each partition keeps its replication factor);
+* a share-group answer (``share``, KIP-932) is an array of ``(member, partition)`` pairs, a
+  partition possibly under several members (:mod:`problems.share`).
 
 :func:`evaluate` checks validity (the hard constraints of the strategy) and
 computes the lexicographic objective levels, all as exact Python integers.
@@ -24,6 +26,7 @@ from problems.group import GroupProblem
 from problems.objectives import OBJECTIVES, objective_of
 from problems.ownership import number_owners, previous_number_owners, previous_owners
 from problems.placement import PlacementProblem
+from problems.share import share_levels, share_shape_problem, share_validity
 
 
 @dataclass(frozen=True)
@@ -292,6 +295,12 @@ def evaluate(
         return Evaluation(not violations, tuple(violations), tuple(objective), names)
 
     assert isinstance(problem, GroupProblem), "group strategies take a consumer-group problem"
+    if kind == "share":  # (member, partition) pairs: a partition may have several members
+        shape = share_shape_problem(problem, answer)
+        if shape is not None:
+            return Evaluation(False, (shape,), (), names)
+        violations = share_validity(problem, answer)
+        return Evaluation(not violations, tuple(violations), share_levels(problem, answer), names)
     if answer.shape != (problem.num_partitions,):
         shape = (
             f"answer has {answer.size} owners, the problem has {problem.num_partitions} partitions"

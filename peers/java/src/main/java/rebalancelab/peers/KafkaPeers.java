@@ -357,6 +357,36 @@ public final class KafkaPeers {
         return owner;
     }
 
+    /**
+     * Every (member position, global partition id) pair of a server assignor's answer, flattened as
+     * {@code m0, g0, m1, g1, ...} in member order: a share group's assignor (KIP-932) may give a partition
+     * to several members, so an owner array cannot hold its answer.
+     */
+    public static int[] serverPairs(org.apache.kafka.coordinator.group.api.assignor.GroupAssignment answer,
+                                    Uuid[] topicIds, long[] topicStart, String[] members) {
+        Map<Uuid, Integer> position = new HashMap<>();
+        for (int t = 0; t < topicIds.length; t++)
+            position.put(topicIds[t], t);
+        List<Integer> pairs = new ArrayList<>();
+        Map<String, MemberAssignment> assignments = answer.members();
+        for (int m = 0; m < members.length; m++) {
+            MemberAssignment assignment = assignments.get(members[m]);
+            if (assignment == null)
+                continue;
+            for (Map.Entry<Uuid, Set<Integer>> entry : assignment.partitions().entrySet()) {
+                int t = position.get(entry.getKey());
+                for (int p : entry.getValue()) {
+                    pairs.add(m);
+                    pairs.add((int) (topicStart[t] + p));
+                }
+            }
+        }
+        int[] flat = new int[pairs.size()];
+        for (int i = 0; i < flat.length; i++)
+            flat[i] = pairs.get(i);
+        return flat;
+    }
+
     /** As {@link #time} for a KIP-848 server assignor. */
     public static double[] timeServer(ConsumerGroupPartitionAssignor assignor, GroupSpec spec, SubscribedTopicDescriber describer, int warmups, int runs) throws Exception {
         return timed(() -> () -> assignor.assign(spec, describer), warmups, runs);
