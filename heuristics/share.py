@@ -215,7 +215,7 @@ class _Assignment:
 
     def tp_hash(self, g: int) -> int:
         """``TopicIdPartition.hashCode`` (a record: ``31 * topicId.hashCode() + partition``)."""
-        return (31 * self.uuid_hash[self.topic_of[g]] + self.index_of[g]) & 0xFFFFFFFF
+        return int(31 * self.uuid_hash[self.topic_of[g]] + self.index_of[g]) & 0xFFFFFFFF
 
     def result(self) -> Result:
         members = [self.order[i] for i, pairs in enumerate(self.final) for _ in pairs]
