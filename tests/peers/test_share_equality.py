@@ -80,18 +80,39 @@ def test_share_equals_kafka_on_random_groups(kafka_java, doc):
     assert share_assignment_json(problem, ours) == share_assignment_json(problem, theirs)
 
 
+#: ``test_share_example_equals_kafka``'s group, and Kafka's ``SimpleAssignor`` answer to it by
+#: release (the first release of each behaviour).  4.0: every member gets every partition of its
+#: topics.  4.1: one partition per member here (``orders-0`` read by ``b`` alone).  4.2 to 4.4:
+#: the balanced builders as heuristics/share.py reproduces them (``orders-0`` read by two).
+EXAMPLE = {
+    "topics": {"orders": 2, "audit": 3},
+    "members": [
+        {"id": "a", "topics": ["orders"], "owned": {"orders": [0, 1]}},
+        {"id": "b", "topics": ["orders"], "owned": {"orders": [0]}},
+        {"id": "c", "topics": ["orders"], "owned": {"audit": [1]}},
+    ],
+}
+BY_RELEASE = (
+    ((4, 0), {"a": {"orders": [0, 1]}, "b": {"orders": [0, 1]}, "c": {"orders": [0, 1]}}),
+    ((4, 1), {"a": {"orders": [1]}, "b": {"orders": [0]}, "c": {"orders": [1]}}),
+    ((4, 2), {"a": {"orders": [0, 1]}, "b": {"orders": [0]}, "c": {"orders": [1]}}),
+)
+
+
+def test_share_behaviour_of_each_release(kafka_java):
+    """Tests the built release's SimpleAssignor on one group against the answer recorded for its
+    release line (docs/kafka-versions.md); from 4.2 on that answer is heuristics/share.py's."""
+    release = tuple(int(part) for part in kafka_java.kafka_version().split(".")[:2])
+    expected = [answer for first, answer in BY_RELEASE if first <= release][-1]
+    problem = load_problem(EXAMPLE)
+    assert share_assignment_json(problem, kafka_java.share_assign(problem)) == expected
+    assert share_assignment_json(problem, share.assign(problem).answer) == BY_RELEASE[-1][1]
+
+
 def test_share_example_equals_kafka(kafka_java):
     """Tests a hand-made group: three members on one 2-partition topic (each partition read by two)
     and a member that left its topic, against the Java class; the answer is valid and scored."""
-    doc = {
-        "topics": {"orders": 2, "audit": 3},
-        "members": [
-            {"id": "a", "topics": ["orders"], "owned": {"orders": [0, 1]}},
-            {"id": "b", "topics": ["orders"], "owned": {"orders": [0]}},
-            {"id": "c", "topics": ["orders"], "owned": {"audit": [1]}},
-        ],
-    }
-    problem = load_problem(doc)
+    problem = load_problem(EXAMPLE)
     ours = share.assign(problem).answer
     assert np.array_equal(ours, kafka_java.share_assign(problem))
     verdict = evaluate(problem, ours, "share")
