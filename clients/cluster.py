@@ -1,23 +1,6 @@
 """Documents read from a live Kafka cluster through kafka-python's admin client.
 
-* :func:`group_document`: a consumer group as DESIGN.md section 2's group document: its members
-  in the order the coordinator lists them (``DescribeGroups``), each with its subscription, its
-  ``group.instance.id``, its rack when its subscription carries one (ConsumerProtocol v3, what
-  Java consumers and :mod:`clients.kafka_python`'s assignors send) and its current assignment as
-  ``owned``; every subscribed topic's partition count; KIP-169's lag of every partition; and, when
-  every broker has a rack, the racks of each partition's replicas (``partition_racks``, KIP-881:
-  what switches rack-aware ``range`` and ``sticky`` on for members with racks).
-  Generations are left out: DescribeGroups does not return the group's generation, and the
-  members' current assignments never claim a partition twice, so generations would change nothing.
-* :func:`offset_rows`: the group's offsets as the rows of an offsets snapshot
-  (``experiments.lags`` reads them exactly like a snapshot file's).
-* :func:`placement_document`: the brokers with their racks and the topics' replicas (leader first
-  as Kafka orders them) as a placement document.
-
-Every request is bounded: the connection waits at most ``timeout`` seconds for a broker
-(:data:`TIMEOUT` by default), and each later request as long.  An unreachable cluster, an unknown
-group or topic raises :class:`problems.ProblemError`, whose one line the command line prints
-(exit status 2).
+Details: docs/live-clusters.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``rebalance-lab`` command line (DESIGN.md section 5): argument parsing only.
+"""The ``rebalance-lab`` command line (docs/cli/index.md): argument parsing only.
 
 ``assign`` and ``reassign`` run :func:`models.solve`, which looks the strategy
 and solver up in the table :data:`models.registry.STRATEGIES`; a strategy, a
@@ -31,7 +31,7 @@ from problems.checks import INT32_MAX
 from problems.output import result_bytes
 
 FORMATS = """\
-problem formats (JSON; see README.md and DESIGN.md section 2):
+problem formats (JSON; see docs/formats.md):
 
   consumer group (assign):
     {"topics": {"t0": 3, "t1": 2},
@@ -80,7 +80,7 @@ def _load(args: argparse.Namespace, kind: type):
 
 def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
     # The solver's modules (OR-Tools, PuLP: about a second) are imported before the clock starts, so
-    # the seconds printed are the solver's, the ones --time-limit bounds (README "Time limits").
+    # the seconds printed are the solver's, the ones --time-limit bounds (docs/cli/index.md, "Time limits").
     runner_function(lookup(args.strategy, args.solver).function)
     started = time.perf_counter()
     try:
@@ -184,7 +184,7 @@ def _command_reassign(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------- parser
-#: Exit statuses (README "Exit statuses"): 0 an answer (heuristic, optimal or feasible); 2 bad
+#: Exit statuses (docs/cli/index.md, "Exit statuses"): 0 an answer (heuristic, optimal or feasible); 2 bad
 #: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
@@ -223,7 +223,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
         "--time-limit",
         type=seconds,
         metavar="SEC",
-        help="time limit of an exact solver: model building, files and every solve (README)",
+        help="time limit of an exact solver: model building, files and every solve (docs/cli/index.md)",
     )
     sub.add_argument(
         "--workers",

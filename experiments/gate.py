@@ -6,18 +6,7 @@ heuristic's gap statistics against the proven optima (:func:`experiments.gap.sum
 them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse, 0
 otherwise; ``--update`` rewrites the baseline.
 
-Only scenarios with a proven optimum count, and the baseline records those optima with the digest of
-their problem document (``optima``): a run counts exactly the recorded scenarios, each against its
-recorded optimum (a scenario whose document changed, e.g. because range computed its previous
-owners, counts only where proven in this run), so the statistics do not depend on how many optima a
-time-limited solver proves on a loaded or a fast machine (measured: at load average 25 the lag-aware
-exact solvers proved 17 of the 24 gate optima, and the mean gap moved by 4%).  Every exact solver
-still runs: an optimum it proves now that differs from the recorded one, or any answer beating a
-recorded optimum, is a disagreement.  Heuristics are deterministic, so the statistics are exactly
-reproducible and the tolerance (``TOLERANCE``) only absorbs floating-point noise.  Any disagreement
-between exact solvers (:func:`experiments.gap.disagreements`) fails the gate first.  Worse means: a
-lower share of valid answers, a higher mean or max relative level-1 gap, a higher mean level-2 gap
-where level 1 ties, a lower share of optimal answers, or a heuristic that is gone.
+Why the statistics do not depend on the machine, and what counts as worse: docs/harness.md.
 """
 
 from __future__ import annotations

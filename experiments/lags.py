@@ -3,7 +3,7 @@
 The snapshot is read by :mod:`problems.snapshots`, its lags computed by
 :mod:`experiments.lags_job` on Spark (a live group's few partitions: by
 :func:`problems.lags.group_lags` in-process), and written as the ``lags``
-objects of DESIGN.md section 2 (:func:`problems.lags.lags_documents`).
+objects of docs/formats.md (:func:`problems.lags.lags_documents`).
 """
 
 from __future__ import annotations

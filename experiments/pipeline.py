@@ -1,16 +1,6 @@
 """The comparison pipeline as a Spark job, resumable and atomic per batch.
 
-Scenarios become a DataFrame; ``mapInPandas`` runs :func:`experiments.runs.solve_frame`
-on the executors, one scenario per task (one CP-SAT worker per task, so running tasks x
-workers <= cores);
-each batch's rows come back to the driver and are written as one Parquet file,
-atomically (written to a temporary name, then renamed), under
-``OUT/results/suite=<suite>/run_id=<run id>/`` (the store: :mod:`experiments.results`).
-
-Nothing lost, nothing recomputed: a run restarted with the same run id reads
-the scenario ids already in that folder, removes half-written temporary files
-(what a ``kill -9`` leaves), and solves only the scenarios not done yet.  Each
-scenario's rows live in exactly one batch file, so no row is ever duplicated.
+Details: docs/harness.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ scenario's strategy (``judged_on``; its named variants too) and every exact
 solver of that strategy, with a time limit and one CP-SAT worker, and re-score every answer
 with :func:`problems.evaluate`.  A solver that crashes or runs out of time
 yields a row saying so (status ``error`` / ``unknown``), never a failed job.
-Free of Spark, so it runs and is tested in a plain Python session.
+Free of Spark, so it runs and is tested in a plain Python process.
 """
 
 from __future__ import annotations

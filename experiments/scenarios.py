@@ -1,23 +1,6 @@
 """Scenario suites: deterministic, versioned lists of problems to compare solvers on.
 
-A :class:`Scenario` names a family (consumer group or replica placement), the
-strategy it is judged on (``judged_on``: that strategy's constraints and
-objective), its sizes, subscription pattern, lag distribution, churn event and
-seed.  :func:`build_problem` turns it into a problem document, the same on
-every machine: all randomness comes from ``numpy.random.default_rng(seed)``
-(PCG64, stable across platforms and numpy versions), and previous assignments
-come from Kafka's own range / round-robin assignors run on the group as it was
-before the churn event.
-
-Suites (``SUITES``): ``smoke`` (seconds, for tests), ``gate`` (about a minute,
-for CI), ``default`` (the main job; lag-aware up to 200 partitions x 10 members,
-replicas up to 1,000 partitions x RF 3), ``scale`` (large, for a cluster;
-lag-aware at 10,000 and 100,000 partitions, replicas at 10,000 and 100,000,
-where the exact side is the replica flow or the lag-aware bounds).
-Group scenarios judged on ``rack-aware`` come in twins: members on :data:`RACKS` racks and
-``partition_racks`` (``replication`` replicas per partition, on distinct racks), and the same group
-without racks (``replication`` 0): same topics, members, subscriptions and previous owners.
-``SUITE_VERSION`` changes whenever any suite's scenarios change.
+Details: docs/harness.md.
 """
 
 from __future__ import annotations

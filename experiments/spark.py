@@ -1,25 +1,6 @@
 """The one Spark session factory.
 
-Local mode unless told otherwise: ``master`` argument, else the environment
-variable ``REBALANCE_LAB_SPARK_MASTER``, else the master ``spark-submit`` was
-given (when it launched this driver), else ``local[*]``.  Python workers are
-pointed at the interpreter that runs the driver (``PYSPARK_PYTHON``), or they
-would start whatever ``python3`` is first on ``PATH`` and fail to import this
-project.
-
-A master ``sc://HOST:PORT`` is a Spark Connect server (Spark's own URL form): the session is a
-Connect client (``SparkSession.builder.remote``), the jobs run on the server's cluster, and the
-functions Spark maps run in the server's Python workers, which must import this project (start the
-server with ``PYTHONPATH`` pointing at the checkout and ``PYSPARK_PYTHON`` at its interpreter).
-Connect has no ``SparkContext`` (no RDD API): :func:`default_parallelism` reads the server's
-``spark.default.parallelism`` instead (2 when unset).
-
-PySpark's calls into pandas 3 raise ``FutureWarning``s and ``Pandas4Warning``s
-(a ``DeprecationWarning``) on every conversion.  They are filtered
-deliberately, for warnings raised inside ``pyspark`` modules only, on the
-driver (:func:`spark_session`) and in the Python workers
-(:func:`quiet_pyspark_warnings`, called by the functions Spark maps); warnings
-from this project's own code still show.
+Details: docs/harness.md.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ OBJECTIVE_LEVELS: dict[str, tuple[str, str]] = {
     "rack-aware": ("partition balance", "rack mismatches"),
 }
 
-#: ... and what they measure (DESIGN §3), said in each table's caption.
+#: ... and what they measure (docs/design/objectives.md), said in each table's caption.
 LEVEL_DEFINITIONS: dict[str, str] = {
     "sticky": "partition balance = sum over members of the squared partition count; "
     "moves = partitions that change owner",
@@ -188,7 +188,7 @@ def number(value: float, *, signed: bool = False) -> str:
 
 def headline_caption(objective: str) -> str:
     """One sentence under an objective's headline table: what is compared, and the level names."""
-    definition = LEVEL_DEFINITIONS.get(objective, "levels as in DESIGN §3")
+    definition = LEVEL_DEFINITIONS.get(objective, "levels as in docs/design/objectives.md")
     return (
         f"Heuristics against the exact optimum on the {objective} objective: relative gap in level 1 over the "
         f"scenarios with a proven optimum, seeded 95% bootstrap interval of the mean; level 2 compared only where "

@@ -1,52 +1,6 @@
 """Sticky replica reassignment: apache/kafka PR 18903 (KAFKA-1792).
 
-Source: seed 004 (the PR description), followed to the letter:
-
-* three properties, in priority order, each scored as an integer sum of
-  squares (no floats): 1) replicas per broker ``sum_b r_b^2``, 2) replicas of
-  each partition per rack ``sum_p sum_k c_{p,k}^2``, 3) leaders (first
-  replicas) per broker ``sum_b l_b^2``.  A rack-unaware cluster is one rack.
-* **stage 1** assigns every unassigned replica (one on a broker missing from
-  the broker list): its possible brokers (live, not already holding the
-  partition) are ranked by the scores *of the new state*, property by
-  property, and the best is taken - so it may worsen a property when nothing
-  better exists.  Every replica assigned here counts as moved.
-* **stage 2** repeatedly executes the best possible move of one replica to
-  another broker, until none is possible.  A move is possible if it improves
-  some property and worsens neither property 1 nor property 2 (property 3
-  ranks moves but is not enforced).  Moves are ranked by their improvement
-  scores (new state minus current state), compared property by property;
-  moves of replicas already moved are preferred to all other moves
-  ("1 -> 2 + 2 -> 3 reduces to 1 -> 3").  A moved replica keeps its place in
-  the partition's list, so moving the first replica moves the leadership.
-
-Where the seed is silent (documented choices): stage 1 takes the unassigned
-replicas in input order (partitions as listed, replicas in list order);
-"preferred" is read as a first ranking key (any possible move of a moved
-replica before any other); remaining ties go to the replica listed first, then
-to the broker listed first.  Reordering a partition's replicas is not a move of
-the PR, so leaders change only when a first replica moves.
-
-Each score is updated from its delta: moving one replica from broker ``a`` to
-``b`` changes property 1 by ``d1 = 2 (r_b - r_a) + 2``, property 2 by
-``d2 = 2 (c_{p,rack b} - c_{p,rack a}) + 2`` across racks (else 0), property 3
-by ``d3 = 2 (l_b - l_a) + 2`` for a first replica (else 0).  The best move is
-the least ``(fresh, d1, d2, d3, replica, broker)``.
-
-How each step stays cheap (same answers as scoring every pair; the property
-test and the pinned outputs in ``tests/heuristics/test_sticky_replica.py``
-check it):
-
-* stage 1 ranks the brokers of one replica with one integer key per broker;
-* stage 2 keeps, per (class moved/fresh, leader or not, source broker ``a``,
-  target rack ``k``), a sorted list of the replicas on ``a`` that may go to
-  rack ``k`` without worsening property 2, ordered by ``(d2, replica)``; a
-  move updates only the lists of its partition's replicas;
-* per rack, the target with the fewest replicas (then leaders, then listed
-  first) gives each (class, leader, broker, rack) cell a lower bound of its
-  best move, read off the lists' heads; the least cell's move is exact unless
-  its target already holds that partition, and then that cell alone is solved
-  exactly over its rack's brokers and the least cell taken again.
+Step by step, with its sources and where it follows Kafka: docs/strategies/replica-placement.md.
 """
 
 from __future__ import annotations

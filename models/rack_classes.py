@@ -1,6 +1,6 @@
 """Interchangeable partitions of a rack-aware problem, shared by its flow, CP-SAT and MIP models.
 
-For the ``rack-aware`` objective (DESIGN.md section 3) two partitions are interchangeable when they
+For the ``rack-aware`` objective (docs/design/objectives.md) two partitions are interchangeable when they
 are for ``sticky`` (same subscribers, same valid previous owner: :mod:`models.sticky_classes`) and
 their replicas cover the same member racks: then every member is aligned with both or with neither.
 So the classes and pools of :func:`models.sticky_classes.partition_classes` are refined by that rack

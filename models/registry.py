@@ -1,20 +1,6 @@
 """Every strategy, its heuristic and its exact solvers, in one table, and one way to run them.
 
-:data:`STRATEGIES` is the catalogue: for each strategy the family of problems it
-takes, the objective it is judged on (a key of :data:`problems.OBJECTIVES`), its
-heuristic, its exact backends, and the Kafka baselines compared with it.  Each
-runner names its function as ``"module:function"`` together with the variants
-and the options it honours; :func:`solve` checks a request against that line and
-then calls the function, so a flag is either honoured or refused
-(:class:`UsageError`), never silently ignored.
-
-The functions are named, not imported, so that running ``range`` does not load
-OR-Tools or PuLP: :func:`runner_function` imports the one module a request needs
-(the only dynamic import of the package, see README.md "Layout").
-
-Registering a strategy, a backend or a variant is one line of the table below;
-``tests/models/test_registry.py`` then runs every (strategy, solver, variant)
-combination.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

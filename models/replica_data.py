@@ -1,30 +1,6 @@
 """What both exact replica models share: bounds, the answer layout, the two PR questions.
 
-The exact model (``models/cpsat/sticky_replica.py``, ``models/mip/sticky_replica.py``)
-chooses, for every partition ``p``, a set of live brokers ``x[p, b]`` of the
-partition's replication factor and a leader ``y[p, b]`` among them, and ranks
-DESIGN section 3's levels: 1 ``sum_b r_b^2``, 2 ``sum_p sum_k c_{p,k}^2``,
-3 ``sum_b l_b^2``, 4 moves (replicas on a broker outside the partition's
-original set).  Choosing the leader among the replicas is reordering, which
-moves no data and costs no move.
-
-Besides the lexicographic optimum it answers the two questions PR 18903 cannot
-(seed 004, "Limitations": its moves never worsen levels 1-2, so a swap that
-needs two moves is out of its reach):
-
-* :func:`fewest_moves`-style: the fewest moves of any placement that matches
-  or beats a given placement on levels 1-3, compared lexicographically (as the
-  PR and DESIGN compare scores), then the best levels 1-3 among those;
-* :func:`frontier`: for ``k = 0..K``, the best levels 1-3 reachable with at
-  most ``k`` moves (then the fewest moves) - the moves/quality frontier,
-  all points within one time limit.
-  Below the number of replicas on removed brokers (each must move) the
-  status is ``infeasible``.
-
-Sums of squares are modelled by secants: ``s >= (2t + 1) v - t (t + 1)`` for
-``t`` from the lower to the upper bound of the integer ``v``; at an integer
-``v`` the largest right-hand side is exactly ``v^2``, so the minimum of ``s``
-is ``v^2`` (no products, no element constraints).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

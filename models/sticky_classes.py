@@ -1,7 +1,7 @@
 """Interchangeable partitions of a sticky problem, shared by the flow, CP-SAT and MIP models.
 
-Two partitions are interchangeable for the sticky objective (DESIGN.md section
-3) when their topics have the same subscribers and they have the same valid
+Two partitions are interchangeable for the sticky objective (docs/design/objectives.md)
+when their topics have the same subscribers and they have the same valid
 previous owner (KIP-341, :func:`problems.previous_owners`): swapping them
 changes neither validity, nor any member's count, nor the moves.  So every
 exact model decides only *how many* partitions of each class each member gets,

@@ -1,19 +1,6 @@
-"""The one objective evaluator of DESIGN.md section 3.
+"""The one objective evaluator of docs/design/objectives.md.
 
-Every answer, from a heuristic or from a solver, is scored here and nowhere
-else, from the answer alone:
-
-* a consumer-group answer is an ``owner`` array: the member position that gets
-  each partition (by global id), ``-1`` for an unassigned partition;
-* a replica-placement answer is a ``replicas`` array of broker ids aligned with
-  ``problem.replica_start`` (each partition keeps its replication factor);
-* a share-group answer (``share``, KIP-932) is an array of ``(member, partition)`` pairs, a
-  partition possibly under several members (:mod:`problems.share`).
-
-:func:`evaluate` checks validity (the hard constraints of the strategy) and
-computes the lexicographic objective levels, all as exact Python integers.
-Which objective judges which strategy, and each objective's levels, is the
-catalogue :mod:`problems.objectives`.
+The objectives and how the evaluator scores them: docs/design/objectives.md.
 """
 
 from __future__ import annotations

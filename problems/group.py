@@ -243,7 +243,7 @@ class GroupProblem:
     @property
     def has_racks(self) -> bool:
         """Whether the document gives ``partition_racks`` (KIP-881): baselines are then judged on
-        ``rack-aware`` instead of ``sticky`` (DESIGN.md section 3)."""
+        ``rack-aware`` instead of ``sticky`` (docs/design/objectives.md)."""
         return self.replica_rack_start is not None
 
     @cached_property

@@ -1,4 +1,4 @@
-"""Reading and writing the JSON problem formats of DESIGN.md section 2.
+"""Reading and writing the JSON problem formats of docs/formats.md.
 
 ``load_problem`` accepts a path, JSON text or an already-parsed ``dict`` and
 returns a :class:`~problems.group.GroupProblem` (a document with ``topics`` and

@@ -1,23 +1,6 @@
 """Per-partition lag from an offsets snapshot, as KIP-169 defines it, and the ``lags`` documents.
 
-KIP-169, "Proposed Changes / Algorithm", step 1 (seed 001): the lag of a
-partition is its log end offset minus the group's committed offset; without a
-committed offset it is 0 under ``auto.offset.reset=latest`` and log end minus
-log start offset under ``earliest`` (or any other value).  A committed offset
-above the end offset gives lag 0 (the prototype's ``max(end - next, 0)``) and
-is counted in a warning.  A snapshot without a log start offset (the
-``kafka-consumer-groups --describe`` table) gives a partition without a
-committed offset under ``earliest`` lag = log end offset (start taken as 0, an
-upper bound), counted in a warning.
-
-Offsets are integers of at most 18 digits, so every lag is an exact 64-bit
-integer.  A malformed row, a duplicated partition or a gap in a topic's
-partitions is an error naming the file, the line and the field; nothing is
-dropped silently.
-
-Plain numpy and pandas, one group or several at a time (:func:`group_lags`,
-on the rows :func:`problems.snapshots.read_snapshot` reads); the Spark job
-(:mod:`experiments.lags_job`) maps it over the groups of a large snapshot.
+Step by step, with its sources and where it follows Kafka: docs/strategies/lag-aware.md.
 """
 
 from __future__ import annotations
@@ -185,7 +168,7 @@ def _coverage(
 def lags_documents(
     rows: pd.DataFrame, source: str
 ) -> tuple[dict[str, dict[str, list[int]]], list[str]]:
-    """``{group: lags}`` (the ``lags`` object of DESIGN.md section 2 per group) and warning lines.
+    """``{group: lags}`` (the ``lags`` object of docs/formats.md per group) and warning lines.
 
     Groups and topics keep the order in which they first appear in the snapshot.
 

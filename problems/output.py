@@ -1,18 +1,6 @@
 """The output JSON of ``rebalance-lab assign``, written from the arrays in one pass.
 
-:func:`result_bytes` gives exactly the bytes ``json.dumps(result.to_json())``
-gives (the standard library's default separators ``", "`` and ``": "``, non-ASCII
-escaped), without building the ``{member: {topic: [indexes]}}`` dicts and lists
-first: a million-partition assignment is a million small lists that cost more to
-build and to walk than the assignment itself.
-
-How: the answer is sorted by (member, global id) once.  Each claim is one row
-of a byte table: the text before its index (``", "`` in a topic's list,
-``"], " NAME ": ["`` at a topic's first, ``NAME ": ["`` at a member's first:
-one row of a small table of those texts per claim) padded to a fixed width,
-then the index's decimal digits right-aligned; a mask of each row's used bytes
-keeps them, in order, in one numpy selection.  Members' openings and closings
-join those rows per member (one ``bytes.join``).
+Details: docs/formats.md.
 """
 
 from __future__ import annotations

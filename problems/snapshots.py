@@ -1,19 +1,6 @@
-"""Offsets snapshots (DESIGN.md section 5, ``rebalance-lab lags``): read into rows of text, checked later.
+"""Offsets snapshots (docs/cli/index.md, ``rebalance-lab lags``): read into rows of text, checked later.
 
-Snapshots (one row per group, topic and partition, many groups at once):
-
-* CSV with a header ``group,topic,partition,committed_offset,log_start_offset,log_end_offset``
-  (an empty ``committed_offset`` or ``log_start_offset`` is missing);
-* Parquet (``.parquet`` / ``.pq``) with the same columns;
-* the text table ``kafka-consumer-groups --describe`` prints (columns GROUP
-  TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID,
-  ``-`` for a missing value; the ``LAG`` column is recomputed).  It has no log
-  start offset (see :mod:`problems.lags` for what that means for a lag).
-
-:func:`read_snapshot` checks the shape (columns, fields per row, a group on
-every row: the Spark job's key); the values are checked by
-:func:`problems.lags.group_lags`.  Errors name the file, the line (row, for
-Parquet) and the field.  Imports pandas (and pyarrow for Parquet), not Spark.
+Step by step, with its sources and where it follows Kafka: docs/strategies/lag-aware.md.
 """
 
 from __future__ import annotations

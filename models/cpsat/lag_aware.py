@@ -1,56 +1,6 @@
-"""Exact lag-aware assignment (KIP-169's objective, DESIGN.md section 3) with CP-SAT.
+"""Exact lag-aware assignment (KIP-169's objective, docs/design/objectives.md) with CP-SAT.
 
-Hard: each partition of a subscribed topic to one subscriber; per topic, each
-subscriber gets the floor or the ceiling of the topic's share.  Level 1: min
-max member total lag; level 2: min sum of squared member total lags (variant
-``"sticky"``: level 2 is the number of moves instead, beyond the KIP; the
-result's ``info`` then holds ``moves`` and ``moves_bound``, and ``bound`` only
-the proven level 1).
-
-The problem is NP-hard: one topic of 2n partitions and two members, each of
-whom must get n, is already PARTITION with equal cardinalities (NP-complete;
-Garey and Johnson, SP12) at level 1.  The solve is exponential in the worst
-case; a time limit may end it with status ``feasible`` and the proven bound.
-
-Formulation, ``x[p, m] = 1`` when member m gets partition p (the data, the symmetry classes and the
-hint are shared with the MIP through :class:`models.lag_aware_data.LagModel`):
-
-* ``sum_m x[p, m] = 1``; ``floor_t <= sum_{p in t} x[p, m] <= ceil_t``;
-* ``L[m] = sum_p lag_p x[p, m]``, ``sum_m L[m] = S`` (redundant, it gives the
-  LP ``z >= S / M``), ``z >= L[m]``, level 1 ``z``;
-* level 2 ``sum_m square[m]`` with ``square[m] = L[m]^2 = sum_p lag_p w[p, m]``,
-  where ``w[p, m] = L[m]`` if ``x[p, m]`` else 0 (two enforced linear
-  equalities: exact, no ``add_multiplication_equality``), and tangent cuts
-  ``square[m] >= 2 a L[m] - a^2`` of the convex square at ``a`` from 1/4 to 2
-  times the mean member lag ``S / M`` (they give the LP the convexity bound;
-  measured: 20 partitions x 4 members with Zipf lags proven in 0.5 s instead of
-  over 60 s with a co-assignment formulation, which the MIP keeps);
-* symmetry breaking: members with identical subscriptions (and, for the sticky
-  variant, nothing validly owned) in order of non-decreasing total lag;
-  partitions of one topic with equal lag (and no valid owner, for the sticky
-  variant) have non-decreasing owners;
-* the hint is the best answer of KIP-169, its cumulative and its differencing
-  variants, improved by swaps on the largest member (:mod:`models.lag_swaps`;
-  at 200 x 10 with Zipf lags they reach the size-free bound, which proves
-  level 1 at once), relabelled to satisfy the symmetry breaking; ``z`` starts at the
-  size-free lower bound of :mod:`models.lag_bounds`, and every reported bound is
-  strengthened by it.
-
-Beyond ``MODEL_PAIRS`` (partition, subscriber) pairs no model is built: the
-answer is that best heuristic answer (after the swaps), ``feasible`` with the bounds of
-:mod:`models.lag_bounds` (``optimal`` when it meets both), so the harness gets
-a certified interval at any size.  The same answer stands in when a solve runs
-out of time before returning any answer (it was the hint), so no lag-aware
-solver returns ``unknown``.
-
-Numbers: lags are divided by their greatest common divisor (exact: both levels
-scale by a constant); nothing else is scaled.  CP-SAT works in 64-bit integers
-and rejects a model whose expressions might overflow, so with ``S`` the sum of
-the divided lags and ``M`` the members: ``(M + 1) * S <= 2**62`` (level 1,
-and the sticky variant), ``max(M + 1, 4) * S**2 <= 2**62`` (level 2; for
-example ``S <= 2**30`` with 2 members).  Beyond, :func:`solve` raises
-:class:`problems.ProblemError` naming the bound (the command line prints it
-and exits 2).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
-"""Exact rack-aware assignment with CP-SAT: balance, then rack alignment, then moves (DESIGN.md section 3).
+"""Exact rack-aware assignment with CP-SAT: balance, then rack alignment, then moves (docs/design/objectives.md).
 
-Formulation over the rack-refined classes of :mod:`models.rack_classes` (same subscribers, same
-valid previous owner, same member racks among the replicas), one integer per (class, eligible
-member) pair:
-
-* ``x[c, m]`` in ``0..|c|``: partitions of class c that member m gets; ``sum_m x[c, m] = |c|``;
-* ``n_m = sum_c x[c, m] = lo + sum_k b[m, k]`` with unit increments ``b[m, k]`` (``lo < k <= hi_m``,
-  ``b[m, k] => b[m, k - 1]``) priced ``2k - 1``, so ``sum_k`` gives ``n_m^2 - lo^2``;
-* level 1 ``sum_m n_m^2``; level 2 ``sum x[c, m]`` over the pairs where m has a rack outside the
-  class's replica racks; level 3 ``sum_c (|c| - x[c, keep_c])`` over classes with a previous owner.
-
-Unlike :mod:`models.cpsat.sticky` there is no pooling (a pooled partition landing on its owner would
-be miscounted as a move), so this model and the flow's cross-check each other honestly.
-``lo``/``hi_m`` are :func:`models.sticky_classes.count_bounds` of the heuristic's answer (Frank and
-Murota: every level-1 optimum lies inside), which is also the hint.  Ranked solving, time limit and
-honest status: :func:`models.cpsat.ranked.solve_ranked`.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

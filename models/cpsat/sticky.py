@@ -1,31 +1,6 @@
-"""Exact sticky assignment with CP-SAT: min sum n_m^2, then min moves (DESIGN.md section 3).
+"""Exact sticky assignment with CP-SAT: min sum n_m^2, then min moves (docs/design/objectives.md).
 
-Formulation over the interchangeable classes and pools of
-:mod:`models.sticky_classes` (a class: same subscriber set, same valid
-previous owner, KIP-341; a pool: all classes of one subscriber set):
-
-* ``kept[c]`` (integer, ``0..|c|``): partitions of class c that stay with its
-  previous owner (classes with an owner only);
-* ``z[s, m]`` (integer): partitions of pool s that member m of s receives
-  without having owned them; ``sum_m z[s, m] = sum_{c in s} (|c| - kept[c])``
-  (hard validity: every assignable partition to exactly one subscriber);
-* ``n_m = sum_s z[s, m] + sum_{c: keep_c = m} kept[c] = lo + sum_k b[m, k]``
-  with unit increments ``b[m, k]`` (``lo < k <= hi_m``,
-  ``b[m, k] => b[m, k - 1]``), so ``n_m^2 = lo^2 + sum_k (2k - 1) b[m, k]``
-  (convex: cheaper increments first; no ``add_multiplication_equality``);
-* level 1: ``sum_m n_m^2``; level 2: moves ``sum_c (|c| - kept[c])``.
-
-A pooled partition that lands on its own previous owner would be counted as a
-move; an optimum never does that (keeping it instead saves a move and changes
-no count), so both levels' optima equal the true ones, and the answer is
-re-scored by :func:`problems.evaluate` anyway.  Pooling leaves
-``classes + pool sizes`` integers instead of ``classes x members``.
-
-``lo`` and ``hi_m`` are the proven bounds of
-:func:`models.sticky_classes.count_bounds` (every optimum lies inside, by
-Frank and Murota's dec-min / inc-max theorem), from the heuristic's answer,
-which is also the hint.  Ranked solving, time limit, workers, seed and honest
-status: :func:`models.cpsat.ranked.solve_ranked`.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
 """Exact replica placement with OR-Tools CP-SAT (the model PR 18903's heuristic approximates).
 
-The formulation, the two PR questions and the secant form of the squares are
-described in :mod:`models.replica_data`; ranked solving is
-:func:`models.cpsat.ranked.solve_ranked`.  Variables are named after their key:
-``x[p, b]`` (partition ``p`` has a replica on live broker ``b``), ``y[p, b]``
-(``b`` leads ``p``), ``r[b]``, ``l[b]``, ``c[p, k]`` and their squares.
-
-Broker counts are bounded by :func:`~models.replica_data.count_bounds`.
-Without a move limit or a placement to beat they are ``{q, q + 1}``, which fixes
-level 1 at its closed-form optimum, so the ranked solve starts at level 2 and
-the bound's first entry is that optimum.  The hint is complete (every variable,
-squares included: CP-SAT spends its time repairing an incomplete one): the
-sticky heuristic's answer, evened out to ``{q, q + 1}`` when counts are confined
-there, with its leaders chosen by a min-cost flow (reordering, no move).
-
-Measured (benchmarks/sticky_replica.py): proven optimal up to about 120
-partitions x RF 3 on 28 brokers in 60 s; at 1,000 partitions the answer is
-``feasible`` (levels 1 proven, level 2 at the hint's value).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Exact sticky assignment by min-cost flow: min sum n_m^2, then min moves (DESIGN.md section 3).
+"""Exact sticky assignment by min-cost flow: min sum n_m^2, then min moves (docs/design/objectives.md).
 
 Partitions are aggregated into interchangeable classes (same subscriber set,
 same valid previous owner: :mod:`models.sticky_classes`) and the classes

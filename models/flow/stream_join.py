@@ -1,6 +1,6 @@
 """Exact stream-join (KIP-315) solver by min-cost flow over partition numbers.
 
-The stream-join objective (DESIGN.md section 3: min sum of squared partition
+The stream-join objective (docs/design/objectives.md: min sum of squared partition
 numbers per member, then min moves of numbers) is the convex, sticky
 assignment that :func:`models.flow.balanced.solve_convex_assignment` solves
 exactly, with partition numbers ``k < K`` as the items: one class per

@@ -1,25 +1,6 @@
-"""Exact lag-aware assignment (KIP-169's objective, DESIGN.md section 3) as a PuLP MIP.
+"""Exact lag-aware assignment (KIP-169's objective, docs/design/objectives.md) as a PuLP MIP.
 
-The constraints, level 1 and symmetry breaking of :mod:`models.cpsat.lag_aware`
-(the backend-neutral data is :class:`models.cpsat.lag_aware.LagModel`): binary
-``x[p, m]``, per-topic floor/ceiling counts, level 1 ``z >= L[m]``.  Level 2 is
-written differently, which makes the CP-SAT = MIP agreement test a check of
-both: ``sum_m L[m]^2 = sum_p lag_p^2 + 2 sum_{p<q} lag_p lag_q same[p, q]``
-with a binary ``same[p, q] >= x[p, m] + x[q, m] - 1`` for every common
-subscriber m of two partitions of positive lag (exact, linear, O(P^2 M) rows:
-for small instances).  Variant ``"sticky"``: level 2 is the moves.  NP-hard
-(it contains PARTITION with equal cardinalities).
-
-PuLP's command-line backends take no MIP start, so the heuristic enters as a
-valid cut instead of a hint: ``z <=`` the best heuristic's level 1 (the optimum
-is never above it), and ``z >=`` the size-free bound of :mod:`models.lag_bounds`.
-Beyond ``MODEL_PAIRS`` pairs, or ``PAIR_ROWS`` level-2 rows: as CP-SAT, the best
-heuristic answer with those bounds.
-
-Numbers: lags are divided by their gcd; HiGHS and CBC compute in doubles,
-exact on integers up to ``2**53``, so the sum ``S`` of the divided lags must be
-at most ``2**53`` (level 1) and ``S**2`` too for level 2 (``S <= 94,906,265``);
-beyond, :func:`solve` raises :class:`problems.ProblemError` naming the bound.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """An exact MPS file of a PuLP problem (one job: numbers written without rounding).
 
-PuLP's own ``writeMPS`` prints every number with ``% .12e`` (13 significant
-digits), so a lag of 12,345,678,901,234 or a level-1 cap of 3.6e14 reaches
-the solver rounded: the solver then answers a different problem (issue 11 saw
-``infeasible`` for feasible groups and ``optimal`` for beaten answers).  Here
-integers are written in full and floats with ``repr`` (the shortest text that
-reads back to the same double), so the solver reads the model's exact doubles
-(integers are exact up to ``2**53``; the models check their ranges).
-
-Fixed MPS columns (minimisation, the default sense); columns are named ``c<i>`` and rows ``r<j>``
-(no name of the model reaches the file, so no name can break it); the objective's constant is left
-out of the file and returned, for the caller to add to the solver's objective and bound.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

@@ -1,40 +1,6 @@
 """Ranked (lexicographic) objectives with PuLP models, written once.
 
-The same bound-and-resolve scheme as :mod:`models.cpsat.ranked`: minimise
-level 1; if proven optimal, constrain it to its optimum and minimise level 2;
-one deadline for all levels; a level that runs out of time ends the search
-with status ``feasible`` and the proven bound ``(v_1, ..., v_{i-1},
-ceil(bound_i))``.  Objectives are integer, so an absolute gap below 1 proves
-optimality; the relative gap is set to 0 (HiGHS's default 1e-4 would call a
-non-optimal answer optimal).
-
-Backends: ``highs`` (default; the HiGHS binary that the ``highsbox`` wheel
-ships) and ``cbc`` (PuLP's bundled CBC binary).  PuLP builds the model; this
-module runs the solver itself (issue 11), because PuLP's ``solve`` rounds
-every number of the model file to 13 digits and reads the first ``Status``
-line of a log that HiGHS appends to, so later levels were read as level 1's.
-Here each level has its own model file (exact numbers:
-:mod:`models.mip.mps`), solution file and log, and reads its own status and
-bound:
-
-* ``optimal`` only when the solver reports an optimal solution for the level
-  and its dual bound reaches the level's exact value (rounded solution,
-  Python integers); ``optimal`` overall only when every level is;
-* a reported bound is never above the returned answer's level;
-* a level that fails (time, solver error, no solution) after level 1 keeps the
-  previous level's answer as ``feasible``; level 1 without a solution is
-  ``unknown`` (the family models then fall back on their heuristic hint).
-
-Deadline: ``started`` (default: the call) plus ``time_limit`` covers the
-model building done by the caller before the call, the file writing and
-reading and every solve.  The solver's own time limit is the time left; a
-solver process still running :data:`GRACE_SECONDS` after the deadline is
-killed, and HiGHS's best incumbent (which it writes to a file at each
-improvement) is returned.  Both run single-threaded with a fixed seed for
-determinism.  Not ``highspy`` in-process: ortools' ``libortools`` exports the
-HiGHS symbols it bundles, and in one process with a different highspy the two
-interpose each other (seen here: import errors, or HiGHS ignoring its time
-limit after CP-SAT ran).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Exact sticky assignment as a MIP (PuLP with HiGHS or CBC): min sum n_m^2, then min moves.
 
-The formulation of :mod:`models.cpsat.sticky`, written for PuLP: integers
-``kept[c]`` (partitions of an owned class that stay with its previous owner)
-and ``z[s, m]`` (partitions of pool s that member m receives without having
-owned them), ``sum_m z[s, m] = sum_{c in s} (|c| - kept[c])``; member counts
-``n_m = lo + sum_k b[m, k]`` with binary unit increments ``b[m, k]``
-(``lo < k <= hi_m``, ``b[m, k] <= b[m, k - 1]``) priced ``2k - 1``; level 1
-``sum_m n_m^2``, level 2 ``sum_c (|c| - kept[c])``.  ``lo``/``hi_m`` are the
-proven bounds of :func:`models.sticky_classes.count_bounds`.  Coefficients stay
-small (at most ``2 hi + 1``), well clear of the magnitudes where HiGHS
-misbehaves.  Ranked solving is :func:`models.mip.ranked.solve_ranked` (no
-hint: PuLP's command-line backends take none).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def write(tmp_path: Path, name: str, content) -> str:
 
 
 def test_assign_prints_assignment_status_objective():
-    """Tests that assign prints the DESIGN section 5 document for an example problem."""
+    """Tests that assign prints the docs/cli/index.md document for an example problem."""
     done = run("assign", "--strategy", "range", "examples/group/kip-169-three-lags.json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {

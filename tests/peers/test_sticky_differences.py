@@ -1,4 +1,4 @@
-"""README's "Where rebalance-lab differs from Kafka, and why", row by row, counted and pinned.
+"""docs/strategies/client-assignors.md, "Where Kafka differs from its documents", row by row, counted and pinned.
 
 Each row is a pinned example plus a count over the same 1,000 seeded random
 groups per kind (:func:`random_documents`: 2-8 members with random ids, 1-4
@@ -9,7 +9,7 @@ kept its generation).  "Kafka" is Kafka's Java ``StickyAssignor``
 Kafka's answer is valid (``test_sticky_equality.py``).  Objectives are
 ``problems.evaluate``'s (sum of squared counts, then moves from the KIP-341
 previous owners).  A change to any count means a change of behaviour: update
-the README table with it.
+the table of docs/strategies/client-assignors.md with it.
 """
 
 from __future__ import annotations
