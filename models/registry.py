@@ -123,7 +123,11 @@ STRATEGIES: dict[str, Strategy] = {
         baselines=("range",)),
     "uniform": Strategy("group", "sticky", Runner("heuristics.uniform:assign")),
     "server-range": Strategy("group", "sticky", Runner("heuristics.server_range:assign")),
-    "share": Strategy("group", "share", Runner("heuristics.share:assign")),
+    "share": Strategy(
+        "group", "share", Runner("heuristics.share:assign"),
+        {"cpsat": Runner("models.cpsat.share:solve_keywords", options=CPSAT),
+         "mip": Runner("models.mip.share:solve_keywords", options=MIP),
+         "flow": Runner("models.flow.share:solve_keywords")}),
     "kafka-default": Strategy(
         "placement", "replica", Runner("heuristics.kafka_default:assign", options=("seed", "start_index"))),
     "sticky-replica": Strategy(

@@ -18,6 +18,7 @@ that are not allowed, is the hint.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -25,7 +26,7 @@ from ortools.sat.python import cp_model
 from heuristics import share as heuristic
 from models.cpsat.ranked import add_hint, add_member_squares, solve_ranked
 from models.options import SolveOptions
-from models.share_pairs import SharePairs, share_pairs
+from models.share_pairs import SharePairs, keyword_options, share_pairs
 from problems import GroupProblem, Result
 from problems.share import is_pairs, pairs_array
 
@@ -81,3 +82,8 @@ def _chosen(pairs: SharePairs, answer: np.ndarray) -> np.ndarray:
     """Whether each allowed pair is in ``answer`` (a pairs array)."""
     n = int(max(pairs.partition.max(initial=0), answer[:, 1].max(initial=0)) + 1)
     return np.isin(pairs.member * n + pairs.partition, answer[:, 0] * n + answer[:, 1])
+
+
+def solve_keywords(problem: GroupProblem, **keywords: Any) -> Result:
+    """:func:`solve` with the options as keywords (``time_limit=...``), as the registry passes them."""
+    return solve(problem, keyword_options(**keywords))

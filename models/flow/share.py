@@ -27,11 +27,13 @@ than risk an overflow.  Polynomial, so there is no time limit; the status is ``o
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.options import SolveOptions
-from models.share_pairs import share_pairs
+from models.share_pairs import keyword_options, share_pairs
 from problems import GroupProblem, Result, Status
 from problems.share import pairs_array
 
@@ -105,3 +107,8 @@ def solve(problem: GroupProblem, options: SolveOptions | None = None) -> Result:
     result = Result(problem, "share", answer, Status.OPTIMAL)
     result.bound = tuple(result.objective)
     return result
+
+
+def solve_keywords(problem: GroupProblem, **keywords: Any) -> Result:
+    """:func:`solve` with the options as keywords (``time_limit=...``), as the registry passes them."""
+    return solve(problem, keyword_options(**keywords))

@@ -12,13 +12,14 @@ unit increments: ``c_m = sum_k b[m, k]`` with binaries ``b[m, k] >= b[m, k + 1]`
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pulp
 
 from models.mip.ranked import solve_ranked
 from models.options import SolveOptions
-from models.share_pairs import share_pairs
+from models.share_pairs import keyword_options, share_pairs
 from problems import GroupProblem, Result
 from problems.share import pairs_array
 
@@ -82,3 +83,8 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         chosen = np.array([ranked.value(v) > 0 for v in x], dtype=bool)
         answer = pairs_array(pairs.member[chosen], pairs.partition[chosen])
     return Result(problem, "share", answer, ranked.status, ranked.bound)
+
+
+def solve_keywords(problem: GroupProblem, **keywords: Any) -> Result:
+    """:func:`solve` with the options as keywords (``time_limit=...``), as the registry passes them."""
+    return solve(problem, keyword_options(**keywords))

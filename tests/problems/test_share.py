@@ -103,3 +103,21 @@ def test_assign_share_bad_input_is_one_line(capsys, tmp_path):
     assert status == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: members[0].owned")
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_exact_solvers_agree_on_the_examples(capsys, path):
+    """Tests ``--solver cpsat|flow|mip`` on examples/share: each proves the same optimum, which is
+    no worse than Kafka's heuristic."""
+    heuristic = share.assign(load_problem(str(path)))
+    objectives = set()
+    for solver in ("cpsat", "flow", "mip"):
+        status, out, err = run_cli(
+            capsys, "assign", "--strategy", "share", "--solver", solver, str(path)
+        )
+        assert status == 0, err
+        doc = json.loads(out)
+        assert doc["status"] == "optimal" and doc["bound"] == doc["objective"]
+        objectives.add(tuple(doc["objective"]))
+    assert len(objectives) == 1
+    assert objectives.pop() <= tuple(heuristic.objective)
