@@ -3,8 +3,10 @@
 ``python tests/peers/version_matrix.py 4.0.2 4.1.2 4.2.2 4.3.1 4.4.0`` (from the repository root,
 with the project's ``.venv``): for each release, ``make peers KAFKA_VERSION=...`` builds Kafka's
 Java peer against it, then ``pytest tests/peers`` runs every equality test against that build
-(``--junitxml`` per release, in ``--work``).  Each test is filed under the strategy it checks
-(:func:`strategy_of`); a strategy equals a release when every one of its tests passes there.
+(``--junitxml`` per release, in ``--work``); ``--tests tests/peers tests/clients`` adds the
+live-cluster tests (their brokers from the same release), run under ``flock /tmp/cluster.lock``.
+Each test is filed under the strategy it checks (:func:`strategy_of`; the live-cluster tests in
+one row); a strategy equals a release when every one of its tests passes there.
 Prints a Markdown table, one row per strategy and one column per release (``equal``, or the
 failed tests' count with their names below the table), for docs/kafka-versions.md.  The build
 left behind is the last release named: end the list with the default (4.4.0).
@@ -39,22 +41,22 @@ PLUMBING = "peer plumbing (version, hash orders, JSON)"
 
 def strategy_of(nodeid: str) -> str:
     """The strategy a tests/peers test checks, from its node id."""
+    if nodeid.startswith("tests/clients/"):
+        return "live KRaft cluster (tests/clients)"
     for needle, strategy in RULES:
         if needle in nodeid:
             return strategy
     return PLUMBING
 
 
-def run_release(version: str, work: Path) -> dict[str, str]:
-    """Build the peer against ``version``, run tests/peers; ``{node id: passed|failed|skipped}``."""
+def run_release(version: str, work: Path, tests: list[str]) -> dict[str, str]:
+    """Build the peer against ``version``, run ``tests``; ``{node id: passed|failed|skipped}``."""
     subprocess.run(["make", "-s", "peers", f"KAFKA_VERSION={version}"], cwd=ROOT, check=True)
     report = work / f"peers-{version}.xml"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/peers"]
-        + [f"--junitxml={report}"],
-        cwd=ROOT,
-        check=False,
-    )
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests]
+    if any(t.startswith("tests/clients") for t in tests):  # one live cluster at a time
+        command = ["flock", "/tmp/cluster.lock", *command]
+    subprocess.run([*command, f"--junitxml={report}"], cwd=ROOT, check=False)
     outcomes: dict[str, str] = {}
     for case in ElementTree.parse(report).getroot().iter("testcase"):
         path = case.get("classname", "").replace(".", "/")
@@ -102,8 +104,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="+", help="Kafka releases, e.g. 4.0.2 4.4.0")
     parser.add_argument("--work", type=Path, default=Path("/tmp"), help="where the reports go")
+    parser.add_argument("--tests", nargs="+", default=["tests/peers"], help="pytest paths")
     args = parser.parse_args()
-    results = {version: run_release(version, args.work) for version in args.versions}
+    results = {version: run_release(version, args.work, args.tests) for version in args.versions}
     print(table(results))
 
 
