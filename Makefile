@@ -14,7 +14,7 @@ KAFKA_VERSION ?= 4.4.0
 PEER_JAVA := peers/java/target/.built-$(KAFKA_VERSION)
 PEER_GO := peers/franz_go/franz-go-peer
 
-.PHONY: run test peers test-setup docs
+.PHONY: run test peers test-setup lint docs
 
 ## run: the main job: the default suite on local Spark; the report lands in results/report/
 run: $(STAMP) peers
@@ -27,6 +27,13 @@ test: $(STAMP) peers test-setup
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
 	$(BIN)/rebalance-lab gate --no-progress
+
+## lint: ruff's lint and format checks on the whole tree, mypy --strict on problems/ and models/
+## (mypy's files and settings: [tool.mypy] in pyproject.toml)
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 ## docs: the documentation site (MkDocs, Material theme) into site/; --strict fails on any warning,
 ## a broken link among them.  The command-line reference is generated from the parser while it builds.

@@ -20,7 +20,7 @@ resolving the owned claims) and then ``heuristics.sticky.assign(problem)`` on
 that fresh problem, each reported, best of ``--repeat``, with the CPU time of the two; and the
 output bytes (:func:`problems.output.result_bytes`, after the evaluator's re-scoring) apart.
 
-Issue 15's targets are printed last, each ``target met`` or ``target MISSED`` on the wall time,
+The targets are printed last, each ``target met`` or ``target MISSED`` on the wall time,
 with what the CPU time says (on a loaded machine the wall time grows with the load).
 
     .venv/bin/python benchmarks/end_to_end.py
@@ -46,7 +46,7 @@ from problems import load_problem
 from problems.output import result_bytes
 from timing import seconds_target, target
 
-# Issue 15's targets: the CLI on the one-leaves file, and load + assign in process per case.
+# The targets: the CLI on the one-leaves file, and load + assign in process per case.
 TARGET_WALL, TARGET_PEAK_GB, TARGET_IN_PROCESS = 3.0, 1.5, 0.5
 
 

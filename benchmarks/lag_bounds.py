@@ -5,7 +5,7 @@
    each heuristic variant's max member lag ``H``, the size-free lower bound ``B``
    of models/lag_bounds.py and the best answer found ``E`` (the best variant); the
    certified interval of the level-1 gap is ``[H - E, H - B]``, its upper end
-   given as a share of ``B`` (issue 13's target: at most 1% within 10 s).  The
+   given as a share of ``B`` (target: at most 1% within 10 s).  The
    last row per lag shape is what the exact solvers return at this size (no
    model: the best variant improved by swaps, with the bound), its seconds
    including all three heuristics and the bound.

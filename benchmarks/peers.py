@@ -30,9 +30,9 @@ implementation): ``case``, ``implementation``, ``seconds``, ``objective`` (plus 
     .venv/bin/python benchmarks/peers.py --json > peers.jsonl     # the same numbers, one object per
     line .venv/bin/python benchmarks/peers.py --table-from peers.jsonl  # the table of a --json run
 
-Issue 15's targets (large shape: rebalance-lab <= 0.5 s per case, at least 3x faster than Kafka's
+The targets (large shape: rebalance-lab <= 0.5 s per case, at least 3x faster than Kafka's
 Java, no slower than franz-go) are printed after the table (to stderr with ``--json``), each
-``target met`` or ``target MISSED``, and issue 12's (the whole run under 10 minutes); every row
+``target met`` or ``target MISSED``, and the whole run's (under 10 minutes); every row
 carries the 1-minute load average and the seconds since the run began when it ended, and
 rebalance-lab's rows the CPU seconds of the timed call too (on a loaded machine the wall time grows
 with the load; the peers are timed in wall time, inside their own runtime).
@@ -117,13 +117,13 @@ def implementations(with_kafka_python: bool) -> list[tuple[str, object]]:
     return found
 
 
-TARGET_SECONDS = 0.5  # issue 15: load + assign at the large shape, each case
-TARGET_VS_JAVA = 3.0  # issue 15: at least 3x faster than Kafka's Java (goal 10x)
-TARGET_RUN_MINUTES = 10  # issue 12: the whole --json run
+TARGET_SECONDS = 0.5  # load + assign at the large shape, each case
+TARGET_VS_JAVA = 3.0  # at least 3x faster than Kafka's Java (goal 10x)
+TARGET_RUN_MINUTES = 10  # the whole --json run
 
 
 def render(rows: list[dict]) -> None:
-    """The markdown table (ratios to rebalance-lab in the same case) and issue 15's targets."""
+    """The markdown table (ratios to rebalance-lab in the same case) and the targets."""
     print("| shape | case | implementation | seconds | vs rebalance-lab | sum of squares | moves |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     ours = {
@@ -150,7 +150,7 @@ def render(rows: list[dict]) -> None:
 
 
 def targets(rows: list[dict]) -> list[str]:
-    """Issue 15's targets on the large shape, from the rows."""
+    """The targets on the large shape, from the rows."""
     large = max(rows, key=lambda r: int(r["shape"].split(" x ")[0].replace(",", "")))["shape"]
     by = {
         (r["case"], r["implementation"].split()[0]): r["seconds"]
@@ -166,7 +166,7 @@ def targets(rows: list[dict]) -> list[str]:
     lines = (
         [
             target(
-                f"the whole run under {TARGET_RUN_MINUTES} minutes (issue 12)",
+                f"the whole run under {TARGET_RUN_MINUTES} minutes",
                 elapsed < 60 * TARGET_RUN_MINUTES,
                 f"{elapsed / 60:.1f} minutes",
             )

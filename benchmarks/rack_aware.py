@@ -1,6 +1,6 @@
 """Benchmark: the exact rack-aware flow (models.flow.rack_aware) at Kafka's assignor benchmark size.
 
-Issue 14's target: the rack-aware flow proves optimality at 10,000 members x 10 partitions per
+Target: the rack-aware flow proves optimality at 10,000 members x 10 partitions per
 member x 1,000 topics within 5 s.  Groups are the ones of ``benchmarks/uniform.py`` (Kafka's JMH
 ``ServerSideAssignorBenchmark`` shape: homogeneous or heterogeneous in 5 buckets; ``full``, or
 ``incremental``: members ``0 .. M-2`` own a balanced answer for ``M - 1`` members, dealt partition
@@ -231,7 +231,8 @@ def main(args) -> None:
     for r in rows:
         print(
             f"| {r['pattern']} | {r['kind']} | {r['layout']} | {r['status']} | {r['levels'][0]:,} "
-            f"| {r['levels'][1]:,} | {r['levels'][2]:,} | {r['load_s']:.2f} | {r['solve_s']:.2f} ({r['solve_cpu_s']:.2f}) "
+            f"| {r['levels'][1]:,} | {r['levels'][2]:,} | {r['load_s']:.2f} "
+            f"| {r['solve_s']:.2f} ({r['solve_cpu_s']:.2f}) "
             f"| {r['peak_gb']:.2f} |"
         )
     assert all(r["status"] == "optimal" for r in rows)

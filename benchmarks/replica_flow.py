@@ -1,6 +1,6 @@
 """Benchmark: exact replica placement by min-cost flow (models/flow/sticky_replica.py) at Kafka's scale.
 
-The clusters of issue 13's targets: ``P`` partitions (topics of 20), replication
+The clusters of the targets: ``P`` partitions (topics of 20), replication
 factor 3, ``B`` brokers on ``R`` racks (broker ``b`` on rack ``b % R``), placed
 as kafka-default places them (seed 0), then the last two brokers removed.
 Targets: 1,000 x 30 brokers x 3 racks proven optimal on all four levels within

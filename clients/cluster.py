@@ -5,6 +5,7 @@ Details: docs/live-clusters.md.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,13 +18,29 @@ from problems.lags import kip169_lags
 
 #: Seconds to wait for a broker to answer (connection and each request).
 TIMEOUT = 10.0
-_ADDRESS = re.compile(r"[^\s,:]+:[0-9]{1,5}")
+#: HOST:PORT, the host a name or an IPv4 address, or an IPv6 address in brackets (``[::1]:9092``), as
+#: Kafka's clients write it (an IPv6 address without brackets would be ambiguous with its port).
+_ADDRESS = re.compile(r"(?:\[(?P<ipv6>[^\s\[\],]+)\]|[^\s,:\[\]]+):(?P<port>[0-9]{1,5})")
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)  # a zone (``fe80::1%eth0``) included
+    except ValueError:
+        return False
+    return True
 
 
 def check_bootstrap(servers: str) -> str:
-    """``servers`` if it is a comma-separated list of HOST:PORT, else a :class:`ProblemError`."""
+    """``servers`` if it is a comma-separated list of HOST:PORT (``[IPV6]:PORT`` for an IPv6 address),
+    else a :class:`ProblemError`."""
     for address in servers.split(","):
-        if not _ADDRESS.fullmatch(address) or not 0 < int(address.rsplit(":", 1)[1]) < 65536:
+        match = _ADDRESS.fullmatch(address)
+        if (
+            match is None
+            or not 0 < int(match["port"]) < 65536
+            or (match["ipv6"] is not None and not _is_ipv6(match["ipv6"]))
+        ):
             raise ProblemError(
                 "--bootstrap-server", f"{address!r} is not HOST:PORT (a port 1-65535)", servers
             )

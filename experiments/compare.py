@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -15,7 +16,11 @@ from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS
 from experiments.scenarios import SUITES
 from experiments.tables import headline_numbers, headline_tables, to_markdown
+from problems import ProblemError
 from problems.checks import INT32_MAX
+
+#: A run id: one folder name (what ``new_run_id`` makes: a UTC time stamp and a random suffix).
+RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
 def register(subcommands) -> None:
@@ -61,9 +66,14 @@ def register(subcommands) -> None:
 
 def command(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    check_writable(
-        out
-    )  # before any solving: a bad --out is exit 2 now, not a traceback after the run
+    # Before any solving: a bad --out or --run-id is exit 2 now, not a traceback after the run.
+    check_writable(out)
+    if args.run_id is not None and not RUN_ID.fullmatch(args.run_id):
+        raise ProblemError(
+            "--run-id",
+            "must be letters, digits, '.', '_' and '-' (a folder name), not starting with '.'",
+            args.run_id,
+        )
     info = run_suite(
         args.suite,
         out,
@@ -79,7 +89,12 @@ def command(args: argparse.Namespace) -> int:
         f"{info.scenarios} in suite {args.suite}; rows in {info.folder}",
         file=sys.stderr,
     )
-    rows = load_results(info.folder)
+    for note in info.notes:
+        print(f"note: {note}", file=sys.stderr)
+    notes: list[str] = []
+    rows = load_results(info.folder, notes)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     for objective, table in headline_tables(headline_numbers(gaps(rows))).items():
         print(f"{objective}\n\n{to_markdown(table)}\n")
     contradicted = disagreements(rows)

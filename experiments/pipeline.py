@@ -16,7 +16,7 @@ from experiments.results import done_scenarios, new_run_id, results_folder, writ
 from experiments.run_lock import hold
 from experiments.runs import RESULT_COLUMNS, TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import suite
-from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_session
+from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_job
 
 _SPARK_TYPES = {
     "string": "string",
@@ -37,6 +37,8 @@ class RunInfo:
     scenarios: int
     computed: int
     skipped: int
+    #: What resuming found odd (damaged batches set aside), one line each.
+    notes: tuple[str, ...] = ()
 
 
 def _solve_batches(time_limit: float):
@@ -86,33 +88,38 @@ def run_suite(
     folder = results_folder(out, suite_name, run_id)
     with hold(folder):  # one writer per run (a second one: ProblemError, exit 2)
         scenarios = suite(suite_name)
-        done = done_scenarios(folder)
+        notes: list[str] = []
+        done = done_scenarios(folder, notes)
         pending = [s for s in scenarios if s.scenario_id not in done]
         if limit is not None:
             pending = pending[:limit]
         time_limit = TIME_LIMITS[suite_name] if time_limit is None else time_limit
         if pending:
-            spark = spark_session(master, app_name=f"rebalance-lab compare {suite_name}")
-            cores = default_parallelism(spark)
-            batch_size = batch_size or 16 * cores
-            # Largest scenarios first, so the long tasks do not trail at the end.
-            pending.sort(key=lambda s: -s.size)
-            bar = tqdm(
-                total=len(scenarios),
-                initial=len(done),
-                desc=f"{suite_name} {run_id}",
-                unit="scenario",
-                disable=not progress,
-            )
-            for start in range(0, len(pending), batch_size):
-                batch = pending[start : start + batch_size]
-                # One scenario per task: Spark hands tasks to whichever core is free, so a long
-                # scenario does not hold back the short ones queued behind it in the same task.
-                tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
-                rows = tasks.mapInPandas(
-                    _solve_batches(time_limit), schema=RESULT_SCHEMA
-                ).toPandas()
-                write_batch(folder, rows)
-                bar.update(len(batch))
-            bar.close()
-        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
+            # Spark's start or its job failing: one line naming Spark's log (exit 2); the progress
+            # bar stays on the terminal.
+            with spark_job(
+                str(folder), master, f"rebalance-lab compare {suite_name}", quiet=False
+            ) as spark:
+                cores = default_parallelism(spark)
+                batch_size = batch_size or 16 * cores
+                # Largest scenarios first, so the long tasks do not trail at the end.
+                pending.sort(key=lambda s: -s.size)
+                bar = tqdm(
+                    total=len(scenarios),
+                    initial=len(done),
+                    desc=f"{suite_name} {run_id}",
+                    unit="scenario",
+                    disable=not progress,
+                )
+                for start in range(0, len(pending), batch_size):
+                    batch = pending[start : start + batch_size]
+                    # One scenario per task: Spark hands tasks to whichever core is free, so a long
+                    # scenario does not hold back the short ones queued behind it in the same task.
+                    tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
+                    rows = tasks.mapInPandas(
+                        _solve_batches(time_limit), schema=RESULT_SCHEMA
+                    ).toPandas()
+                    write_batch(folder, rows)
+                    bar.update(len(batch))
+                bar.close()
+        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done), tuple(notes))

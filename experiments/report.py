@@ -333,15 +333,26 @@ def default_folder(results: Path, suite: str, run_id: str) -> Path:
 
 
 def command(args: argparse.Namespace) -> int:
-    from experiments.results import load_results
+    from experiments.results import batch_files, load_results
+    from experiments.run_lock import check_writable
     from problems import ProblemError
 
     results = Path(args.results)
     if not results.is_dir():
         raise ProblemError("", "is not a folder", str(results))
-    rows = load_results(results)
+    notes: list[str] = []
+    rows = load_results(results, notes)  # a damaged batch: exit 2 naming it
     if rows.empty:
-        raise ProblemError("", "holds no result rows (no *.parquet files under it)", str(results))
+        batches = len(batch_files(results))
+        raise ProblemError(
+            "",
+            f"the run has no rows ({batches} batch file{'s' * (batches != 1)}, every one empty)"
+            if batches
+            else "holds no result rows (no *.parquet files under it)",
+            str(results),
+        )
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     runs = sorted(rows["run_id"].dropna().unique()) if "run_id" in rows else []
     if len(runs) > 1:
         raise ProblemError(
@@ -359,6 +370,7 @@ def command(args: argparse.Namespace) -> int:
         Path(args.out) if args.out else default_folder(results, suite, runs[0] if runs else "run")
     )
     formats = tuple(dict.fromkeys(args.formats or ["html"]))
+    check_writable(folder)  # a bad --out is one line, not a traceback after the figures
     write_report(rows, folder, str(results), formats=formats)
     for fmt in formats:
         print(f"report: {folder / FILES[fmt]}", file=sys.stderr)

@@ -11,7 +11,7 @@ import numpy as np
 
 import heuristics.sticky_kafka as kafka
 from problems import GroupProblem, Result, assignment_json
-from problems.group import _frozen
+from problems.group import frozen
 
 MAX_ROUNDS = 8
 
@@ -41,10 +41,10 @@ def follow_up(problem: GroupProblem, output: np.ndarray) -> GroupProblem:
     return dataclasses.replace(
         problem,
         owned_topics=tuple(problem.topics[t] for t in topics[starts].tolist()),
-        owned_entry_start=_frozen(entry_start),
-        owned_start=_frozen(np.append(starts, len(order)).astype(np.int64)),
-        owned_indices=_frozen(problem.partition_index[order].astype(np.int64)),
-        generations=_frozen(np.full(problem.num_members, generation, dtype=np.int64)),
+        owned_entry_start=frozen(entry_start),
+        owned_start=frozen(np.append(starts, len(order)).astype(np.int64)),
+        owned_indices=frozen(problem.partition_index[order].astype(np.int64)),
+        generations=frozen(np.full(problem.num_members, generation, dtype=np.int64)),
         has_generation=(True,) * problem.num_members,
         notes=(),
     )

@@ -170,7 +170,7 @@ def _match_racks(states: list[_Topic]) -> None:
             _co_partitioned(partitions, members)
         elif members[0].needs_racks:
             state = members[0]
-            state.deal(lambda i: state.unassigned & state.matches(i))
+            state.deal(state.matches)
 
 
 def _co_partitioned(partitions: int, states: list[_Topic]) -> None:

@@ -58,7 +58,7 @@ def _place_unassigned(cluster: _Cluster) -> int:
         cluster.part,
         cluster.lead,
     )
-    r, l, c, rack = cluster.r, cluster.l, cluster.c, cluster.rack
+    r, lb, c, rack = cluster.r, cluster.l, cluster.c, cluster.rack
     ids = np.arange(brokers, dtype=np.int64)
     leaders_span = len(cluster.c) + 1  # l_b <= P
     counts_span = cluster.max_factor + 1  # c_{p,k} <= the largest replication factor
@@ -67,7 +67,7 @@ def _place_unassigned(cluster: _Cluster) -> int:
     for i in slots.tolist():
         p = part[i]
         key = (
-            (r * counts_span + c[p, rack]) * leaders_span + (l if lead[i] else 0)
+            (r * counts_span + c[p, rack]) * leaders_span + (lb if lead[i] else 0)
         ) * brokers + ids
         holders = pos[start[p] : start[p + 1]]
         key[holders[holders >= 0]] = _NONE
@@ -75,7 +75,7 @@ def _place_unassigned(cluster: _Cluster) -> int:
         if key[b] == _NONE:
             raise ValueError(f"partition {p} has more replicas than live brokers")
         r[b] += 1
-        l[b] += lead[i]
+        lb[b] += lead[i]
         c[p, rack[b]] += 1
         pos[i] = b
         cluster.fresh[i] = False
@@ -204,18 +204,18 @@ class _Moves:
 
     def _targets(self) -> np.ndarray:
         """Per rack, the target of least ``(r_b, b)`` (non-leaders) and of least ``(r_b, l_b, b)`` (leaders)."""
-        r, l, brokers = self.cluster.r, self.cluster.l, self.brokers
+        r, lb, brokers = self.cluster.r, self.cluster.l, self.brokers
         ids = np.arange(brokers, dtype=np.int64)
         plain = np.minimum.reduceat((r * brokers + ids)[self.by_rack], self.rack_bounds) % brokers
         leaders_span = self.partitions + 1
         leaders = np.minimum.reduceat(
-            ((r * leaders_span + l) * brokers + ids)[self.by_rack], self.rack_bounds
+            ((r * leaders_span + lb) * brokers + ids)[self.by_rack], self.rack_bounds
         )
         return np.stack([plain, leaders % brokers])
 
     def _exact_cell(self, x: int, lead: int, a: int, k: int):
         """Cell ``(x, lead, a, k)``'s best move over every broker of rack ``k``: ``(-R, d2, d3, slot, b)`` or None."""
-        r, l = self.cluster.r, self.cluster.l
+        r, lb = self.cluster.r, self.cluster.l
         entries = self._list(((x * 2 + lead) * self.brokers + a) * self.racks + k)
         n, offset, pos, start, part = self.size, self.offset, self.pos, self.start, self.part
         best = None
@@ -223,7 +223,7 @@ class _Moves:
             gap = int(r[a] - r[b])
             if gap <= 0:
                 continue
-            d3 = 2 * int(l[b] - l[a]) + 2 if lead else 0
+            d3 = 2 * int(lb[b] - lb[a]) + 2 if lead else 0
             for key in entries:
                 j = key % n
                 p = part[j]
@@ -238,11 +238,11 @@ class _Moves:
 
     def best(self) -> tuple[int, int] | None:
         """The best possible move ``(replica slot, broker)``, or ``None``."""
-        r, l = self.cluster.r, self.cluster.l
+        r, lb = self.cluster.r, self.cluster.l
         targets = self._targets()  # (leader flag, rack)
         gap = r[None, :, None] - r[targets][:, None, :]
         d3 = np.zeros_like(gap)
-        d3[1] = 2 * (l[targets[1]][None, :] - l[:, None]) + 2
+        d3[1] = 2 * (lb[targets[1]][None, :] - lb[:, None]) + 2
         target = np.broadcast_to(targets[:, None, :], gap.shape)
         # Cells (class x, leader flag, a, k): their heads' moves are lower bounds of each cell's
         # best move.

@@ -46,7 +46,7 @@ PLACEMENT_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o == "r
 RACK_JUDGED = frozenset({"range", "roundrobin", "uniform", "server-range", "cooperative-sticky"})
 
 
-def objective_of(problem, strategy: str) -> str:
+def objective_of(problem: object, strategy: str) -> str:
     """The objective ``strategy``'s answers to ``problem`` are judged on (a key of :data:`OBJECTIVES`).
 
     :data:`STRATEGY_OBJECTIVE`, except that the baselines of :data:`RACK_JUDGED` are judged

@@ -6,10 +6,14 @@ Details: docs/formats.md.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from problems.group import GroupProblem
+
+if TYPE_CHECKING:
+    from problems.result import Result
 
 _CHUNK_BYTES = 1 << 25  # rows built at a time: at most 32 MB of table, whatever the names' lengths
 
@@ -43,7 +47,7 @@ def assignment_bytes(problem: GroupProblem, owner: np.ndarray) -> bytes:
     bounds = at[claims_before].tolist()
     claimed = (claims_before[1:] > claims_before[:-1]).tolist()
     view = memoryview(body)
-    parts = []
+    parts: list[bytes | memoryview] = []
     for m, member in enumerate(problem.members):
         parts += (
             b", " if m else b"{",
@@ -93,7 +97,7 @@ def _decimal(values: np.ndarray, width: int) -> np.ndarray:
     return np.where((digits > 0) | (powers == 1), digits % 10 + 48, 0).astype(np.uint8)
 
 
-def result_bytes(result) -> bytes:
+def result_bytes(result: Result) -> bytes:
     """``json.dumps(result.to_json()).encode()``: what ``rebalance-lab assign`` prints (one line)."""
     if (
         result.answer is None

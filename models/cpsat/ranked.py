@@ -29,8 +29,8 @@ HINT_SECONDS = 1.0
 #: its time limit (validation, statistics and presolve set-up are not interruptible).  Measured on a
 #: loaded 2-core machine: 1.3-1.8 s for a lag-aware 1,000 x 40 model (160,000 variables and
 #: constraints) and 2.3-4.2 s for 2,000 x 40 (325,000), even with a 0.01 s limit.  A level is not
-#: started when this estimate passes the time left by more than ``OVERRUN_SECONDS`` (issue 11: the
-#: limit plus the grace must hold on any model).
+#: started when this estimate passes the time left by more than ``OVERRUN_SECONDS`` (the limit
+#: plus the grace must hold on any model).
 LOAD_SECONDS_PER_ITEM = 12e-6
 #: How far past the deadline a level's estimated loading may end (a level is given at least 0.01 s).
 OVERRUN_SECONDS = 0.25

@@ -41,7 +41,7 @@ GRACE_SECONDS = 1.0
 #: tolerances: measured on 12-partition, 3-member lag-aware groups (level 1 rows
 #: ``z >= sum_p lag_p x[p, m]``), every ``optimal`` held with lags below 1e8, while with lags
 #: near 1e9 CP-SAT beat 4 of 6 ``optimal`` answers and one group was called ``infeasible``.
-#: Beyond it a level's answer is kept as ``feasible``, without bound (issue 11).
+#: Beyond it a level's answer is kept as ``feasible``, without bound.
 TRUSTED_MAGNITUDE = 2**28
 #: HiGHS's default ``mip_abs_gap``: with ``mip_rel_gap=0`` an ``Optimal`` status means the bound is
 #: within this of the solution file's objective (written with every digit, unlike the log's bound).

@@ -213,7 +213,9 @@ def test_unknown_variant_exits_2_naming_the_variants():
     )
 
 
-OUT_OF_RANGE = {  # issue 11, finding 3/4: each was a traceback or a silent "unknown"
+#: Options out of range: each is exit 2 with one line naming the option, never a traceback or a
+#: silent "unknown".
+OUT_OF_RANGE = {
     "workers -1": ("assign", "--solver", "cpsat", "--workers", "-1"),
     "workers 100000": ("assign", "--solver", "cpsat", "--workers", "100000"),
     "cp-sat seed 2**31": ("assign", "--solver", "cpsat", "--seed", "2147483648"),
@@ -277,7 +279,8 @@ def test_assign_without_an_answer_exits_3_like_reassign():
     assert done.stderr.splitlines()[-1] == "rebalance-lab assign: no answer (unknown)"
 
 
-HARNESS_OUT_OF_RANGE = {  # issue 11, finding 3: `compare --time-limit -1` started Spark and solved on
+#: The harness's options out of range: exit 2 before Spark starts or anything is solved.
+HARNESS_OUT_OF_RANGE = {
     "compare time limit -1": ("compare", "--suite", "smoke", "--time-limit", "-1"),
     "compare time limit nan": ("compare", "--suite", "smoke", "--time-limit", "nan"),
     "compare batch size 0": ("compare", "--suite", "smoke", "--batch-size", "0"),

@@ -78,7 +78,7 @@ def test_sticky_variant_on_kip169_example_keeps_level_one_then_moves(backend):
 
 
 #: Lags whose level-2 coefficients (2 lag_p lag_q) stay within the MIP's trusted magnitude
-#: (models.mip.ranked.TRUSTED_MAGNITUDE = 2**28); beyond, its answers are `feasible` (issue 11).
+#: (models.mip.ranked.TRUSTED_MAGNITUDE = 2**28); beyond, its answers are `feasible`.
 TRUSTED = dict(SMALL, shapes=("uniform", "ties", "equal", "zero"))
 
 
@@ -97,7 +97,7 @@ def test_exact_equals_brute_force_on_both_levels(backend, shapes, data):
 @given(lag_groups(**dict(SMALL, shapes=("skewed",))))
 def test_mip_beyond_its_trusted_magnitude_never_claims_a_beaten_optimum(problem):
     """Tests the MIP with lags up to 1e6 (level-2 coefficients up to 2e12, beyond 2**28): `optimal`
-    only if brute force agrees, a bound never above the optimum (issue 11, finding 1)."""
+    only if brute force agrees, a bound never above the optimum."""
     result = BACKENDS["mip"](problem)
     best = lag_aware_optimum(problem)
     assert result.valid and tuple(result.objective) >= best

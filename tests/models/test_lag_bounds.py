@@ -113,10 +113,10 @@ def test_swaps_keep_answers_valid_and_never_worse(problem):
 
 
 def test_kip169_cannot_be_certified_within_1_percent_with_a_hot_partition_per_topic():
-    """Tests the counterexample to issue 13's KIP-169 target: each topic's largest lag goes to the same member
-    (per-topic totals restart, ties to the lowest id), so its gap to an answer we find is 98% of the
-    bound;
-    no bound can certify it within 1% (the Zipf benchmark shows the same at 100,000 x 1,000)."""
+    """Tests a group KIP-169 cannot be certified on within 1%: each topic's largest lag goes to the
+    same member (per-topic totals restart, ties to the lowest id), so its gap to an answer we find is
+    98% of the bound; no bound can certify it within 1% (the Zipf benchmark shows the same at
+    100,000 x 1,000)."""
     problem = load_problem(
         {
             "topics": {"a": 2, "b": 2},

@@ -119,7 +119,7 @@ def test_every_option_is_honoured_or_a_usage_error(capsys, strategy):
 
 
 def test_kip_169_cumulative_is_a_usage_error_on_the_mip():
-    """Tests the defect of issue 10: lag-aware --solver mip --variant cumulative exits 2 naming the variants."""
+    """Tests that lag-aware --solver mip --variant cumulative exits 2 naming the variants."""
     status = main(
         [
             "assign",

@@ -144,7 +144,7 @@ def _without_old_claims(doc: dict) -> dict:
 
 def test_generation_rule_seed_text_vs_kafka(kafka_java, equal_docs, unequal_docs):
     """Row: KAFKA-12464's "remove all owned_partitions if the generation is old" vs Kafka, which keeps an older
-    member's uncontested partitions (issue 12's example: B keeps t0 2, 3 at generation 1)."""
+    member's uncontested partitions (here B keeps t0 2, 3 at generation 1)."""
     doc = {
         "topics": {"t0": 6},
         "members": [

@@ -1,4 +1,7 @@
-"""CP-SAT specifics of the exact replica model (the shared behaviour is tests/models/test_sticky_replica_backends.py)."""
+"""CP-SAT specifics of the exact replica model.
+
+The behaviour every backend shares is tested in tests/models/test_sticky_replica_backends.py.
+"""
 
 from __future__ import annotations
 

@@ -181,7 +181,7 @@ def test_frontier_and_fewest_moves_say_what_proved_them():
 
 
 def test_scenario_at_1000_partitions_is_proven_on_all_levels():
-    """Tests the issue's target shape (1,000 x RF 3, 30 brokers, 3 racks, 2 removed): optimal, bound = levels."""
+    """Tests the target shape (1,000 x RF 3, 30 brokers, 3 racks, 2 removed): optimal, bound = levels."""
     scenario = Scenario(
         "placement", "sticky-replica", "broker-removed", 1000, 30, 3, 1, replication=3
     )
