@@ -54,16 +54,6 @@ class SharePairs:
         """The number of allowed pairs."""
         return len(self.member)
 
-    def level_ranges(self, num_members: int, num_partitions: int) -> tuple[int, int, int]:
-        """Upper bounds of the three levels (every allowed pair chosen; every previous pair dropped)."""
-        per_member = np.bincount(self.member, minlength=num_members)
-        per_partition = np.bincount(self.partition, minlength=num_partitions)
-        return (
-            int(np.dot(per_member, per_member)),
-            int(np.dot(per_partition, per_partition)),
-            int(self.previous.sum()) + self.forced_moves,
-        )
-
 
 def share_pairs(problem: GroupProblem) -> SharePairs:
     """The allowed pairs of ``problem`` (see the module's text)."""

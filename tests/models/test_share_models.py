@@ -110,3 +110,27 @@ def test_bounds_never_above_the_answer():
     assert exact.status == Status.OPTIMAL
     assert tuple(exact.objective) <= tuple(result.objective)
     assert result.bound <= tuple(exact.objective)[: len(result.bound)]
+
+
+def test_flow_equals_cpsat_on_a_medium_group():
+    """Tests the flow's weights beyond tiny groups: on 24 members, 3 topics of 5 partitions,
+    random subscriptions and previous pairs, the flow and CP-SAT prove the same levels."""
+    rng = np.random.default_rng(3)
+    doc = {
+        "topics": {f"t{i}": 5 for i in range(3)},
+        "members": [
+            {
+                "id": f"m{m}",
+                "topics": [f"t{i}" for i in range(3) if rng.random() < 0.5] or ["t1"],
+                "owned": {
+                    f"t{i}": rng.permutation(5)[: rng.integers(0, 3)].tolist() for i in range(3)
+                },
+            }
+            for m in range(24)
+        ],
+    }
+    problem = load_problem(doc)
+    flow = flow_share.solve(problem, SolveOptions())
+    exact = cpsat_share.solve(problem, SolveOptions(time_limit=20))
+    assert flow.status == exact.status == Status.OPTIMAL
+    assert flow.objective == exact.objective
