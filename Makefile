@@ -20,9 +20,9 @@ PEER_GO := peers/franz_go/franz-go-peer
 run: $(STAMP) peers
 	$(BIN)/rebalance-lab compare --suite default --out results
 
-## test: the whole test suite, then the regression gate on heuristic quality
-## (pytest's "no tests collected", exit 5, counts as success)
-test: $(STAMP) peers test-setup
+## test: lint and types, the documentation site, the whole test suite, then the regression gate
+## on heuristic quality (pytest's "no tests collected", exit 5, counts as success)
+test: $(STAMP) peers test-setup lint docs
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
@@ -38,7 +38,7 @@ lint: $(STAMP)
 ## docs: the documentation site (MkDocs, Material theme) into site/; --strict fails on any warning,
 ## a broken link among them.  The command-line reference is generated from the parser while it builds.
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict -d site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d site
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \

@@ -91,6 +91,7 @@ def _dealt(doc: dict, existing: int) -> dict:
 
 def run_case(members: int, ratio: int, topics: int, pattern: str, kind: str, layout: str) -> dict:
     from models.flow import rack_aware
+    from models.options import SolveOptions
     from problems import load_problem
 
     doc = document(members, ratio, topics, pattern, kind, layout)
@@ -98,7 +99,7 @@ def run_case(members: int, ratio: int, topics: int, pattern: str, kind: str, lay
     problem = load_problem(doc)
     loaded = time.perf_counter() - started
     started, started_cpu = time.perf_counter(), time.process_time()
-    result = rack_aware.solve(problem)
+    result = rack_aware.solve(problem, SolveOptions())
     wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
     assert result.valid and tuple(result.objective) == result.bound
     return {

@@ -43,10 +43,11 @@ def measure(partitions: int, brokers: int, racks: int) -> dict:
     import numpy as np
 
     from models.flow import sticky_replica as flow
+    from models.options import SolveOptions
 
     problem = cluster(partitions, brokers, racks)
     started = time.perf_counter()
-    result = flow.solve(problem, time_limit=60)
+    result = flow.solve(problem, SolveOptions.of(time_limit=60))
     seconds = time.perf_counter() - started
     forced = int(np.count_nonzero(problem.replica_positions < 0))
     return {

@@ -400,11 +400,8 @@ def _topic(
     _fill(state, by_partition, readers, held, unfilled, sharing, wants, lambda p: first + p, int)
 
 
-def assign(problem: GroupProblem, options: object = None) -> Result:
-    """Kafka 4.4's share-group ``SimpleAssignor`` on ``problem``: ``(member, partition)`` pairs.
-
-    ``options`` (the registry's solve options) changes nothing: the assignor is deterministic.
-    """
+def assign(problem: GroupProblem) -> Result:
+    """Kafka 4.4's share-group ``SimpleAssignor`` on ``problem``: ``(member, partition)`` pairs."""
     state = _Assignment(problem)
     if problem.num_members == 0:
         return state.result()

@@ -40,7 +40,7 @@ def improve(problem: GroupProblem, owner: np.ndarray, max_seconds: float = 2.0) 
         a_member = int(candidates[np.argmax(totals[candidates])])
         if totals[a_member] < totals.max():  # the largest member is stuck: nothing lowers level 1
             break
-        best = None
+        best: tuple[int, int, int] | None = None
         mine = np.flatnonzero(owner == a_member)
         partners = np.argsort(totals, kind="stable")[:PARTNERS]
         for t in np.unique(topic[mine]).tolist():
@@ -77,9 +77,9 @@ def improve(problem: GroupProblem, owner: np.ndarray, max_seconds: float = 2.0) 
                     ok = (d > 0) & (totals[b_member] + d < totals[a_member])
                     if not ok.any():
                         continue
-                    i = int(np.argmin(np.where(ok, after, np.iinfo(np.int64).max)))
-                    if best is None or after[i] < best[0]:
-                        best = (int(after[i]), int(ours[i]), int(theirs[j[i]]))
+                    k = int(np.argmin(np.where(ok, after, np.iinfo(np.int64).max)))
+                    if best is None or after[k] < best[0]:
+                        best = (int(after[k]), int(ours[k]), int(theirs[j[k]]))
         if best is None:
             blocked[a_member] = True
             break

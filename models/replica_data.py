@@ -8,17 +8,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from models.options import SolveOptions
 from problems import PlacementProblem, ProblemError, Result, Status, evaluate
 
 #: The CP-SAT and MIP replica models build two booleans per (partition, live broker); beyond this
 #: many pairs they refuse (build time alone passes any useful time limit: measured, the MIP spent
 #: 104 s and CP-SAT 11 s without an answer at 1,000 partitions x 28 brokers): ``--solver flow``.
 MODEL_PAIRS = {"CP-SAT": 500_000, "MIP": 20_000}
-#: The exact replica models' default time limit (seconds): a solve's, or a whole frontier's.
-TIME_LIMIT = 10.0
 #: ``info["not_solved"]`` of a frontier point reached after the frontier's deadline.
 NOT_SOLVED = "the time limit is spent"
 
@@ -57,7 +58,7 @@ def balanced_level1(problem: PlacementProblem) -> int:
 
 
 def count_bounds(
-    problem: PlacementProblem, max_moves: int | None, beat: tuple | None
+    problem: PlacementProblem, max_moves: int | None, beat: tuple[int, ...] | None
 ) -> list[tuple[int, int]]:
     """Bounds ``(low, high)`` of each broker's replica count ``r[b]``.
 
@@ -88,12 +89,23 @@ def rack_count_bounds(factor: int, rack_size: int, brokers: int) -> tuple[int, i
     return max(0, factor - (brokers - rack_size)), min(factor, rack_size)
 
 
-def target_levels(problem: PlacementProblem, placement) -> tuple[int, int, int]:
+def target_levels(problem: PlacementProblem, placement: ArrayLike) -> tuple[int, int, int]:
     """Levels 1-3 of a placement to match or beat (re-scored by the evaluator)."""
     verdict = evaluate(problem, np.asarray(placement), "sticky-replica")
     if not verdict.valid:
         raise ValueError(f"the placement to beat is not valid: {verdict.violations[0]}")
-    return tuple(verdict.objective[:3])
+    level1, level2, level3 = verdict.objective[:3]
+    return level1, level2, level3
+
+
+def read_answer(
+    problem: PlacementProblem, holds: Callable[[int, int], bool], leads: Callable[[int, int], bool]
+) -> np.ndarray:
+    """The ``replicas`` array of a solved model: ``holds(p, b)`` and ``leads(p, b)`` read its ``x`` and ``y``."""
+    brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
+    held = [[b for b in brokers if holds(p, b)] for p in partitions]
+    leaders = [next((b for b in brokers if leads(p, b)), -1) for p in partitions]
+    return build_answer(problem, held, leaders)
 
 
 def build_answer(
@@ -147,16 +159,16 @@ def frontier(
 
 
 def solve_frontier(
-    solve: Callable[..., Result],
+    solve: Callable[[PlacementProblem, SolveOptions], Result],
     problem: PlacementProblem,
     max_k: int,
-    time_limit: float = TIME_LIMIT,
-    **options,
+    options: SolveOptions,
 ) -> list[Result]:
-    """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``, within one ``time_limit`` (:func:`frontier`)."""
-    deadline = time.perf_counter() + time_limit
+    """``solve`` with ``max_moves=k`` for ``k = 0..max_k``, within one ``options.time_limit``
+    (:func:`frontier`)."""
+    deadline = time.perf_counter() + options.time_limit
     return frontier(
-        lambda k, left: solve(problem, time_limit=left, max_moves=k, **options),
+        lambda k, left: solve(problem, replace(options.with_extra(max_moves=k), time_limit=left)),
         problem,
         max_k,
         deadline,

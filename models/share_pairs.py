@@ -12,12 +12,10 @@ are convex in the counts: ``sum_m c_m^2``, then ``sum_p r_p^2``, then the previo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from models.options import SolveOptions
 from problems import GroupProblem
 from problems.share import IntArray, previous_pairs
 
@@ -77,22 +75,3 @@ def share_pairs(problem: GroupProblem) -> SharePairs:
         wants=np.asarray(wants, dtype=np.bool_),
         needed=np.asarray(problem.assignable, dtype=np.bool_),
     )
-
-
-def keyword_options(
-    time_limit: float | None = None,
-    workers: int | None = None,
-    seed: int | None = 0,
-    log: bool = False,
-    **extra: Any,
-) -> SolveOptions:
-    """:class:`models.options.SolveOptions` from the registry's keyword options (``None``: not
-    given): what the share models' ``solve_keywords`` pass to their ``solve``."""
-    options = SolveOptions(
-        seed=seed, log=log, extra={k: v for k, v in extra.items() if v is not None}
-    )
-    if time_limit is not None:
-        options = SolveOptions(time_limit, options.workers, seed, log, extra=options.extra)
-    if workers is not None:
-        options = SolveOptions(options.time_limit, workers, seed, log, extra=options.extra)
-    return options

@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from models.ranked_outcome import Ranked
 from problems import (
     GroupProblem,
     Result,
@@ -76,7 +78,9 @@ def counts_and_kept(
     return counts[classes.members], kept[classes.members]
 
 
-def owner_from_counts(problem: GroupProblem, classes: NumberClasses, counts, kept) -> np.ndarray:
+def owner_from_counts(
+    problem: GroupProblem, classes: NumberClasses, counts: ArrayLike, kept: ArrayLike
+) -> np.ndarray:
     """Realise ``counts`` / ``kept`` (aligned with ``classes.members``) as an ``owner`` array.
 
     Each member keeps its ``kept`` smallest previous numbers; every other
@@ -98,7 +102,13 @@ def owner_from_counts(problem: GroupProblem, classes: NumberClasses, counts, kep
     return topic_partitions(problem, number_owner)
 
 
-def result(problem: GroupProblem, classes: NumberClasses, ranked, counts, kept) -> Result:
+def result(
+    problem: GroupProblem,
+    classes: NumberClasses,
+    ranked: Ranked,
+    counts: ArrayLike,
+    kept: ArrayLike,
+) -> Result:
     """The :class:`problems.Result` of a ranked solve (no answer unless it found one)."""
     owner = owner_from_counts(problem, classes, counts, kept) if ranked.has_solution else None
     return ranked.result(problem, "stream-join", owner, info={"epoch": next_epoch(problem)})

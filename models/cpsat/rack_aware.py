@@ -11,18 +11,13 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import add_hint, add_member_squares, solve_ranked
+from models.options import SolveOptions
 from models.rack_classes import model_inputs, ranked_result
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
-    """Solve the rack-aware objective exactly with CP-SAT.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the rack-aware objective exactly with CP-SAT (all levels within ``options.time_limit``).
 
     Returns
     -------
@@ -31,7 +26,9 @@ def solve(
         ``unknown`` when time ran out without an answer.
     """
     started = time.perf_counter()  # the time limit covers building the model
-    classes, start, lo, hi, pairs = model_inputs(problem, "CP-SAT")
+    classes, start, lo, hi, pairs = model_inputs(
+        problem, "CP-SAT", options.hint_answer(problem, "rack-aware")
+    )
     model = cp_model.CpModel()
     x = [
         model.new_int_var(0, int(classes.sizes[c]), f"x[{c},{m}]")
@@ -41,7 +38,7 @@ def solve(
         model.add(
             sum(x[i] for i in range(pairs.start[c], pairs.start[c + 1])) == int(classes.sizes[c])
         )
-    gets = [[] for _ in range(problem.num_members)]
+    gets: list[list[cp_model.IntVar]] = [[] for _ in range(problem.num_members)]
     for i, m in enumerate(pairs.member.tolist()):
         gets[m].append(x[i])
     squares, b = add_member_squares(model, gets, lo, hi)
@@ -50,13 +47,5 @@ def solve(
     counts = np.bincount(start[start >= 0], minlength=problem.num_members)
     add_hint(model, zip(x, pairs.hint))
     add_hint(model, [(var, counts[m] >= k) for (m, k), var in b.items()])
-    ranked = solve_ranked(
-        model,
-        [sum(squares), mismatches, moves],
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    ranked = solve_ranked(model, [sum(squares), mismatches, moves], options, started=started)
     return ranked_result(problem, classes, pairs, ranked, x)

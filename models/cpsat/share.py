@@ -18,7 +18,6 @@ that are not allowed, is the hint.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -26,9 +25,9 @@ from ortools.sat.python import cp_model
 from heuristics import share as heuristic
 from models.cpsat.ranked import add_hint, add_member_squares, solve_ranked
 from models.options import SolveOptions
-from models.share_pairs import SharePairs, keyword_options, share_pairs
+from models.share_pairs import SharePairs, share_pairs
 from problems import GroupProblem, Result
-from problems.share import is_pairs, pairs_array
+from problems.share import pairs_array
 
 
 def solve(problem: GroupProblem, options: SolveOptions) -> Result:
@@ -57,19 +56,10 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     reader_squares, _ = add_member_squares(model, by_partition, 0, [len(t) for t in by_partition])
     kept = [variable for variable, was in zip(x, pairs.previous.tolist()) if was]
     moves = int(pairs.previous.sum()) + pairs.forced_moves - sum(kept)
-    hint = options.hint.answer if options.hint is not None else None
-    if hint is None or not is_pairs(hint):  # no answer to start from: Kafka's
-        hint = heuristic.assign(problem).answer
-    assert hint is not None
+    hint = options.start(problem, "share", heuristic.assign)  # a valid hint, else Kafka's answer
     add_hint(model, zip(x, _chosen(pairs, hint).tolist()))
     ranked = solve_ranked(
-        model,
-        [sum(member_squares), sum(reader_squares), moves],
-        time_limit=options.time_limit,
-        workers=options.workers,
-        seed=0 if options.seed is None else options.seed,
-        log=options.log,
-        started=started,
+        model, [sum(member_squares), sum(reader_squares), moves], options, started=started
     )
     answer = None
     if ranked.has_solution:
@@ -82,8 +72,3 @@ def _chosen(pairs: SharePairs, answer: np.ndarray) -> np.ndarray:
     """Whether each allowed pair is in ``answer`` (a pairs array)."""
     n = int(max(pairs.partition.max(initial=0), answer[:, 1].max(initial=0)) + 1)
     return np.isin(pairs.member * n + pairs.partition, answer[:, 0] * n + answer[:, 1])
-
-
-def solve_keywords(problem: GroupProblem, **keywords: Any) -> Result:
-    """:func:`solve` with the options as keywords (``time_limit=...``), as the registry passes them."""
-    return solve(problem, keyword_options(**keywords))

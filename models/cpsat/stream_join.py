@@ -11,23 +11,13 @@ from ortools.sat.python import cp_model
 
 from heuristics import stream_join as heuristic
 from models.cpsat.ranked import add_hint, solve_ranked
+from models.options import SolveOptions
 from models.stream_join_classes import counts_and_kept, number_classes, result
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, seed: int = 0
-) -> Result:
-    """Solve the stream-join objective exactly.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.
-    time_limit
-        Seconds for both levels together.
-    workers, seed
-        CP-SAT's ``num_workers`` and ``random_seed``.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the stream-join objective exactly (both levels within ``options.time_limit``).
 
     Returns
     -------
@@ -52,12 +42,11 @@ def solve(
     balance = sum(low * low + (2 * low + 1) * extra[m] for m in members)
     moves = int(classes.previous.sum()) - sum(keep.values())
 
-    counts, kept = counts_and_kept(problem, classes, heuristic.assign(problem).answer)
+    start = options.start(problem, "stream-join", heuristic.assign)
+    counts, kept = counts_and_kept(problem, classes, start)
     add_hint(model, zip(extra.values(), (counts - low).tolist()))
     add_hint(model, zip(keep.values(), kept.tolist()))
-    ranked = solve_ranked(
-        model, [balance, moves], time_limit=time_limit, workers=workers, seed=seed, started=started
-    )
-    counts = [ranked.value(n[m]) for m in members] if ranked.has_solution else []
-    kept = [ranked.value(keep[m]) for m in members] if ranked.has_solution else []
-    return result(problem, classes, ranked, counts, kept)
+    ranked = solve_ranked(model, [balance, moves], options, started=started)
+    found = [ranked.value(n[m]) for m in members] if ranked.has_solution else []
+    stayed = [ranked.value(keep[m]) for m in members] if ranked.has_solution else []
+    return result(problem, classes, ranked, found, stayed)

@@ -6,6 +6,7 @@ The formulation, and why its answer is what its status says: docs/design/formula
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from ortools.graph.python import min_cost_flow
 
 from models.sticky_classes import split_pools
@@ -34,7 +35,11 @@ def check_cost_range(
 
 
 def solve_convex_assignment(
-    class_sizes, eligible_start, eligible_members, keep, num_members
+    class_sizes: ArrayLike,
+    eligible_start: ArrayLike,
+    eligible_members: ArrayLike,
+    keep: ArrayLike,
+    num_members: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Lexicographically min sum_m n_m^2, then min moves, over assignments of interchangeable items.
 
@@ -91,7 +96,14 @@ def solve_convex_assignment(
 class _Network:
     """The flow network of :func:`solve_convex_assignment`, rebuilt per window choice."""
 
-    def __init__(self, sizes, start, eligible, keep, num_members):
+    def __init__(
+        self,
+        sizes: np.ndarray,
+        start: np.ndarray,
+        eligible: np.ndarray,
+        keep: np.ndarray,
+        num_members: int,
+    ) -> None:
         self.sizes, self.num_members = sizes, num_members
         num_classes = len(sizes)
         degree = np.diff(start)
@@ -140,7 +152,9 @@ class _Network:
             self.reach, -(-total // reachable)
         )
 
-    def solve(self, lo: np.ndarray, hi: np.ndarray):
+    def solve(
+        self, lo: np.ndarray, hi: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         num_classes, num_hubs, num_members = len(self.sizes), self.num_hubs, self.num_members
         first_member = num_classes + num_hubs
         sink = first_member + num_members
@@ -200,7 +214,9 @@ class _Network:
         ).astype(np.int64)
         return direct, inflow, outflow, counts
 
-    def split(self, direct, inflow, outflow):
+    def split(
+        self, direct: np.ndarray, inflow: np.ndarray, outflow: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-class counts per member: direct arcs plus a deterministic split of each hub."""
         owned = np.flatnonzero(direct > 0)
         cls, member, count = split_pools(self.hub, inflow, self.hub_member, outflow)

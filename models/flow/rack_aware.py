@@ -8,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
-from models.flow.balanced import check_cost_range, solve_convex_assignment, split_pools
+from models.flow.balanced import check_cost_range, solve_convex_assignment
+from models.options import SolveOptions
 from models.rack_classes import RackClasses, rack_classes
-from models.sticky_classes import expand
-from problems import GroupProblem, Result
+from models.sticky_classes import Classes, expand, split_pools
+from problems import GroupProblem, Result, Status
 
 
-def solve(problem: GroupProblem) -> Result:
-    """Solve the rack-aware objective exactly (no time limit: polynomial, always proven).
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the rack-aware objective exactly (no option is used: polynomial, always proven).
 
     Returns
     -------
@@ -29,7 +30,7 @@ def solve(problem: GroupProblem) -> Result:
             problem,
             "rack-aware",
             np.full(problem.num_partitions, -1, np.int32),
-            "optimal",
+            Status.OPTIMAL,
             (0, 0, 0),
         )
     counts = _balanced_counts(problem, classes)
@@ -40,11 +41,11 @@ def solve(problem: GroupProblem) -> Result:
     hi = np.where(reach > 0, counts + 1, counts)
     cls, member, count, levels = _Network(problem, data, lo, hi).solve()
     return Result(
-        problem, "rack-aware", expand(problem, classes, cls, member, count), "optimal", levels
+        problem, "rack-aware", expand(problem, classes, cls, member, count), Status.OPTIMAL, levels
     )
 
 
-def _balanced_counts(problem: GroupProblem, classes) -> np.ndarray:
+def _balanced_counts(problem: GroupProblem, classes: Classes) -> np.ndarray:
     """Member counts of one level-1 optimum: the pools' partitions (owners and racks ignored) dealt by
     :func:`models.flow.balanced.solve_convex_assignment` (exact for ``sum n^2``; pools, not classes,
     so
@@ -103,7 +104,7 @@ class _Network:
         )
         self.hub_mismatch = data.mismatch(self.hub_pool, self.node_rack[self.hub_node])
 
-    def solve(self):
+    def solve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int]]:
         problem, data, classes, lo, hi = (
             self.problem,
             self.data,

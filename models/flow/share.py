@@ -35,13 +35,11 @@ is ``optimal``.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.options import SolveOptions
-from models.share_pairs import keyword_options, share_pairs
+from models.share_pairs import share_pairs
 from problems import GroupProblem, Result, Status
 from problems.share import pairs_array
 
@@ -49,8 +47,9 @@ from problems.share import pairs_array
 COST_LIMIT = 2**62
 
 
-def solve(problem: GroupProblem, options: SolveOptions | None = None) -> Result:
-    """Solve the share objective exactly by one min-cost flow (``options``: nothing to tune)."""
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the share objective exactly by one min-cost flow (no option is used: polynomial,
+    always proven unless the costs would overflow)."""
     pairs = share_pairs(problem)
     members, partitions = problem.num_members, problem.num_partitions
     per_member = np.bincount(pairs.member, minlength=members)
@@ -116,8 +115,3 @@ def solve(problem: GroupProblem, options: SolveOptions | None = None) -> Result:
 
 def _unknown(problem: GroupProblem, reason: str) -> Result:
     return Result(problem, "share", None, Status.UNKNOWN, info={"reason": reason})
-
-
-def solve_keywords(problem: GroupProblem, **keywords: Any) -> Result:
-    """:func:`solve` with the options as keywords (``time_limit=...``), as the registry passes them."""
-    return solve(problem, keyword_options(**keywords))

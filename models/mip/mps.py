@@ -10,7 +10,7 @@ import time
 import pulp
 
 
-def _number(value) -> str:
+def _number(value: float) -> str:
     if isinstance(value, int):
         return str(value)
     value = float(value)
@@ -22,7 +22,7 @@ def _line(first: str, second: str, number: str) -> str:
     return f"    {first:<8}  {second:<8}  {number}"
 
 
-def _bound(kind: str, i: int, value=None) -> str:
+def _bound(kind: str, i: int, value: float | None = None) -> str:
     return f" {kind} BND       {f'c{i}':<8}" + ("" if value is None else f"  {_number(value)}")
 
 
@@ -33,7 +33,10 @@ _SENSE = {pulp.LpConstraintLE: "L", pulp.LpConstraintGE: "G", pulp.LpConstraintE
 
 
 def write_mps(
-    problem: pulp.LpProblem, objective, path: str, deadline: float | None = None
+    problem: pulp.LpProblem,
+    objective: pulp.LpAffineExpression,
+    path: str,
+    deadline: float | None = None,
 ) -> tuple[list[pulp.LpVariable], float, float] | None:
     """Write ``problem`` minimising ``objective`` to ``path``.
 
@@ -54,9 +57,9 @@ def write_mps(
         id(v): i for i, v in enumerate(variables)
     }  # id(): PuLP's name and hash are Python properties
     heads = [f"    {f'c{i}':<8}  " for i in range(len(variables))]
-    numbers: dict = {}  # coefficient -> its text (a model has few distinct ones)
+    numbers: dict[float, str] = {}  # coefficient -> its text (a model has few distinct ones)
 
-    def text(value) -> str:
+    def text(value: float) -> str:
         written = numbers.get(value)
         if written is None:
             written = numbers[value] = _number(value)

@@ -12,14 +12,13 @@ unit increments: ``c_m = sum_k b[m, k]`` with binaries ``b[m, k] >= b[m, k + 1]`
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 import pulp
 
 from models.mip.ranked import solve_ranked
 from models.options import SolveOptions
-from models.share_pairs import keyword_options, share_pairs
+from models.share_pairs import share_pairs
 from problems import GroupProblem, Result
 from problems.share import pairs_array
 
@@ -69,22 +68,9 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     readers = _squares(model, "r", by_partition)
     kept = pulp.lpSum(v for v, was in zip(x, pairs.previous.tolist()) if was)
     moves = int(pairs.previous.sum()) + pairs.forced_moves - kept
-    ranked = solve_ranked(
-        model,
-        [counts, readers, moves],
-        time_limit=options.time_limit,
-        backend=str(options.extra.get("backend", "highs")),
-        seed=0 if options.seed is None else options.seed,
-        log=options.log,
-        started=started,
-    )
+    ranked = solve_ranked(model, [counts, readers, moves], options, started=started)
     answer = None
     if ranked.has_solution:
         chosen = np.array([ranked.value(v) > 0 for v in x], dtype=bool)
         answer = pairs_array(pairs.member[chosen], pairs.partition[chosen])
     return Result(problem, "share", answer, ranked.status, ranked.bound)
-
-
-def solve_keywords(problem: GroupProblem, **keywords: Any) -> Result:
-    """:func:`solve` with the options as keywords (``time_limit=...``), as the registry passes them."""
-    return solve(problem, keyword_options(**keywords))

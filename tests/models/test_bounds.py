@@ -27,9 +27,8 @@ LIMIT = 0.5
 
 
 def exact(problem, strategy: str, solver: str, **options):
-    """``models.solve`` with the short time limit where the backend takes one (flows run to the optimum)."""
-    timed = STRATEGIES[strategy].exact[solver].takes("time_limit")
-    return models.solve(problem, strategy, solver, time_limit=LIMIT if timed else None, **options)
+    """``models.solve`` with the short time limit (the flows, which run to the optimum, ignore it)."""
+    return models.solve(problem, strategy, solver, time_limit=LIMIT, **options)
 
 
 def heuristic_answers(problem, strategy: str) -> list:

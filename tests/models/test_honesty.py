@@ -24,6 +24,7 @@ import models.mip.ranked as mip_common
 import models.mip.sticky_replica as mip_replica
 from heuristics import lag_aware as lag_heuristic
 from models.mip.mps import write_mps
+from models.options import SolveOptions
 from problems import load_problem
 from support.lag_strategies import lag_groups
 
@@ -90,8 +91,8 @@ def test_mip_never_claims_a_beaten_optimum_with_huge_lags(seed):
     """Tests groups with lags near 1e9, beyond the doubles HiGHS computes in exactly: the MIP gives
     a valid answer, never `optimal` unless CP-SAT agrees, and a bound never above it."""
     problem = one_topic(random_lags(seed, 12, 10**8, 10**9), members=3)
-    by_mip = mip_lag.solve(problem, time_limit=3, variant="sticky")
-    by_cpsat = cpsat_lag.solve(problem, time_limit=6, variant="sticky")
+    by_mip = mip_lag.solve(problem, SolveOptions.of(time_limit=3, variant="sticky"))
+    by_cpsat = cpsat_lag.solve(problem, SolveOptions.of(time_limit=6, variant="sticky"))
     assert by_mip.status in ("optimal", "feasible") and by_mip.valid
     assert (
         by_mip.objective[0] <= lag_heuristic.assign(problem).objective[0]
@@ -108,7 +109,7 @@ def test_mip_near_1e13_lags_answers_and_bounds_honestly():
     answer no worse than the hint and a bound never above it (never a wrong `optimal` or
     `infeasible`)."""
     problem = one_topic(random_lags(2, 20, 10**12, 10**13), members=3)
-    result = mip_lag.solve(problem, time_limit=2, variant="sticky")
+    result = mip_lag.solve(problem, SolveOptions.of(time_limit=2, variant="sticky"))
     assert result.status == "feasible" and result.valid
     assert result.objective[0] <= lag_heuristic.assign(problem).objective[0]
     assert result.bound is None or result.bound[0] <= result.objective[0]
@@ -127,7 +128,7 @@ def test_a_failing_later_level_keeps_the_earlier_answer(monkeypatch):
     model = pulp.LpProblem("two", pulp.LpMinimize)
     x, y = pulp.LpVariable("x", 0, 10, cat="Integer"), pulp.LpVariable("y", 0, 10, cat="Integer")
     model += x + y >= 7
-    ranked = mip_common.solve_ranked(model, [x + y, 3 * x - y], time_limit=10)
+    ranked = mip_common.solve_ranked(model, [x + y, 3 * x - y], SolveOptions())
     assert ranked.status == "feasible" and ranked.levels[0] == 7 and ranked.bound == (7,)
     assert ranked.value(x) + ranked.value(y) == 7
 
@@ -135,7 +136,7 @@ def test_a_failing_later_level_keeps_the_earlier_answer(monkeypatch):
 def test_cpsat_returns_its_hint_when_time_runs_out_first():
     """Tests that CP-SAT stopped before any solution returns the hinted answer as `feasible`."""
     problem = one_topic(random_lags(3, 200, 1, 10**6), members=7)
-    result = cpsat_lag.solve(problem, time_limit=0.01)
+    result = cpsat_lag.solve(problem, SolveOptions.of(time_limit=0.01))
     assert result.status == "feasible" and result.valid
     assert result.objective[0] <= lag_heuristic.assign(problem).objective[0]
 
@@ -148,8 +149,8 @@ def test_mip_with_one_hot_partition_among_40_is_not_called_optimal():
     lags = random_lags(6, 40, 1, 1001)
     lags[17] = 10**6
     problem = one_topic(lags, members=5)
-    by_mip = mip_lag.solve(problem, time_limit=2)
-    by_cpsat = cpsat_lag.solve(problem, time_limit=3)
+    by_mip = mip_lag.solve(problem, SolveOptions.of(time_limit=2))
+    by_cpsat = cpsat_lag.solve(problem, SolveOptions.of(time_limit=3))
     assert by_mip.valid and by_cpsat.valid and by_mip.status in ("optimal", "feasible")
     assert tuple(by_mip.bound) <= tuple(by_mip.objective) and tuple(by_mip.bound) <= tuple(
         by_cpsat.objective
@@ -209,7 +210,10 @@ def test_main_jobs_few_topics_scenario_has_no_disagreement():
         "group", "lag-aware", "fresh", 24, 4, 2, 1, pattern="few-topics", lags="uniform"
     )
     problem = load_problem(build_problem(scenario))
-    found = [cpsat_lag.solve(problem, time_limit=6), mip_lag.solve(problem, time_limit=3)]
+    found = [
+        cpsat_lag.solve(problem, SolveOptions.of(time_limit=6)),
+        mip_lag.solve(problem, SolveOptions.of(time_limit=3)),
+    ]
     answers = [tuple(r.objective) for r in found]
     assert all(r.valid for r in found)
     for result in found:
@@ -242,34 +246,60 @@ def placement(partitions: int, brokers: int, seed: int):
 LIMITED = {
     "lag-aware cpsat 80x6": (
         1,
-        lambda: cpsat_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1),
+        lambda: cpsat_lag.solve(
+            one_topic(random_lags(5, 80, 1, 10**6), 6), SolveOptions.of(time_limit=1)
+        ),
     ),
     "lag-aware mip 80x6": (
         1,
-        lambda: mip_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1),
+        lambda: mip_lag.solve(
+            one_topic(random_lags(5, 80, 1, 10**6), 6), SolveOptions.of(time_limit=1)
+        ),
     ),
     "lag-aware cpsat 2000x40 sticky": (
         2,
         lambda: cpsat_lag.solve(
-            one_topic(random_lags(0, 2000, 1, 1000), 40), time_limit=2, variant="sticky"
+            one_topic(random_lags(0, 2000, 1, 1000), 40),
+            SolveOptions.of(time_limit=2, variant="sticky"),
         ),
     ),
     "lag-aware mip 2000x40 sticky": (
         2,
         lambda: mip_lag.solve(
-            one_topic(random_lags(0, 2000, 1, 1000), 40), time_limit=2, variant="sticky"
+            one_topic(random_lags(0, 2000, 1, 1000), 40),
+            SolveOptions.of(time_limit=2, variant="sticky"),
         ),
     ),
     "lag-aware cpsat 300x40": (
         3,
-        lambda: cpsat_lag.solve(one_topic(random_lags(0, 300, 1, 1000), 40), time_limit=3),
+        lambda: cpsat_lag.solve(
+            one_topic(random_lags(0, 300, 1, 1000), 40), SolveOptions.of(time_limit=3)
+        ),
     ),
-    "replica cpsat 300": (1, lambda: cpsat_replica.solve(placement(300, 9, 0), time_limit=1)),
-    "replica mip 300": (2, lambda: mip_replica.solve(placement(300, 9, 0), time_limit=2)),
-    "replica cpsat 600": (2, lambda: cpsat_replica.solve(placement(600, 12, 1), time_limit=2)),
-    "replica mip 600": (2, lambda: mip_replica.solve(placement(600, 12, 1), time_limit=2)),
-    "replica cpsat 1000": (2, lambda: cpsat_replica.solve(placement(1000, 12, 1), time_limit=2)),
-    "replica mip 1000": (2, lambda: mip_replica.solve(placement(1000, 12, 1), time_limit=2)),
+    "replica cpsat 300": (
+        1,
+        lambda: cpsat_replica.solve(placement(300, 9, 0), SolveOptions.of(time_limit=1)),
+    ),
+    "replica mip 300": (
+        2,
+        lambda: mip_replica.solve(placement(300, 9, 0), SolveOptions.of(time_limit=2)),
+    ),
+    "replica cpsat 600": (
+        2,
+        lambda: cpsat_replica.solve(placement(600, 12, 1), SolveOptions.of(time_limit=2)),
+    ),
+    "replica mip 600": (
+        2,
+        lambda: mip_replica.solve(placement(600, 12, 1), SolveOptions.of(time_limit=2)),
+    ),
+    "replica cpsat 1000": (
+        2,
+        lambda: cpsat_replica.solve(placement(1000, 12, 1), SolveOptions.of(time_limit=2)),
+    ),
+    "replica mip 1000": (
+        2,
+        lambda: mip_replica.solve(placement(1000, 12, 1), SolveOptions.of(time_limit=2)),
+    ),
 }
 
 
@@ -318,14 +348,18 @@ def test_cpsat_does_not_start_a_model_it_cannot_load_in_the_time_left():
         model.add_implication(a, b)
     assert cpsat_common.load_seconds(model) > 0.1 + cpsat_common.OVERRUN_SECONDS
     started = time.perf_counter()
-    ranked = cpsat_common.solve_ranked(model, [sum(x)], time_limit=0.1, started=started)
+    ranked = cpsat_common.solve_ranked(
+        model, [sum(x)], SolveOptions(time_limit=0.1), started=started
+    )
     assert ranked.status == "unknown" and time.perf_counter() - started < 0.1 + SLACK
 
 
 # ------------------------------------------------ cross-backend, per family
 LAG_BACKENDS = {
-    "cpsat": lambda problem: cpsat_lag.solve(problem, time_limit=5, variant="sticky"),
-    "mip": lambda problem: mip_lag.solve(problem, time_limit=5, variant="sticky"),
+    "cpsat": lambda problem: cpsat_lag.solve(
+        problem, SolveOptions.of(time_limit=5, variant="sticky")
+    ),
+    "mip": lambda problem: mip_lag.solve(problem, SolveOptions.of(time_limit=5, variant="sticky")),
 }
 
 
