@@ -41,6 +41,7 @@ JUDGED_ON = {
     "rack-aware": "group",
     "lag-aware": "group",
     "stream-join": "group",
+    "share": "group",
     "sticky-replica": "placement",
 }
 #: Tiers of an experiment: where it is meant to run (the estimate of ``experiment show``).

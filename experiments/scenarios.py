@@ -12,7 +12,9 @@ import numpy as np
 
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
+import heuristics.share as share_assignor
 from problems import load_problem
+from problems.share import share_assignment_json
 
 SUITE_VERSION = 5
 
@@ -59,7 +61,9 @@ class Scenario:
         The strategy whose constraints and objective judge every answer: ``sticky`` (also the
         yardstick of range, round robin, uniform, server-range and cooperative-sticky),
         ``rack-aware`` (the same baselines with KIP-881 racks), ``lag-aware``, ``stream-join`` or
-        ``sticky-replica`` (also the yardstick of kafka-default).
+        ``sticky-replica`` (also the yardstick of kafka-default), or ``share`` (KIP-932 share
+        groups, also the yardstick of uniform: a consumer-group answer is a share answer with one
+        member per partition).
     churn
         What happened since the previous assignment (``GROUP_CHURN`` / ``PLACEMENT_CHURN``).
     partitions, members, topics
@@ -152,7 +156,8 @@ def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int],
 
 
 def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.random.Generator):
-    """The group before the churn event, and who owned what (Kafka's range / round robin)."""
+    """The group before the churn event, and who owned what (Kafka's range / round robin; for a
+    share group Kafka's ``SimpleAssignor``, a partition held by several members)."""
     before_topics = dict(topics)
     before_members = [dict(m) for m in members]
     if s.churn == "member-joins":
@@ -175,9 +180,12 @@ def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.
     elif s.churn == "partitions-added":
         first = list(topics)[0]
         before_topics[first] = max(1, topics[first] // 2)
+    before_problem = load_problem({"topics": before_topics, "members": before_members})
+    if s.judged_on == "share":  # a share group held Kafka's SimpleAssignor answer (several readers)
+        held = share_assignment_json(before_problem, share_assignor.assign(before_problem).answer)
+        return {member: topics for member, topics in held.items() if topics}
     assignor = range_assignor if s.judged_on == "stream-join" else roundrobin_assignor
-    before = assignor.assign(load_problem({"topics": before_topics, "members": before_members}))
-    return before.assignment
+    return assignor.assign(before_problem).assignment
 
 
 def _lags(

@@ -156,18 +156,23 @@ class _Round:
     def restart(self) -> None:
         self.keys = self.members.order()
         self.position = 0
+        self.last: Any = None
 
     def has_next(self) -> bool:
-        return any(k in self.members for k in self.keys[self.position :])
+        # only remove() takes keys out while the round runs: skipping them ahead is safe
+        keys, members = self.keys, self.members
+        while self.position < len(keys) and keys[self.position] not in members:
+            self.position += 1
+        return self.position < len(keys)
 
     def next(self) -> Any:
-        while self.keys[self.position] not in self.members:
-            self.position += 1
+        self.has_next()
+        self.last = self.keys[self.position]
         self.position += 1
-        return self.keys[self.position - 1]
+        return self.last
 
     def remove(self) -> None:
-        self.members.remove(self.keys[self.position - 1])
+        self.members.remove(self.last)
 
 
 def _wants(count: int, sharing: int, takers: int) -> Iterator[int]:
@@ -188,7 +193,13 @@ class _Assignment:
         self.topic_of = problem.partition_topic.tolist()
         self.index_of = problem.partition_index.tolist()
         self.start = problem.topic_start.tolist()
-        self.subscription = [subscription_order(problem, m) for m in self.order]
+        orders: dict[tuple[str, ...], list[int]] = {}  # members sharing a subscription list
+        self.subscription = []
+        for m in self.order:
+            names = tuple(problem.subscriptions[m])
+            if names not in orders:
+                orders[names] = subscription_order(problem, m)
+            self.subscription.append(orders[names])
         # each member's current assignment: topic -> partitions, as Assignment.fromRecord keeps
         # it (a HashMap of topic id -> new HashSet<>(list)), topics in the document's order
         members, partitions = previous_claims(problem)
@@ -197,6 +208,9 @@ class _Assignment:
             by_member[m].setdefault(self.topic_of[g], []).append(self.index_of[g])
         self.old: list[list[tuple[int, list[int]]]] = []
         for m in self.order:
+            if not by_member[m]:
+                self.old.append([])
+                continue
             topics = JavaHashSet()
             for t in by_member[m]:
                 topics.add(t, uuid[t])
@@ -232,11 +246,11 @@ def _fill(
     sharing: int,
     wants: list[int],
     global_id: Any,
-    key_hash: Any,
 ) -> None:
     """The last step of both builders: partitions short of the sharing take unfilled members."""
     round_ = _Round(unfilled)
     dealt = False
+    got: dict[int, set[Any]] = {}  # what each dealt member holds (only its size matters now)
     for key in by_partition.order():
         members = readers[key]
         short = sharing - len(members)
@@ -249,10 +263,13 @@ def _fill(
             i = round_.next()
             if i not in members:  # Kafka does not add i to the partition's members here
                 state.final[i].add(global_id(key))
-                held.setdefault(i, JavaHashSet()).add(key, key_hash(key))
+                mine = got.get(i)
+                if mine is None:
+                    mine = got[i] = set(held[i].spread) if i in held else set()
+                mine.add(key)
                 short -= 1
                 dealt = True
-                if len(held[i]) >= wants[i]:
+                if len(mine) >= wants[i]:
                     round_.remove()
         if len(unfilled) == 0:
             break
@@ -319,7 +336,7 @@ def _homogeneous(state: _Assignment) -> None:
             readers[g] = JavaHashSet()
             by_partition.compute_if_absent(g, tp_hash(g))
     if len(unfilled):
-        _fill(state, by_partition, readers, held, unfilled, sharing, wants, int, tp_hash)
+        _fill(state, by_partition, readers, held, unfilled, sharing, wants, int)
 
 
 def _heterogeneous(state: _Assignment) -> None:
@@ -397,7 +414,7 @@ def _topic(
     for i in subscribers:
         if len(held.get(i, ())) < wants[i]:
             unfilled.add(i, i)
-    _fill(state, by_partition, readers, held, unfilled, sharing, wants, lambda p: first + p, int)
+    _fill(state, by_partition, readers, held, unfilled, sharing, wants, lambda p: first + p)
 
 
 def assign(problem: GroupProblem) -> Result:

@@ -292,7 +292,8 @@ STRATEGIES: dict[str, Strategy] = {
         "group", "share", heuristic(heuristics.share),
         {"cpsat": RunnerEntry(cpsat_share, uses=CPSAT),
          "mip": RunnerEntry(mip_share, uses=MIP, takes=("backend",)),
-         "flow": RunnerEntry(flow_share)}),
+         "flow": RunnerEntry(flow_share)},
+        baselines=("uniform",)),
     "kafka-default": Strategy(
         "placement", "replica",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),

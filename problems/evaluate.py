@@ -14,7 +14,7 @@ from problems.group import GroupProblem
 from problems.objectives import OBJECTIVES, objective_of
 from problems.ownership import number_owners, previous_number_owners, previous_owners
 from problems.placement import PlacementProblem
-from problems.share import share_levels, share_shape_problem, share_validity
+from problems.share import owner_pairs, share_levels, share_shape_problem, share_validity
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,9 @@ def evaluate(
     problem
         The problem the answer is for.
     answer
-        An ``owner`` array (consumer group) or a ``replicas`` array (placement).
+        An ``owner`` array (consumer group), ``(member, partition)`` pairs (share group; an
+        ``owner`` array is judged as the pairs of its owned partitions) or a ``replicas`` array
+        (placement).
     strategy
         A key of :data:`problems.objectives.STRATEGY_OBJECTIVE`; it selects the hard
         constraints and the objective (:func:`problems.objectives.objective_of`: a
@@ -283,6 +285,8 @@ def evaluate(
 
     assert isinstance(problem, GroupProblem), "group strategies take a consumer-group problem"
     if kind == "share":  # (member, partition) pairs: a partition may have several members
+        if answer.ndim == 1 and answer.shape == (problem.num_partitions,):
+            answer = owner_pairs(answer)  # a consumer-group answer: one member per partition
         shape = share_shape_problem(problem, answer)
         if shape is not None:
             return Evaluation(False, (shape,), (), names)

@@ -44,6 +44,14 @@ def pairs_array(members: npt.ArrayLike, partitions: npt.ArrayLike) -> IntArray:
     return np.unique(pairs, axis=0).astype(np.int64) if len(pairs) else pairs
 
 
+def owner_pairs(owner: npt.ArrayLike) -> IntArray:
+    """A consumer-group answer (an ``owner`` array, ``-1`` unassigned) as a share answer: one
+    ``(owner, partition)`` pair per assigned partition."""
+    owners = np.asarray(owner, dtype=np.int64).ravel()
+    assigned = np.flatnonzero(owners >= 0)
+    return pairs_array(owners[assigned], assigned)
+
+
 def previous_claims(problem: GroupProblem) -> tuple[IntArray, IntArray]:
     """Every member's ``owned`` claims on existing partitions, ``(member, partition)`` arrays in the
     document's order; a partition claimed by several members is kept for each of them."""

@@ -220,7 +220,7 @@ def test_suite_files_give_the_scenarios_the_code_gave(name):
     family, strategy, churn, sizes, seed, pattern, lags, racks; no run settings) have equal ids and
     equal digests; the digests are compared too where building is cheap (below).
     """
-    files = suite(name)
+    files = [s for s in suite(name) if s.judged_on != "share"]  # added later: SHARE_SCENARIOS
     code = legacy_suite(name)
     assert [s.scenario_id for s in files] == [s.scenario_id for s in code]
     assert files == code
@@ -230,9 +230,28 @@ def test_suite_files_give_the_scenarios_the_code_gave(name):
 @pytest.mark.parametrize("name", ["smoke", "gate"])
 def test_suite_files_give_the_same_problem_digests(name):
     """Tests that every problem document of the smoke and gate suites hashes as the code's did."""
-    files = {s.scenario_id: _digest(s) for s in suite(name)}
+    files = {s.scenario_id: _digest(s) for s in suite(name) if s.judged_on != "share"}
     code = {s.scenario_id: _digest(s) for s in legacy_suite(name)}
     assert files == code
+
+
+#: The share-group (KIP-932) scenarios each suite adds after the code-defined ones.
+SHARE_SCENARIOS = {"smoke": 1, "gate": 42, "default": 140, "scale": 12}
+
+
+@pytest.mark.parametrize("name", ["smoke", "gate", "default", "scale"])
+def test_suites_add_share_groups_after_the_others(name):
+    """Tests that every suite ends with its share-group scenarios: judged on ``share``, members
+    fewer than the partitions and more (the smoke suite: one small group after a member joined)."""
+    scenarios = suite(name)
+    share = [s for s in scenarios if s.judged_on == "share"]
+    assert len(share) == SHARE_SCENARIOS[name]
+    assert scenarios[-len(share) :] == share
+    assert all(s.family == "group" and s.scenario_id.startswith("share/") for s in share)
+    if name != "smoke":
+        assert any(s.members < s.partitions for s in share)
+        assert any(s.members > s.partitions for s in share)
+        assert {"fresh", "member-joins", "member-leaves"} <= {s.churn for s in share}
 
 
 def test_the_gates_recorded_optima_still_match():
