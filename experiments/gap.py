@@ -96,8 +96,11 @@ def gaps(rows: pd.DataFrame) -> pd.DataFrame:
     heuristic = rows[rows["role"] == "heuristic"].copy()
     heuristic["heuristic"] = label(heuristic)
     merged = heuristic.merge(reference(rows), on="scenario_id", how="left")
+    # An invalid answer breaks a hard constraint: its levels are not comparable with the optimum
+    # (uniform's idle members score a lower share level 1 than any valid share answer).
+    valid = merged["valid"].astype(object).eq(True).to_numpy()
     for i, column in enumerate(LEVEL, start=1):
-        value = _floats(merged[column])
+        value = np.where(valid, _floats(merged[column]), np.nan)
         ref = _floats(merged[f"ref_{column}"])
         gap = value - ref
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -109,7 +112,9 @@ def gaps(rows: pd.DataFrame) -> pd.DataFrame:
     optimal_reference = np.asarray(merged["ref_status"].astype(object) == "optimal", dtype=bool)
     merged["gap1_low"] = merged["gap1"]
     merged["gap1_high"] = np.where(
-        optimal_reference, merged["gap1"], _floats(merged["level1"]) - _floats(merged["ref_bound1"])
+        optimal_reference,
+        merged["gap1"],
+        np.where(valid, _floats(merged["level1"]), np.nan) - _floats(merged["ref_bound1"]),
     )
     # The interval relative to what it is measured from (low: the best found, high: the bound), and
     # its width (best found - bound: 0 where the reference is proven), for certified-gap tables and
@@ -129,6 +134,7 @@ def gaps(rows: pd.DataFrame) -> pd.DataFrame:
     for column in LEVEL:  # a level the objective does not have is missing on both sides
         value, ref = _floats(merged[column]), _floats(merged[f"ref_{column}"])
         equal &= (value == ref) | (np.isnan(value) & np.isnan(ref))
+    equal &= valid
     merged["heuristic_optimal"] = equal & optimal_reference
     return merged
 

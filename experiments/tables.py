@@ -29,6 +29,7 @@ OBJECTIVE_LEVELS: dict[str, tuple[str, str]] = {
     "stream-join": ("number balance", "number moves"),
     "sticky-replica": ("broker balance", "rack spread"),
     "rack-aware": ("partition balance", "rack mismatches"),
+    "share": ("partition balance", "reader balance"),
 }
 
 #: ... and what they measure (docs/design/objectives.md), said in each table's caption.
@@ -43,6 +44,9 @@ LEVEL_DEFINITIONS: dict[str, str] = {
     "rack spread = sum over partitions and racks of the squared replica count",
     "rack-aware": "partition balance = sum over members of the squared partition count; rack mismatches = "
     "partitions whose member's rack holds none of their replicas (level 3, moves, not shown)",
+    "share": "partition balance = sum over members of the squared partition count; reader balance = "
+    "sum over partitions of the squared member count (level 3, pairs dropped, not shown); "
+    "invalid answers (uniform's idle members) have no gap",
 }
 
 #: Human names of the heuristic runs (``gap.label`` -> name); others are shown as labelled.
@@ -63,6 +67,7 @@ HEURISTIC_NAMES: dict[str, str] = {
     "stream-join": "KIP-315",
     "kafka-default": "kafka-reassign-partitions (kafka-default)",
     "sticky-replica": "PR 18903",
+    "share": "Kafka's SimpleAssignor (KIP-932)",
 }
 
 #: Bootstrap resamples and seed of the confidence intervals (fixed: the report is reproducible).

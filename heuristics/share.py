@@ -1,40 +1,11 @@
 """KIP-932's share-group assignor: Kafka 4.4's ``SimpleAssignor`` (``group.share.assignors``' default).
 
-Source: Apache Kafka 4.4.0, ``SimpleAssignor``, ``SimpleHomogeneousAssignmentBuilder`` and
-``SimpleHeterogeneousAssignmentBuilder`` (``group-coordinator``).  A share group's partition may
-go to several members; the answer is the ``(member, partition)`` pairs of :mod:`problems.share`.
-The input is what the coordinator hands the assignor (:mod:`heuristics.server_input`: members in
-the ``HashMap`` order of their ids, subscriptions as ``TopicIds`` views, the subscription type
-from the topic names), except the current assignment: every member's claims on existing
-partitions as given (:func:`problems.share.previous_claims`), several members per partition
-allowed.
-
-**Homogeneous** (every member subscribes the same topic names).  With ``M`` members and ``P``
-partitions of the subscribed topics, each partition wants ``ceil(M / P)`` members (the *sharing*)
-and member ``i`` (in the members' map order) wants ``ceil(x (i + 1)) - ceil(x i)`` partitions,
-``x = sharing * P / M``.  Then:
-
-1. each member keeps its current partitions of subscribed topics (others are dropped) and is
-   *unfilled* or *overfilled* against its want;
-2. an overfilled member drops partitions (in its set's order) down to its want;
-3. a partition with more members than the sharing drops members (in its set's order) down to it;
-   they become unfilled;
-4. the partitions (those held first, in the order of the partition map, which holds every
-   target partition) that want members take the unfilled members round robin, skipping one
-   that has the partition; a member leaves the round when it has its want, and a partition
-   that no unfilled member can take is left short.
-
-**Heterogeneous.**  The same, topic by topic (in the order of the set of all subscribed topic
-ids), among the topic's subscribers: the sharing is ``ceil(S / P_t)`` for its ``S`` subscribers
-and ``P_t`` partitions, the wants spread over the subscribers in member order; members that do
-not subscribe the topic want none of it (step 2 takes all of theirs); partitions of topics no
-member subscribes stay with whoever held them (Kafka never looks at those topics).
-
-Every tie is Java's hash-table iteration order (``HashMap``/``HashSet`` of ``Integer``,
-``Uuid`` and ``TopicIdPartition`` keys, their capacities, their growth, and where in a bucket
-``put`` and ``computeIfAbsent`` insert): :class:`JavaHashSet` reproduces it.
-``tests/peers/test_share_equality.py`` checks the answers against Kafka's own class on random
-groups.
+A share group's partition may go to several members; the answer is the ``(member, partition)``
+pairs of :mod:`problems.share`.  The homogeneous and heterogeneous builders of Kafka 4.4.0
+(``SimpleHomogeneousAssignmentBuilder``, ``SimpleHeterogeneousAssignmentBuilder``) step by step,
+every tie in Java's hash-table iteration order (:class:`JavaHashSet`), on the input the group
+coordinator hands the assignor (:mod:`heuristics.server_input`) with every member's current claims
+as given.  The algorithm, its sources and its quirks: docs/strategies/share.md.
 """
 
 from __future__ import annotations

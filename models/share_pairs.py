@@ -1,12 +1,8 @@
 """The data the exact share models (``share``, KIP-932) share: the pairs they may choose.
 
-A share answer is a set of ``(member, partition)`` pairs (:mod:`problems.share`); the hard
-constraints allow a pair only when the member subscribes the partition's topic, so the models'
-variables are those *allowed* pairs, one 0/1 decision each (a b-matching of members and
-partitions).  Every assignable partition (its topic has a subscriber) needs at least one pair,
-every member subscribing a topic with partitions at least one; choosing every allowed pair
-satisfies both, so the problem is always feasible.  The levels (:data:`problems.share.SHARE_LEVELS`)
-are convex in the counts: ``sum_m c_m^2``, then ``sum_p r_p^2``, then the previous pairs dropped.
+The models' variables are the *allowed* ``(member, partition)`` pairs (the member subscribes the
+partition's topic), with the previous pairs, the members and partitions that need at least one,
+and the previous pairs no answer can keep.  The formulation: docs/strategies/share.md.
 """
 
 from __future__ import annotations
@@ -54,7 +50,7 @@ class SharePairs:
 
 
 def share_pairs(problem: GroupProblem) -> SharePairs:
-    """The allowed pairs of ``problem`` (see the module's text)."""
+    """The allowed pairs of ``problem`` (docs/strategies/share.md, the exact models)."""
     subscribes = problem.subscribes
     topic = problem.partition_topic
     members, partitions = np.nonzero(subscribes[:, topic])

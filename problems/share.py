@@ -1,23 +1,10 @@
 """Share groups (KIP-932): an answer where a partition may go to several members.
 
-A share group's members read a partition together (each record is delivered to one of them, with
-per-record acknowledgement), so the assignment is a set of ``(member, partition)`` pairs rather
-than one owner per partition.  A share answer is a *pairs array*: ``int64`` of shape ``(K, 2)``,
-column 0 the member position, column 1 the partition's global id, rows sorted and distinct
-(:func:`pairs_array`).  Its JSON is the assignment JSON of DESIGN.md section 2, with a partition
-allowed under several members (:func:`share_assignment_json`, :func:`pairs_from_assignment`).
-
-The previous assignment is every member's ``owned`` claims on partitions that exist, as given:
-several members may claim one partition (:func:`previous_claims`).
-
-The ``share`` objective (:func:`share_validity`, :func:`share_levels`):
-
-* hard: a member gets only partitions of topics it subscribes, each at most once; every partition
-  of a subscribed topic has at least one member; every member subscribing a topic with
-  partitions gets at least one partition;
-* level 1, ``sum_sq_counts``: the sum over members of the square of their partition counts;
-* level 2, ``sum_sq_readers``: the sum over partitions of the square of their member counts;
-* level 3, ``moves``: the pairs of the previous assignment that the answer drops.
+A share answer is a *pairs array*: ``int64`` of shape ``(K, 2)``, column 0 the member position,
+column 1 the partition's global id, rows sorted and distinct (:func:`pairs_array`); its JSON is the
+assignment JSON of DESIGN.md section 2 with a partition allowed under several members.  The
+``share`` objective's hard constraints (:func:`share_validity`) and levels (:func:`share_levels`,
+:data:`SHARE_LEVELS`), and why: docs/strategies/share.md.
 """
 
 from __future__ import annotations

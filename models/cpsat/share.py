@@ -1,18 +1,9 @@
 """Exact share-group (KIP-932) model with OR-Tools CP-SAT.
 
-Objective: ``share`` (:mod:`problems.share`).  One boolean ``x[m, p]`` per allowed pair (the
-member subscribes the partition's topic, :mod:`models.share_pairs`):
-
-* ``sum_p x[m, p] >= 1`` for every member subscribing a topic with partitions;
-* ``sum_m x[m, p] >= 1`` for every partition of a subscribed topic;
-* level 1: ``sum_m c_m^2`` with ``c_m = sum_p x[m, p]``, level 2: ``sum_p r_p^2`` with
-  ``r_p = sum_m x[m, p]``, both as unit increments with convex costs
-  (:func:`models.cpsat.ranked.add_member_squares`);
-* level 3: the previous pairs dropped (those not allowed are dropped by every answer).
-
-Ranked solving (bound-and-resolve, honest status and bound) is
-:func:`models.cpsat.ranked.solve_ranked`; Kafka's ``SimpleAssignor`` answer, without its pairs
-that are not allowed, is the hint.
+Objective: ``share`` (:mod:`problems.share`).  One boolean per allowed pair
+(:mod:`models.share_pairs`), at least one pair per member and per partition that need one, the
+squared counts as unit increments, ranked solving (:func:`models.cpsat.ranked.solve_ranked`) with
+Kafka's ``SimpleAssignor`` answer as the hint.  The formulation: docs/strategies/share.md.
 """
 
 from __future__ import annotations

@@ -1,36 +1,9 @@
 """Exact share-group (KIP-932) solver: a b-matching with convex costs as one min-cost flow.
 
-Objective: ``share`` (:mod:`problems.share`).  Each unit of flow is one ``(member, partition)``
-pair of the answer, on this network (OR-Tools ``SimpleMinCostFlow``):
-
-* source -> member ``m``: unit arcs ``k = 1 .. min(P_m, N)`` (``P_m``: the partitions ``m`` may
-  get; ``N`` below) at ``W1 (2k - 1)``, the marginal costs of ``c_m^2``: convex, so the cheap
-  ones fill first;
-* member ``m`` -> partition ``p``, one arc of capacity 1 per allowed pair
-  (:mod:`models.share_pairs`), at cost ``-1`` for a previous pair (each one kept is a move
-  saved) and 0 otherwise;
-* partition ``p`` -> sink: unit arcs ``k = 1 .. min(M_p, N)`` at ``W2 (2k - 1)``, the marginal
-  costs of ``r_p^2``;
-* sink -> source at cost 0: the number of pairs is free (a circulation).
-
-"At least one" is a lower bound of 1 on the first unit arc of every member that must get a
-partition and of every partition that must get a member, moved into the nodes' supplies (the
-source sends that unit to the member, the partition to the sink).  Every cycle through the
-source costs more than 0 (``W1 > 1``), so the circulation is bounded.
-
-**Weights.**  Both the lexicographic optimum and the flow's optimum are *minimal covers*: with a
-pair dropped, a member or a partition that needs one would go without (dropping any other pair
-lowers level 1, and the flow's cost by more than ``W1 - 1 > 0``).  In a minimal cover each pair
-is the only one of some member or partition that needs one, so it has at most ``N`` pairs, ``N``
-= the members and partitions that need one; hence no count exceeds ``N`` (the ladders' length),
-level 2 is at most ``N * max_p M_p`` (``sum r_p^2 <= max r * sum r``), and the pairs kept at most
-``K = min(N, previous allowed pairs)``.  With ``W2 = K + 1`` and ``W1 = W2 (N max_p M_p + 1)``,
-between minimal covers a lower level 1 outweighs any level-2 and level-3 difference, and a lower
-level 2 any level-3 difference: the flow's optimum ``W1 level1 + W2 level2 - kept`` is the
-lexicographic optimum.  OR-Tools computes in 64 bits: when the dearest arc times the nodes could
-pass 2**62, or the solver reports a bad cost range, the answer is ``unknown``
-(``info["reason"]``), not a guess.  Polynomial, so there is no time limit; otherwise the status
-is ``optimal``.
+Objective: ``share`` (:mod:`problems.share`).  One unit of flow per ``(member, partition)`` pair
+(OR-Tools ``SimpleMinCostFlow``), convex unit-arc ladders for the squared counts, the levels
+folded into one cost by weights bounded over minimal covers; ``unknown`` when the costs could pass
+64 bits.  The network and why the weights are exact: docs/strategies/share.md.
 """
 
 from __future__ import annotations

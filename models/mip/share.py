@@ -1,12 +1,8 @@
 """Exact share-group (KIP-932) model as a MIP (PuLP with HiGHS or CBC).
 
-The formulation of :mod:`models.cpsat.share`, written for PuLP: one binary ``x[m, p]`` per
-allowed pair (:mod:`models.share_pairs`), at least one pair for every member subscribing a topic
-with partitions and for every partition of a subscribed topic.  The squares are linear through
-unit increments: ``c_m = sum_k b[m, k]`` with binaries ``b[m, k] >= b[m, k + 1]`` and
-``c_m^2 = sum_k (2k - 1) b[m, k]`` (likewise ``r_p^2`` over the partitions' readers).  Level 1
-``sum_m c_m^2``, level 2 ``sum_p r_p^2``, level 3 the previous pairs dropped.  Ranked solving is
-:func:`models.mip.ranked.solve_ranked`.
+The formulation of :mod:`models.cpsat.share` for PuLP, the squares linear through ordered unit
+increments; ranked solving is :func:`models.mip.ranked.solve_ranked`.  The formulation:
+docs/strategies/share.md.
 """
 
 from __future__ import annotations
