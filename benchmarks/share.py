@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -135,6 +136,9 @@ def target() -> bool:
     """The target lines; True when every target is met."""
     import jpype
 
+    sys.path.insert(
+        0, str(Path(__file__).resolve().parents[1])
+    )  # the peers package, not ./peers.py
     from peers import kafka_java
 
     peers = kafka_java.start()

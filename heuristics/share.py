@@ -19,7 +19,7 @@ import numpy as np
 from heuristics.kafka_orders import java_spread
 from heuristics.server_input import homogeneous, member_order, subscription_order, topic_hashes
 from problems import GroupProblem, Result
-from problems.share import pairs_array, previous_claims
+from problems.share import IntArray, pairs_array, previous_claims
 
 
 def _table_size_for(capacity: int) -> int:
@@ -193,6 +193,8 @@ class _Assignment:
                     parts.add(p, p)
                 entries.append((t, parts.order()))
             self.old.append(entries)
+        #: the answer when the vectorized fresh path made it (else ``final``)
+        self.fresh: IntArray | None = None
         # the answer: each member's (topic, partition) pairs, from its current assignment
         self.final: list[set[int]] = [
             {self.start[t] + p for t, parts in entries for p in parts} for entries in self.old
@@ -203,6 +205,8 @@ class _Assignment:
         return int(31 * self.uuid_hash[self.topic_of[g]] + self.index_of[g]) & 0xFFFFFFFF
 
     def result(self) -> Result:
+        if self.fresh is not None:
+            return Result(self.problem, "share", self.fresh)
         members = [self.order[i] for i, pairs in enumerate(self.final) for _ in pairs]
         partitions = [g for pairs in self.final for g in pairs]
         return Result(self.problem, "share", pairs_array(members, partitions))
@@ -246,6 +250,52 @@ def _fill(
             break
 
 
+def _hash_order(hashes: np.ndarray, capacity: int, at_head: bool) -> np.ndarray | None:
+    """The iteration order of a :class:`JavaHashSet` of ``capacity`` filled with distinct keys of
+    ``hashes`` in array order (``compute_if_absent`` when ``at_head``, else ``add``), as positions;
+    ``None`` where the set would resize or treeify (then only :class:`JavaHashSet` knows)."""
+    size = _table_size_for(capacity)
+    if size < 64 or len(hashes) > size * 3 // 4:
+        return None
+    h = hashes.astype(np.int64) & 0xFFFFFFFF
+    bucket = (h ^ (h >> 16)) & (size - 1)
+    position = np.arange(len(hashes), dtype=np.int64)
+    return np.lexsort((-position if at_head else position, bucket))
+
+
+def _fresh_homogeneous(
+    state: _Assignment, targets: np.ndarray, sharing: int, wants: np.ndarray
+) -> bool:
+    """The homogeneous builder when nobody holds anything, vectorized: the partitions in their
+    map's order take the members' round robin ``sharing`` at a time.  False (nothing changed)
+    where the orders need :class:`JavaHashSet` or a partition would meet one member twice."""
+    count = len(state.order)
+    uuid = np.asarray(state.uuid_hash, dtype=np.int64)
+    topic_of = state.problem.partition_topic[targets].astype(np.int64)
+    index_of = state.problem.partition_index[targets].astype(np.int64)
+    tp_hashes = (31 * uuid[topic_of] + index_of) & 0xFFFFFFFF
+    partition_order = _hash_order(tp_hashes, new_hash_map_capacity(len(targets)), at_head=True)
+    member_order = _hash_order(
+        np.arange(count, dtype=np.int64), new_hash_map_capacity(count), at_head=False
+    )
+    if partition_order is None or member_order is None:
+        return False
+    # the round robin: round r deals the members (in the set's order) that want more than r
+    in_order = wants[member_order]
+    rounds = int(in_order.max()) if count else 0
+    stream = np.concatenate([member_order[in_order > r] for r in range(rounds)])
+    stream = stream[: sharing * len(targets)]
+    taken = len(stream)
+    window = np.arange(taken, dtype=np.int64) // sharing  # the partition each deal goes to
+    if sharing > 1 and taken:
+        pairs = np.unique(window * count + stream)
+        if len(pairs) != taken:  # one member twice on a partition: the iterator's own path
+            return False
+    partitions = targets[partition_order][window]
+    state.fresh = pairs_array(np.asarray(state.order, dtype=np.int64)[stream], partitions)
+    return True
+
+
 def _homogeneous(state: _Assignment) -> None:
     problem = state.problem
     count = len(state.order)
@@ -257,6 +307,14 @@ def _homogeneous(state: _Assignment) -> None:
     targets = [state.start[t] + p for t in topics for p in range(int(problem.partition_counts[t]))]
     sharing = (count + len(targets) - 1) // len(targets) if targets else 0
     wants = list(_wants(len(targets), sharing, count))
+    if (
+        targets
+        and not any(state.old)
+        and _fresh_homogeneous(
+            state, np.asarray(targets, dtype=np.int64), sharing, np.asarray(wants, dtype=np.int64)
+        )
+    ):
+        return
     tp_hash = state.tp_hash
     by_partition = JavaHashSet(new_hash_map_capacity(len(targets)))
     readers: dict[int, JavaHashSet] = {}

@@ -27,8 +27,13 @@ def pairs_array(members: npt.ArrayLike, partitions: npt.ArrayLike) -> IntArray:
     """The ``(member, partition)`` pairs as a share answer: shape ``(K, 2)``, sorted, distinct."""
     m = np.asarray(members, dtype=np.int64).ravel()
     p = np.asarray(partitions, dtype=np.int64).ravel()
-    pairs = np.stack([m, p], axis=1) if len(m) else np.zeros((0, 2), dtype=np.int64)
-    return np.unique(pairs, axis=0).astype(np.int64) if len(pairs) else pairs
+    if len(m) == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if m.min() >= 0 and p.min() >= 0 and int(m.max()) * (int(p.max()) + 1) < 2**62:
+        width = int(p.max()) + 1  # one int64 key per pair: a flat sort, not a row sort
+        keys = np.unique(m * width + p)
+        return np.stack([keys // width, keys % width], axis=1).astype(np.int64)
+    return np.unique(np.stack([m, p], axis=1), axis=0).astype(np.int64)
 
 
 def owner_pairs(owner: npt.ArrayLike) -> IntArray:

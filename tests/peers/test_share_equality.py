@@ -134,3 +134,19 @@ def test_share_trivial_groups_equal_kafka(kafka_java, members):
     problem = load_problem(doc)
     assert np.array_equal(share.assign(problem).answer, kafka_java.share_assign(problem))
     assert np.array_equal(share.assign(problem).answer, pairs_array([], []))
+
+
+@pytest.mark.parametrize(
+    ("members", "topics", "partitions"),
+    [(100, 5, 20), (1000, 10, 30), (700, 3, 100), (3000, 7, 13), (64, 1, 64), (200, 2, 500)],
+)
+def test_share_large_fresh_groups_equal_kafka(kafka_java, members, topics, partitions):
+    """Tests fresh homogeneous groups large enough for heuristics/share.py's vectorized path
+    (hash tables of 64 buckets and more): fewer members than partitions, more, and as many."""
+    names = [f"topic-{t}" for t in range(topics)]
+    doc = {
+        "topics": {name: partitions for name in names},
+        "members": [{"id": f"member-{m:05d}", "topics": names} for m in range(members)],
+    }
+    problem = load_problem(doc)
+    assert np.array_equal(share.assign(problem).answer, kafka_java.share_assign(problem))

@@ -65,10 +65,19 @@ def test_violations_name_the_pair(pairs, message):
     assert message in evaluate(problem, pairs_array(*np.array(pairs).T), "share").violations
 
 
-def test_an_owner_array_is_not_a_share_answer():
-    """Tests that an owner array given as a share answer is one violation, not a crash."""
+def test_an_owner_array_is_judged_as_one_member_per_partition():
+    """Tests that a consumer-group answer (an owner array, as uniform's) is judged on the share
+    objective as the pairs of its owned partitions, and an array of another length is one
+    violation, not a crash."""
     problem = load_problem(DOC)
-    verdict = evaluate(problem, np.zeros(3, dtype=np.int64), "share")
+    owner = np.array([0, 1, 0])  # a-0 to x, a-1 to y, b-0 to x; z subscribes an empty topic
+    as_owner = evaluate(problem, owner, "share")
+    as_pairs = evaluate(problem, pairs_array([0, 1, 0], [0, 1, 2]), "share")
+    assert as_owner == as_pairs and as_owner.valid
+    assert as_owner.objective == (5, 3, 1)  # x, y hold 2 and 1; one reader each; x drops a-1
+    unassigned = evaluate(problem, np.array([0, -1, 0]), "share")
+    assert not unassigned.valid and "a-1 is not assigned" in unassigned.violations
+    verdict = evaluate(problem, np.zeros(4, dtype=np.int64), "share")
     assert not verdict.valid and "pairs of shape (K, 2)" in verdict.violations[0]
 
 
