@@ -10,8 +10,7 @@ as given.  The algorithm, its sources and its quirks: docs/strategies/share.md.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -146,11 +145,11 @@ class _Round:
         self.members.remove(self.last)
 
 
-def _wants(count: int, sharing: int, takers: int) -> Iterator[int]:
-    """Each taker's want: ``ceil(x (j + 1)) - ceil(x j)`` with ``x = sharing * count / takers``."""
+def _wants(count: int, sharing: int, takers: int) -> list[int]:
+    """Each taker's want: ``ceil(x (j + 1)) - ceil(x j)`` with ``x = sharing * count / takers``
+    (Java's double arithmetic, as numpy's ``float64``)."""
     x = (sharing * count) / takers
-    for j in range(takers):
-        yield math.ceil(x * (j + 1)) - math.ceil(x * j)
+    return np.diff(np.ceil(x * np.arange(takers + 1, dtype=np.float64))).astype(np.int64).tolist()
 
 
 class _Assignment:
@@ -164,20 +163,19 @@ class _Assignment:
         self.topic_of = problem.partition_topic.tolist()
         self.index_of = problem.partition_index.tolist()
         self.start = problem.topic_start.tolist()
-        orders: dict[tuple[str, ...], list[int]] = {}  # members sharing a subscription list
-        self.subscription = []
-        for m in self.order:
-            names = tuple(problem.subscriptions[m])
-            if names not in orders:
-                orders[names] = subscription_order(problem, m)
-            self.subscription.append(orders[names])
         # each member's current assignment: topic -> partitions, as Assignment.fromRecord keeps
         # it (a HashMap of topic id -> new HashSet<>(list)), topics in the document's order
         members, partitions = previous_claims(problem)
+        #: the answer when the vectorized fresh path made it (else ``final``)
+        self.fresh: IntArray | None = None
+        if len(members) == 0:  # nobody holds anything
+            self.old: list[list[tuple[int, list[int]]]] = [[]] * len(self.order)  # read only
+            self.final: list[set[int]] = []  # made by the builders that need it (start_final)
+            return
         by_member: list[dict[int, list[int]]] = [{} for _ in range(problem.num_members)]
         for m, g in zip(members.tolist(), partitions.tolist()):
             by_member[m].setdefault(self.topic_of[g], []).append(self.index_of[g])
-        self.old: list[list[tuple[int, list[int]]]] = []
+        self.old = []
         for m in self.order:
             if not by_member[m]:
                 self.old.append([])
@@ -193,12 +191,33 @@ class _Assignment:
                     parts.add(p, p)
                 entries.append((t, parts.order()))
             self.old.append(entries)
-        #: the answer when the vectorized fresh path made it (else ``final``)
-        self.fresh: IntArray | None = None
         # the answer: each member's (topic, partition) pairs, from its current assignment
-        self.final: list[set[int]] = [
+        self.final = [
             {self.start[t] + p for t, parts in entries for p in parts} for entries in self.old
         ]
+
+    @cached_property
+    def subscription(self) -> list[list[int]]:
+        """Each member's subscribed topics in its ``TopicIds`` order, by index."""
+        # members sharing a subscription list (often one stored object) share its order
+        by_object: dict[int, list[int]] = {}
+        orders: dict[tuple[str, ...], list[int]] = {}
+        out = []
+        subscriptions = self.problem.subscriptions
+        for m in self.order:
+            order = by_object.get(id(subscriptions[m]))
+            if order is None:
+                names = tuple(subscriptions[m])
+                if names not in orders:
+                    orders[names] = subscription_order(self.problem, m)
+                order = by_object[id(subscriptions[m])] = orders[names]
+            out.append(order)
+        return out
+
+    def start_final(self) -> None:
+        """``final`` as the current assignment (empty sets when nobody holds anything)."""
+        if len(self.final) != len(self.order):
+            self.final = [set() for _ in self.order]
 
     def tp_hash(self, g: int) -> int:
         """``TopicIdPartition.hashCode`` (a record: ``31 * topicId.hashCode() + partition``)."""
@@ -288,18 +307,20 @@ def _fresh_homogeneous(
     taken = len(stream)
     window = np.arange(taken, dtype=np.int64) // sharing  # the partition each deal goes to
     if sharing > 1 and taken:
-        pairs = np.unique(window * count + stream)
-        if len(pairs) != taken:  # one member twice on a partition: the iterator's own path
+        dealt = np.sort(window * count + stream)
+        if np.any(dealt[1:] == dealt[:-1]):  # one member twice on a partition: the slow path
             return False
     partitions = targets[partition_order][window]
-    state.fresh = pairs_array(np.asarray(state.order, dtype=np.int64)[stream], partitions)
+    width = state.problem.num_partitions
+    keys = np.sort(np.asarray(state.order, dtype=np.int64)[stream] * width + partitions)
+    state.fresh = np.stack([keys // width, keys % width], axis=1)  # distinct: sorted pairs
     return True
 
 
 def _homogeneous(state: _Assignment) -> None:
     problem = state.problem
     count = len(state.order)
-    topics = state.subscription[0]
+    topics = subscription_order(problem, state.order[0])  # every member's
     if not topics:
         state.final = [set() for _ in state.order]  # an empty GroupAssignment
         return
@@ -315,6 +336,7 @@ def _homogeneous(state: _Assignment) -> None:
         )
     ):
         return
+    state.start_final()
     tp_hash = state.tp_hash
     by_partition = JavaHashSet(new_hash_map_capacity(len(targets)))
     readers: dict[int, JavaHashSet] = {}
@@ -382,6 +404,7 @@ def _heterogeneous(state: _Assignment) -> None:
     if len(all_topics) == 0:
         state.final = [set() for _ in state.order]  # an empty GroupAssignment
         return
+    state.start_final()
     old_by_topic = [dict(entries) for entries in state.old]
     for t in all_topics.order():
         _topic(state, t, int(problem.partition_counts[t]), subscribers[t], old_by_topic, count)
