@@ -200,7 +200,9 @@ def draw_runtime(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
 
 
 #: The level that counts moves, per objective.
-MOVES_LEVEL = {"sticky": 2, "stream-join": 2, "sticky-replica": 4}
+MOVES_LEVEL = {"sticky": 2, "stream-join": 2, "sticky-replica": 4, "share": 3}
+#: The name of that level where it is not the objective's second (:func:`level_names`).
+MOVES_NAME = {"sticky-replica": "replica moves", "share": "pairs dropped"}
 
 
 def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
@@ -234,9 +236,7 @@ def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figu
         axes.set_yticks(range(len(events)), events, fontsize=8)
         axes.invert_yaxis()
         axes.set_xlabel(
-            "mean "
-            + ("replica moves" if objective == "sticky-replica" else level_names(objective)[1])
-            + " per scenario"
+            "mean " + MOVES_NAME.get(objective, level_names(objective)[1]) + " per scenario"
         )
         axes.grid(axis="y", color="#eee")
         axes.set_title(objective, fontsize=10)

@@ -31,10 +31,17 @@ def test_html_has_the_headline_tables_captioned_figures_and_a_disagreements_sect
     """Tests the HTML page: one labelled table per objective, every figure embedded with a caption, sections."""
     page = (smoke_report / "report.html").read_text()
     assert str(smoke_run) in page
-    for objective in ("lag-aware", "rack-aware", "sticky", "sticky-replica", "stream-join"):
+    for objective in (
+        "lag-aware",
+        "rack-aware",
+        "share",
+        "sticky",
+        "sticky-replica",
+        "stream-join",
+    ):
         assert f"<h3>{objective}</h3>" in page
     assert (
-        page.count("mean gap to optimum,") == 5
+        page.count("mean gap to optimum,") == 6
         and "[95% CI]" in page
         and "mean_rel_gap1" not in page
     )
@@ -70,7 +77,7 @@ def test_latex_document_has_booktabs_tables_and_compiles(smoke_report, tmp_path)
         tables.count(r"\begin{table}")
         == tables.count(r"\toprule")
         == tables.count(r"\bottomrule")
-        == 5
+        == 6
     )
     assert r"\hline" not in tables
     sticky = tables[tables.index("label{tab:headline-sticky}") :]
@@ -110,8 +117,11 @@ def test_summary_json_holds_the_headline_numbers_reproducibly(smoke_report, smok
     entries = {(e["judged_on"], e["heuristic"]): e for e in summary["headline"]}
     # 5 lag-aware, 8 sticky (uniform, server-range, cooperative-sticky), 6 rack-aware (KIP-881
     # sticky, range, round robin, cooperative-sticky, uniform, server-range), 2 replica, 2
-    # stream-join heuristics
-    assert len(entries) == 23
+    # stream-join heuristics, 2 share (Kafka's SimpleAssignor, uniform)
+    assert len(entries) == 25
+    share = entries[("share", "share")]
+    assert share["name"] == "Kafka's SimpleAssignor (KIP-932)" and share["proven_optimal"] == 1
+    assert entries[("share", "uniform")]["valid"] == 0  # six members, four partitions: two idle
     kip169 = entries[("lag-aware", "lag-aware")]
     assert kip169["proven_optimal"] + kip169["bounded"] <= kip169["scenarios"]
     assert kip169["ci95_low"] <= kip169["mean_gap1"] <= kip169["ci95_high"] < 1
