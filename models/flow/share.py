@@ -14,7 +14,7 @@ from ortools.graph.python import min_cost_flow
 from models.options import SolveOptions
 from models.share_pairs import share_pairs
 from problems import GroupProblem, Result, Status
-from problems.share import pairs_array
+from problems.share import pairs_array, previous_pairs
 
 #: The largest total cost the network may reach (OR-Tools computes costs in int64).
 COST_LIMIT = 2**62
@@ -22,7 +22,45 @@ COST_LIMIT = 2**62
 
 def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     """Solve the share objective exactly by one min-cost flow (no option is used: polynomial,
-    always proven unless the costs would overflow)."""
+    always proven unless the costs would overflow); a group whose allowed pairs are complete
+    (:func:`complete_optimum`) in closed form."""
+    closed = complete_optimum(problem)
+    return closed if closed is not None else network_optimum(problem)
+
+
+def complete_optimum(problem: GroupProblem) -> Result | None:
+    """The proven optimum when every member that may read a partition may read every partition
+    any member may read, and nobody holds a pair that stays allowed (a fresh homogeneous group);
+    ``None`` otherwise.
+
+    Every answer then has at least ``K = max(M, P)`` pairs (each of the ``M`` readers and ``P``
+    partitions needs one), level 1 is least for the fewest pairs split evenly over the members,
+    level 2 for those pairs split evenly over the partitions, and level 3 is the same for every
+    answer.  Pair ``t < K`` joins reader ``t mod M`` and partition ``t mod P``: both splits even,
+    and no pair twice (``K <= lcm(M, P)``).
+    """
+    rows = problem.subscribes & (problem.partition_counts > 0)[None, :]
+    readers = np.flatnonzero(rows.any(axis=1))
+    if len(readers) == 0:
+        return None
+    common = rows[readers[0]]
+    if not (rows[readers] == common[None, :]).all():
+        return None
+    previous = previous_pairs(problem)
+    if len(previous) and rows[previous[:, 0], problem.partition_topic[previous[:, 1]]].any():
+        return None
+    partitions = np.flatnonzero(common[problem.partition_topic])
+    turn = np.arange(max(len(readers), len(partitions)))
+    answer = pairs_array(readers[turn % len(readers)], partitions[turn % len(partitions)])
+    result = Result(
+        problem, "share", answer, Status.OPTIMAL, info={"method": "closed form (complete pairs)"}
+    )
+    result.bound = tuple(result.objective)
+    return result
+
+
+def network_optimum(problem: GroupProblem) -> Result:
+    """The optimum by the min-cost flow network (docs/strategies/share.md)."""
     pairs = share_pairs(problem)
     members, partitions = problem.num_members, problem.num_partitions
     per_member = np.bincount(pairs.member, minlength=members)

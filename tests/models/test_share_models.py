@@ -134,3 +134,49 @@ def test_flow_equals_cpsat_on_a_medium_group():
     exact = cpsat_share.solve(problem, SolveOptions(time_limit=20))
     assert flow.status == exact.status == Status.OPTIMAL
     assert flow.objective == exact.objective
+
+
+@pytest.mark.parametrize(
+    ("members", "partitions", "stale"),
+    [(1, 1, False), (3, 8, False), (8, 3, True), (6, 4, False), (5, 5, True), (12, 2, False)],
+)
+def test_complete_groups_closed_form_equals_the_network(members, partitions, stale):
+    """Tests the flow's closed form (every reader may read every partition, nothing allowed held):
+    proven optimal, valid, and the levels of the min-cost flow network and of CP-SAT; a held pair
+    that stays allowed sends the group to the network."""
+    topics = {"t0": partitions - partitions // 2, "t1": partitions // 2} if partitions > 1 else {}
+    topics = topics or {"t0": 1}
+    doc = {
+        "topics": {**topics, "gone": 2, "left": 2},
+        "members": [
+            {
+                "id": f"m{m}",
+                "topics": [*topics, "gone"],
+                **({"owned": {"left": [m % 2]}} if stale else {}),
+            }
+            for m in range(members)
+        ]
+        + [{"id": "idle", "topics": ["gone"]}],
+    }
+    doc["topics"].pop("gone")
+    problem = load_problem(doc)
+    closed = flow_share.complete_optimum(problem)
+    assert closed is not None and closed.status == Status.OPTIMAL and closed.valid
+    network = flow_share.network_optimum(problem)
+    exact = cpsat_share.solve(problem, SolveOptions(time_limit=10))
+    assert tuple(closed.objective) == tuple(network.objective) == tuple(exact.objective)
+    assert closed.bound == tuple(closed.objective)
+    held = {**doc, "members": [{**doc["members"][0], "owned": {"t0": [0]}}, *doc["members"][1:]]}
+    assert flow_share.complete_optimum(load_problem(held)) is None
+
+
+def test_tiny_complete_groups_closed_form_equals_the_network():
+    """Tests that wherever the closed form applies to the tiny groups, the network agrees."""
+    applied = 0
+    for seed in SEEDS:
+        problem = load_problem(tiny_document(seed))
+        closed = flow_share.complete_optimum(problem)
+        if closed is not None:
+            applied += 1
+            assert closed.objective == flow_share.network_optimum(problem).objective
+    assert applied > 0
