@@ -134,7 +134,7 @@ def balance(
     totals = np.array(member_lags(problem, owner), dtype=np.int64)
     rng = np.random.default_rng(seed)
     deadline = time.perf_counter() + max_seconds
-    sharing = problem.subscribes.astype(np.int64) @ problem.subscribes.T.astype(np.int64) > 0
+    subscribes = problem.subscribes.astype(np.int64)
     stuck: set[int] = set()
     shakes = 0
     best_owner, best_level = owner.copy(), int(totals.max())
@@ -147,7 +147,7 @@ def balance(
         if not over:
             break
         a = max(over, key=lambda m: int(totals[m]))
-        others = np.flatnonzero(sharing[a])
+        others = np.flatnonzero(subscribes @ subscribes[a] > 0)
         others = others[others != a]
         others = others[np.argsort(totals[others], kind="stable")]
         partners = others[:BALANCE_PARTNERS].tolist()
