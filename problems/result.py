@@ -4,14 +4,36 @@ A :class:`Result` carries the raw answer (an ``owner`` array for a consumer
 group, a ``replicas`` array for a placement).  The output JSON and the score are
 computed on first access, by :mod:`problems.evaluate`, so that timing
 ``assign(problem)`` measures the algorithm and never trusts a solver's own value.
+
+The answer is handed to a caller in two shapes:
+
+* :attr:`Result.assignment`, the output JSON as plain dicts and lists.  A
+  million-partition group is up to a million small lists (one per member and
+  topic), so it is built without a Python loop per partition or per list: one
+  stable sort of the owners, the lists made in C (``tolist`` of a column of
+  single values, or slices of one list of ints), each member's dict made by
+  ``dict(zip(names, lists))``.  Python's cyclic garbage collector is paused while
+  those lists are made: each list is a container it tracks, and with it running
+  it rescans the growing heap many times over (three quarters of the time at a
+  million lists);
+* :meth:`Result.assignment_table`, the same answer as a pyarrow ``Table``, one
+  row per assigned partition (per replica for a placement), in the order of the
+  JSON; names are dictionary-encoded (the table holds each name once), so the
+  table is a few numpy gathers, without a Python object per row.
 """
 
 from __future__ import annotations
 
+import gc
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
+from itertools import repeat
+from operator import mul
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +41,12 @@ from problems.errors import ProblemError
 from problems.evaluate import Evaluation, evaluate
 from problems.group import GroupProblem
 from problems.placement import PlacementProblem
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+#: The output JSON of a consumer group: ``{member: {topic: [partition indexes]}}``.
+Assignment = dict[str, dict[str, list[int]]]
 
 
 class Status(StrEnum):
@@ -97,13 +125,34 @@ class Result:
         return self.evaluation is not None and self.evaluation.valid
 
     @cached_property
-    def assignment(self) -> dict | None:
-        """The output JSON: an assignment (group) or a reassignment (placement)."""
+    def assignment(self) -> dict[str, Any] | None:
+        """The output JSON: an assignment (group) or a reassignment (placement).
+
+        Built on first access (:func:`assignment_json`, :func:`reassignment_json`);
+        ``None`` without an answer.
+        """
         if self.answer is None:
             return None
         if isinstance(self.problem, PlacementProblem):
             return reassignment_json(self.problem, self.answer)
         return assignment_json(self.problem, self.answer if self.shown is None else self.shown)
+
+    def assignment_table(self) -> pa.Table | None:
+        """The answer as a pyarrow ``Table``, in the order of :attr:`assignment`; ``None`` without one.
+
+        A group (:func:`assignment_table`): columns ``member``, ``topic`` (both
+        dictionary-encoded strings) and ``partition`` (``int32``), one row per
+        assigned partition.  A placement (:func:`reassignment_table`): ``topic``,
+        ``partition``, ``replica`` (the replica's position in the partition's
+        list, 0 the preferred leader) and ``broker`` (``int32`` each but the
+        topic), one row per replica.  ``.to_pandas()`` gives a frame with
+        categorical names.
+        """
+        if self.answer is None:
+            return None
+        if isinstance(self.problem, PlacementProblem):
+            return reassignment_table(self.problem, self.answer)
+        return assignment_table(self.problem, self.answer if self.shown is None else self.shown)
 
     def to_json(self) -> dict[str, Any]:
         """What ``rebalance-lab assign`` prints (:func:`problems.output.result_bytes` writes it fast)."""
@@ -121,29 +170,123 @@ class Result:
 
 
 # ------------------------------------------------------------------ group JSON
-def assignment_json(problem: GroupProblem, owner: np.ndarray) -> dict[str, dict[str, list[int]]]:
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (as it was before afterwards).
+
+    Building a million lists with it on costs about four times building them: every
+    few hundred new containers start a collection, and the older generations are
+    rescanned as the heap grows.  Nothing built here is garbage or a cycle; what the
+    collector would have done on the new objects is done once, later, when it runs.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _member_order(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
+    """The assigned partitions' global ids, by member position and then global id.
+
+    Global ids order topics (input order) and indexes (ascending), so each member's
+    partitions come out topic by topic, as the JSON lists them.  One stable sort of
+    the owners: a radix sort on 16-bit keys when the group has fewer than 65,535
+    members (unassigned, -1, first and dropped).
+
+    Raises
+    ------
+    IndexError
+        An owner that is not a member's position.
+    """
+    if len(owner) and int(owner.max()) >= problem.num_members:
+        raise IndexError(
+            f"owner {int(owner.max())} is not a member (the group has {problem.num_members})"
+        )
+    keys = np.maximum(owner, -1) + 1  # 0: unassigned, m + 1: member m
+    if problem.num_members < 0xFFFF:
+        keys = keys.astype(np.uint16)
+    order = np.argsort(keys, kind="stable")
+    return order[len(owner) - int(np.count_nonzero(owner >= 0)) :]
+
+
+def _runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
+    """``values`` cut into consecutive runs (run ``r``: ``lengths[r]`` values from ``starts[r]``), one
+    Python list of ints per run, made in C.
+
+    Mostly single values (a member holding one partition of each topic, as the sticky
+    and round-robin answers do): a column of them, ``tolist``'d into one-item lists,
+    the longer runs replaced by slices of a list of their values; else slices of one
+    list of all the values.  Partition indexes repeat across topics: when there are
+    fewer distinct ones than values, the lists share one int object per index.
+    """
+    if len(values) and int(values.max()) < len(values):
+        # Fewer distinct values than values: one int object each, shared (an object array's
+        # tolist only adds references).
+        values = np.array(range(int(values.max()) + 1), dtype=object)[values]
+    longer = lengths > 1
+    multi = np.flatnonzero(longer)
+    if 2 * len(multi) >= len(starts):
+        flat = values.tolist()
+        return list(map(flat.__getitem__, map(slice, starts.tolist(), (starts + lengths).tolist())))
+    lists: list[list[int]] = values[starts].reshape(-1, 1).tolist()
+    if len(multi):
+        rest = values[np.repeat(longer, lengths)].tolist()  # the values of the longer runs
+        ends = np.cumsum(lengths[multi])
+        slices = map(slice, (ends - lengths[multi]).tolist(), ends.tolist())
+        deque(map(lists.__setitem__, multi.tolist(), map(rest.__getitem__, slices)), maxlen=0)
+    return lists
+
+
+def assignment_json(problem: GroupProblem, owner: np.ndarray) -> Assignment:
     """``owner`` as ``{member: {topic: [indices ascending]}}``, every member present.
 
     Members and topics keep the problem's input order; topics a member got
     nothing of are omitted.
     """
     owner = np.asarray(owner)
-    out: dict[str, dict[str, list[int]]] = {m: {} for m in problem.members}
-    assigned = np.flatnonzero(owner >= 0)
-    if len(assigned) == 0:
-        return out
-    # Sort by (member, global id); global ids already order topics and indices.
-    order = assigned[np.argsort(owner[assigned], kind="stable")]
+    order = _member_order(problem, owner)
+    if len(order) == 0:
+        return {m: {} for m in problem.members}
     members = owner[order]
     topics = problem.partition_topic[order]
-    indices = problem.partition_index[order].tolist()
-    keys = members.astype(np.int64) * max(problem.num_topics, 1) + topics
-    cuts = np.flatnonzero(np.diff(keys)) + 1
-    starts = [0, *cuts.tolist()]
-    ends = [*cuts.tolist(), len(order)]
-    for s, e in zip(starts, ends):
-        out[problem.members[members[s]]][problem.topics[topics[s]]] = indices[s:e]
-    return out
+    first = np.empty(len(order), dtype=bool)  # a (member, topic) list's first partition
+    first[0] = True
+    np.not_equal(topics[1:], topics[:-1], out=first[1:])
+    first[1:] |= members[1:] != members[:-1]
+    starts = np.flatnonzero(first)
+    lengths = np.diff(starts, append=len(order))
+    names = np.array(problem.topics, dtype=object)[topics[starts]]
+    bounds = np.zeros(problem.num_members + 1, dtype=np.int64)  # each member's lists
+    np.cumsum(np.bincount(members[starts], minlength=problem.num_members), out=bounds[1:])
+    with _collector_paused():
+        lists = _runs(problem.partition_index[order], starts, lengths)
+        keys: list[str] = names.tolist()
+        at: list[int] = bounds.tolist()
+        return {
+            member: dict(zip(keys[a:b], lists[a:b]))
+            for member, a, b in zip(problem.members, at, at[1:])
+        }
+
+
+def assignment_table(problem: GroupProblem, owner: np.ndarray) -> pa.Table:
+    """``owner`` as a pyarrow ``Table`` (``member``, ``topic``, ``partition``), in the order of
+    :func:`assignment_json`: one row per assigned partition, members and topics dictionary-encoded
+    (dictionaries: ``problem.members``, ``problem.topics``)."""
+    import pyarrow as pa
+
+    owner = np.asarray(owner)
+    order = _member_order(problem, owner)
+    member = pa.DictionaryArray.from_arrays(
+        owner[order].astype(np.int32), pa.array(problem.members, pa.string())
+    )
+    topic = pa.DictionaryArray.from_arrays(
+        problem.partition_topic[order], pa.array(problem.topics, pa.string())
+    )
+    partition = pa.array(problem.partition_index[order].astype(np.int32))
+    return pa.table({"member": member, "topic": topic, "partition": partition})
 
 
 def owner_from_assignment(
@@ -191,19 +334,47 @@ def owner_from_assignment(
 
 
 # ------------------------------------------------------------- placement JSON
-def reassignment_json(problem: PlacementProblem, replicas: np.ndarray) -> dict:
+def reassignment_json(problem: PlacementProblem, replicas: np.ndarray) -> dict[str, Any]:
     """The ``kafka-reassign-partitions --execute`` input, partitions in input order."""
-    replicas = np.asarray(replicas).tolist()
-    start = problem.replica_start.tolist()
-    entries = []
-    for p, (topic, index) in enumerate(zip(problem.topics, problem.partitions.tolist())):
-        brokers = replicas[start[p] : start[p + 1]]
-        entries.append(
-            {
-                "topic": topic,
-                "partition": index,
-                "replicas": brokers,
-                "log_dirs": ["any"] * len(brokers),
-            }
-        )
+    replicas = np.asarray(replicas)
+    factors = np.diff(problem.replica_start)
+    count = problem.num_partitions
+    with _collector_paused():
+        if count and bool((factors == factors[0]).all()):  # one replication factor: a table's rows
+            brokers: list[list[int]] = replicas.reshape(count, int(factors[0])).tolist()
+        else:
+            flat = replicas.tolist()
+            start = problem.replica_start.tolist()
+            brokers = list(map(flat.__getitem__, map(slice, start, start[1:])))
+        log_dirs = map(mul, repeat(["any"]), factors.tolist())  # a new ["any", ...] each
+        entries = [
+            {"topic": topic, "partition": index, "replicas": chosen, "log_dirs": dirs}
+            for topic, index, chosen, dirs in zip(
+                problem.topics, problem.partitions.tolist(), brokers, log_dirs
+            )
+        ]
     return {"version": 1, "partitions": entries}
+
+
+def reassignment_table(problem: PlacementProblem, replicas: np.ndarray) -> pa.Table:
+    """``replicas`` as a pyarrow ``Table`` (``topic``, ``partition``, ``replica``, ``broker``), in
+    the order of :func:`reassignment_json`: one row per replica, ``replica`` its position in the
+    partition's list (0: the preferred leader), topics dictionary-encoded in order of first
+    appearance."""
+    import pyarrow as pa
+
+    factors = np.diff(problem.replica_start)
+    partition_of = np.repeat(np.arange(problem.num_partitions), factors)
+    topics = pa.array(problem.topics, pa.string()).dictionary_encode()
+    topic = pa.DictionaryArray.from_arrays(
+        topics.indices.to_numpy()[partition_of], topics.dictionary
+    )
+    replica = np.arange(len(partition_of)) - np.repeat(problem.replica_start[:-1], factors)
+    return pa.table(
+        {
+            "topic": topic,
+            "partition": pa.array(problem.partitions[partition_of].astype(np.int32)),
+            "replica": pa.array(replica.astype(np.int32)),
+            "broker": pa.array(np.asarray(replicas).astype(np.int32)),
+        }
+    )
