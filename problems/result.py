@@ -13,9 +13,10 @@ The answer is handed to a caller in two shapes:
   stable sort of the owners, the lists made in C (``tolist`` of a column of
   single values, or slices of one list of ints), each member's dict made by
   ``dict(zip(names, lists))``.  Python's cyclic garbage collector is paused while
-  those lists are made: each list is a container it tracks, and with it running
-  it rescans the growing heap many times over (three quarters of the time at a
-  million lists);
+  those lists are made, and they are placed in its oldest generation, as the
+  long-lived objects they are (:func:`_long_lived`): each list is a container it
+  tracks, and with it running it rescans the growing heap many times over (three
+  quarters of the time at a million lists);
 * :meth:`Result.assignment_table`, the same answer as a pyarrow ``Table``, one
   row per assigned partition (per replica for a placement), in the order of the
   JSON; names are dictionary-encoded (the table holds each name once), so the
@@ -171,21 +172,35 @@ class Result:
 
 # ------------------------------------------------------------------ group JSON
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block (as it was before afterwards).
+def _long_lived() -> Iterator[None]:
+    """The block's new containers built with the cyclic garbage collector paused, then moved to its
+    oldest generation, as objects that live on.
 
-    Building a million lists with it on costs about four times building them: every
-    few hundred new containers start a collection, and the older generations are
-    rescanned as the heap grows.  Nothing built here is garbage or a cycle; what the
-    collector would have done on the new objects is done once, later, when it runs.
+    With the collector on, a million new lists cost about four times their making: every few
+    hundred new containers start a young collection, and the older generations are rescanned as
+    the heap grows.  Paused, the young collections that follow would still scan every new list
+    twice (some 50 ms at a million) before promoting it to the oldest generation, where an answer
+    handed to a caller ends up.  The lists are placed there directly instead: the young
+    generations are collected first (the caller's few young objects are not moved with them),
+    then ``gc.freeze()`` and ``gc.unfreeze()`` (two list splices) move everything younger into
+    the oldest generation.  Full collections scan them, as they scan every long-lived object.
+    Left alone: a collector the caller turned off, and a caller's frozen objects (``gc.freeze``
+    before ``fork``), which must stay frozen (the block then only pauses the collector).
     """
-    enabled = gc.isenabled()
+    if not gc.isenabled():
+        yield
+        return
+    tenure = gc.get_freeze_count() == 0
+    if tenure:
+        gc.collect(1)
     gc.disable()
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
+        if tenure:
+            gc.freeze()
+            gc.unfreeze()
+        gc.enable()
 
 
 def _member_order(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
@@ -201,15 +216,29 @@ def _member_order(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
     IndexError
         An owner that is not a member's position.
     """
-    if len(owner) and int(owner.max()) >= problem.num_members:
+    if len(owner) == 0:
+        return np.zeros(0, dtype=np.intp)
+    if int(owner.max()) >= problem.num_members:
         raise IndexError(
             f"owner {int(owner.max())} is not a member (the group has {problem.num_members})"
         )
-    keys = np.maximum(owner, -1) + 1  # 0: unassigned, m + 1: member m
-    if problem.num_members < 0xFFFF:
-        keys = keys.astype(np.uint16)
+    if problem.num_members < 0xFFFF and int(owner.min()) >= -1:
+        keys = owner.astype(np.uint16)
+        keys += 1  # 0: unassigned (-1 wraps around), m + 1: member m
+    else:
+        keys = np.maximum(owner, -1) + 1
     order = np.argsort(keys, kind="stable")
-    return order[len(owner) - int(np.count_nonzero(owner >= 0)) :]
+    return order[len(owner) - int(np.count_nonzero(keys)) :]
+
+
+def _shared(values: np.ndarray) -> np.ndarray:
+    """``values`` (integers >= 0) as Python int objects, one per distinct value, when there are
+    fewer distinct values than values (an object array: its ``tolist`` only adds references);
+    else ``values`` (``tolist`` makes an int per value)."""
+    if len(values) and int(values.max()) < len(values):
+        shared: np.ndarray = np.array(range(int(values.max()) + 1), dtype=object)[values]
+        return shared
+    return values
 
 
 def _runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
@@ -222,18 +251,15 @@ def _runs(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> list[l
     list of all the values.  Partition indexes repeat across topics: when there are
     fewer distinct ones than values, the lists share one int object per index.
     """
-    if len(values) and int(values.max()) < len(values):
-        # Fewer distinct values than values: one int object each, shared (an object array's
-        # tolist only adds references).
-        values = np.array(range(int(values.max()) + 1), dtype=object)[values]
     longer = lengths > 1
     multi = np.flatnonzero(longer)
     if 2 * len(multi) >= len(starts):
-        flat = values.tolist()
+        flat = _shared(values).tolist()
         return list(map(flat.__getitem__, map(slice, starts.tolist(), (starts + lengths).tolist())))
-    lists: list[list[int]] = values[starts].reshape(-1, 1).tolist()
+    firsts = values if len(starts) == len(values) else values[starts]
+    lists: list[list[int]] = _shared(firsts).reshape(-1, 1).tolist()
     if len(multi):
-        rest = values[np.repeat(longer, lengths)].tolist()  # the values of the longer runs
+        rest = _shared(values[np.repeat(longer, lengths)]).tolist()  # the longer runs' values
         ends = np.cumsum(lengths[multi])
         slices = map(slice, (ends - lengths[multi]).tolist(), ends.tolist())
         deque(map(lists.__setitem__, multi.tolist(), map(rest.__getitem__, slices)), maxlen=0)
@@ -261,7 +287,7 @@ def assignment_json(problem: GroupProblem, owner: np.ndarray) -> Assignment:
     names = np.array(problem.topics, dtype=object)[topics[starts]]
     bounds = np.zeros(problem.num_members + 1, dtype=np.int64)  # each member's lists
     np.cumsum(np.bincount(members[starts], minlength=problem.num_members), out=bounds[1:])
-    with _collector_paused():
+    with _long_lived():
         lists = _runs(problem.partition_index[order], starts, lengths)
         keys: list[str] = names.tolist()
         at: list[int] = bounds.tolist()
@@ -339,7 +365,7 @@ def reassignment_json(problem: PlacementProblem, replicas: np.ndarray) -> dict[s
     replicas = np.asarray(replicas)
     factors = np.diff(problem.replica_start)
     count = problem.num_partitions
-    with _collector_paused():
+    with _long_lived():
         if count and bool((factors == factors[0]).all()):  # one replication factor: a table's rows
             brokers: list[list[int]] = replicas.reshape(count, int(factors[0])).tolist()
         else:

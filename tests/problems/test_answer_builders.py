@@ -175,6 +175,19 @@ def test_more_members_than_16_bit_keys():
     assert list(zip(*table.to_pydict().values())) == flattened(assignment_json(problem, owner))
 
 
+def test_any_negative_owner_is_unassigned():
+    """Tests owners below -1: unassigned, as before (the 16-bit sort keys need -1 at least)."""
+    problem = load_problem(
+        {
+            "topics": {"t": 4, "u": 2},
+            "members": [{"id": "a", "topics": ["t", "u"]}, {"id": "b", "topics": ["t"]}],
+        }
+    )
+    owner = np.array([1, -2, 0, -1, -7, 0])
+    same(assignment_json(problem, owner), reference_assignment_json(problem, owner))
+    assert assignment_table(problem, owner).to_pydict()["partition"] == [2, 1, 0]
+
+
 def test_an_owner_beyond_the_members_is_an_error():
     """Tests that an owner array naming a member the group lacks raises, as before."""
     problem = load_problem({"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]})
@@ -186,7 +199,9 @@ def test_an_owner_beyond_the_members_is_an_error():
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_garbage_collector_is_left_as_it_was(enabled):
-    """Tests that building the JSON leaves the collector on or off, as the caller had it."""
+    """Tests that building the JSON leaves the collector on or off, as the caller had it, with
+    nothing frozen; with it on, the new lists are in its oldest generation (no young collection
+    will scan them)."""
     problem = load_problem({"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}]})
     placement = load_problem(
         {"brokers": [{"id": 1}], "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}]}
@@ -194,11 +209,29 @@ def test_the_garbage_collector_is_left_as_it_was(enabled):
     was = gc.isenabled()
     try:
         gc.enable() if enabled else gc.disable()
-        assignment_json(problem, np.array([0, -1, 0]))
-        reassignment_json(placement, placement.replica_brokers)
+        built = assignment_json(problem, np.array([0, -1, 0]))
+        moved = reassignment_json(placement, placement.replica_brokers)
         assert gc.isenabled() is enabled
+        assert gc.get_freeze_count() == 0
+        if enabled:
+            young = {id(x) for x in gc.get_objects(0) + gc.get_objects(1)}
+            assert id(built["a"]["t"]) not in young and id(built) not in young
+            assert id(moved["partitions"][0]["replicas"]) not in young
     finally:
         gc.enable() if was else gc.disable()
+    assert built == {"a": {"t": [0, 2]}}
+
+
+def test_a_callers_frozen_objects_stay_frozen():
+    """Tests that objects a caller froze (``gc.freeze()``, as before a ``fork``) stay frozen."""
+    problem = load_problem({"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}]})
+    gc.freeze()
+    try:
+        assert gc.get_freeze_count() > 0
+        assert assignment_json(problem, np.array([0, -1, 0])) == {"a": {"t": [0, 2]}}
+        assert gc.get_freeze_count() > 0 and gc.isenabled()  # gc.unfreeze() would leave none
+    finally:
+        gc.unfreeze()
 
 
 # ------------------------------------------------------------------ placements
