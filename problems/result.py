@@ -18,9 +18,9 @@ The answer is handed to a caller in two shapes:
   tracks, and with it running it rescans the growing heap many times over (three
   quarters of the time at a million lists);
 * :meth:`Result.assignment_table`, the same answer as a pyarrow ``Table``, one
-  row per assigned partition (per replica for a placement), in the order of the
-  JSON; names are dictionary-encoded (the table holds each name once), so the
-  table is a few numpy gathers, without a Python object per row.
+  row per assigned partition (per replica for a placement), in partition order;
+  names are dictionary-encoded (the table holds each name once), so the table is
+  the answer's arrays, filtered, without a sort or a Python object per row.
 """
 
 from __future__ import annotations
@@ -139,11 +139,11 @@ class Result:
         return assignment_json(self.problem, self.answer if self.shown is None else self.shown)
 
     def assignment_table(self) -> pa.Table | None:
-        """The answer as a pyarrow ``Table``, in the order of :attr:`assignment`; ``None`` without one.
+        """The answer as a pyarrow ``Table``; ``None`` without one.
 
         A group (:func:`assignment_table`): columns ``member``, ``topic`` (both
         dictionary-encoded strings) and ``partition`` (``int32``), one row per
-        assigned partition.  A placement (:func:`reassignment_table`): ``topic``,
+        assigned partition, in partition order.  A placement (:func:`reassignment_table`): ``topic``,
         ``partition``, ``replica`` (the replica's position in the partition's
         list, 0 the preferred leader) and ``broker`` (``int32`` each but the
         topic), one row per replica.  ``.to_pandas()`` gives a frame with
@@ -203,6 +203,14 @@ def _long_lived() -> Iterator[None]:
         gc.enable()
 
 
+def _check_owners(problem: GroupProblem, owner: np.ndarray) -> None:
+    """Raise ``IndexError`` when an owner is not a member's position (negative: unassigned)."""
+    if len(owner) and int(owner.max()) >= problem.num_members:
+        raise IndexError(
+            f"owner {int(owner.max())} is not a member (the group has {problem.num_members})"
+        )
+
+
 def _member_order(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
     """The assigned partitions' global ids, by member position and then global id.
 
@@ -218,10 +226,7 @@ def _member_order(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
     """
     if len(owner) == 0:
         return np.zeros(0, dtype=np.intp)
-    if int(owner.max()) >= problem.num_members:
-        raise IndexError(
-            f"owner {int(owner.max())} is not a member (the group has {problem.num_members})"
-        )
+    _check_owners(problem, owner)
     if problem.num_members < 0xFFFF and int(owner.min()) >= -1:
         keys = owner.astype(np.uint16)
         keys += 1  # 0: unassigned (-1 wraps around), m + 1: member m
@@ -298,20 +303,38 @@ def assignment_json(problem: GroupProblem, owner: np.ndarray) -> Assignment:
 
 
 def assignment_table(problem: GroupProblem, owner: np.ndarray) -> pa.Table:
-    """``owner`` as a pyarrow ``Table`` (``member``, ``topic``, ``partition``), in the order of
-    :func:`assignment_json`: one row per assigned partition, members and topics dictionary-encoded
-    (dictionaries: ``problem.members``, ``problem.topics``)."""
+    """``owner`` as a pyarrow ``Table`` (``member``, ``topic``, ``partition``): one row per assigned
+    partition, in partition order (topics in input order, indexes ascending), so each member's rows
+    are its partitions in :func:`assignment_json`'s order.
+
+    ``member`` and ``topic`` are dictionary-encoded, the dictionaries ``problem.members`` and
+    ``problem.topics`` (an index is the member's or topic's position); ``partition`` is ``int32``.
+    No sort and no Python object per row: a filter of the owner array (none when every partition
+    is assigned) and the problem's topic and index arrays.
+
+    Raises
+    ------
+    IndexError
+        An owner that is not a member's position.
+    """
     import pyarrow as pa
 
     owner = np.asarray(owner)
-    order = _member_order(problem, owner)
+    _check_owners(problem, owner)
+    assigned = owner >= 0
+    if bool(assigned.all()):
+        members = owner.astype(np.int32)  # a copy: the table must not change with the answer
+        topics, indexes = problem.partition_topic, problem.partition_index
+    else:
+        members = owner[assigned].astype(np.int32)
+        topics, indexes = problem.partition_topic[assigned], problem.partition_index[assigned]
     member = pa.DictionaryArray.from_arrays(
-        owner[order].astype(np.int32), pa.array(problem.members, pa.string())
+        members, pa.array(problem.members, pa.string()), safe=False
     )
     topic = pa.DictionaryArray.from_arrays(
-        problem.partition_topic[order], pa.array(problem.topics, pa.string())
+        topics.astype(np.int32, copy=False), pa.array(problem.topics, pa.string()), safe=False
     )
-    partition = pa.array(problem.partition_index[order].astype(np.int32))
+    partition = pa.array(indexes.astype(np.int32))
     return pa.table({"member": member, "topic": topic, "partition": partition})
 
 
