@@ -171,10 +171,16 @@ class Result:
 
 
 # ------------------------------------------------------------------ group JSON
+#: Answers of at least this many lists and dicts are built by :func:`_long_lived`'s way; smaller
+#: ones are built as usual (the collector's cost on them is small, and the young collection that
+#: starts the way costs up to a millisecond).
+_TENURE_AT = 50_000
+
+
 @contextmanager
-def _long_lived() -> Iterator[None]:
-    """The block's new containers built with the cyclic garbage collector paused, then moved to its
-    oldest generation, as objects that live on.
+def _long_lived(containers: int) -> Iterator[None]:
+    """The block's ``containers`` new lists and dicts built with the cyclic garbage collector
+    paused, then moved to its oldest generation, as objects that live on.
 
     With the collector on, a million new lists cost about four times their making: every few
     hundred new containers start a young collection, and the older generations are rescanned as
@@ -185,9 +191,10 @@ def _long_lived() -> Iterator[None]:
     then ``gc.freeze()`` and ``gc.unfreeze()`` (two list splices) move everything younger into
     the oldest generation.  Full collections scan them, as they scan every long-lived object.
     Left alone: a collector the caller turned off, and a caller's frozen objects (``gc.freeze``
-    before ``fork``), which must stay frozen (the block then only pauses the collector).
+    before ``fork``), which must stay frozen (the block then only pauses the collector); and
+    everything for fewer than :data:`_TENURE_AT` containers.
     """
-    if not gc.isenabled():
+    if containers < _TENURE_AT or not gc.isenabled():
         yield
         return
     tenure = gc.get_freeze_count() == 0
@@ -292,7 +299,7 @@ def assignment_json(problem: GroupProblem, owner: np.ndarray) -> Assignment:
     names = np.array(problem.topics, dtype=object)[topics[starts]]
     bounds = np.zeros(problem.num_members + 1, dtype=np.int64)  # each member's lists
     np.cumsum(np.bincount(members[starts], minlength=problem.num_members), out=bounds[1:])
-    with _long_lived():
+    with _long_lived(len(starts) + problem.num_members):
         lists = _runs(problem.partition_index[order], starts, lengths)
         keys: list[str] = names.tolist()
         at: list[int] = bounds.tolist()
@@ -388,7 +395,7 @@ def reassignment_json(problem: PlacementProblem, replicas: np.ndarray) -> dict[s
     replicas = np.asarray(replicas)
     factors = np.diff(problem.replica_start)
     count = problem.num_partitions
-    with _long_lived():
+    with _long_lived(2 * count + 1):
         if count and bool((factors == factors[0]).all()):  # one replication factor: a table's rows
             brokers: list[list[int]] = replicas.reshape(count, int(factors[0])).tolist()
         else:

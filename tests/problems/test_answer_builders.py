@@ -23,6 +23,7 @@ import heuristics.roundrobin as roundrobin
 import heuristics.sticky as sticky
 from heuristics import kafka_default
 from problems import GroupProblem, PlacementProblem, Result, load_problem
+from problems import result as result_module
 from problems.result import (
     assignment_json,
     assignment_table,
@@ -208,10 +209,11 @@ def test_an_owner_beyond_the_members_is_an_error():
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_the_garbage_collector_is_left_as_it_was(enabled):
+def test_the_garbage_collector_is_left_as_it_was(monkeypatch, enabled):
     """Tests that building the JSON leaves the collector on or off, as the caller had it, with
     nothing frozen; with it on, the new lists are in its oldest generation (no young collection
     will scan them)."""
+    monkeypatch.setattr(result_module, "_TENURE_AT", 0)  # the large answers' way, on small ones
     problem = load_problem({"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}]})
     placement = load_problem(
         {"brokers": [{"id": 1}], "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}]}
@@ -232,8 +234,9 @@ def test_the_garbage_collector_is_left_as_it_was(enabled):
     assert built == {"a": {"t": [0, 2]}}
 
 
-def test_a_callers_frozen_objects_stay_frozen():
+def test_a_callers_frozen_objects_stay_frozen(monkeypatch):
     """Tests that objects a caller froze (``gc.freeze()``, as before a ``fork``) stay frozen."""
+    monkeypatch.setattr(result_module, "_TENURE_AT", 0)
     problem = load_problem({"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}]})
     gc.freeze()
     try:
@@ -242,6 +245,41 @@ def test_a_callers_frozen_objects_stay_frozen():
         assert gc.get_freeze_count() > 0 and gc.isenabled()  # gc.unfreeze() would leave none
     finally:
         gc.unfreeze()
+
+
+def test_only_large_answers_change_generations(monkeypatch):
+    """Tests that a small answer is built without touching the collector, and that one of
+    ``_TENURE_AT`` lists and dicts collects the young generations once and moves the new objects
+    to the oldest (freeze, unfreeze)."""
+    calls = []
+    for name in ("collect", "freeze", "unfreeze", "disable"):
+        real = getattr(gc, name)
+        monkeypatch.setattr(
+            gc, name, lambda *a, _name=name, _real=real: (calls.append(_name), _real(*a))[1]
+        )
+    members = 10
+    topics = [f"t{t}" for t in range(500)]
+    problem = load_problem(
+        {
+            "topics": dict.fromkeys(topics, members),
+            "members": [{"id": f"m{m}", "topics": topics} for m in range(members)],
+        }
+    )
+    owner = np.arange(problem.num_partitions) % members  # one partition of each topic: 5,000 lists
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        monkeypatch.setattr(result_module, "_TENURE_AT", 5_000 + members + 1)
+        calls.clear()  # loading the problem may pause the collector
+        small = assignment_json(problem, owner)
+        assert calls == []
+        monkeypatch.setattr(result_module, "_TENURE_AT", 5_000 + members)
+        large = assignment_json(problem, owner)
+        assert calls == ["collect", "disable", "freeze", "unfreeze"]
+    finally:
+        gc.enable() if was else gc.disable()
+    same(small, reference_assignment_json(problem, owner))
+    assert large == small
 
 
 # ------------------------------------------------------------------ placements
