@@ -12,19 +12,31 @@ STAMP := $(VENV)/.installed
 PEER_JAVA := peers/java/target/.built
 PEER_GO := peers/franz_go/franz-go-peer
 
-.PHONY: run test peers test-setup
+.PHONY: run test peers test-setup lint docs
 
 ## run: the main job: the default suite on local Spark; the report lands in results/report/
 run: $(STAMP) peers
 	$(BIN)/rebalance-lab compare --suite default --out results
 
-## test: the whole test suite, then the regression gate on heuristic quality
-## (pytest's "no tests collected", exit 5, counts as success)
-test: $(STAMP) peers test-setup
+## test: lint and types, the documentation site, the whole test suite, then the regression gate
+## on heuristic quality (pytest's "no tests collected", exit 5, counts as success)
+test: $(STAMP) peers test-setup lint docs
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
 	$(BIN)/rebalance-lab gate --no-progress
+
+## lint: ruff's lint and format checks on the whole tree, mypy --strict on problems/ and models/
+## (mypy's files and settings: [tool.mypy] in pyproject.toml)
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+## docs: the documentation site (MkDocs, Material theme) into site/; --strict fails on any warning,
+## a broken link among them.  The command-line reference is generated from the parser while it builds.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d site
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \

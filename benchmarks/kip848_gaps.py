@@ -3,7 +3,7 @@
 Every ``sticky`` scenario of the ``gate`` suite (equal and random-subset subscriptions, every churn
 event, two sizes, two seeds) and the KIP-848 shapes of the ``default`` suite (Kafka's server-side
 benchmark: equal and 5 buckets, 10 partitions per member, fresh and a member joining), each
-heuristic against the proven optimum of the sticky flow model (no racks: DESIGN.md section 3
+heuristic against the proven optimum of the sticky flow model (no racks: docs/design/objectives.md
 judges these baselines on ``sticky``).  Per subscription pattern and assignment (fresh or after a
 churn event): scenarios, the mean and max relative level-1 gap (sum of squared member counts), how
 often level 1 is optimal, and the mean extra moves where level 1 is tied.

@@ -5,7 +5,7 @@
    subscribed, lags uniform and Zipf: ``load_problem`` of the in-memory
    document (with its derived arrays) and ``models.solve`` (the heuristic,
    re-scored by the evaluator) timed apart, each the best of ``--repeat``
-   runs (the answer is checked valid).  Issue 15's target (assign < 0.1 s
+   runs (the answer is checked valid).  The target (assign < 0.1 s
    at 100,000 partitions, load excluded) is printed after the table.
 2. CP-SAT (both levels, ``--workers`` workers) on one topic of P partitions and
    M members, growing along ``--ladder``: per lag shape, each size until the
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from models import solve
 from problems import load_problem
 from timing import best_of, best_of_with_cpu, load_average, print_targets, seconds_target
 
-# Issue 15's target: assign within 0.1 s at 100,000 partitions, load excluded.
+# The target: assign within 0.1 s at 100,000 partitions, load excluded.
 TARGET_PARTITIONS, TARGET_SECONDS = 100_000, 0.1
 
 LADDER = "8x2,12x3,16x4,20x4,24x4,32x4,40x5,48x6,64x8,96x8,128x8"
@@ -92,7 +93,7 @@ def main() -> None:
             )
             for variant in (None, "cumulative"):
                 assign_s, assign_cpu, result = best_of_with_cpu(
-                    args.repeat, lambda: solve(problem, "lag-aware", variant=variant)
+                    args.repeat, partial(solve, problem, "lag-aware", variant=variant)
                 )
                 assert result.valid
                 print(

@@ -1,6 +1,6 @@
 """Benchmark: exact replica placement by min-cost flow (models/flow/sticky_replica.py) at Kafka's scale.
 
-The clusters of issue 13's targets: ``P`` partitions (topics of 20), replication
+The clusters of the targets: ``P`` partitions (topics of 20), replication
 factor 3, ``B`` brokers on ``R`` racks (broker ``b`` on rack ``b % R``), placed
 as kafka-default places them (seed 0), then the last two brokers removed.
 Targets: 1,000 x 30 brokers x 3 racks proven optimal on all four levels within
@@ -43,10 +43,11 @@ def measure(partitions: int, brokers: int, racks: int) -> dict:
     import numpy as np
 
     from models.flow import sticky_replica as flow
+    from models.options import SolveOptions
 
     problem = cluster(partitions, brokers, racks)
     started = time.perf_counter()
-    result = flow.solve(problem, time_limit=60)
+    result = flow.solve(problem, SolveOptions.of(time_limit=60))
     seconds = time.perf_counter() - started
     forced = int(np.count_nonzero(problem.replica_positions < 0))
     return {

@@ -35,6 +35,7 @@ import argparse
 import resource
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from models import solve
@@ -136,7 +137,7 @@ def exact(args) -> None:
         optimum = evaluate(problem, solve(problem, "sticky", "flow").answer, "sticky").objective
         for solver, backend in (("cpsat", "cpsat"), ("mip (highs)", "mip")):
             seconds, result = best_of(
-                1, lambda p: solve(p, "sticky", backend, time_limit=args.time_limit), problem
+                1, partial(solve, problem, "sticky", backend, time_limit=args.time_limit)
             )
             print(
                 f"| {name} | {solver} | {seconds:.2f} | {result.status} | {list(result.objective)} | {list(optimum)} |",

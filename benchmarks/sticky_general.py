@@ -12,7 +12,7 @@ partitions, 2,000 members each subscribed to a random 50-500 of the topics
 (seed 1); fresh, then after 1% of the members leave (the others own the fresh
 answer, generation 1); and the same at 500 topics x 20 and x 200 (10,000 and
 100,000 partitions) for the growth.  Timed: load + assign, each answer
-re-scored by ``problems.evaluate``.  Issue 15's targets (1M: <= 5 s each; growth
+re-scored by ``problems.evaluate``.  The targets (1M: <= 5 s each; growth
 from 10,000 to 1,000,000 and across part 1 at most n log n) are printed, each
 ``target met`` or ``target MISSED``.
 
@@ -34,7 +34,10 @@ from timing import growth_target, load_average, seconds_target
 
 
 def timed(doc: dict):
-    """Load (with the owned-claim arrays) and assign: their wall times, the CPU time of both, the problem, the result."""
+    """Load (with the owned-claim arrays) and assign.
+
+    Returns their wall times, the CPU time of both, the problem and the result.
+    """
     started, started_cpu = time.perf_counter(), time.process_time()
     problem = load_problem(doc)
     problem.owned_claims  # noqa: B018 - part of loading
@@ -138,7 +141,7 @@ def large(topics: int, partitions: list[int], members: int, leave_share: float) 
         print(growth_target(f"{case}: load + assign", sizes, seconds, cpus[case]))
 
 
-TARGET_SECONDS = 5.0  # issue 15: Kafka's 1M unequal shape, load + assign, each case
+TARGET_SECONDS = 5.0  # Kafka's 1M unequal shape, load + assign, each case
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ kafka-default places them (seed 0); then either the last two brokers removed
 or one empty broker added.  Timed for each heuristic (best of ``--repeat``):
 ``load_problem`` of the in-memory document and ``assign`` apart, and their sum;
 the last column divides the sum by ``n log2 n`` (flat or falling: growth no
-worse than n log n).  Issue 15's targets (sticky-replica at 100,000: <= 5 s per
+worse than n log n).  The targets (sticky-replica at 100,000: <= 5 s per
 change; growth from 1,000 to 100,000 at most n log n) are printed after the
 table, each ``target met`` or ``target MISSED``.  kafka-default (seed 0) re-places everything from
 scratch; sticky-replica's moves are stage 1's placements plus stage 2's moves.
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from functools import partial
 
 from models import solve
 from problems import load_problem
@@ -76,7 +77,7 @@ def scaling(args) -> None:
             for strategy, seed in (("kafka-default", 0), ("sticky-replica", None)):
                 load_s, load_cpu, problem = best_of_with_cpu(args.repeat, load_problem, doc)
                 assign_s, assign_cpu, result = best_of_with_cpu(
-                    args.repeat, lambda: solve(problem, strategy, seed=seed)
+                    args.repeat, partial(solve, problem, strategy, seed=seed)
                 )
                 assert result.valid
                 total, cpu = load_s + assign_s, load_cpu + assign_cpu
@@ -101,7 +102,7 @@ def scaling(args) -> None:
     print_targets(lines, "after part 1")
 
 
-TARGET_SECONDS = 5.0  # issue 15: 100,000 x RF 3 x 100 brokers x 5 racks, each change
+TARGET_SECONDS = 5.0  # 100,000 x RF 3 x 100 brokers x 5 racks, each change
 
 
 def timed(function, *args, **kwargs):

@@ -23,7 +23,7 @@ Part 1 (first), the heuristic's growth: the same churn events at ``--sizes``
 partitions in all (10,000, 100,000 and 1,000,000: ``--topics`` topics of
 size / topics numbers), ``--members`` members; ``load_problem`` of the
 in-memory document (with its derived arrays) and ``models.solve`` timed apart
-(best of ``--repeat``).  Issue 15's target (solve < 0.1 s at 100,000
+(best of ``--repeat``).  The target (solve < 0.1 s at 100,000
 partitions, load excluded) is printed after the table.
 
     .venv/bin/python benchmarks/stream_join.py [--numbers 10000] [--topics 5] [--members 500]
@@ -120,7 +120,7 @@ def scaling(args) -> None:
             doc = churned(base, event)
             load_s, problem = best_of(args.repeat, loaded, doc)
             solve_s, solve_cpu, result = best_of_with_cpu(
-                args.repeat, lambda: solve(problem, "stream-join")
+                args.repeat, solve, problem, "stream-join"
             )
             assert result.valid, result.evaluation.violations
             print(
@@ -141,7 +141,7 @@ def scaling(args) -> None:
     print_targets(lines, "after part 1")
 
 
-# Issue 15's target: the heuristic within 0.1 s at 100,000 partitions, load excluded.
+# The target: the heuristic within 0.1 s at 100,000 partitions, load excluded.
 TARGET_PARTITIONS, TARGET_SECONDS = 100_000, 0.1
 
 
@@ -175,9 +175,9 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for event in EVENTS:
         load_s, problem = best_of(1, loaded, churned(base, event))
-        for name, solve in solvers.items():
+        for name, run in solvers.items():
             started = time.perf_counter()
-            result = solve(problem)
+            result = run(problem)
             seconds = time.perf_counter() - started
             assert result.valid, result.evaluation.violations
             balance, moves = result.objective

@@ -36,7 +36,7 @@ def load_average() -> str:
 
 
 def target(label: str, met: bool, measured: str) -> str:
-    """One line saying whether an issue's target holds: ``target met: ...`` or ``target MISSED: ...``."""
+    """One line saying whether a target holds: ``target met: ...`` or ``target MISSED: ...``."""
     return f"target {'met' if met else 'MISSED'}: {label}: {measured}"
 
 

@@ -20,7 +20,7 @@ Timed as Kafka's benchmark times it: the ``assign`` call on an already-built gro
   is ``load_problem(document)`` of the in-memory document (a dict, members sharing their
   subscription lists as Kafka's benchmark shares its topic-name sets).
 
-Both answers must be equal.  The targets (issue 14): ours at most 2x Kafka's assign, and our
+Both answers must be equal.  The targets: ours at most 2x Kafka's assign, and our
 build at most 10x our assign.  Prints a markdown table (or ``--json``) and ``uptime``.
 
     .venv/bin/python benchmarks/uniform.py
@@ -149,7 +149,8 @@ def main() -> None:
         print(
             f"| {r['pattern']} | {r['kind']} | {r['ours_s'] * 1e3:.1f} ms | {r['kafka_s'] * 1e3:.1f} ms "
             f"| {r['ours_s'] / r['kafka_s']:.2f} | {r['ours_build_s'] * 1e3:.1f} ms "
-            f"| {r['ours_build_s'] / r['ours_s']:.1f} | {r['kafka_build_s'] * 1e3:.0f} ms | {'yes' if r['equal'] else 'NO'} |"
+            f"| {r['ours_build_s'] / r['ours_s']:.1f} | {r['kafka_build_s'] * 1e3:.0f} ms "
+            f"| {'yes' if r['equal'] else 'NO'} |"
         )
 
 

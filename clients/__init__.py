@@ -1,4 +1,4 @@
-"""Real Kafka clients and clusters (DESIGN.md section 1).
+"""Real Kafka clients and clusters (docs/design/index.md).
 
 ``clients.cluster`` reads a live cluster through kafka-python's admin client: a consumer
 group as a group document (members, subscriptions, owned partitions, lags) and the topics'

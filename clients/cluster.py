@@ -1,27 +1,11 @@
 """Documents read from a live Kafka cluster through kafka-python's admin client.
 
-* :func:`group_document`: a consumer group as DESIGN.md section 2's group document: its members
-  in the order the coordinator lists them (``DescribeGroups``), each with its subscription, its
-  ``group.instance.id``, its rack when its subscription carries one (ConsumerProtocol v3, what
-  Java consumers and :mod:`clients.kafka_python`'s assignors send) and its current assignment as
-  ``owned``; every subscribed topic's partition count; KIP-169's lag of every partition; and, when
-  every broker has a rack, the racks of each partition's replicas (``partition_racks``, KIP-881:
-  what switches rack-aware ``range`` and ``sticky`` on for members with racks).
-  Generations are left out: DescribeGroups does not return the group's generation, and the
-  members' current assignments never claim a partition twice, so generations would change nothing.
-* :func:`offset_rows`: the group's offsets as the rows of an offsets snapshot
-  (``experiments.lags`` reads them exactly like a snapshot file's).
-* :func:`placement_document`: the brokers with their racks and the topics' replicas (leader first
-  as Kafka orders them) as a placement document.
-
-Every request is bounded: the connection waits at most ``timeout`` seconds for a broker
-(:data:`TIMEOUT` by default), and each later request as long.  An unreachable cluster, an unknown
-group or topic raises :class:`problems.ProblemError`, whose one line the command line prints
-(exit status 2).
+Details: docs/live-clusters.md.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,13 +18,29 @@ from problems.lags import kip169_lags
 
 #: Seconds to wait for a broker to answer (connection and each request).
 TIMEOUT = 10.0
-_ADDRESS = re.compile(r"[^\s,:]+:[0-9]{1,5}")
+#: HOST:PORT, the host a name or an IPv4 address, or an IPv6 address in brackets (``[::1]:9092``), as
+#: Kafka's clients write it (an IPv6 address without brackets would be ambiguous with its port).
+_ADDRESS = re.compile(r"(?:\[(?P<ipv6>[^\s\[\],]+)\]|[^\s,:\[\]]+):(?P<port>[0-9]{1,5})")
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)  # a zone (``fe80::1%eth0``) included
+    except ValueError:
+        return False
+    return True
 
 
 def check_bootstrap(servers: str) -> str:
-    """``servers`` if it is a comma-separated list of HOST:PORT, else a :class:`ProblemError`."""
+    """``servers`` if it is a comma-separated list of HOST:PORT (``[IPV6]:PORT`` for an IPv6 address),
+    else a :class:`ProblemError`."""
     for address in servers.split(","):
-        if not _ADDRESS.fullmatch(address) or not 0 < int(address.rsplit(":", 1)[1]) < 65536:
+        match = _ADDRESS.fullmatch(address)
+        if (
+            match is None
+            or not 0 < int(match["port"]) < 65536
+            or (match["ipv6"] is not None and not _is_ipv6(match["ipv6"]))
+        ):
             raise ProblemError(
                 "--bootstrap-server", f"{address!r} is not HOST:PORT (a port 1-65535)", servers
             )

@@ -1,30 +1,6 @@
 """rebalance-lab's consumer-group strategies as kafka-python partition assignors.
 
-Give a consumer an instance: ``KafkaConsumer(...,
-partition_assignment_strategy=[assignor("sticky")])``. The group leader's assignor builds the group
-document of DESIGN.md section 2 from the members' subscriptions
-(:func:`clients.cluster.member_document`) and its cluster metadata, and answers it with
-:func:`models.solve`: the same heuristic (or exact solver, with its time limit) that ``rebalance-lab
-assign`` runs.  Each member sends, as Kafka's ConsumerProtocol subscription version 3 does, the
-partitions it owns, the generation of that assignment and its rack; the leader reads them as
-``owned``, ``generation`` and ``rack``.  From its cluster metadata the leader adds, when every
-broker has a rack, the racks of each partition's replicas (``partition_racks``): with the members'
-racks, that switches KIP-881's rack-aware ``range`` and ``sticky`` on, as Kafka's consumer does:
-
-* ``range``, ``roundrobin``: Kafka's Range and RoundRobin assignors (static members first);
-* ``sticky``: KIP-54 with KIP-341's generations (the owned partitions and generation travel in the
-  subscription's own fields, not in Kafka's ``StickyAssignor`` user data: a Java consumer running
-  Kafka's StickyAssignor cannot share a group with this one, which is why the protocol name is
-  ``rebalance-lab-sticky``; the other names are prefixed alike);
-* ``lag-aware``: KIP-169, the lags read when the leader assigns: the group's committed offsets and
-  the partitions' log end offsets, through an admin client on ``bootstrap_servers`` (KIP-169's
-  ``auto.offset.reset`` rule for partitions without a committed offset).  The admin client connects
-  when the assignor is made (close it with :meth:`RebalanceLabAssignor.close`): assign() runs on
-  the consumer's IO loop, and the leader's heartbeats wait while it reads the offsets;
-* ``stream-join``: KIP-315, the generation sent as each member's epoch.
-
-The protocol is eager (kafka-python's default): every member gives up its partitions when a
-rebalance starts and gets its whole assignment at its end.
+Details: docs/live-clusters.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``rebalance-lab`` command line (DESIGN.md section 5): argument parsing only.
+"""The ``rebalance-lab`` command line (docs/cli/index.md): argument parsing only.
 
 ``assign`` and ``reassign`` run :func:`models.solve`, which looks the strategy
 and solver up in the table :data:`models.registry.STRATEGIES`; a strategy, a
@@ -19,7 +19,8 @@ from typing import Any
 from experiments.options import integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
-from models.registry import SOLVERS, UsageError, lookup, runner_function, strategies
+from models.options import DEFAULT_TIME_LIMIT
+from models.registry import SOLVERS, UsageError, preload, strategies
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -31,7 +32,7 @@ from problems.checks import INT32_MAX
 from problems.output import result_bytes
 
 FORMATS = """\
-problem formats (JSON; see README.md and DESIGN.md section 2):
+problem formats (JSON; see docs/formats.md):
 
   consumer group (assign):
     {"topics": {"t0": 3, "t1": 2},
@@ -80,8 +81,8 @@ def _load(args: argparse.Namespace, kind: type):
 
 def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
     # The solver's modules (OR-Tools, PuLP: about a second) are imported before the clock starts, so
-    # the seconds printed are the solver's, the ones --time-limit bounds (README "Time limits").
-    runner_function(lookup(args.strategy, args.solver).function)
+    # the seconds printed are the solver's, the ones --time-limit bounds (docs/cli/index.md, "Time limits").
+    preload(args.strategy, args.solver)
     started = time.perf_counter()
     try:
         result = solve(problem, args.strategy, args.solver, **options)
@@ -93,12 +94,17 @@ def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
             f"warning: the answer breaks a hard constraint: {result.evaluation.violations[0]}",
             file=sys.stderr,
         )
+    ignored = result.info.get("ignored_options", [])
     print(
         f"{args.strategy}/{args.solver}: {result.status}, objective {result.objective}, "
-        f"{elapsed:.3f} s",
+        f"{elapsed:.3f} s" + (f" (not used: {', '.join(map(_flag, ignored))})" if ignored else ""),
         file=sys.stderr,
     )
     return result
+
+
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
 
 
 def _command_assign(args: argparse.Namespace) -> int:
@@ -184,13 +190,10 @@ def _command_reassign(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------- parser
-#: Exit statuses (README "Exit statuses"): 0 an answer (heuristic, optimal or feasible); 2 bad
+#: Exit statuses (docs/cli/index.md, "Exit statuses"): 0 an answer (heuristic, optimal or feasible); 2 bad
 #: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
-#: The exact models' own default ``time_limit`` (seconds), the budget of ``--report --max-moves``
-#: without one.
-DEFAULT_TIME_LIMIT = 10.0
 #: At most this many CP-SAT workers (CP-SAT starts one thread each).
 MAX_WORKERS = 64
 
@@ -223,7 +226,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
         "--time-limit",
         type=seconds,
         metavar="SEC",
-        help="time limit of an exact solver: model building, files and every solve (README)",
+        help="time limit of an exact solver: model building, files and every solve (docs/cli/index.md)",
     )
     sub.add_argument(
         "--workers",
@@ -286,6 +289,9 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         )
         add_cluster_arguments(reassign, placement=True)
         reassign.set_defaults(handler=_command_reassign)
+    from experiments import experiment_cli  # light: reading experiment files needs no Spark
+
+    experiment_cli.register(commands)
     if command_modules:
         # Imported here, not at the top: pandas, Spark and matplotlib take seconds to import,
         # and `assign`/`reassign` need none of them.
@@ -307,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
-    builtin = bool(argv) and argv[0] in ("assign", "reassign")
+    builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment")
     args = _parser(not builtin).parse_args(argv)
     try:
         return args.handler(args)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
+from experiments.experiment import load_experiment, load_suite
+from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
 from experiments.options import integer_in, seconds
 from experiments.pipeline import run_suite
@@ -15,7 +18,11 @@ from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS
 from experiments.scenarios import SUITES
 from experiments.tables import headline_numbers, headline_tables, to_markdown
+from problems import ProblemError
 from problems.checks import INT32_MAX
+
+#: A run id: one folder name (what ``new_run_id`` makes: a UTC time stamp and a random suffix).
+RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
 def register(subcommands) -> None:
@@ -27,8 +34,22 @@ def register(subcommands) -> None:
         "(scenario, strategy, solver) under OUT/results/, print the headline table and write an HTML report "
         "under OUT/report/ (Markdown and LaTeX beside it; `rebalance-lab report` renders them again).",
     )
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--suite", default="default", choices=SUITES, help="scenario suite (default: default)"
+    )
+    which.add_argument(
+        "--experiment",
+        metavar="FILE",
+        help="an experiment file (TOML: factors and levels crossed; `experiment show FILE`)",
+    )
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="[NAME=]MODULE:FUNCTION",
+        help="a researcher's strategy, run on the scenarios judged on its objective "
+        "(repeatable; those installed under rebalance_lab.strategies always run)",
     )
     parser.add_argument(
         "--master",
@@ -60,12 +81,19 @@ def register(subcommands) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
+    plugins = plugins_for(args.plugin, experiment=experiment)
     out = Path(args.out)
-    check_writable(
-        out
-    )  # before any solving: a bad --out is exit 2 now, not a traceback after the run
+    # Before any solving: a bad --out or --run-id is exit 2 now, not a traceback after the run.
+    check_writable(out)
+    if args.run_id is not None and not RUN_ID.fullmatch(args.run_id):
+        raise ProblemError(
+            "--run-id",
+            "must be letters, digits, '.', '_' and '-' (a folder name), not starting with '.'",
+            args.run_id,
+        )
     info = run_suite(
-        args.suite,
+        experiment,
         out,
         run_id=args.run_id,
         master=args.master,
@@ -73,13 +101,19 @@ def command(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         limit=args.limit,
         progress=not args.no_progress,
+        plugins=plugins,
     )
     print(
         f"run {info.run_id}: {info.computed} scenarios solved now, {info.skipped} already done, "
-        f"{info.scenarios} in suite {args.suite}; rows in {info.folder}",
+        f"{info.scenarios} in {experiment.name}; rows in {info.folder}",
         file=sys.stderr,
     )
-    rows = load_results(info.folder)
+    for note in info.notes:
+        print(f"note: {note}", file=sys.stderr)
+    notes: list[str] = []
+    rows = load_results(info.folder, notes)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     for objective, table in headline_tables(headline_numbers(gaps(rows))).items():
         print(f"{objective}\n\n{to_markdown(table)}\n")
     contradicted = disagreements(rows)
@@ -94,6 +128,8 @@ def command(args: argparse.Namespace) -> int:
             "(listed above and in the report)",
             file=sys.stderr,
         )
-    report = write_report(rows, out / "report" / f"{args.suite}-{info.run_id}", str(info.folder))
+    report = write_report(
+        rows, out / "report" / f"{experiment.name}-{info.run_id}", str(info.folder)
+    )
     print(f"report: {report}", file=sys.stderr)
     return 0

@@ -55,7 +55,7 @@ def reference(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
-    """Exact ``optimal`` rows that other rows contradict (a bug if any; issue 11).
+    """Exact ``optimal`` rows that other rows contradict (a bug if any).
 
     Two contradictions: two exact rows of a scenario both ``optimal`` with
     different levels, or a valid answer of any run (another backend, a
@@ -138,12 +138,12 @@ def _floats(column: pd.Series) -> np.ndarray:
     return pd.to_numeric(column, errors="coerce").astype("float64").to_numpy()
 
 
-# ------------------------------------------------- level-k statistics: the tie rule (DESIGN §3)
+# ------------------------------------------------- level-k statistics: the tie rule (docs/design/objectives.md)
 def tied_above(gap_rows: pd.DataFrame, level: int) -> np.ndarray:
     """Rows whose levels 1 .. ``level - 1`` equal their reference's (and that have a level ``level`` gap).
 
     A lexicographic gap at level k means nothing below an unequal level, so
-    level-k statistics are taken only over these rows (DESIGN §3).
+    level-k statistics are taken only over these rows (docs/design/objectives.md).
     """
     mask = np.isfinite(_floats(gap_rows[f"gap{level}"]))
     for above in range(1, level):

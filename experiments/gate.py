@@ -6,18 +6,8 @@ heuristic's gap statistics against the proven optima (:func:`experiments.gap.sum
 them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse, 0
 otherwise; ``--update`` rewrites the baseline.
 
-Only scenarios with a proven optimum count, and the baseline records those optima with the digest of
-their problem document (``optima``): a run counts exactly the recorded scenarios, each against its
-recorded optimum (a scenario whose document changed, e.g. because range computed its previous
-owners, counts only where proven in this run), so the statistics do not depend on how many optima a
-time-limited solver proves on a loaded or a fast machine (measured: at load average 25 the lag-aware
-exact solvers proved 17 of the 24 gate optima, and the mean gap moved by 4%).  Every exact solver
-still runs: an optimum it proves now that differs from the recorded one, or any answer beating a
-recorded optimum, is a disagreement.  Heuristics are deterministic, so the statistics are exactly
-reproducible and the tolerance (``TOLERANCE``) only absorbs floating-point noise.  Any disagreement
-between exact solvers (:func:`experiments.gap.disagreements`) fails the gate first.  Worse means: a
-lower share of valid answers, a higher mean or max relative level-1 gap, a higher mean level-2 gap
-where level 1 ties, a lower share of optimal answers, or a heuristic that is gone.
+Why the statistics do not depend on the machine, what counts as worse and what a baseline must hold
+(checked before anything is solved, :func:`parse_baseline`): docs/harness.md.
 """
 
 from __future__ import annotations
@@ -25,10 +15,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import sys
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pandas as pd
@@ -38,7 +31,7 @@ from experiments.options import integer_in, seconds
 from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import SUITE_VERSION, SUITES, build_problem, suite
-from problems import LEVELS
+from problems import LEVELS, ProblemError
 
 BASELINE = Path(__file__).parents[1] / "baselines" / "gate.json"
 #: The ``solver`` of a baseline's recorded optimum among a run's rows
@@ -212,56 +205,179 @@ def register(subcommands) -> None:
     parser.set_defaults(handler=command)
 
 
-def _recorded(path: Path, suite_name: str) -> dict[str, dict]:
-    """The optima an existing baseline of this suite and version records (none when there is no such file)."""
+#: Result rows hold levels as 64-bit integers.
+INT64 = (-(2**63), 2**63 - 1)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A checked baseline: each heuristic's statistics, and the recorded optima by scenario id."""
+
+    heuristics: dict[str, dict[str, float]]
+    optima: dict[str, dict[str, Any]]
+
+
+def _type_name(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _document(data: bytes, source: str, suite_name: str) -> dict[str, Any]:
+    """The baseline's top-level object, of this suite and version, else a :class:`ProblemError`."""
     try:
-        document = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        document = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as error:
+        raise ProblemError(
+            "", f"not UTF-8 (byte {error.start}); re-create it with --update", source
+        ) from None
+    except (
+        ValueError,
+        RecursionError,
+    ) as error:  # malformed JSON, digits beyond int's limit, depth
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ProblemError(
+            "", f"cannot read the baseline ({first}); re-create it with --update", source
+        ) from None
+    if type(document) is not dict:
+        raise ProblemError(
+            "",
+            f"must be a JSON object, got {_type_name(document)}; re-create it with --update",
+            source,
+        )
+    if document.get("suite_version") != SUITE_VERSION or document.get("suite") != suite_name:
+        raise ProblemError(
+            "",
+            f"baseline is for suite {document.get('suite')!r} version "
+            f"{document.get('suite_version')!r}, this run is {suite_name!r} version "
+            f"{SUITE_VERSION}; re-create it with --update",
+            source,
+        )
+    return document
+
+
+def _object(document: dict[str, Any], field: str, source: str) -> dict[str, Any]:
+    if field not in document:
+        raise ProblemError(field, "missing; re-create the baseline with --update", source)
+    value = document[field]
+    if type(value) is not dict:
+        raise ProblemError(field, f"must be an object, got {_type_name(value)}", source)
+    return value
+
+
+def _heuristics(document: dict[str, Any], source: str) -> dict[str, dict[str, float]]:
+    entries = _object(document, "heuristics", source)
+    if not entries:
+        raise ProblemError(
+            "heuristics",
+            "empty: the baseline would compare nothing; re-create it with --update",
+            source,
+        )
+    checked: dict[str, dict[str, float]] = {}
+    for name, entry in entries.items():
+        if type(entry) is not dict:
+            raise ProblemError(
+                f"heuristics.{name}", f"must be an object, got {_type_name(entry)}", source
+            )
+        for statistic in DIRECTION:
+            field = f"heuristics.{name}.{statistic}"
+            if statistic not in entry:
+                raise ProblemError(field, "missing; re-create the baseline with --update", source)
+            value = entry[statistic]
+            if type(value) not in (int, float) or not math.isfinite(value):
+                shown = repr(value) if type(value) in (int, float, str) else _type_name(value)
+                raise ProblemError(field, f"must be a finite number, got {shown}", source)
+        checked[name] = {**entry, **{statistic: float(entry[statistic]) for statistic in DIRECTION}}
+    return checked
+
+
+def _optima(document: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
+    entries = _object(document, "optima", source)
+    for scenario, entry in entries.items():
+        field = f"optima.{scenario}"
+        if type(entry) is not dict:
+            raise ProblemError(field, f"must be an object, got {_type_name(entry)}", source)
+        for key in ("digest", "levels"):
+            if key not in entry:
+                raise ProblemError(
+                    f"{field}.{key}", "missing; re-create the baseline with --update", source
+                )
+        if type(entry["digest"]) is not str:
+            raise ProblemError(
+                f"{field}.digest", f"must be a string, got {_type_name(entry['digest'])}", source
+            )
+        levels = entry["levels"]
+        if type(levels) is not list or not 1 <= len(levels) <= LEVELS:
+            shown = f"{len(levels)} levels" if type(levels) is list else _type_name(levels)
+            raise ProblemError(
+                f"{field}.levels", f"must be a list of 1 to {LEVELS} integers, got {shown}", source
+            )
+        for i, level in enumerate(levels):
+            if type(level) is not int or not INT64[0] <= level <= INT64[1]:
+                shown = repr(level) if type(level) in (int, float, str) else _type_name(level)
+                raise ProblemError(
+                    f"{field}.levels[{i}]", f"must be a 64-bit integer, got {shown}", source
+                )
+    return entries
+
+
+def parse_baseline(data: bytes, source: str, suite_name: str) -> Baseline:
+    """The baseline in ``data`` (the bytes of the file ``source``), checked for suite ``suite_name``.
+
+    Raises
+    ------
+    ProblemError
+        Not UTF-8 JSON, not an object, another suite or version, no heuristics, a statistic that is
+        missing or not a finite number, a recorded optimum without a digest or integer levels.
+    """
+    document = _document(data, source, suite_name)
+    heuristics = _heuristics(document, source)
+    return Baseline(heuristics=heuristics, optima=_optima(document, source))
+
+
+def read_baseline(path: Path, suite_name: str) -> Baseline:
+    """:func:`parse_baseline` of the file ``path``."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise ProblemError(
+            "",
+            f"cannot read the baseline ({error.strerror or error}); create it with --update",
+            str(path),
+        ) from None
+    return parse_baseline(data, str(path), suite_name)
+
+
+def _recorded(path: Path, suite_name: str) -> dict[str, dict[str, Any]]:
+    """The optima an existing baseline of this suite and version records (none when there is no
+    such file; a malformed one's are not kept, said in a note)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
         return {}
-    if document.get("suite") != suite_name or document.get("suite_version") != SUITE_VERSION:
+    try:
+        return _optima(_document(data, str(path), suite_name), str(path))
+    except ProblemError as error:
+        print(f"note: {error}; its recorded optima are not kept", file=sys.stderr)
         return {}
-    return document.get("optima", {})
 
 
 def command(args: argparse.Namespace) -> int:
     path = Path(args.baseline)
-    document = None
+    judged: dict[str, dict[str, float]] = {}  # the baseline's statistics (none with --update)
     if args.update:  # the baseline's folder is checked before any solving
         check_writable(path.parent)
+        if path.is_dir():
+            raise ProblemError("", "cannot write the baseline: it is a folder", str(path))
+        recorded = _recorded(path, args.suite)
     else:  # the baseline is read and checked before any solving
-        try:
-            document = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            print(
-                f"error: {path}: cannot read the baseline ({error}); create it with --update",
-                file=sys.stderr,
-            )
-            return 2
-        optima = document.get("optima")
-        stale = (
-            type(optima) is not dict
-            or any(type(e) is not dict or {"digest", "levels"} - e.keys() for e in optima.values())
-            or any(set(DIRECTION) - set(entry) for entry in document.get("heuristics", {}).values())
-        )
-        if (
-            document.get("suite_version") != SUITE_VERSION
-            or document.get("suite") != args.suite
-            or stale
-        ):
-            print(
-                f"error: {path}: baseline is for suite {document.get('suite')!r} version "
-                f"{document.get('suite_version')}, this run is {args.suite!r} version {SUITE_VERSION}"
-                f"{' (other statistics)' if stale else ''}; "
-                "re-create it with --update",
-                file=sys.stderr,
-            )
-            return 2
+        baseline = read_baseline(path, args.suite)
+        recorded, judged = baseline.optima, baseline.heuristics
     rows = gate_rows(
         args.suite, args.time_limit, progress=not args.no_progress, processes=args.processes
     )
     digests = scenario_digests(args.suite)
     proven = proven_optima(rows)
-    recorded = _recorded(path, args.suite) if args.update else document["optima"]
     optima = {
         sid: entry["levels"]
         for sid, entry in recorded.items()
@@ -314,10 +430,10 @@ def command(args: argparse.Namespace) -> int:
         + (f"; {unrecorded} more proven now, not counted until --update" if unrecorded else ""),
         file=sys.stderr,
     )
-    worse = regressions(document["heuristics"], current)
+    worse = regressions(judged, current)
     table = pd.DataFrame.from_dict(current, orient="index")
     print(table.to_string(float_format=lambda v: f"{v:.4g}"))
-    new = sorted(set(current) - set(document["heuristics"]))
+    new = sorted(set(current) - set(judged))
     if new:
         print(f"gate: not in the baseline yet (not judged): {', '.join(new)}", file=sys.stderr)
     if len(worse):

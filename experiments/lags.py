@@ -3,12 +3,13 @@
 The snapshot is read by :mod:`problems.snapshots`, its lags computed by
 :mod:`experiments.lags_job` on Spark (a live group's few partitions: by
 :func:`problems.lags.group_lags` in-process), and written as the ``lags``
-objects of DESIGN.md section 2 (:func:`problems.lags.lags_documents`).
+objects of docs/formats.md (:func:`problems.lags.lags_documents`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pandas as pd
 
 from experiments.lags_job import compute_lags
 from experiments.snapshot import add_cluster_arguments, write_json
-from experiments.spark import jvm_output_to_log, spark_session
+from experiments.spark import spark_job
 from problems import ProblemError
 from problems.lags import group_lags, lags_documents
 from problems.snapshots import COLUMNS, read_snapshot
@@ -103,6 +104,7 @@ def cluster_frame(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def _command(args: argparse.Namespace) -> int:
+    check_out(args.out)  # before the cluster is read or Spark starts
     if (
         args.bootstrap_server is not None
     ):  # a live group: plain pandas, no Spark job for a few partitions
@@ -113,36 +115,37 @@ def _command(args: argparse.Namespace) -> int:
         raise ProblemError(
             "", "give a SNAPSHOT or --bootstrap-server HOST:PORT --group G", "<command line>"
         )
-    frame = read_snapshot(args.snapshot)
-    if args.out and not Path(args.out).absolute().parent.is_dir():  # before a minute of Spark
-        raise ProblemError("--out", "cannot write: its folder does not exist", args.out)
-    from py4j.protocol import Py4JError
-    from pyspark.errors import PySparkException
-
-    with jvm_output_to_log() as log:
-        try:
-            rows = compute_lags(
-                spark_session(args.master, app_name="rebalance-lab lags"), frame, args.reset
-            )
-        except (Py4JError, PySparkException) as error:
-            first = next(
-                (line.strip() for line in str(error).splitlines() if line.strip()),
-                type(error).__name__,
-            )
-            raise ProblemError(
-                "", f"the Spark job failed: {first} (Spark's log: {log})", args.snapshot
-            ) from None
+    notes: list[str] = []
+    frame = read_snapshot(args.snapshot, notes)
+    # The group is checked before Spark starts (tens of seconds), as the output file above.
+    groups = list(dict.fromkeys(frame["group"]))  # in the snapshot's order
+    if args.group is not None and args.group not in groups:
+        raise ProblemError(
+            "--group",
+            f"group {args.group!r} is not in the snapshot (groups: {', '.join(groups) or 'none'})",
+            args.snapshot,
+        )
+    for note in notes:
+        print(f"note: {args.snapshot}: {note}", file=sys.stderr)
+    with spark_job(args.snapshot, args.master, "rebalance-lab lags") as spark:
+        rows = compute_lags(spark, frame, args.reset)
     documents, warnings = lags_documents(rows, args.snapshot)
-    if args.group is not None:
-        if args.group not in documents:
-            raise ProblemError(
-                "--group",
-                f"group {args.group!r} is not in the snapshot "
-                f"(groups: {', '.join(documents) or 'none'})",
-                args.snapshot,
-            )
-        documents = documents[args.group]
-    return _write(args, documents, warnings)
+    return _write(args, documents if args.group is None else documents[args.group], warnings)
+
+
+def check_out(out: str | None) -> None:
+    """A :class:`ProblemError` unless ``out`` (``--out``) is absent or a file that can be written: its
+    folder exists, it is not a folder itself."""
+    if not out:
+        return
+    path = Path(out)
+    if path.is_dir():
+        raise ProblemError("--out", "cannot write: it is a folder", out)
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        raise ProblemError("--out", "cannot write: its folder does not exist", out)
+    if not os.access(path if path.exists() else folder, os.W_OK):
+        raise ProblemError("--out", "cannot write: permission denied", out)
 
 
 def _write(args: argparse.Namespace, documents: dict, warnings: list[str]) -> int:

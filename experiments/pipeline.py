@@ -1,16 +1,6 @@
 """The comparison pipeline as a Spark job, resumable and atomic per batch.
 
-Scenarios become a DataFrame; ``mapInPandas`` runs :func:`experiments.runs.solve_frame`
-on the executors, one scenario per task (one CP-SAT worker per task, so running tasks x
-workers <= cores);
-each batch's rows come back to the driver and are written as one Parquet file,
-atomically (written to a temporary name, then renamed), under
-``OUT/results/suite=<suite>/run_id=<run id>/`` (the store: :mod:`experiments.results`).
-
-Nothing lost, nothing recomputed: a run restarted with the same run id reads
-the scenario ids already in that folder, removes half-written temporary files
-(what a ``kill -9`` leaves), and solves only the scenarios not done yet.  Each
-scenario's rows live in exactly one batch file, so no row is ever duplicated.
+Details: docs/harness.md.
 """
 
 from __future__ import annotations
@@ -20,13 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from experiments.experiment import Experiment, load_suite
+from experiments.experiment_plugins import Plugin, with_plugins
 from experiments.results import done_scenarios, new_run_id, results_folder, write_batch
 from experiments.run_lock import hold
-from experiments.runs import RESULT_COLUMNS, TIME_LIMITS, scenario_frame, solve_frame
-from experiments.scenarios import suite
-from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_session
+from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
+from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_job
+from problems import ProblemError
 
 _SPARK_TYPES = {
     "string": "string",
@@ -47,6 +40,8 @@ class RunInfo:
     scenarios: int
     computed: int
     skipped: int
+    #: What resuming found odd (damaged batches set aside), one line each.
+    notes: tuple[str, ...] = ()
 
 
 def _solve_batches(time_limit: float):
@@ -58,8 +53,28 @@ def _solve_batches(time_limit: float):
     return solve
 
 
+def _check_same_file(folder: Path, experiment: Experiment) -> None:
+    """A run resumed from another version of its experiment file is refused (its rows would mix)."""
+    for path in sorted(folder.glob("*.parquet")):
+        try:
+            if "experiment_digest" not in pq.read_schema(path).names:
+                return  # written before rows carried their experiment's digest
+            found = set(pq.read_table(path, columns=["experiment_digest"]).column(0).to_pylist())
+        except (OSError, ValueError):  # a damaged batch: the store sets it aside (results.py)
+            continue
+        found.discard(None)
+        if found and found != {experiment.digest}:
+            raise ProblemError(
+                "",
+                f"run {folder.name.partition('=')[2]} was made from another version of this file "
+                f"(digest {found.pop()}, now {experiment.digest}); start a new run",
+                experiment.source,
+            )
+        return
+
+
 def run_suite(
-    suite_name: str,
+    suite_name: str | Experiment,
     out: Path,
     *,
     run_id: str | None = None,
@@ -68,15 +83,17 @@ def run_suite(
     time_limit: float | None = None,
     limit: int | None = None,
     progress: bool = True,
+    plugins: list[Plugin] | None = None,
 ) -> RunInfo:
-    """Run (or resume) suite ``suite_name`` on Spark and write its rows under ``out``.
+    """Run (or resume) a suite or an experiment on Spark and write its rows under ``out``.
 
     Parameters
     ----------
     suite_name
-        A suite of :mod:`experiments.scenarios`.
+        A shipped suite (:data:`experiments.scenarios.SUITES`) or an experiment file, read
+        (:func:`experiments.experiment.load_experiment`).  Rows carry its name and digest.
     out
-        Output folder; rows go to ``out/results/suite=.../run_id=.../*.parquet``.
+        Output folder; rows go to ``out/results/suite=<name>/run_id=.../*.parquet``.
     run_id
         Resume this run; a new id (UTC time stamp and random suffix) when omitted.
         A run another process is writing is refused (:mod:`experiments.run_lock`).
@@ -86,43 +103,55 @@ def run_suite(
         Scenarios per atomically written batch (default: 16 per Spark core); each
         scenario is one Spark task.
     time_limit
-        Seconds per exact solver and scenario (default: ``TIME_LIMITS[suite_name]``).
+        Seconds per exact solver and scenario where the experiment's blocks set none (default:
+        the file's ``time_limit``, for the suites ``experiments.runs.TIME_LIMITS``).
     limit
         Solve at most this many pending scenarios in this invocation.
     progress
         Show a progress bar on stderr.
+    plugins
+        The researcher's strategies (:mod:`experiments.experiment_plugins`), run on the scenarios
+        judged on their objective.
     """
+    experiment = suite_name if isinstance(suite_name, Experiment) else load_suite(suite_name)
+    suite_name = experiment.name
     run_id = run_id or new_run_id()
     folder = results_folder(out, suite_name, run_id)
     with hold(folder):  # one writer per run (a second one: ProblemError, exit 2)
-        scenarios = suite(suite_name)
-        done = done_scenarios(folder)
+        _check_same_file(folder, experiment)
+        scenarios = with_plugins(experiment.scenarios, plugins or [])
+        notes: list[str] = []
+        done = done_scenarios(folder, notes)
         pending = [s for s in scenarios if s.scenario_id not in done]
         if limit is not None:
             pending = pending[:limit]
-        time_limit = TIME_LIMITS[suite_name] if time_limit is None else time_limit
+        time_limit = experiment.time_limit if time_limit is None else time_limit
         if pending:
-            spark = spark_session(master, app_name=f"rebalance-lab compare {suite_name}")
-            cores = default_parallelism(spark)
-            batch_size = batch_size or 16 * cores
-            # Largest scenarios first, so the long tasks do not trail at the end.
-            pending.sort(key=lambda s: -s.size)
-            bar = tqdm(
-                total=len(scenarios),
-                initial=len(done),
-                desc=f"{suite_name} {run_id}",
-                unit="scenario",
-                disable=not progress,
-            )
-            for start in range(0, len(pending), batch_size):
-                batch = pending[start : start + batch_size]
-                # One scenario per task: Spark hands tasks to whichever core is free, so a long
-                # scenario does not hold back the short ones queued behind it in the same task.
-                tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
-                rows = tasks.mapInPandas(
-                    _solve_batches(time_limit), schema=RESULT_SCHEMA
-                ).toPandas()
-                write_batch(folder, rows)
-                bar.update(len(batch))
-            bar.close()
-        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done))
+            # Spark's start or its job failing: one line naming Spark's log (exit 2); the progress
+            # bar stays on the terminal.
+            with spark_job(
+                str(folder), master, f"rebalance-lab compare {suite_name}", quiet=False
+            ) as spark:
+                cores = default_parallelism(spark)
+                batch_size = batch_size or 16 * cores
+                # Largest scenarios first, so the long tasks do not trail at the end.
+                pending.sort(key=lambda s: -s.size)
+                bar = tqdm(
+                    total=len(scenarios),
+                    initial=len(done),
+                    desc=f"{suite_name} {run_id}",
+                    unit="scenario",
+                    disable=not progress,
+                )
+                for start in range(0, len(pending), batch_size):
+                    batch = pending[start : start + batch_size]
+                    # One scenario per task: Spark hands tasks to whichever core is free, so a long
+                    # scenario does not hold back the short ones queued behind it in the same task.
+                    tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
+                    rows = tasks.mapInPandas(
+                        _solve_batches(time_limit), schema=RESULT_SCHEMA
+                    ).toPandas()
+                    write_batch(folder, experiment.stamp(rows))
+                    bar.update(len(batch))
+                bar.close()
+        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done), tuple(notes))

@@ -262,51 +262,61 @@ def draw_replica_frontier(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Fig
         & rows["scenario_id"].isin(scenarios)
     ]
     figure, axes_list = panels(len(scenarios), columns=4, legend_width=0.0)
-    levels = (("level1", "broker balance"), ("level2", "rack spread"))
     strategies = sorted(heuristics["strategy"].unique())
     for axes, scenario in zip(axes_list, scenarios):
         series = frontier[frontier["scenario_id"] == scenario]
         series = series.assign(k=series["variant"].str.removeprefix("k=").astype(int)).sort_values(
             "k"
         )
-        for index, (column, name) in enumerate(levels):
-            axes.step(
-                series["k"],
-                series[column].astype(float),
-                where="post",
-                color=COLOURS[index],
-                linewidth=2,
-                label=f"optimum within k moves: {name}",
-            )
-            for offset, strategy in enumerate(strategies, start=1):
-                point = heuristics[
-                    (heuristics["scenario_id"] == scenario) & (heuristics["strategy"] == strategy)
-                ]
-                axes.scatter(
-                    point["level4"].astype(float),
-                    point[column].astype(float),
-                    s=45,
-                    color=COLOURS[index],
-                    marker=MARKERS[offset],
-                    edgecolors="black",
-                    linewidths=0.5,
-                    zorder=3,
-                    label=f"{heuristic_name(strategy)}: {name}",
-                )
-        parts = scenario.split("/")
-        if TWO_MOVE_LIMIT in scenario:
-            axes.set_title("PR 18903 two-move case", fontsize=9, fontweight="bold", color="#b00")
-            for spine in axes.spines.values():
-                spine.set_edgecolor("#b00")
-                spine.set_linewidth(2.5)
-        else:
-            axes.set_title(f"{parts[1]}, {parts[3]}, seed {parts[4].removeprefix('s')}", fontsize=9)
-        axes.set_xlabel("replica moves (k)")
-        axes.set_ylabel("sum of squares")
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        points = heuristics[heuristics["scenario_id"] == scenario]
+        _frontier_panel(axes, scenario, series, points, strategies)
     handles, labels = axes_list[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
     return figure
+
+
+def _frontier_panel(
+    axes: plt.Axes,
+    scenario: str,
+    series: pd.DataFrame,
+    points: pd.DataFrame,
+    strategies: list[str],
+) -> None:
+    """One scenario's panel: the optimum within k moves per level, the heuristics as points."""
+    levels = (("level1", "broker balance"), ("level2", "rack spread"))
+    for index, (column, name) in enumerate(levels):
+        axes.step(
+            series["k"],
+            series[column].astype(float),
+            where="post",
+            color=COLOURS[index],
+            linewidth=2,
+            label=f"optimum within k moves: {name}",
+        )
+        for offset, strategy in enumerate(strategies, start=1):
+            point = points[points["strategy"] == strategy]
+            axes.scatter(
+                point["level4"].astype(float),
+                point[column].astype(float),
+                s=45,
+                color=COLOURS[index],
+                marker=MARKERS[offset],
+                edgecolors="black",
+                linewidths=0.5,
+                zorder=3,
+                label=f"{heuristic_name(strategy)}: {name}",
+            )
+    parts = scenario.split("/")
+    if TWO_MOVE_LIMIT in scenario:
+        axes.set_title("PR 18903 two-move case", fontsize=9, fontweight="bold", color="#b00")
+        for spine in axes.spines.values():
+            spine.set_edgecolor("#b00")
+            spine.set_linewidth(2.5)
+    else:
+        axes.set_title(f"{parts[1]}, {parts[3]}, seed {parts[4].removeprefix('s')}", fontsize=9)
+    axes.set_xlabel("replica moves (k)")
+    axes.set_ylabel("sum of squares")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def draw_lag_balance(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:

@@ -18,11 +18,12 @@ import html
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from experiments.experiment_tables import facet_tables
 from experiments.gap import disagreements, gaps, runtime_scaling, summary
 from experiments.plots import PLOTS, save
 from experiments.tables import (
@@ -58,6 +59,7 @@ class Content:
     errors: pd.DataFrame
     detail: pd.DataFrame
     runtime: pd.DataFrame
+    facets: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def intro(self) -> str:
@@ -86,6 +88,7 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
         errors=rows.loc[rows["status"] == "error", [c for c in ERROR_COLUMNS if c in rows]],
         detail=detail_table(gap_rows),
         runtime=runtime_table(runtime_scaling(rows)),
+        facets=facet_tables(gap_rows),
     )
     return content, gap_rows
 
@@ -186,6 +189,12 @@ def render_html(content: Content, images: dict[str, bytes]) -> str:
         to_html(content.runtime),
         "</details>",
     ]
+    for factor, table in content.facets.items():  # the factors the experiment varies
+        parts += [
+            f"<details><summary>By {html.escape(factor)}</summary>",
+            to_html(table),
+            "</details>",
+        ]
     style = (
         "body{font-family:sans-serif;margin:2em auto;max-width:1200px;color:#222}"
         "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
@@ -227,6 +236,8 @@ def render_markdown(content: Content) -> str:
         "## By objective, heuristic, churn event and size (scenarios with a proven optimum)",
         to_markdown(content.detail),
     ]
+    for factor, table in content.facets.items():  # the factors the experiment varies
+        parts += [f"## By {factor} (scenarios with a proven optimum)", to_markdown(table)]
     return "\n\n".join(parts) + "\n"
 
 
@@ -333,15 +344,26 @@ def default_folder(results: Path, suite: str, run_id: str) -> Path:
 
 
 def command(args: argparse.Namespace) -> int:
-    from experiments.results import load_results
+    from experiments.results import batch_files, load_results
+    from experiments.run_lock import check_writable
     from problems import ProblemError
 
     results = Path(args.results)
     if not results.is_dir():
         raise ProblemError("", "is not a folder", str(results))
-    rows = load_results(results)
+    notes: list[str] = []
+    rows = load_results(results, notes)  # a damaged batch: exit 2 naming it
     if rows.empty:
-        raise ProblemError("", "holds no result rows (no *.parquet files under it)", str(results))
+        batches = len(batch_files(results))
+        raise ProblemError(
+            "",
+            f"the run has no rows ({batches} batch file{'s' * (batches != 1)}, every one empty)"
+            if batches
+            else "holds no result rows (no *.parquet files under it)",
+            str(results),
+        )
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     runs = sorted(rows["run_id"].dropna().unique()) if "run_id" in rows else []
     if len(runs) > 1:
         raise ProblemError(
@@ -359,6 +381,7 @@ def command(args: argparse.Namespace) -> int:
         Path(args.out) if args.out else default_folder(results, suite, runs[0] if runs else "run")
     )
     formats = tuple(dict.fromkeys(args.formats or ["html"]))
+    check_writable(folder)  # a bad --out is one line, not a traceback after the figures
     write_report(rows, folder, str(results), formats=formats)
     for fmt in formats:
         print(f"report: {folder / FILES[fmt]}", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 Two ``compare`` processes writing the same run (same ``--out`` and
 ``--run-id``) would each solve the scenarios the other has not written yet and
-duplicate their rows (issue 11 saw 49 of 98 rows twice).  The writer holds an
+duplicate their rows (measured: 49 of 98 rows written twice).  The writer holds an
 ``flock`` on ``<run folder>/.lock`` for the whole run; a second writer is
 refused at once (:class:`problems.ProblemError`, exit 2) and nothing is solved.
 The kernel drops the lock when its holder exits, however it exits (``kill -9``

@@ -1,29 +1,12 @@
 """Scenario suites: deterministic, versioned lists of problems to compare solvers on.
 
-A :class:`Scenario` names a family (consumer group or replica placement), the
-strategy it is judged on (``judged_on``: that strategy's constraints and
-objective), its sizes, subscription pattern, lag distribution, churn event and
-seed.  :func:`build_problem` turns it into a problem document, the same on
-every machine: all randomness comes from ``numpy.random.default_rng(seed)``
-(PCG64, stable across platforms and numpy versions), and previous assignments
-come from Kafka's own range / round-robin assignors run on the group as it was
-before the churn event.
-
-Suites (``SUITES``): ``smoke`` (seconds, for tests), ``gate`` (about a minute,
-for CI), ``default`` (the main job; lag-aware up to 200 partitions x 10 members,
-replicas up to 1,000 partitions x RF 3), ``scale`` (large, for a cluster;
-lag-aware at 10,000 and 100,000 partitions, replicas at 10,000 and 100,000,
-where the exact side is the replica flow or the lag-aware bounds).
-Group scenarios judged on ``rack-aware`` come in twins: members on :data:`RACKS` racks and
-``partition_racks`` (``replication`` replicas per partition, on distinct racks), and the same group
-without racks (``replication`` 0): same topics, members, subscriptions and previous owners.
-``SUITE_VERSION`` changes whenever any suite's scenarios change.
+Details: docs/harness.md.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import asdict, dataclass
+from importlib import resources
 
 import numpy as np
 
@@ -89,6 +72,12 @@ class Scenario:
         Subscription pattern and lag distribution (groups).
     seed
         Random seed of the instance.
+    settings
+        How an experiment file has it solved (JSON: its time limit, solver options, the
+        strategies and solvers to run, the researcher's plugins); empty: every run judged on
+        ``judged_on``, with the run's time limit.  It does not change the problem.
+    tag
+        The run factors an experiment varies (``~time_limit=2``), appended to the id.
     """
 
     family: str
@@ -101,6 +90,8 @@ class Scenario:
     pattern: str = "equal"
     lags: str = "zero"
     replication: int = 0
+    settings: str = ""
+    tag: str = ""
 
     @property
     def scenario_id(self) -> str:
@@ -113,7 +104,7 @@ class Scenario:
             detail = f"{self.pattern}-{self.lags}"
         return (
             f"{self.judged_on}/{self.churn}/{detail}/"
-            f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}"
+            f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}{self.tag}"
         )
 
     @property
@@ -312,179 +303,27 @@ def build_problem(scenario: Scenario) -> dict:
 
 
 # ===================================================================== suites
-def _groups(strategies, churns, sizes, seeds, patterns=("equal",), lags=("zero",)):
-    for judged_on, churn, (p, m, t), seed, pattern in itertools.product(
-        strategies, churns, sizes, seeds, patterns
-    ):
-        for lag in lags if judged_on == "lag-aware" else ("zero",):
-            yield Scenario(
-                "group",
-                judged_on,
-                churn,
-                p,
-                m,
-                t,
-                seed,
-                pattern if judged_on != "stream-join" else "equal",
-                lag,
-            )
-
-
-def _racked(churns, sizes, seeds, patterns, layouts=RACK_LAYOUTS):
-    """Group scenarios judged on ``rack-aware``, one per rack layout (replicas per partition, 0: no racks)."""
-    for churn, (p, m, t), seed, pattern, replication in itertools.product(
-        churns, sizes, seeds, patterns, layouts
-    ):
-        yield Scenario(
-            "group", "rack-aware", churn, p, m, t, seed, pattern, replication=replication
-        )
-
-
-def _placements(churns, sizes, seeds):
-    for churn, (p, b, r, rf), seed in itertools.product(churns, sizes, seeds):
-        yield Scenario("placement", "sticky-replica", churn, p, b, r, seed, replication=rf)
-
-
+#: PR 18903's two-move example as a scenario (every shipped suite has it).
 TWO_MOVE_SCENARIO = Scenario(
     "placement", "sticky-replica", TWO_MOVE_LIMIT, 2, 4, 2, 0, replication=2
 )
 
 
-def _unique(scenarios) -> list[Scenario]:
-    return list(dict.fromkeys(scenarios))
+def _suite_names() -> tuple[str, ...]:
+    """The shipped suites (``experiments/suites/*.toml``), the four tiers first, then by name."""
+    folder = resources.files("experiments.suites")
+    names = [p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml")]
+    tiers = ("smoke", "gate", "default", "scale")
+    return tuple(sorted(names, key=lambda n: (tiers.index(n) if n in tiers else len(tiers), n)))
 
 
 def suite(name: str) -> list[Scenario]:
-    """The scenarios of suite ``name`` (``smoke``, ``gate``, ``default``, ``scale``)."""
-    if name == "smoke":
-        return _unique(
-            [
-                *_groups(["sticky"], ["fresh", "member-leaves"], [(12, 3, 2)], [1]),
-                *_groups(["lag-aware"], ["fresh"], [(8, 3, 2)], [1], lags=("zipf",)),
-                *_groups(["stream-join"], ["member-leaves"], [(12, 3, 2)], [1]),
-                *_racked(["member-leaves"], [(12, 3, 2)], [1], ["random-subsets"], layouts=(2,)),
-                *_placements(["broker-removed"], [(6, 4, 2, 2)], [1]),
-                TWO_MOVE_SCENARIO,
-            ]
-        )
-    if name == "gate":
-        return _unique(
-            [
-                *_groups(
-                    ["sticky"],
-                    GROUP_CHURN,
-                    [(24, 4, 3), (60, 7, 4)],
-                    [1, 2],
-                    patterns=("equal", "random-subsets"),
-                ),
-                *_groups(
-                    ["lag-aware"],
-                    ["fresh", "member-joins"],
-                    [(12, 3, 2), (16, 4, 2)],
-                    [1, 2],
-                    patterns=("equal",),
-                    lags=("uniform", "zipf", "hot"),
-                ),
-                *_groups(
-                    ["stream-join"],
-                    ["fresh", "member-joins", "member-leaves", "zombie", "topic-added"],
-                    [(24, 4, 3)],
-                    [1, 2],
-                ),
-                *_racked(
-                    ["fresh", "member-leaves"],
-                    [(24, 4, 3)],
-                    [1, 2],
-                    ("equal", "random-subsets"),
-                    layouts=(2, 0),
-                ),
-                *_placements(PLACEMENT_CHURN, [(12, 6, 2, 3), (24, 9, 3, 3)], [1, 2]),
-                TWO_MOVE_SCENARIO,
-            ]
-        )
-    if name == "default":
-        return _unique(
-            [
-                *_groups(
-                    ["sticky"],
-                    GROUP_CHURN,
-                    [(12, 3, 2), (200, 10, 5), (2000, 100, 20)],
-                    [1, 2],
-                    patterns=PATTERNS,
-                ),
-                # Kafka's server-side assignor benchmark shapes, small: 10 partitions per member,
-                # full and incremental (a member joins), homogeneous and in 5 buckets.
-                *_groups(
-                    ["sticky"],
-                    ["fresh", "member-joins"],
-                    [(1000, 100, 10), (2000, 200, 100)],
-                    [1],
-                    patterns=KIP848_PATTERNS,
-                ),
-                # KIP-881 racks (3 racks; replicas on 2 of them, on all 3, or no racks at all):
-                # range, sticky and cooperative-sticky rack-aware, uniform and server-range with
-                # racks, against the exact rack-aware model.
-                *_racked(
-                    ["fresh", "member-joins", "member-leaves"],
-                    [(24, 4, 3), (200, 10, 5)],
-                    [1],
-                    ("equal", "random-subsets", "buckets"),
-                ),
-                *_groups(
-                    ["lag-aware"],
-                    ["fresh", "member-joins", "member-leaves"],
-                    [(12, 3, 2), (16, 4, 2), (24, 4, 2)],
-                    [1],
-                    patterns=("equal", "few-topics"),
-                    lags=LAGS,
-                ),
-                *_groups(["lag-aware"], ["fresh"], [(200, 10, 2)], [1], lags=("uniform", "zipf")),
-                *_groups(
-                    ["stream-join"], GROUP_CHURN, [(24, 4, 3), (300, 10, 3), (2000, 50, 5)], [1, 2]
-                ),
-                *_placements(
-                    PLACEMENT_CHURN, [(12, 4, 2, 2), (60, 9, 3, 3), (300, 12, 3, 3)], [1, 2]
-                ),
-                *_placements(["broker-removed"], [(1000, 30, 3, 3)], [1]),
-                TWO_MOVE_SCENARIO,
-            ]
-        )
-    if name == "scale":
-        return _unique(
-            [
-                *_groups(
-                    ["sticky"],
-                    GROUP_CHURN,
-                    [(100_000, 1000, 100), (1_000_000, 2000, 500)],
-                    [1],
-                    patterns=("equal", "one-odd"),
-                ),
-                # Kafka's server-side assignor benchmark at its largest: 10,000 members x 10
-                # partitions per member x 1,000 topics, and 5 and 50 partitions per member on 100
-                # topics.
-                *_groups(
-                    ["sticky"],
-                    ["fresh", "member-joins"],
-                    [(100_000, 10_000, 1000), (5_000, 1000, 100), (50_000, 1000, 100)],
-                    [1],
-                    patterns=KIP848_PATTERNS,
-                ),
-                *_racked(
-                    ["fresh", "member-joins"], [(100_000, 10_000, 1000)], [1], KIP848_PATTERNS
-                ),
-                *_groups(["stream-join"], ["member-leaves", "zombie"], [(50_000, 500, 5)], [1]),
-                *_placements(PLACEMENT_CHURN, [(10_000, 100, 5, 3)], [1]),
-                *_placements(["broker-removed"], [(100_000, 100, 5, 3)], [1]),
-                *_groups(
-                    ["lag-aware"],
-                    ["fresh", "member-joins"],
-                    [(10_000, 100, 10), (100_000, 1000, 10)],
-                    [1],
-                    lags=("uniform", "zipf"),
-                ),
-            ]
-        )
-    raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
+    """The scenarios of the shipped suite ``name`` (its experiment file, :mod:`experiments.experiment`)."""
+    from experiments.experiment import load_suite  # reads this module's Scenario
+
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
+    return load_suite(name).scenarios
 
 
-SUITES = ("smoke", "gate", "default", "scale")
+SUITES = _suite_names()

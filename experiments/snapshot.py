@@ -15,7 +15,7 @@ from experiments.options import broker_ids, seconds
 from problems import ProblemError
 
 HELP = """\
-output: with --group G, the group document of DESIGN.md section 2 (members in the coordinator's
+output: with --group G, the group document of docs/formats.md (members in the coordinator's
 order with their subscriptions, racks, instance ids and current assignments as "owned"; the
 subscribed topics' partition counts; KIP-169 lags from committed and log end offsets); with
 --placement, the placement document (brokers with racks; each partition's replicas, leader first).

@@ -1,38 +1,34 @@
 """The one Spark session factory.
 
-Local mode unless told otherwise: ``master`` argument, else the environment
-variable ``REBALANCE_LAB_SPARK_MASTER``, else the master ``spark-submit`` was
-given (when it launched this driver), else ``local[*]``.  Python workers are
-pointed at the interpreter that runs the driver (``PYSPARK_PYTHON``), or they
-would start whatever ``python3`` is first on ``PATH`` and fail to import this
-project.
-
-A master ``sc://HOST:PORT`` is a Spark Connect server (Spark's own URL form): the session is a
-Connect client (``SparkSession.builder.remote``), the jobs run on the server's cluster, and the
-functions Spark maps run in the server's Python workers, which must import this project (start the
-server with ``PYTHONPATH`` pointing at the checkout and ``PYSPARK_PYTHON`` at its interpreter).
-Connect has no ``SparkContext`` (no RDD API): :func:`default_parallelism` reads the server's
-``spark.default.parallelism`` instead (2 when unset).
-
-PySpark's calls into pandas 3 raise ``FutureWarning``s and ``Pandas4Warning``s
-(a ``DeprecationWarning``) on every conversion.  They are filtered
-deliberately, for warnings raised inside ``pyspark`` modules only, on the
-driver (:func:`spark_session`) and in the Python workers
-(:func:`quiet_pyspark_warnings`, called by the functions Spark maps); warnings
-from this project's own code still show.
+Details: docs/harness.md.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import socket
 import sys
 import tempfile
+import uuid
 import warnings
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any
+
+from problems import ProblemError
 
 MASTER_VARIABLE = "REBALANCE_LAB_SPARK_MASTER"
 #: A master URL with this scheme is a Spark Connect server.
 CONNECT_SCHEME = "sc://"
+#: A standalone master's URL scheme.
+STANDALONE_SCHEME = "spark://"
+#: Seconds to wait for a Spark Connect server or a standalone master to answer (as for Kafka).
+ENDPOINT_TIMEOUT = 10.0
+#: Retries of a Spark Connect request whose server is unavailable (backoff 0.05 s x 4^k: about 17 s
+#: in all, where Spark's default of 15 waits about 10 minutes).
+CONNECT_RETRIES = 5
 
 
 def quiet_pyspark_warnings() -> None:
@@ -64,10 +60,9 @@ def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    master = master or os.environ.get(MASTER_VARIABLE)
+    master = resolved_master(master)
     if master is not None and master.startswith(CONNECT_SCHEME):
-        builder = SparkSession.builder.remote(master).config("spark.sql.session.timeZone", "UTC")
-        return builder.config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
+        return _connect_session(check_connect(master))
     launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     if master is None and not launched_by_spark_submit:
         master = "local[*]"
@@ -92,35 +87,218 @@ def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **
     return session
 
 
+def resolved_master(master: str | None) -> str | None:
+    """The master a session is built for: ``master``, else ``$REBALANCE_LAB_SPARK_MASTER`` (``None``:
+    ``spark-submit``'s or ``local[*]``)."""
+    return master or os.environ.get(MASTER_VARIABLE)
+
+
+def _endpoint_error(master: str, message: str) -> ProblemError:
+    return ProblemError("--master", message, master)
+
+
+def check_connect(master: str, timeout: float | None = None) -> Any:
+    """The channel builder of the Spark Connect server ``master`` once it answered a request (its
+    Spark version) within ``timeout`` seconds (default :data:`ENDPOINT_TIMEOUT`); its session id is
+    the one the session then uses (so the request opens no second session on the server).
+
+    Raises
+    ------
+    ProblemError
+        A malformed URL, or no server answered in time (nothing listening, a listener that does not
+        answer, a server that is no Spark Connect server).
+    """
+    import grpc
+    from pyspark.errors import PySparkException
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+    from pyspark.sql.connect.proto import base_pb2, base_pb2_grpc
+
+    timeout = ENDPOINT_TIMEOUT if timeout is None else timeout
+    try:
+        builder = DefaultChannelBuilder(master)
+        if builder.session_id is None:
+            builder.set("session_id", str(uuid.uuid4()))
+        channel = builder.toChannel()
+    except (PySparkException, ValueError) as error:
+        raise _endpoint_error(master, f"not a Spark Connect URL ({first_line(error)})") from None
+    request = base_pb2.AnalyzePlanRequest(
+        session_id=builder.session_id, spark_version=base_pb2.AnalyzePlanRequest.SparkVersion()
+    )
+    request.user_context.user_id = (
+        builder.userId or os.getenv("SPARK_USER", os.getenv("USER", "")) or ""
+    )
+    try:
+        base_pb2_grpc.SparkConnectServiceStub(channel).AnalyzePlan(
+            request, timeout=timeout, metadata=list(builder.metadata())
+        )
+    except grpc.RpcError as error:
+        code = error.code().name if hasattr(error, "code") else type(error).__name__
+        details = first_line(error.details() if hasattr(error, "details") else error)
+        raise _endpoint_error(
+            master,
+            f"no Spark Connect server answered within {timeout:g} s ({code}: {details})",
+        ) from None
+    finally:
+        channel.close()
+    return builder
+
+
+def _connect_session(builder: Any):
+    """A Spark Connect session over ``builder`` (:func:`check_connect`), retrying a lost server
+    :data:`CONNECT_RETRIES` times."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    from pyspark.sql.connect.session import SparkSession
+
+    session = (
+        SparkSession.builder.channelBuilder(builder)
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    session.client.set_retry_policies([DefaultPolicy(max_retries=CONNECT_RETRIES)])
+    return session
+
+
+def _standalone_addresses(master: str) -> list[tuple[str, int]]:
+    """The (host, port) of each master of ``spark://HOST:PORT[,HOST:PORT...]`` (none when malformed:
+    Spark names that)."""
+    addresses = []
+    for address in master.removeprefix(STANDALONE_SCHEME).split(","):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            return []
+        addresses.append((host.strip("[]"), int(port)))
+    return addresses
+
+
+def check_master(master: str | None, timeout: float | None = None) -> None:
+    """Check, with a bounded wait, that the endpoint of ``master`` answers before Spark starts: a
+    standalone master accepts a connection at one of its addresses; for a local master,
+    ``$PYSPARK_PYTHON`` (the Python workers' interpreter, when set) can be run.  A Spark Connect
+    server is checked as its session is built (:func:`spark_session`, :func:`check_connect`).
+
+    Raises
+    ------
+    ProblemError
+        One line naming the master (or ``PYSPARK_PYTHON``).
+    """
+    timeout = ENDPOINT_TIMEOUT if timeout is None else timeout
+    master = resolved_master(master)
+    if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit's master: not known
+        return
+    if master is None or master.startswith("local"):
+        python = os.environ.get("PYSPARK_PYTHON")
+        if python and shutil.which(python) is None:
+            raise ProblemError(
+                "PYSPARK_PYTHON",
+                f"{python!r} is not a program that can be run (the Python workers' interpreter)",
+                "<environment>",
+            )
+        return
+    if master.startswith(STANDALONE_SCHEME):
+        failures = []
+        for host, port in _standalone_addresses(master):
+            try:
+                socket.create_connection((host, port), timeout=timeout).close()
+                return
+            except OSError as error:
+                failures.append(f"{host}:{port}: {error.strerror or type(error).__name__}")
+        if failures:
+            raise _endpoint_error(
+                master,
+                f"no standalone master accepted a connection within {timeout:g} s "
+                f"({'; '.join(failures)})",
+            )
+
+
+def first_line(error: object) -> str:
+    """The first informative line of an error's text (Py4J's "An error occurred while calling ..."
+    header skipped), at most 300 characters."""
+    for line in str(error).splitlines():
+        line = line.strip().removeprefix(": ").strip()
+        if line and not line.startswith("An error occurred while calling"):
+            return line if len(line) <= 300 else line[:297] + "..."
+    return type(error).__name__
+
+
+#: The line of a JVM's log that says why it stopped: an uncaught exception's message.
+_JAVA_EXCEPTION = re.compile(r'(?:Exception in thread "[^"]*" )?[\w.$]+(?:Exception|Error): (.+)')
+
+
+def _log_reason(log: str) -> str | None:
+    """The message of the first exception a JVM wrote to its log, if any."""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as text:
+            for line in text:
+                found = _JAVA_EXCEPTION.match(line.strip())
+                if found:
+                    return first_line(found[1])
+    except OSError:
+        pass
+    return None
+
+
+@contextmanager
+def spark_job(
+    source: str, master: str | None, app_name: str, *, quiet: bool = True
+) -> Iterator[Any]:
+    """A Spark session for the block's job, its endpoint checked first (:func:`check_master`).
+
+    What the JVM writes to stderr (Spark's banner and log, its Python workers' tracebacks) goes to a
+    log file: for the whole block when ``quiet``, else only while the session starts (the JVM keeps
+    writing to the log; the block's own stderr, e.g. a progress bar, stays on the terminal).  A
+    failure to start Spark or in its job becomes a :class:`ProblemError` naming ``source`` and the
+    log, which is kept; the log is removed otherwise.
+    """
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    check_master(master)
+    failures: tuple[type[BaseException], ...] = (Py4JError, PySparkException)
+    try:
+        import grpc
+
+        failures += (grpc.RpcError,)
+    except ImportError:  # pragma: no cover - the connect extra is a dependency
+        pass
+    log = tempfile.NamedTemporaryFile(prefix="rebalance-lab-spark-", suffix=".log", delete=False)
+    failed = False
+    try:
+        with _stderr_to(log.fileno()) if quiet else nullcontext():
+            try:
+                with nullcontext() if quiet else _stderr_to(log.fileno()):
+                    session = spark_session(master, app_name=app_name)
+                yield session
+            except failures as error:
+                failed = True
+                reason = first_line(error)
+                if "JAVA_GATEWAY_EXITED" in reason:  # the JVM said why in the log
+                    reason = _log_reason(log.name) or reason
+                raise ProblemError(
+                    "", f"the Spark job failed: {reason} (Spark's log: {log.name})", source
+                ) from None
+    finally:
+        log.close()
+        if not failed:
+            os.unlink(log.name)
+
+
+@contextmanager
+def _stderr_to(descriptor: int) -> Iterator[None]:
+    """File descriptor 2 pointed at ``descriptor`` for the block (what a JVM started inside inherits)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(descriptor, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def default_parallelism(spark) -> int:
     """The session's default parallelism (Spark Connect: the server's ``spark.default.parallelism``, or 2)."""
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         return int(spark.conf.get("spark.default.parallelism", "2"))
     return spark.sparkContext.defaultParallelism
-
-
-@contextmanager
-def jvm_output_to_log():
-    """Send what a JVM started inside the block writes to stderr (Spark's start-up banner, its log, its
-    workers' tracebacks) to a log file instead of the terminal; yields the log's path.
-
-    The JVM inherits file descriptor 2 when it starts: it is pointed at the log for the block
-    and restored afterwards for Python, so a command's own errors stay one line on stderr.
-    A JVM already running (a session created earlier in the process) is not affected.  The log
-    is kept when the block raises (so that an error can point to it), removed otherwise.
-    """
-    log = tempfile.NamedTemporaryFile(prefix="rebalance-lab-spark-", suffix=".log", delete=False)
-    sys.stderr.flush()
-    saved = os.dup(2)
-    os.dup2(log.fileno(), 2)
-    try:
-        yield log.name
-    except BaseException:
-        raise
-    else:
-        os.unlink(log.name)
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        log.close()

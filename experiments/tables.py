@@ -31,7 +31,7 @@ OBJECTIVE_LEVELS: dict[str, tuple[str, str]] = {
     "rack-aware": ("partition balance", "rack mismatches"),
 }
 
-#: ... and what they measure (DESIGN §3), said in each table's caption.
+#: ... and what they measure (docs/design/objectives.md), said in each table's caption.
 LEVEL_DEFINITIONS: dict[str, str] = {
     "sticky": "partition balance = sum over members of the squared partition count; "
     "moves = partitions that change owner",
@@ -107,57 +107,60 @@ def bootstrap_ci(
     return (float(low), float(high))
 
 
+#: The columns of :func:`headline_numbers`, in order.
+HEADLINE_COLUMNS = [
+    "judged_on",
+    "heuristic",
+    "name",
+    "scenarios",
+    "proven_optimal",
+    "bounded",
+    "valid",
+    "mean_gap1",
+    "ci95_low",
+    "ci95_high",
+    "p95_gap1",
+    "max_gap1",
+    "level1_ties",
+    "mean_extra2",
+    "share_optimal",
+]
+
+
 def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
     """One row per objective and heuristic: counts, level-1 gap statistics with CI, tied level 2."""
-    records = []
-    for (objective, heuristic), group in gap_rows.groupby(["judged_on", "heuristic"], sort=True):
-        status = group["ref_status"].astype(object)
-        proven = group[status == "optimal"]
-        gap1 = pd.to_numeric(proven["rel_gap1"], errors="coerce").astype(float).to_numpy()
-        gap1 = gap1[~np.isnan(gap1)]
-        extra2 = tied_gap(proven, 2).dropna().to_numpy()
-        low, high = bootstrap_ci(gap1, key=f"{objective}/{heuristic}", seed=seed)
-        records.append(
-            {
-                "judged_on": objective,
-                "heuristic": heuristic,
-                "name": heuristic_name(heuristic),
-                "scenarios": int(group["scenario_id"].nunique()),
-                "proven_optimal": int(proven["scenario_id"].nunique()),
-                "bounded": int(group.loc[status == "feasible", "scenario_id"].nunique()),
-                "valid": float(group["valid"].mean()),
-                "mean_gap1": float(gap1.mean()) if len(gap1) else math.nan,
-                "ci95_low": low,
-                "ci95_high": high,
-                "p95_gap1": float(np.percentile(gap1, 95)) if len(gap1) else math.nan,
-                "max_gap1": float(gap1.max()) if len(gap1) else math.nan,
-                "level1_ties": int(len(extra2)),
-                "mean_extra2": float(extra2.mean()) if len(extra2) else math.nan,
-                "share_optimal": float(proven["heuristic_optimal"].mean())
-                if len(proven)
-                else math.nan,
-            }
-        )
-    return pd.DataFrame.from_records(
-        records,
-        columns=[
-            "judged_on",
-            "heuristic",
-            "name",
-            "scenarios",
-            "proven_optimal",
-            "bounded",
-            "valid",
-            "mean_gap1",
-            "ci95_low",
-            "ci95_high",
-            "p95_gap1",
-            "max_gap1",
-            "level1_ties",
-            "mean_extra2",
-            "share_optimal",
-        ],
-    )
+    records = [
+        _headline_record(objective, heuristic, group, seed)
+        for (objective, heuristic), group in gap_rows.groupby(["judged_on", "heuristic"], sort=True)
+    ]
+    return pd.DataFrame.from_records(records, columns=HEADLINE_COLUMNS)
+
+
+def _headline_record(objective: str, heuristic: str, group: pd.DataFrame, seed: int) -> dict:
+    """The :func:`headline_numbers` row of one heuristic's gap rows on one objective."""
+    status = group["ref_status"].astype(object)
+    proven = group[status == "optimal"]
+    gap1 = pd.to_numeric(proven["rel_gap1"], errors="coerce").astype(float).to_numpy()
+    gap1 = gap1[~np.isnan(gap1)]
+    extra2 = tied_gap(proven, 2).dropna().to_numpy()
+    low, high = bootstrap_ci(gap1, key=f"{objective}/{heuristic}", seed=seed)
+    return {
+        "judged_on": objective,
+        "heuristic": heuristic,
+        "name": heuristic_name(heuristic),
+        "scenarios": int(group["scenario_id"].nunique()),
+        "proven_optimal": int(proven["scenario_id"].nunique()),
+        "bounded": int(group.loc[status == "feasible", "scenario_id"].nunique()),
+        "valid": float(group["valid"].mean()),
+        "mean_gap1": float(gap1.mean()) if len(gap1) else math.nan,
+        "ci95_low": low,
+        "ci95_high": high,
+        "p95_gap1": float(np.percentile(gap1, 95)) if len(gap1) else math.nan,
+        "max_gap1": float(gap1.max()) if len(gap1) else math.nan,
+        "level1_ties": int(len(extra2)),
+        "mean_extra2": float(extra2.mean()) if len(extra2) else math.nan,
+        "share_optimal": float(proven["heuristic_optimal"].mean()) if len(proven) else math.nan,
+    }
 
 
 # --------------------------------------------------------------- formatting
@@ -188,7 +191,7 @@ def number(value: float, *, signed: bool = False) -> str:
 
 def headline_caption(objective: str) -> str:
     """One sentence under an objective's headline table: what is compared, and the level names."""
-    definition = LEVEL_DEFINITIONS.get(objective, "levels as in DESIGN §3")
+    definition = LEVEL_DEFINITIONS.get(objective, "levels as in docs/design/objectives.md")
     return (
         f"Heuristics against the exact optimum on the {objective} objective: relative gap in level 1 over the "
         f"scenarios with a proven optimum, seeded 95% bootstrap interval of the mean; level 2 compared only where "

@@ -1,19 +1,6 @@
 """Kafka's ``CooperativeStickyAssignor`` (``partition.assignment.strategy=cooperative-sticky``).
 
-Source: Apache Kafka 4.x, ``org.apache.kafka.clients.consumer.CooperativeStickyAssignor`` (DESIGN.md
-section 4), checked against Kafka's jar by ``tests/peers/test_cooperative_equality.py``.  A round is
-Kafka's sticky assignment (:mod:`heuristics.sticky_kafka`, KIP-881 racks included) with the
-partitions *changing owner* left out (:func:`heuristics.sticky_kafka.assign_with_transfers`):
-their previous owners revoke them first, and the follow-up rebalance hands them out.
-
-The follow-up round is Kafka's assignor again on the group as it then is: every member owns its
-round output, at the round's generation (one above the group's highest), with the same
-subscriptions and racks.  Rounds repeat while one leaves partitions out (at most
-:data:`MAX_ROUNDS`, then the last round's full assignment stands; in practice the second round
-completes the first).  The answer judged is the
-completed assignment; :attr:`problems.Result.shown` is the first round's output (what Kafka's
-assignor returns and ``rebalance-lab assign`` prints as the assignment), ``info["pending"]`` the
-partitions each member receives after it, ``info["rounds"]`` the rounds run.
+Step by step, with its sources and where it follows Kafka: docs/strategies/client-assignors.md.
 """
 
 from __future__ import annotations
@@ -24,7 +11,7 @@ import numpy as np
 
 import heuristics.sticky_kafka as kafka
 from problems import GroupProblem, Result, assignment_json
-from problems.group import _frozen
+from problems.group import frozen
 
 MAX_ROUNDS = 8
 
@@ -54,10 +41,10 @@ def follow_up(problem: GroupProblem, output: np.ndarray) -> GroupProblem:
     return dataclasses.replace(
         problem,
         owned_topics=tuple(problem.topics[t] for t in topics[starts].tolist()),
-        owned_entry_start=_frozen(entry_start),
-        owned_start=_frozen(np.append(starts, len(order)).astype(np.int64)),
-        owned_indices=_frozen(problem.partition_index[order].astype(np.int64)),
-        generations=_frozen(np.full(problem.num_members, generation, dtype=np.int64)),
+        owned_entry_start=frozen(entry_start),
+        owned_start=frozen(np.append(starts, len(order)).astype(np.int64)),
+        owned_indices=frozen(problem.partition_index[order].astype(np.int64)),
+        generations=frozen(np.full(problem.num_members, generation, dtype=np.int64)),
         has_generation=(True,) * problem.num_members,
         notes=(),
     )

@@ -1,43 +1,6 @@
 """The placement ``kafka-reassign-partitions --generate`` proposes (Kafka up to 4.0).
 
-Kafka 4.1 removed ``AdminUtils`` and its ``--generate`` calls the KRaft
-controller's ``StripedReplicaPlacer`` instead (checked in the 4.1.1 bytecode of
-``ReassignPartitionsCommand``); this module stays the 4.0 placement, which the
-tests compare byte for byte with Kafka 4.0.2's own ``AdminUtils``
-(``tests/peers/test_kafka_java_equality.py``).
-
-Source: Apache Kafka, ``ReassignPartitionsCommand.calculateAssignment`` and
-``org.apache.kafka.admin.AdminUtils.assignReplicasToBrokers`` (seed 004, PR
-18903, calls it "the existing algorithm": it ignores the current placement and
-"reassigns replicas randomly").  Per topic, independently:
-
-* rack-unaware (no broker has a rack): the broker list in the order given
-  (Kafka takes ``describeCluster`` order; Kafka's tests use ascending ids); the
-  first replica of partition ``i`` is ``brokers[(i + start) % n]``; replica
-  ``j >= 1`` is ``brokers[(first + 1 + (shift + j - 1) % (n - 1)) % n]``; the
-  shift grows by one every time ``i`` passes a multiple of ``n``;
-* rack-aware: the same walk over the *rack-alternated* broker list (racks in
-  Java string order, each rack's brokers by ascending id, taken one per rack in
-  turn), with shift ``shift * racks`` and a running offset ``k``: a candidate
-  is skipped while its rack already holds a replica and some rack holds none,
-  or while it already holds a replica and some broker holds none.
-
-``start`` and ``shift`` are two independent random draws per topic (Kafka's
-``RAND.nextInt(n)``); ``start_index`` fixes both the way Kafka's own tests do
-(``fixedStartIndex``), so outputs then equal Kafka's exactly.
-
-Where the format is richer than Kafka's tool (documented choices):
-
-* partition ``i`` is the partition's own index, and Kafka's loop runs from the
-  topic's lowest listed index (``startPartitionId``) up: a whole topic
-  (0..n-1, what ``--generate`` always sees) is placed exactly as Kafka places
-  it, a topic listed from partition 12 up as Kafka places partitions added to
-  a 12-partition topic, and a topic with gaps as if the gaps were listed;
-* each partition keeps its own replication factor.  Kafka uses the first
-  partition's factor for the whole topic; a partition's replicas are chosen
-  one after the other, so its first ``r`` replicas do not depend on the
-  factor, and the result is Kafka's cut to each partition's own factor
-  (identical to Kafka whenever a topic has one factor, as real topics do).
+Step by step, with its sources and where it follows Kafka: docs/strategies/replica-placement.md.
 """
 
 from __future__ import annotations

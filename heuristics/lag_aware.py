@@ -1,37 +1,6 @@
 """KIP-169's lag-aware assignor (``LagAwareAssignor``), and two variants.
 
-Source: KIP-169, "Proposed Changes / Algorithm", step 2 (seed 001): for each
-topic, partitions in order of decreasing lag; each goes to the subscriber with
-the fewest partitions (of that topic), ties to the least total assigned lag.
-The KIP is silent on three points; this module follows the KIP's prototype
-(``LagBasedPartitionAssignor`` of KAFKA-5337), as the developers' guide asks:
-
-* equal lags: the lower partition index first;
-* the total lag is tracked per topic: the KIP lists ``consumerTotalLags`` among the structures
-  "maintained during assignment of each topic", and the prototype's ``assignTopic`` creates its
-  ``consumerTotalLags`` map, all 0, for every topic, in every version read here (its comment "lowest
-  total lag across all assigned partitions" means the partitions of that topic).  Variant
-  ``"cumulative"`` carries the totals across topics instead, visiting topics in Java name order;
-* a full tie (same count, same lag) goes to the lowest member id in Java
-  ``String.compareTo`` order (the prototype compares member ids, not Kafka's
-  static-membership order).
-
-Implementation: with "fewest partitions first", a topic is assigned in
-rounds: every subscriber at the current lowest count takes one partition, in
-order of (lag at the start of the round, id), since a member's lag changes only
-when it is served, and then it has left the round.  So each round is one sort
-of the subscribers, O(P log M) in all, with numpy; totals stay exact (int64,
-or Python integers when the lags could overflow 64 bits).
-
-Variant ``"sticky"`` (beyond the KIP: its rejected alternatives and its
-prototype's open issues ask for stickiness): per topic, first every validly
-owned partition (KIP-341 validity, :func:`problems.previous_owners`) stays with
-its owner, in order of decreasing lag, while the owner has room under the
-floor/ceiling of the topic's share (this keeps the most partitions any
-balanced answer can keep); then the KIP's rounds hand out the rest.  It
-minimises moves under the count constraint and balances lag only among the
-partitions that move; the exact models' ``variant="sticky"`` instead minimises
-the maximum member lag first, then moves.
+Step by step, with its sources and where it follows Kafka: docs/strategies/lag-aware.md.
 """
 
 from __future__ import annotations

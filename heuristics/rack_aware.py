@@ -2,7 +2,7 @@
 
 KIP-881 makes the client sticky assignor rank balance, then rack alignment (a
 member gets partitions with a replica on its rack), then stickiness: the ranking
-of the ``rack-aware`` objective (DESIGN.md section 3).  Its heuristic is therefore
+of the ``rack-aware`` objective (docs/design/objectives.md).  Its heuristic is therefore
 :func:`heuristics.sticky.assign`, run as Kafka runs it (rack logic on exactly when
 Kafka's is), and judged on ``rack-aware`` instead of ``sticky``.
 """

@@ -1,37 +1,6 @@
 """Kafka's client ``RangeAssignor`` (``partition.assignment.strategy=range``), with KIP-881 racks.
 
-Source: Apache Kafka 4.x, ``org.apache.kafka.clients.consumer.RangeAssignor``
-(DESIGN.md section 4), checked against Kafka's jar by
-``tests/peers/test_kafka_java_equality.py``.  For every topic that has partitions
-and subscribers, its subscribers are put in Kafka's member order (static members
-first by ``group.instance.id``, then dynamic members by member id:
-:func:`heuristics.kafka_orders.member_rank`); with ``P`` partitions and ``N``
-subscribers, each gets ``P // N`` consecutive partitions and the first ``P % N``
-get one more.  Topics are independent, so the order in which topics are visited
-does not matter.
-
-*KIP-881 rack awareness* switches on exactly when Kafka's does: some topic *needs*
-it, that is some subscriber of the topic has a rack, one of those racks holds a
-replica of one of the topic's partitions, and the topic's partitions do not all
-have the same set of replica racks (``useRackAwareAssignment``).  Without
-``partition_racks`` no partition has a rack and it never switches on.  When on:
-
-1. topics are grouped by their subscribers and, when a subscriber has a rack, by
-   partition count (Kafka groups by the size of the topic's partition -> racks
-   map, which is empty when no subscriber has a rack); in a group of 2+ topics
-   (*co-partitioned*), for each partition number ``p`` in order, the first
-   remaining subscriber (member order) that matches the racks of partition ``p``
-   of every topic of the group and may take one more of each gets them all; a
-   subscriber that may take no more of any leaves the group's rotation.  A
-   topic alone in its group, if it needs racks, is dealt subscriber by
-   subscriber: each takes, up to its quota, the unassigned partitions (by index)
-   whose racks it matches;
-2. then every topic is dealt as above without the rack condition: each
-   subscriber in order takes the first unassigned partitions up to its quota.
-
-A subscriber *matches* a partition when it has no rack or its rack holds one of
-the partition's replicas.  Quotas are Kafka's (``maxAssignable``): ``P // N``,
-plus one while fewer than ``P % N`` subscribers went above ``P // N``.
+Step by step, with its sources and where it follows Kafka: docs/strategies/client-assignors.md.
 """
 
 from __future__ import annotations
@@ -201,7 +170,7 @@ def _match_racks(states: list[_Topic]) -> None:
             _co_partitioned(partitions, members)
         elif members[0].needs_racks:
             state = members[0]
-            state.deal(lambda i: state.unassigned & state.matches(i))
+            state.deal(state.matches)
 
 
 def _co_partitioned(partitions: int, states: list[_Topic]) -> None:

@@ -1,18 +1,6 @@
 """Kafka's client ``RoundRobinAssignor`` (``partition.assignment.strategy=roundrobin``).
 
-Source: Apache Kafka, ``org.apache.kafka.clients.consumer.RoundRobinAssignor``
-(DESIGN.md section 4).  All members, in Kafka's member order (static members
-first by ``group.instance.id``, then the rest by member id), form one circular
-list.  All partitions of the subscribed topics, sorted by topic name (Java
-string order) and then by index, are dealt out in turn; a member that does not
-subscribe a partition's topic is skipped, and the circle carries on from where
-the previous partition left it, across topics.
-
-Within one topic the skip loop always visits the topic's subscribers in circle
-order, so each topic is dealt in one vectorised step: it starts at the first
-subscriber at or after the circle's position and cycles through the topic's
-subscribers, which is exactly what the member-by-member loop produces, in time
-linear in the partitions.
+Step by step, with its sources and where it follows Kafka: docs/strategies/client-assignors.md.
 """
 
 from __future__ import annotations

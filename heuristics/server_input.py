@@ -1,27 +1,6 @@
 """What KIP-848's group coordinator hands a server assignor, and the orders Kafka's code sees it in.
 
-Shared by :mod:`heuristics.uniform` and :mod:`heuristics.server_range`.  Source: Apache Kafka 4.0,
-``TargetAssignmentBuilder.build``, ``ModernGroup.subscriptionType``, ``ConsumerGroupMember``,
-``TopicIds`` and ``GroupSpecImpl`` (the ``group-coordinator`` module); ``peers/kafka_java.py``
-builds the same ``GroupSpec`` for the Java classes.
-
-* Members: a ``HashMap`` keyed by member id, filled in the document's order (the order the
-  coordinator holds them): the assignors iterate it in Java's bucket order of
-  ``String.hashCode`` (:func:`member_order`).
-* A member's subscription: the ``HashSet`` of topic names ``ConsumerGroupMember`` keeps
-  (``new HashSet<>(list)`` of the document's list), seen through ``TopicIds``, which maps each
-  name to its id in the set's order and skips names missing from the cluster
-  (:func:`subscription_order`).
-* The subscription type: homogeneous when every member subscribes the same topic *names*
-  (missing topics included), as ``ModernGroup.subscriptionType`` counts them (:func:`homogeneous`).
-* The current (target) assignment: the ``owned`` claims on partitions that exist, whether or not
-  the member still subscribes the topic (the coordinator keeps a member's target assignment until
-  the assignor revokes it).  KIP-848 gives a partition one owner; where a document has several
-  claimants, the KIP-341 rule of DESIGN.md section 3 picks one (highest generation; a tie keeps
-  none), the only use of generations here.  Each member's assignment is what
-  ``Assignment.fromRecord`` replays from the coordinator's record: a ``HashMap`` of topic id to
-  ``new HashSet<>(partitions)``, in the document's order (:func:`current_claims`,
-  :func:`claims_in_map_order`).
+Step by step, with its sources and where it follows Kafka: docs/strategies/kip848.md.
 """
 
 from __future__ import annotations

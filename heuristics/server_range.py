@@ -1,20 +1,6 @@
 """KIP-848's server-side ``RangeAssignor`` (``group.consumer.assignors=range`` on the broker).
 
-Source: Apache Kafka 4.0, ``org.apache.kafka.coordinator.group.assignor.RangeAssignor``
-(DESIGN.md section 4; ``tests/peers/test_server_assignors.py`` checks it against the Java
-class).  Members are sorted as ``sortMemberIds`` sorts them: members with an instance id
-(static members) first, by instance id, then the others by member id (Java's
-``String.compareTo``: :func:`heuristics.kafka_orders.member_rank`).  Each topic's partitions are cut
-into contiguous ranges over its subscribers in that order: with ``P`` partitions and ``N``
-subscribers, ``P // N`` each and the first ``P % N`` one more.  A homogeneous group (every
-member on the same topics) whose topics have equal partition counts is therefore
-co-partitioned: a member gets the same partition numbers of every topic.
-
-The previous assignment, topic ids and every hash order are irrelevant: each topic is cut
-independently, and the sort is total.  Kafka 4.0's server range assignor has no rack awareness
-(unlike the client ``RangeAssignor`` of KIP-881), so member racks are ignored here.  The
-result equals the client range assignor's without racks; it is written apart (all topics in
-one vectorised pass) so that the client assignor's rack logic cannot leak into it.
+Step by step, with its sources and where it follows Kafka: docs/strategies/kip848.md.
 """
 
 from __future__ import annotations

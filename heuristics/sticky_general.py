@@ -1,47 +1,6 @@
 """Kafka's general sticky algorithm (unequal subscriptions), as Kafka 4.x runs it, without its quadratic cost.
 
-Source: ``shared/seeds/002`` (KIP-54) and Apache Kafka 4.1's
-``AbstractStickyAssignor.GeneralAssignmentBuilder``, step for step:
-
-1. *Keep*: each partition stays with the previous owner that Kafka's claim
-   resolution kept (:func:`heuristics.sticky_kafka.resolve_claims`) if that
-   member still subscribes its topic; a kept claim on an unsubscribed topic is
-   dropped and sets *revocation required*.
-2. *Assign*: topics sorted by their number of subscribers, fewest first, then by
-   name (``TopicComparator``); each unassigned partition, in that order and then
-   by index, goes to the subscriber with the fewest partitions, ties by member id
-   (``sortedCurrentSubscriptions``).  Computed per topic in one step
-   (water-filling: the k-th partition goes to the k-th smallest
-   ``(count before, member id)`` among the subscribers' successive counts).
-3. *Balance* (``performReassignments``) over the topics with 2+ subscribers and
-   the members that can take part (``canConsumerParticipateInReassignment``):
-   first over the partitions step 2 assigned (unless revocation is required),
-   then over all of them, in the order of step 2, pass after pass until a pass
-   moves nothing or the assignment is KIP-54-balanced.  A partition moves when
-   its owner has 2+ more partitions than its *earlier owner* (``prevAssignment``:
-   the claimant of the highest generation below the group's highest, first in
-   map order) -- to that member -- or than some subscriber of its topic -- to
-   the subscriber with the fewest partitions, ties by member id.  Each move goes
-   through Kafka's ``PartitionMovements``: if the partition already moved from
-   ``a`` to its owner, ``a`` counts as the source; if some partition of the
-   topic moved from the destination to that source, the first of them in Java
-   ``HashSet`` order moves back instead (which may leave the owner untouched).
-4. *Revert*: unless every member was empty before step 2, if step 3's second
-   round moved anything and did not lower Kafka's balance score (the sum over
-   pairs of participating members of their count difference), everything goes
-   back to the end of step 2.
-
-Where this differs from Kafka (README, "Where rebalance-lab differs from
-Kafka"): an earlier owner that no longer subscribes the topic, or that cannot
-take part, is ignored -- Kafka moves the partition to the former (a member that
-did not subscribe it) and throws ``NullPointerException`` on the latter.
-
-Cost: a pass scans its partitions in growing windows with numpy (the first
-partition that fires is found in time proportional to the distance to it), and
-a topic's least subscriber count is recomputed only when a move changed one of
-its subscribers and the pass reaches it, so a rebalance costs O(P) per pass
-plus, per move, O(topics of the two members + subscribers of the topic at
-hand), instead of Kafka's O(P) balance check before every partition.
+Step by step, with its sources and where it follows Kafka: docs/strategies/client-assignors.md.
 """
 
 from __future__ import annotations

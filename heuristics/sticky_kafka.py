@@ -1,45 +1,6 @@
 """Apache Kafka 4.x's ``StickyAssignor`` (``AbstractStickyAssignor``), output for output.
 
-Facts from Kafka's source (``AbstractStickyAssignor`` of Kafka 4.1), checked
-against Kafka's own jar by ``tests/peers/test_sticky_equality.py``:
-
-*Member order.*  Kafka's consumer leader passes ``Map<memberId, Subscription>``
-as a Java ``HashMap``; every "for each member" below follows its iteration
-order (:func:`heuristics.kafka_orders.hash_map_order`), and ties between members of
-equal count are broken by member id (Java order).
-
-*Which path* (``allSubscriptionsEqual``).  The raw subscription lists are
-compared as sets, topics that do not exist included, so ``["t0", "ghost"]`` and
-``["t0"]`` are unequal.  (Kafka lets a member with an empty list met before
-the first non-empty one pass as equal and gives it partitions it did not
-subscribe; here an empty list is unequal to a non-empty one.)  Topics without
-partitions are treated as missing (Kafka's ``AbstractPartitionAssignor`` skips
-them).
-
-*Previous owners* (also ``allSubscriptionsEqual``, for both paths).  Claims on
-existing topics that somebody subscribes are read member by member; a claim on
-a partition already claimed is settled against the member that claimed it last:
-a higher generation takes it over, a lower one is ignored, an equal one removes
-it from both and marks the partition *doubly claimed*.  So the outcome can
-depend on the member order (generations 1, 1, 2 leave the partition to the
-generation-2 member but marked; 2, 1, 1 leave it unmarked).  An older member
-keeps its uncontested partitions (no "drop everything of an old generation").
-
-*Equal subscriptions* (``ConstrainedAssignmentBuilder``).  ``C_f = P // N``,
-``C_c = ceil(P / N)``, ``C_r = P % N``.  Phase 1, members in map order: a
-member's claims (doubly claimed ones removed) sorted by partition index then
-topic name; fewer than ``C_f``: keeps them all (*under-filled*); ``C_c`` or
-more while fewer than ``C_r`` members kept ``C_c``: keeps its first ``C_c``;
-otherwise its first ``C_f``, and joins the *exactly-C_f* list while fewer than
-``C_r`` members kept ``C_c`` (the list is emptied when the ``C_r``-th does).
-Phase 2: the unassigned partitions by topic name then index go round robin, one
-per member per round, to the under-filled members sorted by id, each leaving
-the rotation at ``C_f`` and joining the end of the exactly-C_f list (sorted by
-id before phase 2); partitions left then go one each to the head of that list.
-
-*Unequal subscriptions*: :mod:`heuristics.sticky_general`.
-
-*Racks* (KIP-881, when Kafka switches them on): :mod:`heuristics.sticky_racks`.
+Step by step, with its sources and where it follows Kafka: docs/strategies/client-assignors.md.
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
 """KIP-881 rack awareness in Kafka's sticky assignors (``AbstractStickyAssignor.RackInfo``).
 
-Facts from Kafka's source (``AbstractStickyAssignor`` of Kafka 4.x), checked against Kafka's
-jar by ``tests/peers/test_rack_equality.py``:
-
-*When it switches on* (``useRackAwareAssignment``), for the whole group at once (range decides
-per topic): some member has a rack, one of the members' racks holds a replica of a partition of a
-live topic (subscribed, with partitions), and those partitions do not all have the same set of
-replica racks.  Without ``partition_racks`` no partition has a rack and it never does.
-
-*What changes when on*:
-
-* a kept previous claim whose member's rack holds no replica of the partition (Kafka's
-  ``racksMismatch``; a member without a rack never mismatches) is dropped: the constrained
-  builder does not keep it in phase 1, the general builder drops it and requires revocation;
-* constrained builder: the unassigned partitions (topic name, then index) are stably sorted by the
-  number of members on the partition's replica racks (``sortPartitionsByRackConsumers``) and dealt
-  first within racks (``assignRackAwareRoundRobin``: :func:`rack_round_robin`), then round robin
-  as without racks, in that order;
-* general builder: the unassigned partitions first go, in Kafka's order, to the least-loaded
-  subscriber that does not mismatch the partition's racks (``maybeAssign`` with ``RackInfo``),
-  those left to the least-loaded subscriber; the balancing passes are unchanged (their rack
-  branch picks the same partitions and the same target as the rack-free branch).
+Step by step, with its sources and where it follows Kafka: docs/strategies/client-assignors.md.
 """
 
 from __future__ import annotations

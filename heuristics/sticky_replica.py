@@ -1,52 +1,6 @@
 """Sticky replica reassignment: apache/kafka PR 18903 (KAFKA-1792).
 
-Source: seed 004 (the PR description), followed to the letter:
-
-* three properties, in priority order, each scored as an integer sum of
-  squares (no floats): 1) replicas per broker ``sum_b r_b^2``, 2) replicas of
-  each partition per rack ``sum_p sum_k c_{p,k}^2``, 3) leaders (first
-  replicas) per broker ``sum_b l_b^2``.  A rack-unaware cluster is one rack.
-* **stage 1** assigns every unassigned replica (one on a broker missing from
-  the broker list): its possible brokers (live, not already holding the
-  partition) are ranked by the scores *of the new state*, property by
-  property, and the best is taken - so it may worsen a property when nothing
-  better exists.  Every replica assigned here counts as moved.
-* **stage 2** repeatedly executes the best possible move of one replica to
-  another broker, until none is possible.  A move is possible if it improves
-  some property and worsens neither property 1 nor property 2 (property 3
-  ranks moves but is not enforced).  Moves are ranked by their improvement
-  scores (new state minus current state), compared property by property;
-  moves of replicas already moved are preferred to all other moves
-  ("1 -> 2 + 2 -> 3 reduces to 1 -> 3").  A moved replica keeps its place in
-  the partition's list, so moving the first replica moves the leadership.
-
-Where the seed is silent (documented choices): stage 1 takes the unassigned
-replicas in input order (partitions as listed, replicas in list order);
-"preferred" is read as a first ranking key (any possible move of a moved
-replica before any other); remaining ties go to the replica listed first, then
-to the broker listed first.  Reordering a partition's replicas is not a move of
-the PR, so leaders change only when a first replica moves.
-
-Each score is updated from its delta: moving one replica from broker ``a`` to
-``b`` changes property 1 by ``d1 = 2 (r_b - r_a) + 2``, property 2 by
-``d2 = 2 (c_{p,rack b} - c_{p,rack a}) + 2`` across racks (else 0), property 3
-by ``d3 = 2 (l_b - l_a) + 2`` for a first replica (else 0).  The best move is
-the least ``(fresh, d1, d2, d3, replica, broker)``.
-
-How each step stays cheap (same answers as scoring every pair; the property
-test and the pinned outputs in ``tests/heuristics/test_sticky_replica.py``
-check it):
-
-* stage 1 ranks the brokers of one replica with one integer key per broker;
-* stage 2 keeps, per (class moved/fresh, leader or not, source broker ``a``,
-  target rack ``k``), a sorted list of the replicas on ``a`` that may go to
-  rack ``k`` without worsening property 2, ordered by ``(d2, replica)``; a
-  move updates only the lists of its partition's replicas;
-* per rack, the target with the fewest replicas (then leaders, then listed
-  first) gives each (class, leader, broker, rack) cell a lower bound of its
-  best move, read off the lists' heads; the least cell's move is exact unless
-  its target already holds that partition, and then that cell alone is solved
-  exactly over its rack's brokers and the least cell taken again.
+Step by step, with its sources and where it follows Kafka: docs/strategies/replica-placement.md.
 """
 
 from __future__ import annotations
@@ -104,7 +58,7 @@ def _place_unassigned(cluster: _Cluster) -> int:
         cluster.part,
         cluster.lead,
     )
-    r, l, c, rack = cluster.r, cluster.l, cluster.c, cluster.rack
+    r, lb, c, rack = cluster.r, cluster.l, cluster.c, cluster.rack
     ids = np.arange(brokers, dtype=np.int64)
     leaders_span = len(cluster.c) + 1  # l_b <= P
     counts_span = cluster.max_factor + 1  # c_{p,k} <= the largest replication factor
@@ -113,7 +67,7 @@ def _place_unassigned(cluster: _Cluster) -> int:
     for i in slots.tolist():
         p = part[i]
         key = (
-            (r * counts_span + c[p, rack]) * leaders_span + (l if lead[i] else 0)
+            (r * counts_span + c[p, rack]) * leaders_span + (lb if lead[i] else 0)
         ) * brokers + ids
         holders = pos[start[p] : start[p + 1]]
         key[holders[holders >= 0]] = _NONE
@@ -121,7 +75,7 @@ def _place_unassigned(cluster: _Cluster) -> int:
         if key[b] == _NONE:
             raise ValueError(f"partition {p} has more replicas than live brokers")
         r[b] += 1
-        l[b] += lead[i]
+        lb[b] += lead[i]
         c[p, rack[b]] += 1
         pos[i] = b
         cluster.fresh[i] = False
@@ -250,18 +204,18 @@ class _Moves:
 
     def _targets(self) -> np.ndarray:
         """Per rack, the target of least ``(r_b, b)`` (non-leaders) and of least ``(r_b, l_b, b)`` (leaders)."""
-        r, l, brokers = self.cluster.r, self.cluster.l, self.brokers
+        r, lb, brokers = self.cluster.r, self.cluster.l, self.brokers
         ids = np.arange(brokers, dtype=np.int64)
         plain = np.minimum.reduceat((r * brokers + ids)[self.by_rack], self.rack_bounds) % brokers
         leaders_span = self.partitions + 1
         leaders = np.minimum.reduceat(
-            ((r * leaders_span + l) * brokers + ids)[self.by_rack], self.rack_bounds
+            ((r * leaders_span + lb) * brokers + ids)[self.by_rack], self.rack_bounds
         )
         return np.stack([plain, leaders % brokers])
 
     def _exact_cell(self, x: int, lead: int, a: int, k: int):
         """Cell ``(x, lead, a, k)``'s best move over every broker of rack ``k``: ``(-R, d2, d3, slot, b)`` or None."""
-        r, l = self.cluster.r, self.cluster.l
+        r, lb = self.cluster.r, self.cluster.l
         entries = self._list(((x * 2 + lead) * self.brokers + a) * self.racks + k)
         n, offset, pos, start, part = self.size, self.offset, self.pos, self.start, self.part
         best = None
@@ -269,7 +223,7 @@ class _Moves:
             gap = int(r[a] - r[b])
             if gap <= 0:
                 continue
-            d3 = 2 * int(l[b] - l[a]) + 2 if lead else 0
+            d3 = 2 * int(lb[b] - lb[a]) + 2 if lead else 0
             for key in entries:
                 j = key % n
                 p = part[j]
@@ -284,11 +238,11 @@ class _Moves:
 
     def best(self) -> tuple[int, int] | None:
         """The best possible move ``(replica slot, broker)``, or ``None``."""
-        r, l = self.cluster.r, self.cluster.l
+        r, lb = self.cluster.r, self.cluster.l
         targets = self._targets()  # (leader flag, rack)
         gap = r[None, :, None] - r[targets][:, None, :]
         d3 = np.zeros_like(gap)
-        d3[1] = 2 * (l[targets[1]][None, :] - l[:, None]) + 2
+        d3[1] = 2 * (lb[targets[1]][None, :] - lb[:, None]) + 2
         target = np.broadcast_to(targets[:, None, :], gap.shape)
         # Cells (class x, leader flag, a, k): their heads' moves are lower bounds of each cell's
         # best move.

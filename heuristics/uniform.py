@@ -1,37 +1,6 @@
 """KIP-848's ``UniformAssignor``: the broker-side default assignor of Kafka 4 consumer groups.
 
-Source: Apache Kafka 4.0, ``org.apache.kafka.coordinator.group.assignor.UniformAssignor`` and
-its two builders (DESIGN.md section 4: Kafka's code is the reference, outputs equal Kafka's;
-``tests/peers/test_server_assignors.py`` checks it against the Java classes).  What the
-coordinator hands the assignor, and in which orders, is :mod:`heuristics.server_input`.
-
-Kafka picks the builder by the group's subscription type: homogeneous (every member subscribes
-the same topic names) or heterogeneous.
-
-Homogeneous (``UniformHomogeneousAssignmentBuilder``): balance, then stickiness.  With ``P``
-partitions of the subscribed topics and ``M`` members, every member gets ``P // M`` and
-``P % M`` of them one more.  Members are visited in the member map's order (Java's
-``HashMap`` order of the member ids); each keeps its current partitions of subscribed topics up
-to its quota, visiting its assignment map's topics (``Uuid.hashCode`` bucket order) and each
-topic's partition set (partition-number bucket order); the rest are revoked.  A member that
-keeps fewer than ``P // M + 1`` gives the extra partition up unless only as many members as
-extras remain.  The unassigned partitions (the subscribed topics in the order of the
-``HashSet`` of their ids, each topic's unowned partitions ascending, then the revoked ones in
-revocation order) are handed out in that order to the members below quota, in member order.
-
-Heterogeneous (``UniformHeterogeneousAssignmentBuilder``): members keep their partitions of
-topics they still subscribe; topics are sorted by partitions per subscriber (descending), then
-subscriber count, then topic id (``Uuid.compareTo``); each topic's unowned partitions go, in
-ascending order, to its least-loaded subscribers (ties by member index, round after round
-over the members at the lowest level: :func:`_water_fill`); then up to 16 passes over the
-topics with two or more subscribers move partitions from the most to the least loaded
-subscribers of each topic until every topic's subscribers differ by at most one (Kafka's own
-comment concedes that overlapping subscriptions can stay "almost balanced").  Member index is
-the position in the member map's order; nothing else depends on a hash order.
-
-Where Kafka would throw (a partition left unassigned), a ``RuntimeError`` says so; it does not
-happen on valid input.  Hash tables of 9 or more colliding keys in 64+ buckets (Java's tree
-bins) are not reproduced (:func:`heuristics.kafka_orders.hash_map_order`).
+Step by step, with its sources and where it follows Kafka: docs/strategies/kip848.md.
 """
 
 from __future__ import annotations

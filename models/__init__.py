@@ -8,6 +8,7 @@ flow, where it is exact).  Every backend returns a :class:`problems.Result`
 whose objective is re-scored by the evaluator.
 """
 
+from models.options import DEFAULT_TIME_LIMIT, SolveOptions
 from models.registry import STRATEGIES, UsageError, frontier, solve
 
-__all__ = ["STRATEGIES", "UsageError", "frontier", "solve"]
+__all__ = ["DEFAULT_TIME_LIMIT", "STRATEGIES", "SolveOptions", "UsageError", "frontier", "solve"]

@@ -6,15 +6,27 @@ The formulations are described in :mod:`models.cpsat.lag_aware`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from heuristics import lag_aware as heuristic
 from models.lag_bounds import combine, lower_bound
 from models.lag_swaps import improve
-from problems import GroupProblem, ProblemError, Result, evaluate, member_lags, previous_owners
+from models.options import answer_of
+from models.ranked_outcome import Ranked
+from problems import (
+    GroupProblem,
+    ProblemError,
+    Result,
+    Status,
+    evaluate,
+    member_lags,
+    previous_owners,
+)
 
 VARIANTS = (None, "sticky")
 #: Beyond this many (partition, subscriber) pairs no model is built: the answer is the best
@@ -45,6 +57,8 @@ class LagModel:
         How many lag sums (squared lag sums) the backend's largest level-1
         (level-2) expression may add up: ``sum_factor * S`` and, for level 2,
         ``square_factor * S**2`` must be at most ``limit``.
+    start
+        A valid answer given as a hint (``None``: none), a candidate beside the heuristics'.
     """
 
     problem: GroupProblem
@@ -53,6 +67,7 @@ class LagModel:
     backend: str
     sum_factor: int = 1
     square_factor: int = 1
+    start: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -95,21 +110,22 @@ class LagModel:
 
     def candidates(self, p: int) -> np.ndarray:
         """The members that may take partition ``p``."""
-        return self.problem.topic_subscribers[self.problem.partition_topic[p]]
+        subscribers: np.ndarray = self.problem.topic_subscribers[self.problem.partition_topic[p]]
+        return subscribers
 
     @cached_property
     def previous(self) -> np.ndarray:
         """Valid previous owners (KIP-341)."""
         return previous_owners(self.problem)
 
-    def shares(self):
+    def shares(self) -> Iterator[tuple[int, np.ndarray, int, int]]:
         """``(topic, subscribers, floor, ceiling)`` of every subscribed topic."""
         for t, subscribers in enumerate(self.problem.topic_subscribers):
             if len(subscribers):
                 floor, extra = divmod(int(self.problem.partition_counts[t]), len(subscribers))
                 yield t, subscribers, floor, floor + (extra > 0)
 
-    def pairs(self):
+    def pairs(self) -> Iterator[tuple[int, int, int, np.ndarray]]:
         """``(p, q, 2 lag_p lag_q, common members)`` of partitions of positive lag that may share a member."""
         positive = [int(p) for p in self.partitions if self.lags[p] > 0]
         subscribes = self.problem.subscribes
@@ -128,7 +144,7 @@ class LagModel:
     def member_classes(self) -> list[list[int]]:
         """Interchangeable members (same subscription; sticky: nothing validly owned), 2 or more."""
         owning = set(self.previous[self.previous >= 0].tolist()) if self.variant else set()
-        classes: dict[tuple, list[int]] = {}
+        classes: dict[tuple[int, ...], list[int]] = {}
         for m, topics in enumerate(self.problem.subscribed_topics):
             if m not in owning and len(topics):
                 classes.setdefault(tuple(topics.tolist()), []).append(m)
@@ -136,7 +152,7 @@ class LagModel:
 
     def partition_classes(self) -> list[list[int]]:
         """Interchangeable partitions (same topic and lag; sticky: no valid owner), 2 or more, ascending."""
-        classes: dict[tuple, list[int]] = {}
+        classes: dict[tuple[int, int], list[int]] = {}
         for p in self.partitions.tolist():
             if self.variant and self.previous[p] >= 0:
                 continue
@@ -145,13 +161,15 @@ class LagModel:
 
     @cached_property
     def best_heuristic(self) -> Result:
-        """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its variants),
-        improved by :func:`models.lag_swaps.improve` (swaps on the largest member, at most ``SWAP_SECONDS``)."""
-        best = min(
-            (heuristic.assign(self.problem, variant=v) for v in HINTS), key=lambda r: r.objective
-        )
+        """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its
+        variants) and ``start``, improved by :func:`models.lag_swaps.improve` (swaps on the largest
+        member, at most ``SWAP_SECONDS``)."""
+        found = [heuristic.assign(self.problem, variant=v) for v in HINTS]
+        if self.start is not None:
+            found.append(Result(self.problem, "lag-aware", self.start))
+        best = min(found, key=lambda r: r.objective)
         improved = Result(
-            self.problem, "lag-aware", improve(self.problem, best.answer, SWAP_SECONDS)
+            self.problem, "lag-aware", improve(self.problem, answer_of(best), SWAP_SECONDS)
         )
         return min((best, improved), key=lambda r: r.objective)
 
@@ -164,15 +182,15 @@ class LagModel:
         """The best heuristic answer with the size-free lower bounds (beyond ``MODEL_PAIRS``, or out of time
         before the solver returned any answer)."""
         best = self.best_heuristic
-        bound = lower_bound(self.problem)
+        answer, bound = answer_of(best), lower_bound(self.problem)
         if self.variant:
             info = {
-                "moves": evaluate(self.problem, best.answer, "sticky").objective[1],
+                "moves": evaluate(self.problem, answer, "sticky").objective[1],
                 "method": "bounds",
             }
-            return Result(self.problem, "lag-aware", best.answer, "feasible", bound[:1], info)
-        status = "optimal" if tuple(best.objective) == bound else "feasible"
-        return Result(self.problem, "lag-aware", best.answer, status, bound, {"method": "bounds"})
+            return Result(self.problem, "lag-aware", answer, Status.FEASIBLE, bound[:1], info)
+        status = Status.OPTIMAL if tuple(best.objective) == bound else Status.FEASIBLE
+        return Result(self.problem, "lag-aware", answer, status, bound, {"method": "bounds"})
 
     @property
     def level1_floor(self) -> int:
@@ -182,7 +200,7 @@ class LagModel:
     @cached_property
     def hint(self) -> tuple[np.ndarray, int]:
         """The best heuristic's owner array made canonical for the symmetry breaking, and its level 1 (divided)."""
-        owner = self.best_heuristic.answer.copy()
+        owner = answer_of(self.best_heuristic).copy()
         totals = member_lags(self.problem, owner)
         relabel = np.arange(self.problem.num_members)
         for members in self.member_classes():
@@ -193,13 +211,13 @@ class LagModel:
             owner[partitions] = np.sort(owner[partitions])
         return owner, max(member_lags(self.problem, owner), default=0) // self.scale
 
-    def result(self, ranked, x: dict) -> Result:
+    def result(self, ranked: Ranked, x: dict[tuple[int, int], Any]) -> Result:
         """The :class:`Result` of a ranked solve over ``x[p, m]``, bounds in the evaluator's units.
 
         The sticky variant's level 2 (moves) is not a level of the lag-aware
         objective: its bound and the answer's moves go to ``info``.
         """
-        info: dict = {}
+        info: dict[str, Any] = {}
         if not ranked.has_solution:
             # Out of time before any answer, or a solver's numerical "infeasible" (every group has
             # an assignment): the hint is one, with the bounds.

@@ -1,29 +1,6 @@
-"""Lower bounds of the lag-aware objective (DESIGN.md section 3), valid at any size, in O(P log P).
+"""Lower bounds of the lag-aware objective (docs/design/objectives.md), valid at any size, in O(P log P).
 
-Level 1 (the largest member total lag) is at least each of:
-
-* **averages**: for every topic ``t``, some subscriber of ``t`` gets at least
-  ``S_t / k_t`` from ``t`` alone (``S_t`` its lag, ``k_t`` its subscribers); and
-  the members with a subscription share the whole lag ``S``.  When every member
-  subscribes every topic this is the LP relaxation's value (the even fractional
-  split is LP-feasible and meets ``S / M``);
-* **largest lags with the per-topic cardinalities**: in topic ``t`` (lags in
-  decreasing order ``a_1 >= a_2 >= ...``), the ``j k_t + 1`` largest go to
-  ``k_t`` members, so one of them gets ``j + 1`` of them, at least
-  ``a_{jk-j+1} + ... + a_{jk+1}`` (``j = 0`` is the largest lag alone).  That
-  member also gets at least ``floor_t - j - 1`` more partitions of ``t`` (at
-  least the smallest lags of ``t``) and at least ``floor_u`` partitions of each
-  other topic ``u`` it subscribes (at least the ``floor_u`` smallest lags of
-  ``u``); the bound adds the least such extra over the subscribers of ``t``.
-
-Level 2 (the sum of squared member totals) is at least the integer
-sum of squares of ``S`` split as evenly as possible over the members with a
-subscription (any assignment's totals are integers summing to ``S``).
-
-Both hold for every valid assignment, so they bound the optimum; every
-lag-aware solver reports ``max(its own bound, these)``
-(:func:`combine`).  Exact integers throughout (Python integers when sums could
-pass 64 bits).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations

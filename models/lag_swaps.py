@@ -1,21 +1,6 @@
 """Swap descent on the largest member lag: a better starting answer for the exact lag-aware models.
 
-Not a heuristic of any document (the KIP-169 heuristics stay as written): the
-exact models start from the best heuristic answer and improve it here before
-hinting it, or return it (with the size-free bounds) where no model is built.
-
-A swap exchanges a partition ``a`` of the member ``A`` with the largest total
-for a partition ``b`` of the same topic held by another member ``B`` (so every
-per-topic count stays, and subscriptions hold).  With ``d = lag_a - lag_b``,
-it is taken when ``L_B + d < L_A`` and ``d > 0``; among those, the one that
-makes ``max(L_A - d, L_B + d)`` least: over every pair of the topic when there
-are at most ``FULL_SEARCH``, otherwise looking at the ``PARTNERS`` members of
-least total and, for each partition of ``A``, the two partitions of ``B`` whose
-lags are nearest ``lag_a - (L_A - L_B) / 2`` (a binary search: the work per
-swap is ``O(|A| log P)``, not ``|A| x P``).  Such a swap moves ``d`` from a larger
-total to a smaller one, so the sum of squared totals strictly falls: the
-descent ends.  It stops when the largest member has no such swap, or after
-``max_seconds``.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -55,7 +40,7 @@ def improve(problem: GroupProblem, owner: np.ndarray, max_seconds: float = 2.0) 
         a_member = int(candidates[np.argmax(totals[candidates])])
         if totals[a_member] < totals.max():  # the largest member is stuck: nothing lowers level 1
             break
-        best = None
+        best: tuple[int, int, int] | None = None
         mine = np.flatnonzero(owner == a_member)
         partners = np.argsort(totals, kind="stable")[:PARTNERS]
         for t in np.unique(topic[mine]).tolist():
@@ -92,9 +77,9 @@ def improve(problem: GroupProblem, owner: np.ndarray, max_seconds: float = 2.0) 
                     ok = (d > 0) & (totals[b_member] + d < totals[a_member])
                     if not ok.any():
                         continue
-                    i = int(np.argmin(np.where(ok, after, np.iinfo(np.int64).max)))
-                    if best is None or after[i] < best[0]:
-                        best = (int(after[i]), int(ours[i]), int(theirs[j[i]]))
+                    k = int(np.argmin(np.where(ok, after, np.iinfo(np.int64).max)))
+                    if best is None or after[k] < best[0]:
+                        best = (int(after[k]), int(ours[k]), int(theirs[j[k]]))
         if best is None:
             blocked[a_member] = True
             break

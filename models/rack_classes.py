@@ -1,6 +1,6 @@
 """Interchangeable partitions of a rack-aware problem, shared by its flow, CP-SAT and MIP models.
 
-For the ``rack-aware`` objective (DESIGN.md section 3) two partitions are interchangeable when they
+For the ``rack-aware`` objective (docs/design/objectives.md) two partitions are interchangeable when they
 are for ``sticky`` (same subscribers, same valid previous owner: :mod:`models.sticky_classes`) and
 their replicas cover the same member racks: then every member is aligned with both or with neither.
 So the classes and pools of :func:`models.sticky_classes.partition_classes` are refined by that rack
@@ -11,11 +11,16 @@ a partition without replica racks counts for every member with one).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from heuristics import rack_aware as heuristic
+from models.options import answer_of
+from models.ranked_outcome import Ranked
 from models.sticky_classes import Classes, count_bounds, expand, partition_classes
 from problems import GroupProblem, ProblemError, Result
 
@@ -39,11 +44,12 @@ class RackClasses:
     pool_racks: np.ndarray
     member_rack: np.ndarray
 
-    def mismatch(self, pools, racks) -> np.ndarray:
+    def mismatch(self, pools: ArrayLike, racks: ArrayLike) -> np.ndarray:
         """Whether a member on rack ``racks[i]`` (-1: none) is misaligned with pool ``pools[i]``."""
         pools, racks = np.asarray(pools, dtype=np.int64), np.asarray(racks, dtype=np.int64)
         aligned = (self.pool_racks[pools] == racks[:, None]).any(axis=1)
-        return (racks >= 0) & ~aligned
+        mismatched: np.ndarray = (racks >= 0) & ~aligned
+        return mismatched
 
     @property
     def edge_mismatch(self) -> np.ndarray:
@@ -92,7 +98,8 @@ def rack_classes(problem: GroupProblem) -> RackClasses:
 def _member_rack_table(problem: GroupProblem, member_rack: np.ndarray) -> np.ndarray:
     """``int32[P, width]``: each partition's distinct replica racks that some member has, sorted, padded -1."""
     partition = problem.replica_rack_partition
-    rack = problem.replica_racks.astype(np.int64)
+    racks = problem.replica_racks
+    rack = (np.zeros(0, np.int64) if racks is None else racks).astype(np.int64)
     useful = np.isin(rack, member_rack[member_rack >= 0])
     racks_known = len(problem.rack_names) + 1
     pair = np.unique(partition[useful] * racks_known + rack[useful])
@@ -157,10 +164,11 @@ MODEL_PAIRS = {"CP-SAT": 200_000, "MIP": 20_000}
 
 
 def model_inputs(
-    problem: GroupProblem, backend: str
+    problem: GroupProblem, backend: str, start: np.ndarray | None = None
 ) -> tuple[Classes, np.ndarray, int, np.ndarray, Pairs]:
-    """What the CP-SAT and MIP models start from: the classes, the heuristic's answer (the hint), the
-    count bounds ``lo``/``hi`` of :func:`models.sticky_classes.count_bounds`, and the pairs.
+    """What the CP-SAT and MIP models start from: the classes, a valid answer (the hint: ``start``,
+    or the heuristic's answer), the count bounds ``lo``/``hi`` of
+    :func:`models.sticky_classes.count_bounds` (valid from any valid answer), and the pairs.
 
     Raises
     ------
@@ -175,12 +183,15 @@ def model_inputs(
             f"{pairs:,} (partition class, member) pairs is beyond the {backend} "
             f"rack-aware model ({MODEL_PAIRS[backend]:,}); use --solver flow",
         )
-    start = heuristic.assign(problem).answer
+    if start is None:
+        start = answer_of(heuristic.assign(problem))
     lo, hi = count_bounds(problem, data.classes, start)
     return data.classes, start, lo, hi, pair_table(data, start)
 
 
-def ranked_result(problem: GroupProblem, classes: Classes, pairs: Pairs, ranked, x) -> Result:
+def ranked_result(
+    problem: GroupProblem, classes: Classes, pairs: Pairs, ranked: Ranked, x: Sequence[Any]
+) -> Result:
     """The :class:`problems.Result` of a ranked CP-SAT or MIP solve over the pair variables ``x``."""
     if ranked.status not in ("optimal", "feasible"):
         return Result(problem, "rack-aware", None, status=ranked.status, bound=ranked.bound)

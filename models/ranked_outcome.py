@@ -8,12 +8,29 @@ variable's value from its solution.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from problems import Result, Status
+from problems import GroupProblem, PlacementProblem, Result, Status
+
+
+class OutOfTime(Exception):
+    """The time limit ran out while a model was being built."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """The moment (``time.perf_counter()``) a solve's time limit runs out."""
+
+    at: float
+
+    def check(self) -> None:
+        """Raise :class:`OutOfTime` once the deadline has passed (while a model is built)."""
+        if time.perf_counter() > self.at:
+            raise OutOfTime
 
 
 @dataclass
@@ -47,13 +64,13 @@ class Ranked:
         """Whether there is a solution to read (status ``optimal`` or ``feasible``)."""
         return self.status.solved
 
-    def value(self, expression) -> int:
+    def value(self, expression: Any) -> int:
         """Value of a variable or linear expression in the returned solution (each backend's)."""
         raise NotImplementedError
 
     def result(
         self,
-        problem,
+        problem: GroupProblem | PlacementProblem,
         strategy: str,
         answer: np.ndarray | None = None,
         bound: tuple[int, ...] | None = None,

@@ -1,38 +1,34 @@
 """Every strategy, its heuristic and its exact solvers, in one table, and one way to run them.
 
-:data:`STRATEGIES` is the catalogue: for each strategy the family of problems it
-takes, the objective it is judged on (a key of :data:`problems.OBJECTIVES`), its
-heuristic, its exact backends, and the Kafka baselines compared with it.  Each
-runner names its function as ``"module:function"`` together with the variants
-and the options it honours; :func:`solve` checks a request against that line and
-then calls the function, so a flag is either honoured or refused
-(:class:`UsageError`), never silently ignored.
-
-The functions are named, not imported, so that running ``range`` does not load
-OR-Tools or PuLP: :func:`runner_function` imports the one module a request needs
-(the only dynamic import of the package, see README.md "Layout").
-
-Registering a strategy, a backend or a variant is one line of the table below;
-``tests/models/test_registry.py`` then runs every (strategy, solver, variant)
-combination.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import Any, Protocol
 
-from problems import Result
+import heuristics.cooperative_sticky
+import heuristics.kafka_default
+import heuristics.lag_aware
+import heuristics.rack_aware
+import heuristics.range
+import heuristics.roundrobin
+import heuristics.server_range
+import heuristics.sticky
+import heuristics.sticky_replica
+import heuristics.stream_join
+import heuristics.uniform
+from models.options import COMMON, SolveOptions, ignoring
+from problems import GroupProblem, PlacementProblem, Result
 
-#: Options with a default that every runner honours trivially: the values
-#: :func:`solve` takes by default.  Anything else must be listed in a runner's
-#: ``options`` to be accepted.
-DEFAULTS: dict[str, Any] = {"time_limit": None, "workers": 1, "seed": 0, "log": False}
-#: The options every CP-SAT model takes, and every PuLP model (``backend``: highs or cbc).
-CPSAT = ("time_limit", "workers", "seed", "log")
-MIP = ("time_limit", "seed", "log", "backend")
+#: The common options CP-SAT models use, and those the PuLP models use (no search workers).
+CPSAT = ("time_limit", "workers", "seed", "log", "hint")
+MIP = ("time_limit", "seed", "log")
+#: The sticky-replica flow uses CP-SAT (its options, no hint) where the flows alone do not prove it.
+REPLICA_FLOW = ("time_limit", "workers", "seed", "log")
 
 
 class UsageError(ValueError):
@@ -42,33 +38,81 @@ class UsageError(ValueError):
     """
 
 
+class Backend(Protocol):
+    """What the registry calls: a module (or a :class:`Heuristic`) with the one runner signature."""
+
+    def solve(self, problem: Any, options: SolveOptions, /) -> Result: ...
+
+
+class FrontierBackend(Backend, Protocol):
+    """A backend that also answers the moves/quality frontier (``k = 0 .. max_k`` moves)."""
+
+    def frontier(self, problem: Any, max_k: int, options: SolveOptions, /) -> list[Result]: ...
+
+
 @dataclass(frozen=True)
-class Runner:
+class Heuristic:
+    """A heuristic module's ``assign(problem, ...)`` reached through the one runner signature.
+
+    ``assign`` (looked up at each call) gets ``variant`` when one is asked for, and each option
+    named in ``keywords`` (e.g. ``kafka-default``'s ``seed`` and ``start_index``) by name; the
+    heuristics keep their own direct-call signatures, documented where they are written.
+    """
+
+    module: ModuleType
+    keywords: tuple[str, ...] = ()
+
+    def solve(self, problem: Any, options: SolveOptions, /) -> Result:
+        """``module.assign(problem, [variant=...], **keywords)``."""
+        passed: dict[str, Any] = {} if options.variant is None else {"variant": options.variant}
+        passed.update({name: getattr(options, name) for name in self.keywords})
+        result: Result = self.module.assign(problem, **passed)
+        return result
+
+
+@dataclass(frozen=True)
+class RunnerEntry:
     """One way to answer a strategy: a heuristic or an exact backend.
 
     Attributes
     ----------
-    function
-        ``"module:function"``, called as ``function(problem, **options)``.
+    load
+        Returns what runs it (``load().solve(problem, options)``): an exact backend's module,
+        imported on first use, or a :class:`Heuristic`.
     variants
         The values of ``variant`` it takes (``None``: the strategy as documented).
-    options
-        The keyword options it honours (see :data:`DEFAULTS` for the shared ones).
+    uses
+        The common options (:data:`models.options.COMMON`) it uses; it accepts the others and
+        names them in ``info["ignored_options"]`` when they are asked for.
+    takes
+        The particular options (``SolveOptions.extra``) it takes; any other is refused.
     frontier
-        ``"module:function"`` of its moves/quality frontier, if it has one.
+        Returns the module of its moves/quality frontier, if it has one.
     aliases
         Other names of its variants (``name -> variant``), accepted and passed on.
     """
 
-    function: str
+    load: Callable[[], Backend]
     variants: tuple[str | None, ...] = (None,)
-    options: tuple[str, ...] = ()
-    frontier: str | None = None
+    uses: tuple[str, ...] = ()
+    takes: tuple[str, ...] = ()
+    frontier: Callable[[], FrontierBackend] | None = None
     aliases: dict[str, str | None] = field(default_factory=dict)
 
-    def takes(self, option: str) -> bool:
-        """Whether ``option`` is honoured (passed on) by this runner."""
-        return option in self.options
+    def accepts(self, option: str) -> bool:
+        """Whether ``option`` is accepted (a common option, or a particular one it takes)."""
+        return option in COMMON or option in self.takes
+
+
+def heuristic(
+    module: ModuleType,
+    variants: tuple[str | None, ...] = (None,),
+    uses: tuple[str, ...] = (),
+    takes: tuple[str, ...] = (),
+) -> RunnerEntry:
+    """The entry of a heuristic module: ``uses`` and ``takes`` are passed to its ``assign`` by name."""
+    adapter = Heuristic(module, (*uses, *takes))
+    return RunnerEntry(lambda: adapter, variants, uses, takes)
 
 
 @dataclass(frozen=True)
@@ -91,8 +135,8 @@ class Strategy:
 
     family: str
     objective: str
-    heuristic: Runner
-    exact: dict[str, Runner] = field(default_factory=dict)
+    heuristic: RunnerEntry
+    exact: dict[str, RunnerEntry] = field(default_factory=dict)
     baselines: tuple[str, ...] = ()
 
     @property
@@ -100,54 +144,143 @@ class Strategy:
         """``heuristic`` and the names of its exact backends."""
         return ("heuristic", *self.exact)
 
-    def runner(self, solver: str) -> Runner:
+    def runner(self, solver: str) -> RunnerEntry:
         return self.heuristic if solver == "heuristic" else self.exact[solver]
+
+
+# ------------------------------------------------------------------ exact backends
+# OR-Tools and PuLP take about a second to import: each backend module is imported by the function
+# that returns it, when a request first needs it, so `import models` and the heuristics load neither.
+def cpsat_sticky() -> Backend:
+    from models.cpsat import sticky
+
+    return sticky
+
+
+def mip_sticky() -> Backend:
+    from models.mip import sticky
+
+    return sticky
+
+
+def flow_sticky() -> Backend:
+    from models.flow import sticky
+
+    return sticky
+
+
+def cpsat_rack_aware() -> Backend:
+    from models.cpsat import rack_aware
+
+    return rack_aware
+
+
+def mip_rack_aware() -> Backend:
+    from models.mip import rack_aware
+
+    return rack_aware
+
+
+def flow_rack_aware() -> Backend:
+    from models.flow import rack_aware
+
+    return rack_aware
+
+
+def cpsat_lag_aware() -> Backend:
+    from models.cpsat import lag_aware
+
+    return lag_aware
+
+
+def mip_lag_aware() -> Backend:
+    from models.mip import lag_aware
+
+    return lag_aware
+
+
+def cpsat_stream_join() -> Backend:
+    from models.cpsat import stream_join
+
+    return stream_join
+
+
+def mip_stream_join() -> Backend:
+    from models.mip import stream_join
+
+    return stream_join
+
+
+def flow_stream_join() -> Backend:
+    from models.flow import stream_join
+
+    return stream_join
+
+
+def cpsat_sticky_replica() -> FrontierBackend:
+    from models.cpsat import sticky_replica
+
+    return sticky_replica
+
+
+def mip_sticky_replica() -> FrontierBackend:
+    from models.mip import sticky_replica
+
+    return sticky_replica
+
+
+def flow_sticky_replica() -> FrontierBackend:
+    from models.flow import sticky_replica
+
+    return sticky_replica
 
 
 # fmt: off
 STRATEGIES: dict[str, Strategy] = {
-    "range": Strategy("group", "sticky", Runner("heuristics.range:assign")),
-    "roundrobin": Strategy("group", "sticky", Runner("heuristics.roundrobin:assign")),
+    "range": Strategy("group", "sticky", heuristic(heuristics.range)),
+    "roundrobin": Strategy("group", "sticky", heuristic(heuristics.roundrobin)),
     "sticky": Strategy(
         "group", "sticky",
-        Runner("heuristics.sticky:assign", (None, "kafka-12464", "kafka-9987")),
-        {"cpsat": Runner("models.cpsat.sticky:solve", options=CPSAT),
-         "mip": Runner("models.mip.sticky:solve", options=MIP),
-         "flow": Runner("models.flow.sticky:solve")},
+        heuristic(heuristics.sticky, (None, "kafka-12464", "kafka-9987")),
+        {"cpsat": RunnerEntry(cpsat_sticky, uses=CPSAT),
+         "mip": RunnerEntry(mip_sticky, uses=MIP, takes=("backend",)),
+         "flow": RunnerEntry(flow_sticky)},
         baselines=("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")),
-    "cooperative-sticky": Strategy("group", "sticky", Runner("heuristics.cooperative_sticky:assign")),
+    "cooperative-sticky": Strategy(
+        "group", "sticky", heuristic(heuristics.cooperative_sticky)),
     "rack-aware": Strategy(
-        "group", "rack-aware", Runner("heuristics.rack_aware:assign"),
-        {"cpsat": Runner("models.cpsat.rack_aware:solve", options=CPSAT),
-         "mip": Runner("models.mip.rack_aware:solve", options=MIP),
-         "flow": Runner("models.flow.rack_aware:solve")},
+        "group", "rack-aware", heuristic(heuristics.rack_aware),
+        {"cpsat": RunnerEntry(cpsat_rack_aware, uses=CPSAT),
+         "mip": RunnerEntry(mip_rack_aware, uses=MIP, takes=("backend",)),
+         "flow": RunnerEntry(flow_rack_aware)},
         baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",
-        Runner("heuristics.lag_aware:assign", (None, "cumulative", "sticky", "differencing")),
-        {"cpsat": Runner("models.cpsat.lag_aware:solve", (None, "sticky"), CPSAT),
-         "mip": Runner("models.mip.lag_aware:solve", (None, "sticky"), MIP)},
+        heuristic(heuristics.lag_aware, (None, "cumulative", "sticky", "differencing")),
+        {"cpsat": RunnerEntry(cpsat_lag_aware, (None, "sticky"), CPSAT),
+         "mip": RunnerEntry(mip_lag_aware, (None, "sticky"), (*MIP, "hint"), ("backend",))},
         baselines=("range",)),
     "stream-join": Strategy(
         "group", "stream-join",
-        Runner("heuristics.stream_join:assign"),
-        {"cpsat": Runner("models.cpsat.stream_join:solve", options=("time_limit", "workers", "seed")),
-         "mip": Runner("models.mip.stream_join:solve", options=("time_limit", "seed", "backend")),
-         "flow": Runner("models.flow.stream_join:solve")},
+        heuristic(heuristics.stream_join),
+        {"cpsat": RunnerEntry(cpsat_stream_join, uses=CPSAT),
+         "mip": RunnerEntry(mip_stream_join, uses=MIP, takes=("backend",)),
+         "flow": RunnerEntry(flow_stream_join)},
         baselines=("range",)),
-    "uniform": Strategy("group", "sticky", Runner("heuristics.uniform:assign")),
-    "server-range": Strategy("group", "sticky", Runner("heuristics.server_range:assign")),
+    "uniform": Strategy("group", "sticky", heuristic(heuristics.uniform)),
+    "server-range": Strategy("group", "sticky", heuristic(heuristics.server_range)),
     "kafka-default": Strategy(
-        "placement", "replica", Runner("heuristics.kafka_default:assign", options=("seed", "start_index"))),
+        "placement", "replica",
+        heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),
     "sticky-replica": Strategy(
         "placement", "replica",
-        Runner("heuristics.sticky_replica:assign"),
-        {"cpsat": Runner("models.cpsat.sticky_replica:solve", options=(*CPSAT, "max_moves", "beat"),
-                         frontier="models.cpsat.sticky_replica:frontier"),
-         "mip": Runner("models.mip.sticky_replica:solve", options=(*MIP, "max_moves", "beat"),
-                       frontier="models.mip.sticky_replica:frontier"),
-         "flow": Runner("models.flow.sticky_replica:solve", options=(*CPSAT, "max_moves", "beat"),
-                        frontier="models.flow.sticky_replica:frontier")},
+        heuristic(heuristics.sticky_replica),
+        {"cpsat": RunnerEntry(cpsat_sticky_replica, uses=CPSAT, takes=("max_moves", "beat"),
+                              frontier=cpsat_sticky_replica),
+         "mip": RunnerEntry(mip_sticky_replica, uses=MIP, takes=("backend", "max_moves", "beat"),
+                            frontier=mip_sticky_replica),
+         "flow": RunnerEntry(flow_sticky_replica, uses=REPLICA_FLOW, takes=("max_moves", "beat"),
+                             frontier=flow_sticky_replica)},
         baselines=("kafka-default",)),
 }
 # fmt: on
@@ -164,7 +297,7 @@ def strategies(family: str) -> list[str]:
     return [name for name, entry in STRATEGIES.items() if entry.family == family]
 
 
-def lookup(strategy: str, solver: str = "heuristic") -> Runner:
+def lookup(strategy: str, solver: str = "heuristic") -> RunnerEntry:
     """The runner of ``strategy`` on ``solver``, or a :class:`UsageError` naming what there is."""
     entry = STRATEGIES.get(strategy)
     if entry is None:
@@ -179,52 +312,60 @@ def lookup(strategy: str, solver: str = "heuristic") -> Runner:
     return entry.runner(solver)
 
 
-def runner_function(name: str) -> Callable[..., Any]:
-    """The function named ``"module:function"`` (imported now, looked up at each call)."""
-    module, _, function = name.partition(":")
-    return getattr(importlib.import_module(module), function)
-
-
 def _flag(option: str) -> str:
     return "--" + option.replace("_", "-")
 
 
-def _arguments(
-    strategy: str, solver: str, variant: str | None, options: dict[str, Any]
-) -> tuple[Runner, dict]:
-    """Check a request against the table; the keyword arguments to pass on."""
+def check(strategy: str, solver: str, options: SolveOptions) -> RunnerEntry:
+    """The runner of a request, checked against the table (:class:`UsageError` naming the problem)."""
     runner = lookup(strategy, solver)
+    variant = options.variant
     if variant is not None and variant not in runner.variants and variant not in runner.aliases:
         known = [v for v in (*runner.variants, *runner.aliases) if v is not None]
         raise UsageError(
             f"--variant {variant} is not a variant of --strategy {strategy} --solver {solver} "
             f"(variants: {', '.join(known) or 'none'})"
         )
-    passed: dict[str, Any] = {} if variant is None else {"variant": variant}
-    for option, value in options.items():
-        if value is None:
-            continue  # not given: the runner's own default
-        if runner.takes(option):
-            passed[option] = value
-        elif option not in DEFAULTS or value != DEFAULTS[option]:
+    for option, value in options.extra.items():
+        if value is not None and option not in runner.takes:
             raise UsageError(
                 f"{_flag(option)} is not an option of --strategy {strategy} --solver {solver}"
-                + (f" (options: {', '.join(map(_flag, runner.options))})" if runner.options else "")
+                + (f" (its options: {', '.join(map(_flag, runner.takes))})" if runner.takes else "")
             )
-    return runner, passed
+    return runner
+
+
+def _passed(
+    runner: RunnerEntry,
+    problem: GroupProblem | PlacementProblem,
+    strategy: str,
+    options: SolveOptions,
+) -> tuple[SolveOptions, list[str]]:
+    """The options handed to ``runner`` (an alias resolved, an unusable hint left out) and the
+    requested options it ignores."""
+    ignored = [name for name in options.requested() if name not in runner.uses]
+    if options.variant in runner.aliases:
+        options = replace(options, variant=runner.aliases[options.variant])
+    if "hint" in runner.uses and options.hint is not None:
+        if options.hint_answer(problem, strategy) is None:  # no answer, or not a valid one
+            options, ignored = replace(options, hint=None), [*ignored, "hint"]
+    return options, ignored
+
+
+def run(
+    problem: GroupProblem | PlacementProblem, strategy: str, solver: str, options: SolveOptions
+) -> Result:
+    """Answer ``problem`` with ``strategy``'s runner on ``solver`` (:func:`solve`, typed options)."""
+    runner = check(strategy, solver, options)
+    passed, ignored = _passed(runner, problem, strategy, options)
+    return ignoring(runner.load().solve(problem, passed), ignored)
 
 
 def solve(
-    problem,
+    problem: GroupProblem | PlacementProblem,
     strategy: str,
     solver: str = "heuristic",
-    *,
-    variant: str | None = None,
-    time_limit: float | None = None,
-    workers: int = 1,
-    seed: int | None = 0,
-    log: bool = False,
-    **options,
+    **options: Any,
 ) -> Result:
     """Answer ``problem`` with ``strategy``'s heuristic or one of its exact backends.
 
@@ -234,66 +375,50 @@ def solve(
         A :class:`problems.GroupProblem` or :class:`problems.PlacementProblem`.
     strategy, solver
         A key of :data:`STRATEGIES`; ``heuristic`` or one of its ``exact`` backends.
-    variant
-        One of the runner's variants (``None``: as documented).
-    time_limit
-        Seconds for an exact solver (``None``: its default).
-    workers, seed, log
-        Search workers, random seed (``None``: a randomised heuristic draws one)
-        and the solver's log.
     **options
-        Runner-specific options (``max_moves``, ``beat``, ``start_index``, ``backend``).
-        ``None`` means not given.
+        The fields of :class:`models.options.SolveOptions` (``variant``, ``time_limit``,
+        ``workers``, ``seed``, ``log``, ``hint``) and its particular options (``backend``,
+        ``max_moves``, ``beat``, ``start_index``), by name; ``None`` means not given.
 
     Returns
     -------
     Result
-        The runner's answer, re-scored by the evaluator.
+        The runner's answer, re-scored by the evaluator; ``info["ignored_options"]`` names the
+        common options asked for that the runner does not use.
 
     Raises
     ------
     UsageError
-        An unknown strategy or solver, a variant the runner lacks, or an option
-        it cannot honour (any value other than the default above).
+        An unknown strategy or solver, a variant the runner lacks, or a particular option it
+        does not take.
     """
-    runner, passed = _arguments(
-        strategy,
-        solver,
-        variant,
-        {"time_limit": time_limit, "workers": workers, "seed": seed, "log": log, **options},
-    )
-    return runner_function(runner.function)(problem, **passed)
+    return run(problem, strategy, solver, SolveOptions.of(**options))
 
 
 def frontier(
-    problem,
+    problem: PlacementProblem,
     strategy: str,
     solver: str,
     max_moves: int,
-    *,
-    variant: str | None = None,
-    time_limit: float | None = None,
-    workers: int = 1,
-    seed: int | None = 0,
-    log: bool = False,
-    **options,
+    **options: Any,
 ) -> list[Result]:
     """The moves/quality frontier: :func:`solve` with ``max_moves=k`` for ``k = 0 .. max_moves``.
 
-    ``time_limit`` bounds the whole frontier (``None``: the runner's default):
-    each point gets the time left and reports what its solver proved in it
-    (``optimal`` only when proven, else ``feasible`` with its bound, or no
-    answer); a point reached after the deadline is not solved (no answer,
-    ``unknown``, ``info["not_solved"]``).  A runner without a frontier is a
-    :class:`UsageError`.
+    ``time_limit`` bounds the whole frontier: each point gets the time left and reports what
+    its solver proved in it (``optimal`` only when proven, else ``feasible`` with its bound, or
+    no answer); a point reached after the deadline is not solved (no answer, ``unknown``,
+    ``info["not_solved"]``).  A runner without a frontier is a :class:`UsageError`.
     """
-    runner, passed = _arguments(
-        strategy,
-        solver,
-        variant,
-        {"time_limit": time_limit, "workers": workers, "seed": seed, "log": log, **options},
-    )
+    given = SolveOptions.of(**options)
+    runner = check(strategy, solver, given)
     if runner.frontier is None:
         raise UsageError(f"--strategy {strategy} --solver {solver} has no moves/quality frontier")
-    passed.pop("max_moves", None)
-    return runner_function(runner.frontier)(problem, max_moves, **passed)
+    passed, ignored = _passed(runner, problem, strategy, given)
+    passed = replace(passed, extra={k: v for k, v in passed.extra.items() if k != "max_moves"})
+    points = runner.frontier().frontier(problem, max_moves, passed)
+    return [ignoring(point, ignored) for point in points]
+
+
+def preload(strategy: str, solver: str) -> None:
+    """Import the modules ``strategy`` on ``solver`` runs (so that timing it leaves imports out)."""
+    lookup(strategy, solver).load()

@@ -1,30 +1,6 @@
 """What both exact replica models share: bounds, the answer layout, the two PR questions.
 
-The exact model (``models/cpsat/sticky_replica.py``, ``models/mip/sticky_replica.py``)
-chooses, for every partition ``p``, a set of live brokers ``x[p, b]`` of the
-partition's replication factor and a leader ``y[p, b]`` among them, and ranks
-DESIGN section 3's levels: 1 ``sum_b r_b^2``, 2 ``sum_p sum_k c_{p,k}^2``,
-3 ``sum_b l_b^2``, 4 moves (replicas on a broker outside the partition's
-original set).  Choosing the leader among the replicas is reordering, which
-moves no data and costs no move.
-
-Besides the lexicographic optimum it answers the two questions PR 18903 cannot
-(seed 004, "Limitations": its moves never worsen levels 1-2, so a swap that
-needs two moves is out of its reach):
-
-* :func:`fewest_moves`-style: the fewest moves of any placement that matches
-  or beats a given placement on levels 1-3, compared lexicographically (as the
-  PR and DESIGN compare scores), then the best levels 1-3 among those;
-* :func:`frontier`: for ``k = 0..K``, the best levels 1-3 reachable with at
-  most ``k`` moves (then the fewest moves) - the moves/quality frontier,
-  all points within one time limit.
-  Below the number of replicas on removed brokers (each must move) the
-  status is ``infeasible``.
-
-Sums of squares are modelled by secants: ``s >= (2t + 1) v - t (t + 1)`` for
-``t`` from the lower to the upper bound of the integer ``v``; at an integer
-``v`` the largest right-hand side is exactly ``v^2``, so the minimum of ``s``
-is ``v^2`` (no products, no element constraints).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -32,17 +8,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from models.options import SolveOptions
 from problems import PlacementProblem, ProblemError, Result, Status, evaluate
 
 #: The CP-SAT and MIP replica models build two booleans per (partition, live broker); beyond this
 #: many pairs they refuse (build time alone passes any useful time limit: measured, the MIP spent
 #: 104 s and CP-SAT 11 s without an answer at 1,000 partitions x 28 brokers): ``--solver flow``.
 MODEL_PAIRS = {"CP-SAT": 500_000, "MIP": 20_000}
-#: The exact replica models' default time limit (seconds): a solve's, or a whole frontier's.
-TIME_LIMIT = 10.0
 #: ``info["not_solved"]`` of a frontier point reached after the frontier's deadline.
 NOT_SOLVED = "the time limit is spent"
 
@@ -81,7 +58,7 @@ def balanced_level1(problem: PlacementProblem) -> int:
 
 
 def count_bounds(
-    problem: PlacementProblem, max_moves: int | None, beat: tuple | None
+    problem: PlacementProblem, max_moves: int | None, beat: tuple[int, ...] | None
 ) -> list[tuple[int, int]]:
     """Bounds ``(low, high)`` of each broker's replica count ``r[b]``.
 
@@ -112,12 +89,23 @@ def rack_count_bounds(factor: int, rack_size: int, brokers: int) -> tuple[int, i
     return max(0, factor - (brokers - rack_size)), min(factor, rack_size)
 
 
-def target_levels(problem: PlacementProblem, placement) -> tuple[int, int, int]:
+def target_levels(problem: PlacementProblem, placement: ArrayLike) -> tuple[int, int, int]:
     """Levels 1-3 of a placement to match or beat (re-scored by the evaluator)."""
     verdict = evaluate(problem, np.asarray(placement), "sticky-replica")
     if not verdict.valid:
         raise ValueError(f"the placement to beat is not valid: {verdict.violations[0]}")
-    return tuple(verdict.objective[:3])
+    level1, level2, level3 = verdict.objective[:3]
+    return level1, level2, level3
+
+
+def read_answer(
+    problem: PlacementProblem, holds: Callable[[int, int], bool], leads: Callable[[int, int], bool]
+) -> np.ndarray:
+    """The ``replicas`` array of a solved model: ``holds(p, b)`` and ``leads(p, b)`` read its ``x`` and ``y``."""
+    brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
+    held = [[b for b in brokers if holds(p, b)] for p in partitions]
+    leaders = [next((b for b in brokers if leads(p, b)), -1) for p in partitions]
+    return build_answer(problem, held, leaders)
 
 
 def build_answer(
@@ -171,16 +159,16 @@ def frontier(
 
 
 def solve_frontier(
-    solve: Callable[..., Result],
+    solve: Callable[[PlacementProblem, SolveOptions], Result],
     problem: PlacementProblem,
     max_k: int,
-    time_limit: float = TIME_LIMIT,
-    **options,
+    options: SolveOptions,
 ) -> list[Result]:
-    """``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``, within one ``time_limit`` (:func:`frontier`)."""
-    deadline = time.perf_counter() + time_limit
+    """``solve`` with ``max_moves=k`` for ``k = 0..max_k``, within one ``options.time_limit``
+    (:func:`frontier`)."""
+    deadline = time.perf_counter() + options.time_limit
     return frontier(
-        lambda k, left: solve(problem, time_limit=left, max_moves=k, **options),
+        lambda k, left: solve(problem, replace(options.with_extra(max_moves=k), time_limit=left)),
         problem,
         max_k,
         deadline,

@@ -1,7 +1,7 @@
 """Interchangeable partitions of a sticky problem, shared by the flow, CP-SAT and MIP models.
 
-Two partitions are interchangeable for the sticky objective (DESIGN.md section
-3) when their topics have the same subscribers and they have the same valid
+Two partitions are interchangeable for the sticky objective (docs/design/objectives.md)
+when their topics have the same subscribers and they have the same valid
 previous owner (KIP-341, :func:`problems.previous_owners`): swapping them
 changes neither validity, nor any member's count, nor the moves.  So every
 exact model decides only *how many* partitions of each class each member gets,
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from problems import GroupProblem, previous_owners
 
@@ -72,7 +73,7 @@ class Classes:
     def members_of(self, c: int) -> np.ndarray:
         return self.eligible[self.start[c] : self.start[c + 1]]
 
-    def rows(self, kept, pooled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def rows(self, kept: ArrayLike, pooled: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class, member, count) rows of a pooled answer.
 
         ``kept[c]`` partitions of class c stay with ``keep[c]`` (0 for classes
@@ -132,7 +133,9 @@ def partition_classes(problem: GroupProblem, refine: np.ndarray | None = None) -
     )
 
 
-def expand(problem: GroupProblem, classes: Classes, cls, member, count) -> np.ndarray:
+def expand(
+    problem: GroupProblem, classes: Classes, cls: ArrayLike, member: ArrayLike, count: ArrayLike
+) -> np.ndarray:
     """The ``owner`` array of per-class counts, deterministically.
 
     Inside a class (partitions by global id) the previous owner's share comes
@@ -201,7 +204,7 @@ def pooled_counts(
 
 
 def split_pools(
-    pool_of_class, inflow, edge_member, outflow
+    pool_of_class: np.ndarray, inflow: ArrayLike, edge_member: np.ndarray, outflow: ArrayLike
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split pooled items back into (class, member, count) rows, deterministically.
 

@@ -1,17 +1,6 @@
 """What the exact stream-join models share: partition numbers in classes, and back.
 
-DESIGN.md section 3, row ``stream-join``: partition number ``k < K`` goes to one
-member, who gets ``(t, k)`` of every topic it subscribes; level 1 is the sum
-of squared numbers per member, level 2 the numbers that leave their valid
-previous owner (:func:`problems.previous_number_owners`).  Every member that
-subscribes an existing topic may own every number (each subscribed topic has
-at least ``K`` partitions), and no other member may own any.  So numbers with
-the same previous owner are interchangeable: a class per previous owner
-(``keep`` = that owner) and one class of unowned numbers (``keep`` = -1).
-An answer is then just how many numbers each member gets (``counts``) and how
-many of its own it keeps (``kept``): any pair with ``kept`` at most both
-``counts`` and the member's previous numbers, and ``sum(counts) = K``, is
-realised by :func:`owner_from_counts`, with ``sum(previous) - sum(kept)`` moves.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -19,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from models.ranked_outcome import Ranked
 from problems import (
     GroupProblem,
     Result,
@@ -87,7 +78,9 @@ def counts_and_kept(
     return counts[classes.members], kept[classes.members]
 
 
-def owner_from_counts(problem: GroupProblem, classes: NumberClasses, counts, kept) -> np.ndarray:
+def owner_from_counts(
+    problem: GroupProblem, classes: NumberClasses, counts: ArrayLike, kept: ArrayLike
+) -> np.ndarray:
     """Realise ``counts`` / ``kept`` (aligned with ``classes.members``) as an ``owner`` array.
 
     Each member keeps its ``kept`` smallest previous numbers; every other
@@ -109,7 +102,13 @@ def owner_from_counts(problem: GroupProblem, classes: NumberClasses, counts, kep
     return topic_partitions(problem, number_owner)
 
 
-def result(problem: GroupProblem, classes: NumberClasses, ranked, counts, kept) -> Result:
+def result(
+    problem: GroupProblem,
+    classes: NumberClasses,
+    ranked: Ranked,
+    counts: ArrayLike,
+    kept: ArrayLike,
+) -> Result:
     """The :class:`problems.Result` of a ranked solve (no answer unless it found one)."""
     owner = owner_from_counts(problem, classes, counts, kept) if ranked.has_solution else None
     return ranked.result(problem, "stream-join", owner, info={"epoch": next_epoch(problem)})

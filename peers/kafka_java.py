@@ -197,7 +197,7 @@ def assign(problem: GroupProblem, assignor: str, partition_racks=None) -> np.nda
 
 
 def assignment(problem: GroupProblem, assignor: str, partition_racks=None) -> dict:
-    """As :func:`assign`, in DESIGN.md's assignment JSON shape."""
+    """As :func:`assign`, in the assignment JSON of docs/formats.md shape."""
     from problems import assignment_json
 
     return assignment_json(problem, assign(problem, assignor, partition_racks))

@@ -101,5 +101,5 @@ class PeerStickyGroup:
 
     @staticmethod
     def assignment_json(problem: GroupProblem, owner: np.ndarray) -> dict:
-        """The answer as DESIGN.md's assignment JSON (to feed the next rebalance)."""
+        """The answer as the assignment JSON of docs/formats.md (to feed the next rebalance)."""
         return assignment_json(problem, owner)

@@ -1,4 +1,6 @@
-"""The shared language of rebalance-lab: problem data, JSON I/O, previous ownership, the objectives and the one evaluator.
+"""The shared language of rebalance-lab.
+
+Problem data, JSON I/O, previous ownership, the objectives and the one evaluator.
 
 >>> from problems import load_problem, evaluate
 >>> problem = load_problem({"topics": {"t0": 2}, "members": [{"id": "c0", "topics": ["t0"]}]})

@@ -15,7 +15,7 @@ offending item only when there is one).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -62,6 +62,11 @@ def _range_error(value: Any, field: str, low: int, high: int) -> ProblemError:
     )
 
 
+def items(field: str) -> Callable[[int], str]:
+    """Names item ``i`` of the list at ``field``: ``field[i]`` (the ``field_of`` of the checks below)."""
+    return lambda i: f"{field}[{i}]"
+
+
 def integer(value: Any, field: str, low: int = 0, high: int = INT32_MAX) -> int:
     """``value`` if it is an integer (not a boolean) in ``low .. high``."""
     if type(value) is not int or not low <= value <= high:
@@ -70,7 +75,7 @@ def integer(value: Any, field: str, low: int = 0, high: int = INT32_MAX) -> int:
 
 
 def integers(
-    values: list, field_of: Callable[[int], str], low: int = 0, high: int = INT32_MAX
+    values: list[Any], field_of: Callable[[int], str], low: int = 0, high: int = INT32_MAX
 ) -> np.ndarray:
     """``values`` (a list) as an ``int64`` array, every item an integer in ``low .. high``.
 
@@ -89,7 +94,7 @@ def integers(
     return array
 
 
-def strings(values: list, field_of: Callable[[int], str]) -> None:
+def strings(values: list[Any], field_of: Callable[[int], str]) -> None:
     """Every item of ``values`` is a non-empty string of valid Unicode."""
     if values and set(map(type, values)) != {str}:
         i = next(i for i, v in enumerate(values) if type(v) is not str)
@@ -106,7 +111,7 @@ def strings(values: list, field_of: Callable[[int], str]) -> None:
 def string(value: Any, field: str) -> str:
     """``value`` if it is a non-empty string of valid Unicode."""
     strings([value], lambda _: field)
-    return value
+    return cast(str, value)
 
 
 def _encodable(value: str) -> bool:

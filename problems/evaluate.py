@@ -1,21 +1,11 @@
-"""The one objective evaluator of DESIGN.md section 3.
+"""The one objective evaluator of docs/design/objectives.md.
 
-Every answer, from a heuristic or from a solver, is scored here and nowhere
-else, from the answer alone:
-
-* a consumer-group answer is an ``owner`` array: the member position that gets
-  each partition (by global id), ``-1`` for an unassigned partition;
-* a replica-placement answer is a ``replicas`` array of broker ids aligned with
-  ``problem.replica_start`` (each partition keeps its replication factor).
-
-:func:`evaluate` checks validity (the hard constraints of the strategy) and
-computes the lexicographic objective levels, all as exact Python integers.
-Which objective judges which strategy, and each objective's levels, is the
-catalogue :mod:`problems.objectives`.
+The objectives and how the evaluator scores them: docs/design/objectives.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +49,7 @@ def _sum_squares(values: np.ndarray) -> int:
     return sum(int(v) * int(v) for v in values.tolist())
 
 
-def _examples(mask: np.ndarray, describe, limit: int = 3) -> list[str]:
+def _examples(mask: np.ndarray, describe: Callable[[int], str], limit: int = 3) -> list[str]:
     hits = np.flatnonzero(mask)
     lines = [describe(int(i)) for i in hits[:limit]]
     if len(hits) > limit:
@@ -87,9 +77,8 @@ def member_lags(problem: GroupProblem, owner: np.ndarray) -> list[int]:
     if problem.lags is None:
         return [0] * problem.num_members
     assigned = owner >= 0
-    if (
-        int(problem.lags.max(initial=0)) * len(problem.lags) < 2**53
-    ):  # float64 sums exact below 2**53
+    # float64 sums are exact below 2**53.
+    if int(problem.lags.max(initial=0)) * len(problem.lags) < 2**53:
         sums = np.bincount(
             owner[assigned], weights=problem.lags[assigned], minlength=problem.num_members
         )
@@ -140,7 +129,7 @@ def _group_validity(problem: GroupProblem, owner: np.ndarray) -> list[str]:
     problems += _examples(
         wrong,
         lambda i: (
-            f"{problem.partition_name(assigned[i])} goes to "
+            f"{problem.partition_name(int(assigned[i]))} goes to "
             f"{problem.members[owner[assigned[i]]]}, who does not subscribe its topic"
         ),
     )
@@ -175,23 +164,20 @@ def _co_partitioning(problem: GroupProblem, owner: np.ndarray, numbers: np.ndarr
     lacking = numbers < 0
     problems += _examples(lacking, lambda k: f"partition number {k} has no owner")
     # Each topic's (t, k) must go to the number's owner if it subscribes t, else stay unassigned.
-    for t in np.flatnonzero(problem.subscribes.any(axis=0)):
+    for t in np.flatnonzero(problem.subscribes.any(axis=0)).tolist():
         expected = np.where(problem.subscribes[np.maximum(numbers, 0), t] & ~lacking, numbers, -1)
         bad = owner[problem.topic_start[t] : problem.topic_start[t] + count] != expected
-        problems += _examples(
-            bad,
-            lambda k, t=t: (
-                f"{problem.topics[t]}-{k} is not with the owner of partition number {k} "
-                f"(not co-partitioned)"
-            ),
-        )
+        topic = problem.topics[t]
+
+        def apart(k: int, topic: str = topic) -> str:
+            return f"{topic}-{k} is not with the owner of partition number {k} (not co-partitioned)"
+
+        def beyond_k(i: int, topic: str = topic) -> str:
+            return f"{topic}-{count + i} is assigned but {count + i} >= K = {count}"
+
+        problems += _examples(bad, apart)
         beyond = owner[problem.topic_start[t] + count : problem.topic_start[t + 1]] >= 0
-        problems += _examples(
-            beyond,
-            lambda i, t=t: (
-                f"{problem.topics[t]}-{count + i} is assigned but {count + i} >= K = {count}"
-            ),
-        )
+        problems += _examples(beyond, beyond_k)
     return problems
 
 
@@ -241,7 +227,10 @@ def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[s
         ]
     problems = []
     live = np.isin(replicas, problem.broker_ids)
-    name = lambda p: f"{problem.topics[p]}-{problem.partitions[p]}"  # noqa: E731
+
+    def name(p: int) -> str:
+        return f"{problem.topics[p]}-{problem.partitions[p]}"
+
     owner_partition = np.repeat(np.arange(problem.num_partitions), problem.replication_factors)
     problems += _examples(
         ~live,
@@ -288,7 +277,7 @@ def evaluate(
     if kind == "replica":
         assert isinstance(problem, PlacementProblem), "replica strategies take a placement problem"
         violations = _replica_validity(problem, answer)
-        objective = replica_levels(problem, answer) if not violations else ()
+        objective: tuple[int, ...] = replica_levels(problem, answer) if not violations else ()
         return Evaluation(not violations, tuple(violations), tuple(objective), names)
 
     assert isinstance(problem, GroupProblem), "group strategies take a consumer-group problem"
@@ -299,33 +288,40 @@ def evaluate(
         return Evaluation(False, (shape,), (), names)
     if np.any((answer < -1) | (answer >= problem.num_members)):
         return Evaluation(False, ("owner array holds positions that are not members",), (), names)
-    violations = _group_validity(problem, answer) if kind != "stream-join" else []
     if kind == "stream-join":
-        numbers = number_owners(problem, answer)
-        violations = _co_partitioning(problem, answer, numbers)
-        assigned = np.flatnonzero(answer >= 0)
-        wrong_topic = np.zeros(len(answer), dtype=bool)
-        wrong_topic[assigned] = ~problem.subscribes[
-            answer[assigned], problem.partition_topic[assigned]
-        ]
-        violations += _examples(
-            wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber"
-        )
-        counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
-        objective = (_sum_squares(counts), moves(previous_number_owners(problem), numbers))
-    elif kind == "lag-aware":
+        violations, objective = _stream_join_verdict(problem, answer)
+    else:
+        violations, objective = _group_verdict(problem, answer, kind)
+    return Evaluation(not violations, tuple(violations), tuple(int(v) for v in objective), names)
+
+
+def _stream_join_verdict(
+    problem: GroupProblem, answer: np.ndarray
+) -> tuple[list[str], tuple[int, ...]]:
+    """The violations and levels of a stream-join answer (co-partitioning: by partition number)."""
+    numbers = number_owners(problem, answer)
+    violations = _co_partitioning(problem, answer, numbers)
+    assigned = np.flatnonzero(answer >= 0)
+    wrong_topic = np.zeros(len(answer), dtype=bool)
+    wrong_topic[assigned] = ~problem.subscribes[answer[assigned], problem.partition_topic[assigned]]
+    violations += _examples(
+        wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber"
+    )
+    counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
+    return violations, (_sum_squares(counts), moves(previous_number_owners(problem), numbers))
+
+
+def _group_verdict(
+    problem: GroupProblem, answer: np.ndarray, kind: str
+) -> tuple[list[str], tuple[int, ...]]:
+    """The violations and levels of a partition-by-partition answer on objective ``kind``."""
+    violations = _group_validity(problem, answer)
+    if kind == "lag-aware":
         violations += _lag_validity(problem, answer)
         lags = member_lags(problem, answer)
-        objective = (max(lags, default=0), sum(v * v for v in lags))
-    elif kind == "rack-aware":
-        objective = (
-            _sum_squares(member_counts(problem, answer)),
-            int(np.count_nonzero(problem.rack_mismatches(answer))),
-            moves(previous_owners(problem), answer),
-        )
-    else:
-        objective = (
-            _sum_squares(member_counts(problem, answer)),
-            moves(previous_owners(problem), answer),
-        )
-    return Evaluation(not violations, tuple(violations), tuple(int(v) for v in objective), names)
+        return violations, (max(lags, default=0), sum(v * v for v in lags))
+    balance = _sum_squares(member_counts(problem, answer))
+    moved = moves(previous_owners(problem), answer)
+    if kind == "rack-aware":
+        return violations, (balance, int(np.count_nonzero(problem.rack_mismatches(answer))), moved)
+    return violations, (balance, moved)

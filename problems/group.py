@@ -20,7 +20,8 @@ import numpy as np
 _BASE64URL = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
+def frozen(array: np.ndarray) -> np.ndarray:
+    """``array`` made read-only (the problems' arrays are shared by every reader), returned."""
     array.setflags(write=False)
     return array
 
@@ -135,17 +136,17 @@ class GroupProblem:
     def topic_start(self) -> np.ndarray:
         start = np.zeros(self.num_topics + 1, dtype=np.int64)
         np.cumsum(self.partition_counts, out=start[1:])
-        return _frozen(start)
+        return frozen(start)
 
     @cached_property
     def partition_topic(self) -> np.ndarray:
         """Topic position of every partition (``int32``, length P)."""
-        return _frozen(np.repeat(np.arange(self.num_topics, dtype=np.int32), self.partition_counts))
+        return frozen(np.repeat(np.arange(self.num_topics, dtype=np.int32), self.partition_counts))
 
     @cached_property
     def partition_index(self) -> np.ndarray:
         """Index of every partition within its topic (``int64``, length P)."""
-        return _frozen(
+        return frozen(
             np.arange(self.num_partitions, dtype=np.int64)
             - np.repeat(self.topic_start[:-1], self.partition_counts)
         )
@@ -157,16 +158,15 @@ class GroupProblem:
         for sub in self.subscriptions:
             if id(sub) not in known:
                 positions = np.fromiter(map(get, sub, repeat(-1)), dtype=np.int32, count=len(sub))
-                known[id(sub)] = _frozen(np.unique(positions[positions >= 0]))
+                known[id(sub)] = frozen(np.unique(positions[positions >= 0]))
         return tuple(known[id(sub)] for sub in self.subscriptions)
 
     @cached_property
     def subscribes(self) -> np.ndarray:
         """Boolean matrix ``[member, topic]``: the member subscribes the topic."""
         matrix = np.zeros((self.num_members, self.num_topics), dtype=bool)
-        members: dict[
-            int, list[int]
-        ] = {}  # the members of each distinct subscription (one array each)
+        # The members of each distinct subscription (one array each).
+        members: dict[int, list[int]] = {}
         for m, topics in enumerate(self.subscribed_topics):
             members.setdefault(id(topics), []).append(m)
         arrays = {id(topics): topics for topics in self.subscribed_topics}
@@ -174,20 +174,20 @@ class GroupProblem:
             row = np.zeros(self.num_topics, dtype=bool)
             row[arrays[key]] = True
             matrix[rows] = row  # whole rows: no (rows x topics) index grid
-        return _frozen(matrix)
+        return frozen(matrix)
 
     @cached_property
     def topic_subscribers(self) -> tuple[np.ndarray, ...]:
         """Each topic's subscribers, ascending member positions."""
         return tuple(
-            _frozen(np.flatnonzero(self.subscribes[:, t]).astype(np.int32))
+            frozen(np.flatnonzero(self.subscribes[:, t]).astype(np.int32))
             for t in range(self.num_topics)
         )
 
     @cached_property
     def assignable(self) -> np.ndarray:
         """Whether each partition's topic has at least one subscriber."""
-        return _frozen(self.subscribes.any(axis=0)[self.partition_topic])
+        return frozen(np.any(self.subscribes, axis=0)[self.partition_topic])
 
     @cached_property
     def owned(self) -> tuple[dict[str, tuple[int, ...]], ...]:
@@ -210,12 +210,12 @@ class GroupProblem:
         """Topic position of every owned entry; -1 for a topic that does not exist."""
         get = self.topic_index.get
         topics = self.owned_topics
-        return _frozen(np.fromiter(map(get, topics, repeat(-1)), dtype=np.int64, count=len(topics)))
+        return frozen(np.fromiter(map(get, topics, repeat(-1)), dtype=np.int64, count=len(topics)))
 
     @cached_property
     def owned_claim_topic(self) -> np.ndarray:
         """Topic position of every item of ``owned_indices`` (-1: the topic does not exist)."""
-        return _frozen(np.repeat(self.owned_entry_topic, np.diff(self.owned_start)))
+        return frozen(np.repeat(self.owned_entry_topic, np.diff(self.owned_start)))
 
     @cached_property
     def owned_claims(self) -> tuple[np.ndarray, np.ndarray]:
@@ -236,22 +236,22 @@ class GroupProblem:
         counts = np.append(self.partition_counts, 0)  # topic -1 -> count 0: every claim stale
         keep = indices < counts[topic]
         if keep.all():
-            return _frozen(member), _frozen(self.topic_start[topic] + indices)
-        return _frozen(member[keep]), _frozen(self.topic_start[topic[keep]] + indices[keep])
+            return frozen(member), frozen(self.topic_start[topic] + indices)
+        return frozen(member[keep]), frozen(self.topic_start[topic[keep]] + indices[keep])
 
     # ------------------------------------------------------------------ racks
     @property
     def has_racks(self) -> bool:
         """Whether the document gives ``partition_racks`` (KIP-881): baselines are then judged on
-        ``rack-aware`` instead of ``sticky`` (DESIGN.md section 3)."""
+        ``rack-aware`` instead of ``sticky`` (docs/design/objectives.md)."""
         return self.replica_rack_start is not None
 
     @cached_property
     def replica_rack_partition(self) -> np.ndarray:
         """Global id of every item of ``replica_racks`` (``int64``; empty without racks)."""
         if self.replica_rack_start is None:
-            return _frozen(np.zeros(0, dtype=np.int64))
-        return _frozen(
+            return frozen(np.zeros(0, dtype=np.int64))
+        return frozen(
             np.repeat(
                 np.arange(self.num_partitions, dtype=np.int64), np.diff(self.replica_rack_start)
             )
@@ -260,7 +260,7 @@ class GroupProblem:
     @cached_property
     def partition_rack_lists(self) -> tuple[tuple[str, ...], ...] | None:
         """Each partition's replica racks as given (names), by global id; ``None`` without racks."""
-        if self.replica_rack_start is None:
+        if self.replica_rack_start is None or self.replica_racks is None:
             return None
         names = [self.rack_names[r] for r in self.replica_racks.tolist()]
         start = self.replica_rack_start.tolist()
@@ -279,7 +279,7 @@ class GroupProblem:
         if self.replica_rack_start is None or self.member_rack is None:
             return mismatch
         racks = np.append(self.member_rack, np.int32(-1))  # owner -1 (unassigned) -> no rack
-        rack = racks[owner]
+        rack: np.ndarray = racks[owner]
         aligned = np.zeros(self.num_partitions, dtype=bool)
         entry = self.replica_rack_partition
         aligned[entry[self.replica_racks == rack[entry]]] = True
@@ -297,8 +297,8 @@ class GroupProblem:
         """
         if self.topic_ids is None:
             return (
-                _frozen(np.full(self.num_topics, 0x0000000100000001, dtype=np.int64)),
-                _frozen(np.arange(self.num_topics, dtype=np.int64)),
+                frozen(np.full(self.num_topics, 0x0000000100000001, dtype=np.int64)),
+                frozen(np.arange(self.num_topics, dtype=np.int64)),
             )
         # URL-safe base64 of 16 bytes, decoded for every id at once: 22 characters of 6 bits each
         # (the parser checked them); 5 groups of 4 make 15 bytes, the last 2 characters the 16th.
@@ -314,7 +314,7 @@ class GroupProblem:
         tail = ((sextets[:, 20] << 2) | (sextets[:, 21] >> 4)) & 255
         raw = np.concatenate([head, tail[:, None]], axis=1).astype(np.uint8)
         halves = raw.view(">i8").astype(np.int64).reshape(-1, 2)
-        return _frozen(halves[:, 0].copy()), _frozen(halves[:, 1].copy())
+        return frozen(halves[:, 0].copy()), frozen(halves[:, 1].copy())
 
     # --------------------------------------------------------------- helpers
     def partition_name(self, g: int) -> str:

@@ -1,4 +1,4 @@
-"""Reading and writing the JSON problem formats of DESIGN.md section 2.
+"""Reading and writing the JSON problem formats of docs/formats.md.
 
 ``load_problem`` accepts a path, JSON text or an already-parsed ``dict`` and
 returns a :class:`~problems.group.GroupProblem` (a document with ``topics`` and
@@ -18,7 +18,7 @@ import gc
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from itertools import chain, repeat
 from pathlib import Path
@@ -29,19 +29,19 @@ import orjson
 
 from problems import checks
 from problems.errors import ProblemError
-from problems.group import GroupProblem, _frozen
+from problems.group import GroupProblem, frozen
 from problems.placement import PlacementProblem
 
 Problem = GroupProblem | PlacementProblem
 
 
 # ------------------------------------------------------------------ helpers
-def _optional_string(doc: dict, key: str, field: str) -> str | None:
+def _optional_string(doc: dict[str, Any], key: str, field: str) -> str | None:
     value = doc.get(key)
     return None if value is None else checks.string(value, f"{field}.{key}")
 
 
-def _offsets(items: list) -> np.ndarray:
+def _offsets(items: Sequence[Sized]) -> np.ndarray:
     """``[0, l0, l0 + l1, ...]``: where each of consecutive runs of ``len(item)`` starts (length n + 1)."""
     start = np.zeros(len(items) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=start[1:])
@@ -58,11 +58,21 @@ def _item_field(start: np.ndarray, names: Callable[[int], str]) -> Callable[[int
     return field
 
 
+def _first_repeat(items: Sequence[Hashable]) -> int:
+    """The position of the first item of ``items`` equal to an item before it (there must be one)."""
+    seen: set[Hashable] = set()
+    for k, item in enumerate(items):
+        if item in seen:
+            return k
+        seen.add(item)
+    raise ValueError("no item repeats")
+
+
 # ------------------------------------------------------------ consumer group
 MEMBER_FIELDS = frozenset({"id", "topics", "owned", "generation", "rack", "instance_id"})
 
 
-def _plain_members(members_doc: list) -> bool:
+def _plain_members(members_doc: list[Any]) -> bool:
     """Whether every member is an object with a valid ``id`` (a non-empty string of valid Unicode), and a
     ``generation``, ``rack`` and ``instance_id`` each absent, null or valid: checked for all members
     at once, so that the loop of :func:`_parse_group` skips those checks one member at a time (when
@@ -88,7 +98,39 @@ def _plain_members(members_doc: list) -> bool:
     )
 
 
-def _parse_group(doc: dict) -> GroupProblem:
+def _parse_group(doc: dict[str, Any]) -> GroupProblem:
+    topics, counts = _parse_topics(doc)
+    members_doc = _members_list(doc, len(topics))
+    # (member, 0 subscription / 1 owned, text): sorted at the end
+    notes: list[tuple[int, int, str]] = []
+    members = _parse_members(members_doc, topics, notes)
+    index = dict(zip(topics, range(len(topics))))
+    owned, derived = _parse_owned(members.owned_docs, counts, index, notes)
+    lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
+    rack_fields = _parse_racks(doc.get("partition_racks"), topics, counts, members.racks)
+    topic_ids = None if doc.get("topic_ids") is None else _parse_topic_ids(doc["topic_ids"], topics)
+    notes.sort(key=lambda note: note[:2])
+    problem = GroupProblem(
+        topics=topics,
+        partition_counts=frozen(counts),
+        members=tuple(members.ids),
+        subscriptions=tuple(members.subscriptions),
+        **owned,
+        generations=frozen(np.array(members.generations, dtype=np.int64)),
+        has_generation=tuple(members.has_generation),
+        racks=tuple(members.racks),
+        instance_ids=tuple(members.instances),
+        lags=lags,
+        notes=tuple(note[2] for note in notes),
+        **rack_fields,
+        topic_ids=topic_ids,
+    )
+    problem.__dict__.update(derived)  # cached properties the checks built (GroupProblem is frozen)
+    return problem
+
+
+def _parse_topics(doc: dict[str, Any]) -> tuple[tuple[str, ...], np.ndarray]:
+    """The topic names, in document order, and their partition counts (``int64``)."""
     topics_doc = doc.get("topics")
     if topics_doc is None:
         raise ProblemError("topics", "missing (an object of topic name -> partition count)")
@@ -97,42 +139,43 @@ def _parse_group(doc: dict) -> GroupProblem:
     checks.strings(list(topics), lambda i: "topics")
     counts = checks.integers(list(topics_doc.values()), lambda i: f"topics.{topics[i]}")
     checks.at_most(int(counts.sum()), checks.MAX_PARTITIONS, "topics", "partitions in all")
+    return topics, counts
 
-    members_doc = doc.get("members")
-    if members_doc is None:
+
+def _members_list(doc: dict[str, Any], topics: int) -> list[Any]:
+    """The document's ``members`` list, its size checked against the member-topic tables' limit."""
+    if doc.get("members") is None:
         raise ProblemError("members", "missing (a list of members)")
-    checks.expect(members_doc, list, "members", "a list of members")
+    members_doc: list[Any] = checks.expect(doc["members"], list, "members", "a list of members")
     checks.at_most(
-        len(members_doc) * len(topics),
+        len(members_doc) * topics,
         checks.MAX_MEMBER_TOPICS,
         "members",
-        f"members x topics ({len(members_doc):,} x {len(topics):,})",
+        f"members x topics ({len(members_doc):,} x {topics:,})",
     )
+    return members_doc
 
-    ids: list[str] = []
+
+class _Members:
+    """The members' fields as read (``owned`` still a document), one item per member in order."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.subscriptions: list[tuple[str, ...]] = []
+        self.owned_docs: list[dict[str, Any]] = []
+        self.generations: list[int] = []
+        self.has_generation: list[bool] = []
+        self.racks: list[str | None] = []
+        self.instances: list[str | None] = []
+
+
+def _parse_members(
+    members_doc: list[Any], topics: tuple[str, ...], notes: list[tuple[int, int, str]]
+) -> _Members:
+    """Every member checked and read, in order; notes on subscriptions to missing topics."""
+    members = _Members()
     seen_ids: dict[str, int] = {}
-    subscriptions, owned_docs, generations, has_generation, racks, instances = (
-        [],
-        [],
-        [],
-        [],
-        [],
-        [],
-    )
-    notes: list[
-        tuple[int, int, str]
-    ] = []  # (member, 0 subscription / 1 owned, text): sorted at the end
-    known = set(topics)
-    # Members mostly share a few subscriptions: each distinct one is checked once and stored once
-    # (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
-    # list object already seen (documents built in Python share one list among many members);
-    # ``shared`` the tuple of an equal list; ``checked`` (by the shared tuple's id) whether every
-    # topic exists.
-    by_list: dict[int, tuple] = {}
-    shared: dict[tuple, tuple] = {}
-    checked: dict[int, bool] = {}
-    last_list: list | None = None
-    last_key: tuple | None = None
+    subscriptions = _Subscriptions(topics, notes)
     plain = _plain_members(members_doc)
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
@@ -153,99 +196,97 @@ def _parse_group(doc: dict) -> GroupProblem:
                 f"duplicate member id {member_id!r} (also members[{seen_ids[member_id]}])",
             )
         seen_ids[member_id] = i
-        ids.append(member_id)
+        members.ids.append(member_id)
+        members.subscriptions.append(subscriptions.read(member, i, field))
 
+        owned_doc = {} if member.get("owned") is None else member["owned"]
+        members.owned_docs.append(
+            checks.expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list")
+        )
+        generation = member.get("generation")
+        if generation is not None and not plain:
+            checks.integer(generation, f"{field}.generation", low=-1)
+        members.has_generation.append(generation is not None)
+        members.generations.append(-1 if generation is None else generation)
+        members.racks.append(
+            member.get("rack") if plain else _optional_string(member, "rack", field)
+        )
+        members.instances.append(
+            member.get("instance_id") if plain else _optional_string(member, "instance_id", field)
+        )
+    _check_instance_ids(members.instances)
+    return members
+
+
+class _Subscriptions:
+    """Each member's subscription as a tuple of topic names, checked once per distinct list.
+
+    Members mostly share a few subscriptions: each distinct one is checked once and stored once
+    (one tuple shared by its members, not one copy per member).  ``by_list`` finds the tuple of a
+    list object already seen (documents built in Python share one list among many members);
+    ``shared`` the tuple of an equal list; ``checked`` (by the shared tuple's id) whether every
+    topic exists.
+    """
+
+    def __init__(self, topics: tuple[str, ...], notes: list[tuple[int, int, str]]) -> None:
+        self.known = set(topics)
+        self.notes = notes
+        self.by_list: dict[int, tuple[str, ...]] = {}
+        self.shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.checked: dict[int, bool] = {}
+        self.last_list: list[str] | None = None
+        self.last_key: tuple[str, ...] | None = None
+
+    def read(self, member: dict[str, Any], i: int, field: str) -> tuple[str, ...]:
+        """Member ``i``'s ``topics`` (``field`` names the member), with a note per missing topic."""
         if "topics" not in member:
             raise ProblemError(f"{field}.topics", "missing (the member's subscription)")
         subscription = checks.expect(
             member["topics"], list, f"{field}.topics", "a list of topic names"
         )
-        key = by_list.get(id(subscription))
-        if (
-            key is None and subscription == last_list
-        ):  # the previous member's, checked (a file has one list per member)
-            key = last_key
+        key = self.by_list.get(id(subscription))
+        # The previous member's, checked (a file has one list per member).
+        if key is None and subscription == self.last_list:
+            key = self.last_key
         if key is None:
-            if set(map(type, subscription)) - {
-                str
-            }:  # not hashable, perhaps: the check names the item
-                checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
+            # Not hashable, perhaps: the check names the item.
+            if set(map(type, subscription)) - {str}:
+                checks.strings(subscription, checks.items(f"{field}.topics"))
             key = tuple(subscription)
-            key = shared.setdefault(key, key)
-            by_list[id(subscription)] = key
-        if id(key) not in checked:
-            checks.strings(subscription, lambda j: f"{field}.topics[{j}]")
+            key = self.shared.setdefault(key, key)
+            self.by_list[id(subscription)] = key
+        if id(key) not in self.checked:
+            checks.strings(subscription, checks.items(f"{field}.topics"))
             distinct = set(subscription)
             if len(distinct) != len(subscription):
-                dup = next(n for j, n in enumerate(subscription) if n in subscription[:j])
+                dup = subscription[_first_repeat(subscription)]
                 raise ProblemError(f"{field}.topics", f"duplicate topic {dup!r}")
-            checked[id(key)] = distinct <= known
-        subscriptions.append(key)
-        last_list, last_key = subscription, key
-        if not checked[id(key)]:
+            self.checked[id(key)] = distinct <= self.known
+        self.last_list, self.last_key = subscription, key
+        if not self.checked[id(key)]:
             for j, name in enumerate(subscription):
-                if name not in known:
-                    notes.append(
-                        (
-                            i,
-                            0,
-                            f"{field}.topics[{j}]: topic {name!r} does not exist "
-                            "(contributes no partitions)",
-                        )
-                    )
+                if name not in self.known:
+                    text = f"{field}.topics[{j}]: topic {name!r} does not exist"
+                    self.notes.append((i, 0, text + " (contributes no partitions)"))
+        return key
 
-        owned_doc = {} if member.get("owned") is None else member["owned"]
-        owned_docs.append(
-            checks.expect(owned_doc, dict, f"{field}.owned", "an object of topic -> partition list")
-        )
 
-        generation = member.get("generation")
-        if generation is not None and not plain:
-            checks.integer(generation, f"{field}.generation", low=-1)
-        has_generation.append(generation is not None)
-        generations.append(-1 if generation is None else generation)
-        racks.append(member.get("rack") if plain else _optional_string(member, "rack", field))
-        instances.append(
-            member.get("instance_id") if plain else _optional_string(member, "instance_id", field)
-        )
-
-    seen_instances: dict[str, int] = {}
+def _check_instance_ids(instances: list[str | None]) -> None:
+    """No two members share a ``group.instance.id`` (static membership)."""
+    seen: dict[str, int] = {}
     for i, instance in enumerate(instances):
         if instance is None:
             continue
-        if instance in seen_instances:
+        if instance in seen:
             raise ProblemError(
                 f"members[{i}].instance_id",
-                f"duplicate instance id {instance!r} (also members[{seen_instances[instance]}])",
+                f"duplicate instance id {instance!r} (also members[{seen[instance]}])",
             )
-        seen_instances[instance] = i
-
-    owned, derived = _parse_owned(owned_docs, counts, dict(zip(topics, range(len(topics)))), notes)
-    lags = None if doc.get("lags") is None else _parse_lags(doc["lags"], topics, counts)
-    rack_fields = _parse_racks(doc.get("partition_racks"), topics, counts, racks)
-    topic_ids = None if doc.get("topic_ids") is None else _parse_topic_ids(doc["topic_ids"], topics)
-    notes.sort(key=lambda note: note[:2])
-    problem = GroupProblem(
-        topics=topics,
-        partition_counts=_frozen(counts),
-        members=tuple(ids),
-        subscriptions=tuple(subscriptions),
-        **owned,
-        generations=_frozen(np.array(generations, dtype=np.int64)),
-        has_generation=tuple(has_generation),
-        racks=tuple(racks),
-        instance_ids=tuple(instances),
-        lags=lags,
-        notes=tuple(note[2] for note in notes),
-        **rack_fields,
-        topic_ids=topic_ids,
-    )
-    problem.__dict__.update(derived)  # cached properties the checks built (GroupProblem is frozen)
-    return problem
+        seen[instance] = i
 
 
 def _parse_owned(
-    owned_docs: list[dict],
+    owned_docs: list[dict[str, Any]],
     counts: np.ndarray,
     index: dict[str, int],
     notes: list[tuple[int, int, str]],
@@ -278,25 +319,9 @@ def _parse_owned(
             [names[e] for e in unknown.tolist()],
             lambda i: f"members[{entry_member[unknown[i]]}].owned",
         )
-    if lists and set(map(type, lists)) != {list}:
-        e = next(e for e, v in enumerate(lists) if type(v) is not list)
-        raise ProblemError(
-            entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}"
-        )
-    parsed = _index_values(lists)
-    if parsed is None:  # an item that is not an integer in range: the checks name it
-        start = _offsets(lists)
-        checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
-        indices = checks.integers(list(chain.from_iterable(lists)), _item_field(start, entry_field))
-        lengths = np.diff(start)
-    else:
-        lengths, indices = parsed
-        start = np.zeros(len(lists) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=start[1:])
-        checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
-    single = (
-        len(indices) == len(lists) and not (lengths != 1).any()
-    )  # one item per list: claims are entries
+    start, lengths, indices = _owned_indices(lists, entry_field)
+    # One item per list: claims are entries.
+    single = len(indices) == len(lists) and not (lengths != 1).any()
     if single:
         claim_topic, claim_member = entry_topic, entry_member  # read-only once loaded: shared
     else:
@@ -307,9 +332,8 @@ def _parse_owned(
         _check_repeats(lists, indices, np.repeat(np.arange(len(lists)), lengths), entry_field)
     limits = np.append(counts, 0)  # a missing topic (-1) has no partitions
     stale = None
-    if (
-        entry_topic.min(initial=0) < 0 or not (indices < limits[claim_topic]).all()
-    ):  # some claims stale: notes
+    # Some claims stale: notes.
+    if entry_topic.min(initial=0) < 0 or not (indices < limits[claim_topic]).all():
         claim_entry = np.repeat(np.arange(len(lists)), lengths)
         stale = _stale_claims(
             lists, indices, claim_entry, entry_topic, counts, entry_member, entry_field, notes
@@ -323,50 +347,76 @@ def _parse_owned(
         claims = claim_member, topic_start[claim_topic] + indices
     fields = {
         "owned_topics": names,
-        "owned_entry_start": _frozen(entry_start),
-        "owned_start": _frozen(start),
-        "owned_indices": _frozen(indices),
+        "owned_entry_start": frozen(entry_start),
+        "owned_start": frozen(start),
+        "owned_indices": frozen(indices),
     }
     derived = {
-        "owned_entry_topic": _frozen(entry_topic),
-        "owned_claim_topic": _frozen(claim_topic),
-        "owned_claims": (_frozen(claims[0]), _frozen(claims[1])),
+        "owned_entry_topic": frozen(entry_topic),
+        "owned_claim_topic": frozen(claim_topic),
+        "owned_claims": (frozen(claims[0]), frozen(claims[1])),
     }
     return fields, derived
 
 
-def _entry_topics(keys: list[tuple], index: dict[str, int], total: int) -> np.ndarray:
+def _owned_indices(
+    lists: list[Any], entry_field: Callable[[int], str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each owned list starts among the claims, its length and every claim's index, checked.
+
+    ``entry_field(e)`` names list ``e`` in an error.
+    """
+    if lists and set(map(type, lists)) != {list}:
+        e = next(e for e, v in enumerate(lists) if type(v) is not list)
+        raise ProblemError(
+            entry_field(e), f"must be a list of integers >= 0, got {checks.type_name(lists[e])}"
+        )
+    parsed = _index_values(lists)
+    if parsed is None:  # an item that is not an integer in range: the checks name it
+        start = _offsets(lists)
+        checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
+        indices = checks.integers(list(chain.from_iterable(lists)), _item_field(start, entry_field))
+        return start, np.diff(start), indices
+    lengths, indices = parsed
+    start = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=start[1:])
+    checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "members", "owned partitions in all")
+    return start, lengths, indices
+
+
+def _entry_topics(keys: list[tuple[str, ...]], index: dict[str, int], total: int) -> np.ndarray:
     """The topic position of every owned entry (-1: no such topic), from each member's tuple of topic
     names (``keys``): members mostly own partitions of the same topics in the same order, so each
     distinct tuple is looked up once (a member whose tuple equals the previous member's is not even
     hashed) and its positions copied for the members that share it."""
     if not total:
         return np.zeros(0, dtype=np.int64)
-    known: dict[tuple, np.ndarray] = {}
-    arrays, previous, positions = [], None, None
+    known: dict[tuple[str, ...], np.ndarray] = {}
+    arrays: list[np.ndarray] = []
+    previous: tuple[str, ...] | None = None
+    positions = np.zeros(0, dtype=np.int64)
     for key in keys:
         if key != previous:
-            positions = known.get(key)
-            if positions is None:
-                positions = known[key] = np.fromiter(
+            found = known.get(key)
+            if found is None:
+                found = known[key] = np.fromiter(
                     map(index.get, key, repeat(-1)), dtype=np.int64, count=len(key)
                 )
-            previous = key
+            positions, previous = found, key
         arrays.append(positions)
     return np.concatenate(arrays)
 
 
 def _check_repeats(
-    lists: list[list],
+    lists: list[list[int]],
     indices: np.ndarray,
     claim_entry: np.ndarray,
     entry_field: Callable[[int], str],
 ) -> None:
     """An error naming the first partition given twice in one owned list (``claim_entry``: each claim's list)."""
     same_entry = claim_entry[1:] == claim_entry[:-1]
-    if np.any(
-        same_entry & (indices[1:] <= indices[:-1])
-    ):  # not strictly ascending: look for a repeat
+    # Not strictly ascending: look for a repeat.
+    if np.any(same_entry & (indices[1:] <= indices[:-1])):
         order = np.lexsort((indices, claim_entry))
         twice = np.flatnonzero(
             (claim_entry[order][1:] == claim_entry[order][:-1])
@@ -374,13 +424,13 @@ def _check_repeats(
         )
         if len(twice):
             e = int(claim_entry[order][twice].min())
-            items, seen = lists[e], set()
-            k = next(k for k, v in enumerate(items) if v in seen or seen.add(v))
+            items = lists[e]
+            k = _first_repeat(items)
             raise ProblemError(f"{entry_field(e)}[{k}]", f"duplicate partition {items[k]}")
 
 
 def _stale_claims(
-    lists: list[list],
+    lists: list[list[int]],
     indices: np.ndarray,
     claim_entry: np.ndarray,
     entry_topic: np.ndarray,
@@ -392,7 +442,7 @@ def _stale_claims(
     """Whether each claim is stale (its topic, -1, does not exist, or the index is beyond it), with one
     note per owned list holding any."""
     limit = np.append(counts, 0)[entry_topic]  # a missing topic (-1) has no partitions
-    stale = indices >= limit[claim_entry]
+    stale: np.ndarray = indices >= limit[claim_entry]
     for e in np.unique(
         np.concatenate([np.flatnonzero(entry_topic < 0), claim_entry[stale]])
     ).tolist():
@@ -412,7 +462,7 @@ def _stale_claims(
     return stale
 
 
-def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
+def _index_values(lists: list[list[Any]]) -> tuple[np.ndarray, np.ndarray] | None:
     """The length of each of ``lists`` (lists) and their items, flat, as ``int64`` arrays, when every
     item is an integer in 0 .. INT32_MAX; else None (the item-by-item checks then name the first
     other).
@@ -425,9 +475,8 @@ def _index_values(lists: list[list]) -> tuple[np.ndarray, np.ndarray] | None:
     """
     try:
         text = orjson.dumps(lists)
-    except (
-        TypeError
-    ):  # orjson.JSONEncodeError: a value JSON has no text for, or an integer beyond 64 bits
+    except TypeError:
+        # orjson.JSONEncodeError: a value JSON has no text for, or an integer beyond 64 bits.
         return None
     if text.translate(None, b"0123456789[],") or text.count(b"[") != len(lists) + 1:
         return None  # a sign, a letter, a quote, a dot; or a list in a list
@@ -456,8 +505,10 @@ def _list_lengths(text: bytes) -> np.ndarray:
     chars = np.frombuffer(text, dtype=np.uint8)
     opens = np.flatnonzero(chars == ord("["))[1:]
     closes = np.flatnonzero(chars == ord("]"))[:-1]
-    commas = np.cumsum(chars == ord(","), dtype=np.int64 if len(chars) >= 2**31 else np.int32)
-    return (commas[closes] - commas[opens] + (closes - opens > 1)).astype(np.int64)
+    counter: type[np.signedinteger[Any]] = np.int64 if len(chars) >= 2**31 else np.int32
+    commas = np.cumsum(chars == ord(","), dtype=counter)
+    lengths: np.ndarray = (commas[closes] - commas[opens] + (closes - opens > 1)).astype(np.int64)
+    return lengths
 
 
 def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> np.ndarray:
@@ -478,7 +529,7 @@ def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> n
         lists.append(values)
     start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
-    return _frozen(
+    return frozen(
         checks.integers(
             flat, _item_field(start, lambda t: f"lags.{topics[t]}"), high=checks.INT64_MAX
         )
@@ -493,39 +544,7 @@ def _parse_racks(
     When given, ``partition_racks`` lists every topic of ``topics`` (and no other), one list of
     replica racks (non-empty strings; a rack may repeat, a list may be empty) per partition.
     """
-    lists: list = []
-    if racks_doc is not None:
-        checks.expect(
-            racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists"
-        )
-        known = set(topics)
-        for name in racks_doc:
-            if name not in known:
-                raise ProblemError(f"partition_racks.{name}", "topic is not in topics")
-        for name, count in zip(topics, counts.tolist()):
-            if name not in racks_doc:
-                raise ProblemError(
-                    f"partition_racks.{name}", f"missing ({count} replica rack lists expected)"
-                )
-            values = checks.expect(
-                racks_doc[name],
-                list,
-                f"partition_racks.{name}",
-                "a list of replica rack lists, one per partition",
-            )
-            if len(values) != count:
-                raise ProblemError(
-                    f"partition_racks.{name}",
-                    f"has {len(values)} replica rack lists but the topic has {count} partitions",
-                )
-            lists.append(values)
-        lists = list(chain.from_iterable(lists))
-        if lists and set(map(type, lists)) != {list}:
-            p = next(p for p, v in enumerate(lists) if type(v) is not list)
-            raise ProblemError(
-                _rack_field(topics, counts, p),
-                f"must be a list of rack names, got {checks.type_name(lists[p])}",
-            )
+    lists = [] if racks_doc is None else _replica_rack_lists(racks_doc, topics, counts)
     start = _offsets(lists)
     checks.at_most(int(start[-1]), checks.MAX_PARTITIONS, "partition_racks", "replica racks in all")
     flat = list(chain.from_iterable(lists))
@@ -539,13 +558,53 @@ def _parse_racks(
     member_rack = np.fromiter(
         (-1 if r is None else ids[r] for r in member_racks), dtype=np.int32, count=len(member_racks)
     )
-    fields: dict[str, Any] = {"rack_names": tuple(names), "member_rack": _frozen(member_rack)}
+    fields: dict[str, Any] = {"rack_names": tuple(names), "member_rack": frozen(member_rack)}
     if racks_doc is not None:
-        fields["replica_rack_start"] = _frozen(start)
-        fields["replica_racks"] = _frozen(
+        fields["replica_rack_start"] = frozen(start)
+        fields["replica_racks"] = frozen(
             np.fromiter(map(ids.__getitem__, flat), dtype=np.int32, count=len(flat))
         )
     return fields
+
+
+def _replica_rack_lists(
+    racks_doc: Any, topics: tuple[str, ...], counts: np.ndarray
+) -> list[list[Any]]:
+    """The replica rack lists of ``partition_racks``, one per partition by global id (the lists'
+    items not checked yet)."""
+    checks.expect(
+        racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists"
+    )
+    known = set(topics)
+    for name in racks_doc:
+        if name not in known:
+            raise ProblemError(f"partition_racks.{name}", "topic is not in topics")
+    per_topic = []
+    for name, count in zip(topics, counts.tolist()):
+        if name not in racks_doc:
+            raise ProblemError(
+                f"partition_racks.{name}", f"missing ({count} replica rack lists expected)"
+            )
+        values = checks.expect(
+            racks_doc[name],
+            list,
+            f"partition_racks.{name}",
+            "a list of replica rack lists, one per partition",
+        )
+        if len(values) != count:
+            raise ProblemError(
+                f"partition_racks.{name}",
+                f"has {len(values)} replica rack lists but the topic has {count} partitions",
+            )
+        per_topic.append(values)
+    lists = list(chain.from_iterable(per_topic))
+    if lists and set(map(type, lists)) != {list}:
+        p = next(p for p, v in enumerate(lists) if type(v) is not list)
+        raise ProblemError(
+            _rack_field(topics, counts, p),
+            f"must be a list of rack names, got {checks.type_name(lists[p])}",
+        )
+    return lists
 
 
 def _rack_field(topics: tuple[str, ...], counts: np.ndarray, p: int) -> str:
@@ -587,7 +646,9 @@ def _parse_topic_ids(ids_doc: Any, topics: tuple[str, ...]) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------- replica placement
-def _placement_lists(partitions_doc: list, live: int):
+def _placement_lists(
+    partitions_doc: list[Any], live: int
+) -> tuple[list[str], list[int], list[int], list[int]] | None:
     """``(topics, indices, starts, flat replicas)`` when every partition passes the loop's checks, else None.
 
     The loop's checks of :func:`_parse_placement`, done in bulk (the int32 range of replicas is
@@ -636,7 +697,31 @@ def _placement_lists(partitions_doc: list, live: int):
     return topics, indices, starts.tolist(), flat
 
 
-def _parse_placement(doc: dict) -> PlacementProblem:
+def _parse_placement(doc: dict[str, Any]) -> PlacementProblem:
+    ids, racks = _parse_brokers(doc)
+    partitions_doc = checks.expect(
+        doc.get("partitions"), list, "partitions", "a list of partitions"
+    )
+    checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
+    # Every check passed in bulk, or the partitions are read one by one (naming the first problem).
+    bulk = _placement_lists(partitions_doc, len(ids))
+    topics, indices, starts, flat = bulk or _partitions_one_by_one(partitions_doc, len(ids))
+    replica_start = np.array(starts, dtype=np.int64)
+    replica_brokers = checks.integers(
+        flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas")
+    )
+    return PlacementProblem(
+        broker_ids=frozen(np.array(ids, dtype=np.int64)),
+        broker_racks=tuple(racks),
+        topics=tuple(topics),
+        partitions=frozen(np.array(indices, dtype=np.int64)),
+        replica_start=frozen(replica_start),
+        replica_brokers=frozen(replica_brokers),
+    )
+
+
+def _parse_brokers(doc: dict[str, Any]) -> tuple[list[int], list[str | None]]:
+    """The live brokers' ids and racks, in document order."""
     brokers_doc = checks.expect(doc.get("brokers"), list, "brokers", "a list of brokers")
     ids: list[int] = []
     racks: list[str | None] = []
@@ -661,19 +746,18 @@ def _parse_placement(doc: dict) -> PlacementProblem:
             f"brokers[{missing}].rack",
             "missing while other brokers have racks (as in Kafka, either every broker has a rack or none does)",
         )
-
     if not ids:
         raise ProblemError("brokers", "must list at least one live broker")
-    partitions_doc = checks.expect(
-        doc.get("partitions"), list, "partitions", "a list of partitions"
-    )
-    checks.at_most(len(partitions_doc), checks.MAX_PARTITIONS, "partitions", "partitions")
-    bulk = _placement_lists(partitions_doc, len(ids))
-    if bulk is not None:
-        topics, indices, starts, flat = bulk
-        partitions_doc = []  # every check passed in bulk: the loop below only names a problem
-    else:
-        topics, indices, starts, flat = [], [], [0], []
+    return ids, racks
+
+
+def _partitions_one_by_one(
+    partitions_doc: list[Any], live: int
+) -> tuple[list[str], list[int], list[int], list[int]]:
+    """As :func:`_placement_lists`, partition by partition: the first problem is named."""
+    topics: list[str] = []
+    indices: list[int] = []
+    starts, flat = [0], []
     seen: dict[tuple[str, int], int] = {}
     for i, part in enumerate(partitions_doc):
         field = f"partitions[{i}]"
@@ -694,14 +778,14 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         )
         if not replicas:
             raise ProblemError(f"{field}.replicas", "must have at least one replica")
-        checks.integers(replicas, lambda j: f"{field}.replicas[{j}]")
+        checks.integers(replicas, checks.items(f"{field}.replicas"))
         if len(set(replicas)) != len(replicas):
             dup = next(b for j, b in enumerate(replicas) if b in replicas[:j])
             raise ProblemError(f"{field}.replicas", f"broker {dup} appears twice")
-        if len(replicas) > len(ids):
+        if len(replicas) > live:
             raise ProblemError(
                 f"{field}.replicas",
-                f"replication factor {len(replicas)} is larger than the {len(ids)} live brokers",
+                f"replication factor {len(replicas)} is larger than the {live} live brokers",
             )
         topics.append(topic)
         indices.append(index)
@@ -709,19 +793,7 @@ def _parse_placement(doc: dict) -> PlacementProblem:
         starts.append(len(flat))
         if len(flat) > checks.MAX_PARTITIONS:
             checks.at_most(len(flat), checks.MAX_PARTITIONS, "partitions", "replicas in all")
-
-    replica_start = np.array(starts, dtype=np.int64)
-    replica_brokers = checks.integers(
-        flat, _item_field(replica_start, lambda p: f"partitions[{p}].replicas")
-    )
-    return PlacementProblem(
-        broker_ids=_frozen(np.array(ids, dtype=np.int64)),
-        broker_racks=tuple(racks),
-        topics=tuple(topics),
-        partitions=_frozen(np.array(indices, dtype=np.int64)),
-        replica_start=_frozen(replica_start),
-        replica_brokers=_frozen(replica_brokers),
-    )
+    return topics, indices, starts, flat
 
 
 # ------------------------------------------------------------------- public
@@ -804,7 +876,7 @@ def _format_keys(doc: Any) -> int:
 _CONTAINERS = {dict, list}
 
 
-class _Repeated(dict):
+class _Repeated(dict[str, Any]):
     """An object parsed by :func:`_find_duplicate_key` whose ``key`` was given twice."""
 
     key: str
@@ -813,13 +885,12 @@ class _Repeated(dict):
 def _find_duplicate_key(data: bytes, name: str) -> None:
     """Raise the first key given twice in an object of ``data`` (with its path), if there is one."""
 
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result = dict(pairs)
         if len(result) == len(pairs):
             return result
-        seen: set[str] = set()
         repeated = _Repeated(result)
-        repeated.key = next(key for key, _ in pairs if key in seen or seen.add(key))
+        repeated.key = pairs[_first_repeat([key for key, _ in pairs])][0]
         return repeated
 
     try:
@@ -845,7 +916,9 @@ def _find_duplicate_key(data: bytes, name: str) -> None:
             )
 
 
-def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, bytes | None, Any]:
+def read_problem_source(
+    source: str | os.PathLike[str] | dict[str, Any],
+) -> tuple[str, bytes | None, Any]:
     """``(name, text, document)`` of a path, JSON text or an in-memory ``dict`` (text ``None``).
 
     A string is a path when a file of that name exists or when it does not
@@ -869,7 +942,9 @@ def read_problem_source(source: str | os.PathLike | dict) -> tuple[str, bytes | 
     return name, data, read_json(data, name)
 
 
-def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementProblem:
+def load_problem(
+    source: str | os.PathLike[str] | dict[str, Any],
+) -> GroupProblem | PlacementProblem:
     """Load a problem from a path, JSON text or a parsed ``dict``.
 
     Every entry point goes through the same checks (:mod:`problems.checks`):
@@ -897,7 +972,7 @@ def load_problem(source: str | os.PathLike | dict) -> GroupProblem | PlacementPr
 
 
 @contextmanager
-def _no_gc():
+def _no_gc() -> Iterator[None]:
     """The cyclic garbage collector paused: a document of millions of lists and
     strings (none of them in a cycle) otherwise triggers repeated full collections
     while it is parsed and checked (half the reading time at Kafka's large shape)."""
@@ -910,7 +985,7 @@ def _no_gc():
             gc.enable()
 
 
-def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:
+def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict[str, Any]:
     """The JSON document of ``problem`` (the inverse of :func:`parse_problem`)."""
     if isinstance(problem, PlacementProblem):
         brokers = []
@@ -945,8 +1020,8 @@ def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict:
             t: problem.lags[problem.topic_start[i] : problem.topic_start[i + 1]].tolist()
             for i, t in enumerate(problem.topics)
         }
-    if problem.has_racks:
-        racks = problem.partition_rack_lists
+    racks = problem.partition_rack_lists
+    if problem.has_racks and racks is not None:
         doc["partition_racks"] = {
             t: [list(r) for r in racks[problem.topic_start[i] : problem.topic_start[i + 1]]]
             for i, t in enumerate(problem.topics)

@@ -1,26 +1,11 @@
 """Per-partition lag from an offsets snapshot, as KIP-169 defines it, and the ``lags`` documents.
 
-KIP-169, "Proposed Changes / Algorithm", step 1 (seed 001): the lag of a
-partition is its log end offset minus the group's committed offset; without a
-committed offset it is 0 under ``auto.offset.reset=latest`` and log end minus
-log start offset under ``earliest`` (or any other value).  A committed offset
-above the end offset gives lag 0 (the prototype's ``max(end - next, 0)``) and
-is counted in a warning.  A snapshot without a log start offset (the
-``kafka-consumer-groups --describe`` table) gives a partition without a
-committed offset under ``earliest`` lag = log end offset (start taken as 0, an
-upper bound), counted in a warning.
-
-Offsets are integers of at most 18 digits, so every lag is an exact 64-bit
-integer.  A malformed row, a duplicated partition or a gap in a topic's
-partitions is an error naming the file, the line and the field; nothing is
-dropped silently.
-
-Plain numpy and pandas, one group or several at a time (:func:`group_lags`,
-on the rows :func:`problems.snapshots.read_snapshot` reads); the Spark job
-(:mod:`experiments.lags_job`) maps it over the groups of a large snapshot.
+Step by step, with its sources and where it follows Kafka: docs/strategies/lag-aware.md.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,7 +34,8 @@ def kip169_lags(
     """KIP-169's lag: ``end - committed`` (at least 0); without a committed offset (``-1``) 0 under
     ``auto.offset.reset=latest``, ``end - start`` otherwise."""
     since = np.where(committed >= 0, committed, end if reset == "latest" else start)
-    return np.maximum(end - since, 0)
+    lags: np.ndarray = np.maximum(end - since, 0)
+    return lags
 
 
 def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
@@ -71,13 +57,45 @@ def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
         error rows (``error`` set, ``partition`` -1, ``lag`` 0) when a row is
         malformed, a partition appears twice or a topic has a gap.
     """
-    errors: list[tuple[int, str]] = []
     text = {c: frame[c].astype(object) for c in COLUMNS}
+    lines = frame["line"].to_numpy(dtype=np.int64)
+    errors, numbers = _read_columns(text, lines)
+    end, _ = numbers["log_end_offset"]
+    start, has_start = numbers["log_start_offset"]
+    committed, has_committed = numbers["committed_offset"]
+    inverted = has_start & (start > end)
+    for line, s, e in zip(lines[inverted], start[inverted], end[inverted]):
+        errors.append((int(line), f"log_start_offset: {s} is above the log end offset {e}"))
+    if not errors:
+        errors += _coverage(frame, numbers["partition"][0], lines)
+    if errors:
+        return _error_rows(frame, errors)
+    return pd.DataFrame(
+        {
+            "line": lines,
+            "group": text["group"],
+            "topic": text["topic"],
+            "partition": numbers["partition"][0],
+            "lag": kip169_lags(
+                np.where(has_committed, committed, -1), np.where(has_start, start, 0), end, reset
+            ),
+            "clamped": has_committed & (committed > end),
+            "start_unknown": ~has_committed & ~has_start & (reset != "latest"),
+            "error": None,
+        }
+    )
+
+
+def _read_columns(
+    text: dict[str, pd.Series], lines: np.ndarray
+) -> tuple[list[tuple[int, str]], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The errors of the rows' fields (``(line, message)``), and each number column as integers
+    (0 where absent or malformed) with whether it was present and well formed."""
+    errors: list[tuple[int, str]] = []
     for column in ("group", "topic"):
-        for line in frame["line"][text[column].isna()]:
+        for line in lines[text[column].isna().to_numpy()]:
             errors.append((int(line), f"{column}: missing"))
     numbers = {}
-    lines = frame["line"].to_numpy(dtype=np.int64)
     for column in ("partition", "committed_offset", "log_start_offset", "log_end_offset"):
         values = text[column]
         present = values.notna().to_numpy()
@@ -97,40 +115,22 @@ def group_lags(frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
                 f"partition: must be at most {INT32_MAX} (an int32, as in Kafka), got {value}",
             )
         )
-    end, _ = numbers["log_end_offset"]
-    start, has_start = numbers["log_start_offset"]
-    committed, has_committed = numbers["committed_offset"]
-    inverted = has_start & (start > end)
-    for line, s, e in zip(lines[inverted], start[inverted], end[inverted]):
-        errors.append((int(line), f"log_start_offset: {s} is above the log end offset {e}"))
-    if not errors:
-        errors += _coverage(frame, numbers["partition"][0], lines)
-    if errors:
-        errors.sort()
-        return pd.DataFrame(
-            {
-                "line": [e[0] for e in errors],
-                "group": frame["group"].iloc[:1].tolist() * len(errors),
-                "topic": [None] * len(errors),
-                "partition": -1,
-                "lag": 0,
-                "clamped": False,
-                "start_unknown": False,
-                "error": [e[1] for e in errors],
-            }
-        )
+    return errors, numbers
+
+
+def _error_rows(frame: pd.DataFrame, errors: list[tuple[int, str]]) -> pd.DataFrame:
+    """The rows :func:`group_lags` returns for ``errors``: one per error, by line."""
+    errors = sorted(errors)
     return pd.DataFrame(
         {
-            "line": lines,
-            "group": text["group"],
-            "topic": text["topic"],
-            "partition": numbers["partition"][0],
-            "lag": kip169_lags(
-                np.where(has_committed, committed, -1), np.where(has_start, start, 0), end, reset
-            ),
-            "clamped": has_committed & (committed > end),
-            "start_unknown": ~has_committed & ~has_start & (reset != "latest"),
-            "error": None,
+            "line": [e[0] for e in errors],
+            "group": frame["group"].iloc[:1].tolist() * len(errors),
+            "topic": [None] * len(errors),
+            "partition": -1,
+            "lag": 0,
+            "clamped": False,
+            "start_unknown": False,
+            "error": [e[1] for e in errors],
         }
     )
 
@@ -147,18 +147,19 @@ def _coverage(
             "line": lines,
         }
     ).sort_values("line")
-    errors = []
+    errors: list[tuple[int, str]] = []
     twice = keyed.duplicated(["group", "topic", "partition"])
-    for row in keyed[twice].itertuples():
+    again = keyed[twice]
+    for line, group, topic, partition in zip(
+        *_columns(again, "line", "group", "topic", "partition")
+    ):
         first = keyed[
-            (keyed.group == row.group)
-            & (keyed.topic == row.topic)
-            & (keyed.partition == row.partition)
+            (keyed.group == group) & (keyed.topic == topic) & (keyed.partition == partition)
         ]
         errors.append(
             (
-                row.line,
-                f"partition: group {row.group!r} topic {row.topic!r} partition {row.partition} "
+                line,
+                f"partition: group {group!r} topic {topic!r} partition {partition} "
                 f"is also on line {first.line.iloc[0]}",
             )
         )
@@ -167,25 +168,31 @@ def _coverage(
         .groupby(["group", "topic"], sort=False)
         .agg(n=("partition", "size"), top=("partition", "max"), line=("line", "max"))
     )
-    for (group, topic), row in counts[counts.n != counts.top + 1].iterrows():
+    short = counts[counts.n != counts.top + 1].reset_index()
+    for group, topic, line, top in zip(*_columns(short, "group", "topic", "line", "top")):
         have = np.unique(
             keyed[(keyed.group == group) & (keyed.topic == topic)].partition.to_numpy()
         )
         gap = int(np.flatnonzero(have != np.arange(len(have)))[0])  # the first index missing
         errors.append(
             (
-                int(row.line),
+                line,
                 f"partition: group {group!r} topic {topic!r} has no row for partition {gap} "
-                f"(it has partitions up to {int(row.top)})",
+                f"(it has partitions up to {top})",
             )
         )
     return errors
 
 
+def _columns(frame: pd.DataFrame, *names: str) -> list[list[Any]]:
+    """The columns ``names`` of ``frame`` as lists of Python values (numbers as ``int``)."""
+    return [frame[name].to_numpy().tolist() for name in names]
+
+
 def lags_documents(
     rows: pd.DataFrame, source: str
 ) -> tuple[dict[str, dict[str, list[int]]], list[str]]:
-    """``{group: lags}`` (the ``lags`` object of DESIGN.md section 2 per group) and warning lines.
+    """``{group: lags}`` (the ``lags`` object of docs/formats.md per group) and warning lines.
 
     Groups and topics keep the order in which they first appear in the snapshot.
 
@@ -203,7 +210,7 @@ def lags_documents(
     documents: dict[str, dict[str, list[int]]] = {}
     for (group, topic), part in rows.groupby(["group", "topic"], sort=False):
         ordered = part.sort_values("partition")
-        documents.setdefault(group, {})[topic] = [int(v) for v in ordered["lag"]]
+        documents.setdefault(str(group), {})[str(topic)] = [int(v) for v in ordered["lag"]]
     warnings = []
     for flag, what in (
         ("clamped", "committed offsets above the log end offset: lag clamped to 0"),

@@ -1,4 +1,4 @@
-"""The catalogue of objectives (DESIGN.md section 3): each objective's levels, and the objective
+"""The catalogue of objectives (docs/design/objectives.md): each objective's levels, and the objective
 each strategy is judged on.
 
 :mod:`problems.evaluate` scores answers on these objectives; the strategy
@@ -39,12 +39,12 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
 GROUP_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o != "replica")
 PLACEMENT_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o == "replica")
 
-#: The baselines of DESIGN.md section 3 judged on ``rack-aware`` when the document has
+#: The baselines of docs/design/objectives.md judged on ``rack-aware`` when the document has
 #: ``partition_racks``, on ``sticky`` otherwise (names not registered yet are harmless).
 RACK_JUDGED = frozenset({"range", "roundrobin", "uniform", "server-range", "cooperative-sticky"})
 
 
-def objective_of(problem, strategy: str) -> str:
+def objective_of(problem: object, strategy: str) -> str:
     """The objective ``strategy``'s answers to ``problem`` are judged on (a key of :data:`OBJECTIVES`).
 
     :data:`STRATEGY_OBJECTIVE`, except that the baselines of :data:`RACK_JUDGED` are judged

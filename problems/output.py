@@ -1,27 +1,19 @@
 """The output JSON of ``rebalance-lab assign``, written from the arrays in one pass.
 
-:func:`result_bytes` gives exactly the bytes ``json.dumps(result.to_json())``
-gives (the standard library's default separators ``", "`` and ``": "``, non-ASCII
-escaped), without building the ``{member: {topic: [indexes]}}`` dicts and lists
-first: a million-partition assignment is a million small lists that cost more to
-build and to walk than the assignment itself.
-
-How: the answer is sorted by (member, global id) once.  Each claim is one row
-of a byte table: the text before its index (``", "`` in a topic's list,
-``"], " NAME ": ["`` at a topic's first, ``NAME ": ["`` at a member's first:
-one row of a small table of those texts per claim) padded to a fixed width,
-then the index's decimal digits right-aligned; a mask of each row's used bytes
-keeps them, in order, in one numpy selection.  Members' openings and closings
-join those rows per member (one ``bytes.join``).
+Details: docs/formats.md.
 """
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from problems.group import GroupProblem
+
+if TYPE_CHECKING:
+    from problems.result import Result
 
 _CHUNK_BYTES = 1 << 25  # rows built at a time: at most 32 MB of table, whatever the names' lengths
 
@@ -55,7 +47,7 @@ def assignment_bytes(problem: GroupProblem, owner: np.ndarray) -> bytes:
     bounds = at[claims_before].tolist()
     claimed = (claims_before[1:] > claims_before[:-1]).tolist()
     view = memoryview(body)
-    parts = []
+    parts: list[bytes | memoryview] = []
     for m, member in enumerate(problem.members):
         parts += (
             b", " if m else b"{",
@@ -105,7 +97,7 @@ def _decimal(values: np.ndarray, width: int) -> np.ndarray:
     return np.where((digits > 0) | (powers == 1), digits % 10 + 48, 0).astype(np.uint8)
 
 
-def result_bytes(result) -> bytes:
+def result_bytes(result: Result) -> bytes:
     """``json.dumps(result.to_json()).encode()``: what ``rebalance-lab assign`` prints (one line)."""
     if result.answer is None or not isinstance(result.problem, GroupProblem):
         return json.dumps(result.to_json()).encode()

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from problems.group import GroupProblem, _frozen
+from problems.group import GroupProblem, frozen
 
 
-def resolve_claims(owner: np.ndarray, members, keys, generations) -> None:
+def resolve_claims(
+    owner: np.ndarray, members: np.ndarray, keys: np.ndarray, generations: np.ndarray
+) -> None:
     """Write into ``owner[key]`` the unique highest-generation claimant of each key."""
     single = np.bincount(keys, minlength=len(owner))[keys] == 1
     if single.all():  # the common case, a million claims and no conflict: nothing to sort
@@ -49,11 +51,11 @@ def previous_owners(problem: GroupProblem) -> np.ndarray:
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     members, partitions = problem.owned_claims
     if len(partitions) == 0:
-        return _frozen(owner)
+        return frozen(owner)
     keep = problem.subscribes[members, problem.partition_topic[partitions]]
     members, partitions = members[keep], partitions[keep]
     resolve_claims(owner, members, partitions, problem.generations[members])
-    return _frozen(owner)
+    return frozen(owner)
 
 
 def join_partition_count(problem: GroupProblem) -> int:
@@ -77,18 +79,20 @@ def previous_number_owners(problem: GroupProblem) -> np.ndarray:
     owner = np.full(count, -1, dtype=np.int32)
     members, partitions = problem.owned_claims
     numbers = problem.partition_index[partitions]
-    keep = (numbers < count) & problem.subscribes.any(axis=1)[members]
+    keep = (numbers < count) & np.any(problem.subscribes, axis=1)[members]
     members, numbers = members[keep], numbers[keep]
     # One claim per (member, number), whatever the number of topics.
     pairs = np.unique(members.astype(np.int64) * max(count, 1) + numbers)
     members, numbers = (pairs // max(count, 1)).astype(np.int32), pairs % max(count, 1)
     if len(numbers):
         resolve_claims(owner, members, numbers, problem.generations[members])
-    return _frozen(owner)
+    return frozen(owner)
 
 
 def number_owners(problem: GroupProblem, owner: np.ndarray) -> np.ndarray:
-    """The owner of each partition number ``k < K`` in ``owner``: who holds ``(t, k)`` of a subscribed topic, -1 if nobody.
+    """The owner of each partition number ``k < K`` in ``owner``.
+
+    Who holds ``(t, k)`` of a subscribed topic, -1 if nobody.
 
     (Whether every ``(t, k)`` goes with its number, co-partitioning, is the
     evaluator's check.)

@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from problems.group import _frozen
+from problems.group import frozen
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,7 +54,7 @@ class PlacementProblem:
 
     @cached_property
     def replication_factors(self) -> np.ndarray:
-        return _frozen(np.diff(self.replica_start))
+        return frozen(np.diff(self.replica_start))
 
     @property
     def rack_aware(self) -> bool:
@@ -65,15 +65,16 @@ class PlacementProblem:
         """Distinct racks in order of first appearance (one unnamed rack if rack-unaware)."""
         if not self.rack_aware:
             return ("",)
-        return tuple(dict.fromkeys(self.broker_racks))
+        # Either every broker has a rack or none does (the parser's check).
+        return tuple(rack or "" for rack in dict.fromkeys(self.broker_racks))
 
     @cached_property
     def broker_rack(self) -> np.ndarray:
         """Rack position of each broker (all 0 when rack-unaware)."""
         if not self.rack_aware:
-            return _frozen(np.zeros(self.num_brokers, dtype=np.int32))
+            return frozen(np.zeros(self.num_brokers, dtype=np.int32))
         index = {rack: k for k, rack in enumerate(self.rack_names)}
-        return _frozen(np.array([index[r] for r in self.broker_racks], dtype=np.int32))
+        return frozen(np.array([index[r or ""] for r in self.broker_racks], dtype=np.int32))
 
     @cached_property
     def broker_index(self) -> dict[int, int]:
@@ -87,9 +88,9 @@ class PlacementProblem:
         ids = self.broker_ids[order]
         at = np.minimum(np.searchsorted(ids, self.replica_brokers), max(len(ids) - 1, 0))
         if len(ids) == 0:
-            return _frozen(np.full(len(self.replica_brokers), -1, dtype=np.int32))
+            return frozen(np.full(len(self.replica_brokers), -1, dtype=np.int32))
         live = ids[at] == self.replica_brokers
-        return _frozen(np.where(live, order[at], -1).astype(np.int32))
+        return frozen(np.where(live, order[at], -1).astype(np.int32))
 
     def replicas(self, p: int) -> np.ndarray:
         """Current replica broker ids of partition ``p``."""

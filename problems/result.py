@@ -1,4 +1,4 @@
-"""What every heuristic and every solver returns, and the JSON of DESIGN.md section 2.
+"""What every heuristic and every solver returns, and the JSON of docs/formats.md.
 
 A :class:`Result` carries the raw answer (an ``owner`` array for a consumer
 group, a ``replicas`` array for a placement).  The output JSON and the score are

@@ -1,24 +1,13 @@
-"""Offsets snapshots (DESIGN.md section 5, ``rebalance-lab lags``): read into rows of text, checked later.
+"""Offsets snapshots (docs/cli/index.md, ``rebalance-lab lags``): read into rows of text, checked later.
 
-Snapshots (one row per group, topic and partition, many groups at once):
-
-* CSV with a header ``group,topic,partition,committed_offset,log_start_offset,log_end_offset``
-  (an empty ``committed_offset`` or ``log_start_offset`` is missing);
-* Parquet (``.parquet`` / ``.pq``) with the same columns;
-* the text table ``kafka-consumer-groups --describe`` prints (columns GROUP
-  TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID,
-  ``-`` for a missing value; the ``LAG`` column is recomputed).  It has no log
-  start offset (see :mod:`problems.lags` for what that means for a lag).
-
-:func:`read_snapshot` checks the shape (columns, fields per row, a group on
-every row: the Spark job's key); the values are checked by
-:func:`problems.lags.group_lags`.  Errors name the file, the line (row, for
-Parquet) and the field.  Imports pandas (and pyarrow for Parquet), not Spark.
+Step by step, with its sources and where it follows Kafka: docs/strategies/lag-aware.md.
 """
 
 from __future__ import annotations
 
 import csv
+import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -37,11 +26,16 @@ DESCRIBE = {
     "log_end_offset": "LOG-END-OFFSET",
 }
 
+#: One snapshot row as read: the line number, then each of :data:`COLUMNS` as text or ``None``.
+Row = list[int | str | None]
 
-def read_snapshot(path: str | Path) -> pd.DataFrame:
+
+def read_snapshot(path: str | Path, notes: list[str] | None = None) -> pd.DataFrame:
     """Read a snapshot into strings: ``line`` plus :data:`COLUMNS` (``None`` where missing).
 
-    ``line`` is the line number in a CSV or text file, the 1-based row in Parquet.
+    ``line`` is the line number in a CSV or text file, the 1-based row in Parquet.  ``notes``, when
+    given, receives what is odd but not an error (a describe table's ``LAG`` that contradicts its
+    offsets), one line each without the file name.
 
     Raises
     ------
@@ -58,7 +52,10 @@ def read_snapshot(path: str | Path) -> pd.DataFrame:
     first = next((line.split() for line in text.splitlines() if line.strip()), None)
     if first is None:
         raise ProblemError("", "empty snapshot", str(path))
-    rows = _read_describe(text, path) if first[0] == "GROUP" else _read_csv(text, path)
+    if first[0] == "GROUP":
+        rows = _read_describe(text, path, [] if notes is None else notes)
+    else:
+        rows = _read_csv(text, path)
     return _grouped(pd.DataFrame(rows, columns=["line", *COLUMNS]), path)
 
 
@@ -70,42 +67,55 @@ def _grouped(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame
 
 
-def _read_csv(text: str, path: Path) -> list[list]:
-    reader = csv.reader(text.splitlines())
-    header = None
-    rows = []
-    for fields in reader:
-        if not fields:
-            continue
-        if header is None:
-            header = [f.strip() for f in fields]
-            missing = [c for c in COLUMNS if c not in header]
-            if missing:
+def _read_csv(text: str, path: Path) -> list[Row]:
+    # No field is longer than the whole text: the csv module's own limit (131,072 characters) would
+    # refuse a long group or topic name that JSON and the describe table accept.
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    rows: list[Row] = []
+    try:
+        for fields in reader:
+            if not fields:
+                continue
+            if header is None:
+                header = [f.strip() for f in fields]
+                missing = [c for c in COLUMNS if c not in header]
+                if missing:
+                    raise ProblemError(
+                        f"line {reader.line_num}",
+                        f"the header lacks column {missing[0]!r} (expected {','.join(COLUMNS)})",
+                        str(path),
+                    )
+                continue
+            if len(fields) != len(header):
                 raise ProblemError(
                     f"line {reader.line_num}",
-                    f"the header lacks column {missing[0]!r} (expected {','.join(COLUMNS)})",
+                    f"has {len(fields)} fields, the header has {len(header)}",
                     str(path),
                 )
-            continue
-        if len(fields) != len(header):
-            raise ProblemError(
-                f"line {reader.line_num}",
-                f"has {len(fields)} fields, the header has {len(header)}",
-                str(path),
-            )
-        values = dict(zip(header, (f.strip() or None for f in fields)))
-        rows.append([reader.line_num, *(values[c] for c in COLUMNS)])
+            values = dict(zip(header, (f.strip() or None for f in fields)))
+            rows.append([reader.line_num, *(values[c] for c in COLUMNS)])
+    except csv.Error as error:
+        raise ProblemError(f"line {reader.line_num}", f"not CSV: {error}", str(path)) from None
+    finally:
+        csv.field_size_limit(limit)
     return rows
 
 
-def _read_describe(text: str, path: Path) -> list[list]:
-    header = None
-    rows = []
+#: A describe table's offsets and lag (Kafka prints a negative lag for a committed offset past the end).
+_DESCRIBE_INTEGER = re.compile(r"-?[0-9]{1,18}")
+
+
+def _read_describe(text: str, path: Path, notes: list[str]) -> list[Row]:
+    header: list[str] | None = None
+    rows: list[Row] = []
+    contradicted: list[tuple[int, int, int]] = []  # line, LAG, LOG-END-OFFSET - CURRENT-OFFSET
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
-        if not fields or line.startswith(
-            "Consumer group "
-        ):  # blank, or "... has no active members."
+        # Blank, or "Consumer group ... has no active members."
+        if not fields or line.startswith("Consumer group "):
             continue
         if fields[0] == "GROUP":
             header = fields
@@ -126,6 +136,18 @@ def _read_describe(text: str, path: Path) -> list[list]:
             )
         values = {name: (None if value == "-" else value) for name, value in zip(header, fields)}
         rows.append([number, *(values[DESCRIBE[c]] if c in DESCRIBE else None for c in COLUMNS)])
+        given = [values.get(c) or "" for c in ("LAG", "LOG-END-OFFSET", "CURRENT-OFFSET")]
+        if all(_DESCRIBE_INTEGER.fullmatch(v) for v in given):
+            lag, end, committed = (int(v) for v in given)
+            if lag != end - committed:
+                contradicted.append((number, lag, end - committed))
+    if contradicted:
+        first, lag, computed = contradicted[0]
+        notes.append(
+            f"{len(contradicted)} rows whose LAG is not LOG-END-OFFSET - CURRENT-OFFSET (first: "
+            f"line {first}, LAG {lag}, the offsets give {computed}); the lags are computed from the "
+            "offsets"
+        )
     return rows
 
 
@@ -140,7 +162,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return _grouped(frame, path)
 
 
-def _text(value) -> str | None:
+def _text(value: object) -> str | None:
     """A Parquet cell as the text a CSV would hold (integral floats as integers)."""
     if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
         return None

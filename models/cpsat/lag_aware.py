@@ -1,56 +1,6 @@
-"""Exact lag-aware assignment (KIP-169's objective, DESIGN.md section 3) with CP-SAT.
+"""Exact lag-aware assignment (KIP-169's objective, docs/design/objectives.md) with CP-SAT.
 
-Hard: each partition of a subscribed topic to one subscriber; per topic, each
-subscriber gets the floor or the ceiling of the topic's share.  Level 1: min
-max member total lag; level 2: min sum of squared member total lags (variant
-``"sticky"``: level 2 is the number of moves instead, beyond the KIP; the
-result's ``info`` then holds ``moves`` and ``moves_bound``, and ``bound`` only
-the proven level 1).
-
-The problem is NP-hard: one topic of 2n partitions and two members, each of
-whom must get n, is already PARTITION with equal cardinalities (NP-complete;
-Garey and Johnson, SP12) at level 1.  The solve is exponential in the worst
-case; a time limit may end it with status ``feasible`` and the proven bound.
-
-Formulation, ``x[p, m] = 1`` when member m gets partition p (the data, the symmetry classes and the
-hint are shared with the MIP through :class:`models.lag_aware_data.LagModel`):
-
-* ``sum_m x[p, m] = 1``; ``floor_t <= sum_{p in t} x[p, m] <= ceil_t``;
-* ``L[m] = sum_p lag_p x[p, m]``, ``sum_m L[m] = S`` (redundant, it gives the
-  LP ``z >= S / M``), ``z >= L[m]``, level 1 ``z``;
-* level 2 ``sum_m square[m]`` with ``square[m] = L[m]^2 = sum_p lag_p w[p, m]``,
-  where ``w[p, m] = L[m]`` if ``x[p, m]`` else 0 (two enforced linear
-  equalities: exact, no ``add_multiplication_equality``), and tangent cuts
-  ``square[m] >= 2 a L[m] - a^2`` of the convex square at ``a`` from 1/4 to 2
-  times the mean member lag ``S / M`` (they give the LP the convexity bound;
-  measured: 20 partitions x 4 members with Zipf lags proven in 0.5 s instead of
-  over 60 s with a co-assignment formulation, which the MIP keeps);
-* symmetry breaking: members with identical subscriptions (and, for the sticky
-  variant, nothing validly owned) in order of non-decreasing total lag;
-  partitions of one topic with equal lag (and no valid owner, for the sticky
-  variant) have non-decreasing owners;
-* the hint is the best answer of KIP-169, its cumulative and its differencing
-  variants, improved by swaps on the largest member (:mod:`models.lag_swaps`;
-  at 200 x 10 with Zipf lags they reach the size-free bound, which proves
-  level 1 at once), relabelled to satisfy the symmetry breaking; ``z`` starts at the
-  size-free lower bound of :mod:`models.lag_bounds`, and every reported bound is
-  strengthened by it.
-
-Beyond ``MODEL_PAIRS`` (partition, subscriber) pairs no model is built: the
-answer is that best heuristic answer (after the swaps), ``feasible`` with the bounds of
-:mod:`models.lag_bounds` (``optimal`` when it meets both), so the harness gets
-a certified interval at any size.  The same answer stands in when a solve runs
-out of time before returning any answer (it was the hint), so no lag-aware
-solver returns ``unknown``.
-
-Numbers: lags are divided by their greatest common divisor (exact: both levels
-scale by a constant); nothing else is scaled.  CP-SAT works in 64-bit integers
-and rejects a model whose expressions might overflow, so with ``S`` the sum of
-the divided lags and ``M`` the members: ``(M + 1) * S <= 2**62`` (level 1,
-and the sticky variant), ``max(M + 1, 4) * S**2 <= 2**62`` (level 2; for
-example ``S <= 2**30`` with 2 members).  Beyond, :func:`solve` raises
-:class:`problems.ProblemError` naming the bound (the command line prints it
-and exits 2).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -61,29 +11,20 @@ from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import add_hint, solve_ranked
 from models.lag_aware_data import LagModel
+from models.options import SolveOptions
+from models.ranked_outcome import Deadline, OutOfTime
 from problems import GroupProblem, Result
 
+#: ``x[p, m]``: partition ``p`` goes to member ``m`` (its subscribers only).
+Choices = dict[tuple[int, int], cp_model.IntVar]
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    variant: str | None = None,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
+
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     """Solve the lag-aware objective exactly with CP-SAT.
 
-    Parameters
-    ----------
-    problem
-        The consumer group; missing ``lags`` count as zero.
-    time_limit
-        Seconds for both levels together.
-    variant
-        ``None`` or ``"sticky"`` (level 2: moves instead of squared lags).
-    workers, seed, log
-        CP-SAT's ``num_workers``, ``random_seed`` and search log.
+    ``options.variant``: ``None``, or ``"sticky"`` (level 2: moves instead of squared lags); a
+    valid ``options.hint`` joins the heuristics' answers whose best is the hint (missing ``lags``
+    count as zero).
 
     Returns
     -------
@@ -99,23 +40,45 @@ def solve(
     # CP-SAT's overflow check: sum_m L[m] = S adds M + 1 sums, the objective M squares, a tangent
     # cut 4.
     started = time.perf_counter()  # the time limit covers building the model
-    deadline = started + time_limit
+    deadline = Deadline(started + options.time_limit)
     members = problem.num_members
-    data = LagModel(problem, variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4))
+    hinted = options.hint_answer(problem, "lag-aware")
+    data = LagModel(
+        problem, options.variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4), hinted
+    )
     if data.too_large:
         return data.bounds_only()
     owner, _ = data.hint  # the heuristics and their swaps count against the limit too
     model = cp_model.CpModel()
-    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    try:
+        x = _assignment(model, data, deadline)
+        lag, z = _member_lags(model, data, x)
+        _break_symmetry(model, data, x, lag, deadline)
+        second = (
+            _moves(data, x)
+            if options.variant == "sticky"
+            else _squares(model, data, x, lag, deadline)
+        )
+        add_hint(model, ((var, owner[p] == m) for (p, m), var in x.items()))
+        deadline.check()
+    except OutOfTime:  # out of time while building: the hint's answer, with the bounds
+        return data.bounds_only()
+    # No answer: data.result falls back on the hint.
+    ranked = solve_ranked(model, [z, second], options, started=started, complete_hint=False)
+    return data.result(ranked, x)
+
+
+def _assignment(model: cp_model.CpModel, data: LagModel, deadline: Deadline) -> Choices:
+    """``x``: every partition to exactly one subscriber, each subscriber within its topic's
+    floor/ceiling share."""
+    x: Choices = {}
     for p in data.partitions.tolist():
-        if time.perf_counter() > deadline:
-            return (
-                data.bounds_only()
-            )  # out of time while building: the hint's answer, with the bounds
-        row = [model.new_bool_var(f"x[{p},{m}]") for m in data.candidates(p).tolist()]
-        x.update(zip(((p, m) for m in data.candidates(p).tolist()), row))
+        deadline.check()
+        candidates = data.candidates(p).tolist()
+        row = [model.new_bool_var(f"x[{p},{m}]") for m in candidates]
+        x.update(zip(((p, m) for m in candidates), row))
         model.add_exactly_one(row)
-    start = problem.topic_start
+    start = data.problem.topic_start
     for t, subscribers, floor, ceiling in data.shares():
         for m in subscribers.tolist():
             model.add_linear_constraint(
@@ -123,31 +86,48 @@ def solve(
                 floor,
                 ceiling,
             )
-    if time.perf_counter() > deadline:
-        return data.bounds_only()
+    deadline.check()
+    return x
+
+
+def _member_lags(
+    model: cp_model.CpModel, data: LagModel, x: Choices
+) -> tuple[dict[int, cp_model.IntVar], cp_model.IntVar]:
+    """Each member's lag ``lag[m]`` and level 1, ``z >= lag[m]`` (from the size-free floor)."""
+    members = range(data.problem.num_members)
     total = sum(data.lags[p] for p in data.partitions.tolist())
-    load: dict[int, tuple[list, list]] = {m: ([], []) for m in range(problem.num_members)}
+    load: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {m: ([], []) for m in members}
     for (p, m), var in x.items():
         if data.lags[p]:
             load[m][0].append(var)
             load[m][1].append(data.lags[p])
-    lag = {m: model.new_int_var(0, total, f"lag[{m}]") for m in range(problem.num_members)}
+    lag = {m: model.new_int_var(0, total, f"lag[{m}]") for m in members}
     for m, (variables, coefficients) in load.items():
         model.add(lag[m] == cp_model.LinearExpr.weighted_sum(variables, coefficients))
-    model.add(
-        cp_model.LinearExpr.sum(list(lag.values())) == total
-    )  # redundant: gives the LP z >= total / members
+    # Redundant: gives the LP z >= total / members.
+    model.add(cp_model.LinearExpr.sum(list(lag.values())) == total)
     z = model.new_int_var(min(data.level1_floor, total), total, "z")
-    for m in range(problem.num_members):
+    for m in members:
         model.add(z >= lag[m])
-    for members in data.member_classes():
-        for a, b in zip(members, members[1:]):
+    return lag, z
+
+
+def _break_symmetry(
+    model: cp_model.CpModel,
+    data: LagModel,
+    x: Choices,
+    lag: dict[int, cp_model.IntVar],
+    deadline: Deadline,
+) -> None:
+    """Interchangeable members in non-decreasing lag; interchangeable partitions with
+    non-decreasing owners."""
+    for alike in data.member_classes():
+        for a, b in zip(alike, alike[1:]):
             model.add(lag[a] <= lag[b])
     for partitions in data.partition_classes():
         # Owners in subscriber order, non-decreasing along the class: one position per partition (M
         # terms) instead of M prefix rows of up to 2M terms per pair (the same integer solutions).
-        if time.perf_counter() > deadline:
-            return data.bounds_only()
+        deadline.check()
         subscribers = data.candidates(partitions[0]).tolist()
         steps = list(range(len(subscribers)))
         positions = [
@@ -156,43 +136,43 @@ def solve(
         ]
         for before, after in zip(positions, positions[1:]):
             model.add(before <= after)
-    if variant == "sticky":
-        owned = [p for p in data.partitions.tolist() if data.previous[p] >= 0]
-        second = len(owned) - cp_model.LinearExpr.sum([x[p, int(data.previous[p])] for p in owned])
-    else:
-        square = {
-            m: model.new_int_var(0, total * total, f"square[{m}]")
-            for m in range(problem.num_members)
-        }
-        terms: dict[int, tuple[list, list]] = {m: ([], []) for m in range(problem.num_members)}
-        for k, ((p, m), var) in enumerate(x.items()):  # L[m]^2 = sum_p lag_p * x[p, m] * L[m]
-            if k % 256 == 0 and time.perf_counter() > deadline:
-                return data.bounds_only()
-            if data.lags[p]:
-                w = model.new_int_var(0, total, f"w[{p},{m}]")
-                model.add(w == lag[m]).only_enforce_if(var)
-                model.add(w == 0).only_enforce_if(~var)
-                terms[m][0].append(w)
-                terms[m][1].append(data.lags[p])
-        mean = total // max(problem.num_members, 1)
-        for m in range(problem.num_members):
-            model.add(square[m] == cp_model.LinearExpr.weighted_sum(*terms[m]))
-            for a in sorted(
-                {min(total, mean * k // 16) for k in range(4, 33)}
-            ):  # tangents of the convex square
-                model.add(square[m] >= 2 * a * lag[m] - a * a)
-        second = cp_model.LinearExpr.sum(list(square.values()))
-    add_hint(model, ((var, owner[p] == m) for (p, m), var in x.items()))
-    if time.perf_counter() > deadline:
-        return data.bounds_only()
-    ranked = solve_ranked(
-        model,
-        [z, second],
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        log=log,
-        started=started,
-        complete_hint=False,
-    )  # no answer: data.result falls back on the hint
-    return data.result(ranked, x)
+
+
+def _moves(data: LagModel, x: Choices) -> cp_model.LinearExprT:
+    """Level 2 of the sticky variant: partitions leaving their valid previous owner."""
+    owned = [p for p in data.partitions.tolist() if data.previous[p] >= 0]
+    moves: cp_model.LinearExprT = len(owned) - cp_model.LinearExpr.sum(
+        [x[p, int(data.previous[p])] for p in owned]
+    )
+    return moves
+
+
+def _squares(
+    model: cp_model.CpModel,
+    data: LagModel,
+    x: Choices,
+    lag: dict[int, cp_model.IntVar],
+    deadline: Deadline,
+) -> cp_model.LinearExprT:
+    """Level 2: ``sum_m L[m]^2``, with ``L[m]^2 = sum_p lag_p * x[p, m] * L[m]`` and tangent cuts
+    of the convex square."""
+    members = range(data.problem.num_members)
+    total = sum(data.lags[p] for p in data.partitions.tolist())
+    square = {m: model.new_int_var(0, total * total, f"square[{m}]") for m in members}
+    terms: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {m: ([], []) for m in members}
+    for k, ((p, m), var) in enumerate(x.items()):
+        if k % 256 == 0:
+            deadline.check()
+        if data.lags[p]:
+            w = model.new_int_var(0, total, f"w[{p},{m}]")
+            model.add(w == lag[m]).only_enforce_if(var)
+            model.add(w == 0).only_enforce_if(~var)
+            terms[m][0].append(w)
+            terms[m][1].append(data.lags[p])
+    mean = total // max(len(members), 1)
+    tangents = sorted({min(total, mean * k // 16) for k in range(4, 33)})
+    for m in members:
+        model.add(square[m] == cp_model.LinearExpr.weighted_sum(*terms[m]))
+        for a in tangents:
+            model.add(square[m] >= 2 * a * lag[m] - a * a)
+    return cp_model.LinearExpr.sum(list(square.values()))

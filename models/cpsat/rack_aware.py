@@ -1,20 +1,6 @@
-"""Exact rack-aware assignment with CP-SAT: balance, then rack alignment, then moves (DESIGN.md section 3).
+"""Exact rack-aware assignment with CP-SAT: balance, then rack alignment, then moves (docs/design/objectives.md).
 
-Formulation over the rack-refined classes of :mod:`models.rack_classes` (same subscribers, same
-valid previous owner, same member racks among the replicas), one integer per (class, eligible
-member) pair:
-
-* ``x[c, m]`` in ``0..|c|``: partitions of class c that member m gets; ``sum_m x[c, m] = |c|``;
-* ``n_m = sum_c x[c, m] = lo + sum_k b[m, k]`` with unit increments ``b[m, k]`` (``lo < k <= hi_m``,
-  ``b[m, k] => b[m, k - 1]``) priced ``2k - 1``, so ``sum_k`` gives ``n_m^2 - lo^2``;
-* level 1 ``sum_m n_m^2``; level 2 ``sum x[c, m]`` over the pairs where m has a rack outside the
-  class's replica racks; level 3 ``sum_c (|c| - x[c, keep_c])`` over classes with a previous owner.
-
-Unlike :mod:`models.cpsat.sticky` there is no pooling (a pooled partition landing on its owner would
-be miscounted as a move), so this model and the flow's cross-check each other honestly.
-``lo``/``hi_m`` are :func:`models.sticky_classes.count_bounds` of the heuristic's answer (Frank and
-Murota: every level-1 optimum lies inside), which is also the hint.  Ranked solving, time limit and
-honest status: :func:`models.cpsat.ranked.solve_ranked`.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -25,18 +11,13 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import add_hint, add_member_squares, solve_ranked
+from models.options import SolveOptions
 from models.rack_classes import model_inputs, ranked_result
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
-    """Solve the rack-aware objective exactly with CP-SAT.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the rack-aware objective exactly with CP-SAT (all levels within ``options.time_limit``).
 
     Returns
     -------
@@ -45,7 +26,9 @@ def solve(
         ``unknown`` when time ran out without an answer.
     """
     started = time.perf_counter()  # the time limit covers building the model
-    classes, start, lo, hi, pairs = model_inputs(problem, "CP-SAT")
+    classes, start, lo, hi, pairs = model_inputs(
+        problem, "CP-SAT", options.hint_answer(problem, "rack-aware")
+    )
     model = cp_model.CpModel()
     x = [
         model.new_int_var(0, int(classes.sizes[c]), f"x[{c},{m}]")
@@ -55,7 +38,7 @@ def solve(
         model.add(
             sum(x[i] for i in range(pairs.start[c], pairs.start[c + 1])) == int(classes.sizes[c])
         )
-    gets = [[] for _ in range(problem.num_members)]
+    gets: list[list[cp_model.IntVar]] = [[] for _ in range(problem.num_members)]
     for i, m in enumerate(pairs.member.tolist()):
         gets[m].append(x[i])
     squares, b = add_member_squares(model, gets, lo, hi)
@@ -64,13 +47,5 @@ def solve(
     counts = np.bincount(start[start >= 0], minlength=problem.num_members)
     add_hint(model, zip(x, pairs.hint))
     add_hint(model, [(var, counts[m] >= k) for (m, k), var in b.items()])
-    ranked = solve_ranked(
-        model,
-        [sum(squares), mismatches, moves],
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    ranked = solve_ranked(model, [sum(squares), mismatches, moves], options, started=started)
     return ranked_result(problem, classes, pairs, ranked, x)

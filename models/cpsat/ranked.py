@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from models import ranked_outcome
+from models.options import SolveOptions
+from problems import Status
 
 #: Seconds allowed, past the time limit, to complete a hinted answer when the search found none.
 HINT_SECONDS = 1.0
@@ -29,17 +32,17 @@ HINT_SECONDS = 1.0
 #: its time limit (validation, statistics and presolve set-up are not interruptible).  Measured on a
 #: loaded 2-core machine: 1.3-1.8 s for a lag-aware 1,000 x 40 model (160,000 variables and
 #: constraints) and 2.3-4.2 s for 2,000 x 40 (325,000), even with a 0.01 s limit.  A level is not
-#: started when this estimate passes the time left by more than ``OVERRUN_SECONDS`` (issue 11: the
-#: limit plus the grace must hold on any model).
+#: started when this estimate passes the time left by more than ``OVERRUN_SECONDS`` (the limit
+#: plus the grace must hold on any model).
 LOAD_SECONDS_PER_ITEM = 12e-6
 #: How far past the deadline a level's estimated loading may end (a level is given at least 0.01 s).
 OVERRUN_SECONDS = 0.25
 
 _STATUS = {
-    cp_model.OPTIMAL: "optimal",
-    cp_model.FEASIBLE: "feasible",
-    cp_model.INFEASIBLE: "infeasible",
-    cp_model.UNKNOWN: "unknown",
+    cp_model.OPTIMAL: Status.OPTIMAL,
+    cp_model.FEASIBLE: Status.FEASIBLE,
+    cp_model.INFEASIBLE: Status.INFEASIBLE,
+    cp_model.UNKNOWN: Status.UNKNOWN,
 }
 
 
@@ -49,29 +52,28 @@ class Ranked(ranked_outcome.Ranked):
 
     _solution: list[int] = field(default_factory=list, repr=False)
 
-    def value(self, expression) -> int:
+    def value(self, expression: cp_model.LinearExprT) -> int:
         """Value of a variable or linear expression in the returned solution."""
         return _evaluate(expression, self._solution)
 
 
-def _evaluate(expression, solution: list[int]) -> int:
+def _evaluate(expression: cp_model.LinearExprT, solution: list[int]) -> int:
     """Evaluate a linear expression over a solution vector (variables by proto index)."""
-    if isinstance(expression, (int, float)):
+    if isinstance(expression, (int, float, np.integer)):
         return int(expression)
     if isinstance(expression, cp_model.IntVar):
         return solution[expression.index]
     flat = cp_model.FlatIntExpr(expression)
-    return int(flat.offset) + sum(c * solution[v.index] for v, c in zip(flat.vars, flat.coeffs))
+    return int(flat.offset) + sum(
+        int(c) * int(solution[v.index]) for v, c in zip(flat.vars, flat.coeffs)
+    )
 
 
 def solve_ranked(
     model: cp_model.CpModel,
-    objectives: Sequence,
+    objectives: Sequence[cp_model.LinearExprT],
+    options: SolveOptions,
     *,
-    time_limit: float = 10.0,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
     started: float | None = None,
     complete_hint: bool = True,
 ) -> Ranked:
@@ -83,12 +85,9 @@ def solve_ranked(
         The CP-SAT model, with any hint already added for the first level.
     objectives
         Linear integer expressions, most important first.
-    time_limit
-        Seconds for all levels together.
-    workers, seed
-        ``num_workers`` and ``random_seed`` of every solve.
-    log
-        Print CP-SAT's search log.
+    options
+        ``time_limit`` (all levels together), ``workers`` and ``seed`` (every solve's
+        ``num_workers`` and ``random_seed``) and ``log`` (CP-SAT's search log).
     started
         ``time.perf_counter()`` when the caller began building the model (the
         limit covers the building too); default now.
@@ -97,7 +96,8 @@ def solve_ranked(
         (:func:`_from_hint`); ``False`` when the caller falls back on its hint itself.
     """
     started = time.perf_counter() if started is None else started
-    deadline = started + time_limit
+    deadline = started + options.time_limit
+    workers, seed = options.workers, options.solver_seed
     solution: list[int] = []
     levels: list[int] = []
     loading = load_seconds(model)
@@ -112,10 +112,10 @@ def solve_ranked(
                 return (
                     _from_hint(model, objectives, None, workers, seed, started)
                     if hinted
-                    else Ranked("unknown", seconds=time.perf_counter() - started)
+                    else Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started)
                 )
             return Ranked(
-                "feasible",
+                Status.FEASIBLE,
                 _levels(objectives, solution),
                 tuple(levels),
                 time.perf_counter() - started,
@@ -126,7 +126,7 @@ def solve_ranked(
         solver.parameters.max_time_in_seconds = max(0.01, deadline - time.perf_counter())
         solver.parameters.num_workers = workers
         solver.parameters.random_seed = seed
-        solver.parameters.log_search_progress = log
+        solver.parameters.log_search_progress = options.log
         code = solver.solve(model)
         status = _STATUS.get(code)
         if status is None:
@@ -141,7 +141,7 @@ def solve_ranked(
             # Out of time on a later level: keep the previous level's solution.
             bound = (*levels, *_level_bound(solver))
             return Ranked(
-                "feasible",
+                Status.FEASIBLE,
                 _levels(objectives, solution),
                 bound or None,
                 time.perf_counter() - started,
@@ -151,7 +151,7 @@ def solve_ranked(
         if status == "feasible":
             bound = (*levels, math.ceil(solver.best_objective_bound - 1e-9))
             return Ranked(
-                "feasible",
+                Status.FEASIBLE,
                 _levels(objectives, solution),
                 bound,
                 time.perf_counter() - started,
@@ -162,10 +162,12 @@ def solve_ranked(
         )  # exact: objective_value is a double (inexact above 2**53)
         levels.append(value)
         model.add(objective <= value)
-        model.clear_hints()
+        model.clear_hints()  # type: ignore[no-untyped-call]  # OR-Tools leaves it unannotated
         for index, hinted in enumerate(solution):
             model.add_hint(model.get_int_var_from_proto_index(index), hinted)
-    return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, solution)
+    return Ranked(
+        Status.OPTIMAL, tuple(levels), tuple(levels), time.perf_counter() - started, solution
+    )
 
 
 def load_seconds(model: cp_model.CpModel) -> float:
@@ -174,7 +176,12 @@ def load_seconds(model: cp_model.CpModel) -> float:
 
 
 def _from_hint(
-    model, objectives, timed_out: cp_model.CpSolver | None, workers: int, seed: int, started: float
+    model: cp_model.CpModel,
+    objectives: Sequence[cp_model.LinearExprT],
+    timed_out: cp_model.CpSolver | None,
+    workers: int,
+    seed: int,
+    started: float,
 ) -> Ranked:
     """Level 1 ran out of time without a solution: the hinted answer, completed, as ``feasible``.
 
@@ -189,13 +196,13 @@ def _from_hint(
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
     if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return Ranked("unknown", seconds=time.perf_counter() - started)
+        return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started)
     solution = list(solver.response_proto.solution)
     found = _levels(objectives, solution)
     bound = (
         tuple(min(b, found[0]) for b in _level_bound(timed_out)) if timed_out is not None else ()
     )
-    return Ranked("feasible", found, bound or None, time.perf_counter() - started, solution)
+    return Ranked(Status.FEASIBLE, found, bound or None, time.perf_counter() - started, solution)
 
 
 def _level_bound(solver: cp_model.CpSolver) -> tuple[int, ...]:
@@ -203,17 +210,24 @@ def _level_bound(solver: cp_model.CpSolver) -> tuple[int, ...]:
     return () if math.isinf(bound) or math.isnan(bound) else (math.ceil(bound - 1e-9),)
 
 
-def _levels(objectives: Sequence, solution: list[int]) -> tuple[int, ...]:
+def _levels(objectives: Sequence[cp_model.LinearExprT], solution: list[int]) -> tuple[int, ...]:
     return tuple(_evaluate(objective, solution) for objective in objectives)
 
 
-def add_hint(model: cp_model.CpModel, pairs) -> None:
+def add_hint(
+    model: cp_model.CpModel, pairs: Iterable[tuple[cp_model.IntVar, int | bool | np.integer]]
+) -> None:
     """Hint ``(variable, value)`` pairs (e.g. from a heuristic's answer)."""
     for variable, hinted in pairs:
         model.add_hint(variable, int(hinted))
 
 
-def add_member_squares(model: cp_model.CpModel, gets, lo: int, hi) -> tuple[list, dict]:
+def add_member_squares(
+    model: cp_model.CpModel,
+    gets: Sequence[Sequence[cp_model.LinearExprT]],
+    lo: int,
+    hi: Sequence[int] | np.ndarray,
+) -> tuple[list[cp_model.LinearExprT], dict[tuple[int, int], cp_model.IntVar]]:
     """Each member's count ``n_m = sum(gets[m])`` as ``lo + sum_k b[m, k]`` with unit increments
     (``lo < k <= hi[m]``, ``b[m, k] => b[m, k - 1]``), so ``n_m^2 = lo^2 + sum_k (2k - 1) b[m, k]``
     (convex: cheaper increments first; no multiplication constraint).  Members with no term are
@@ -221,7 +235,8 @@ def add_member_squares(model: cp_model.CpModel, gets, lo: int, hi) -> tuple[list
 
     Returns the squares and the increments ``{(m, k): b}``.
     """
-    b, squares = {}, []
+    b: dict[tuple[int, int], cp_model.IntVar] = {}
+    squares: list[cp_model.LinearExprT] = []
     for m, terms in enumerate(gets):
         if not terms:
             continue

@@ -1,31 +1,6 @@
-"""Exact sticky assignment with CP-SAT: min sum n_m^2, then min moves (DESIGN.md section 3).
+"""Exact sticky assignment with CP-SAT: min sum n_m^2, then min moves (docs/design/objectives.md).
 
-Formulation over the interchangeable classes and pools of
-:mod:`models.sticky_classes` (a class: same subscriber set, same valid
-previous owner, KIP-341; a pool: all classes of one subscriber set):
-
-* ``kept[c]`` (integer, ``0..|c|``): partitions of class c that stay with its
-  previous owner (classes with an owner only);
-* ``z[s, m]`` (integer): partitions of pool s that member m of s receives
-  without having owned them; ``sum_m z[s, m] = sum_{c in s} (|c| - kept[c])``
-  (hard validity: every assignable partition to exactly one subscriber);
-* ``n_m = sum_s z[s, m] + sum_{c: keep_c = m} kept[c] = lo + sum_k b[m, k]``
-  with unit increments ``b[m, k]`` (``lo < k <= hi_m``,
-  ``b[m, k] => b[m, k - 1]``), so ``n_m^2 = lo^2 + sum_k (2k - 1) b[m, k]``
-  (convex: cheaper increments first; no ``add_multiplication_equality``);
-* level 1: ``sum_m n_m^2``; level 2: moves ``sum_c (|c| - kept[c])``.
-
-A pooled partition that lands on its own previous owner would be counted as a
-move; an optimum never does that (keeping it instead saves a move and changes
-no count), so both levels' optima equal the true ones, and the answer is
-re-scored by :func:`problems.evaluate` anyway.  Pooling leaves
-``classes + pool sizes`` integers instead of ``classes x members``.
-
-``lo`` and ``hi_m`` are the proven bounds of
-:func:`models.sticky_classes.count_bounds` (every optimum lies inside, by
-Frank and Murota's dec-min / inc-max theorem), from the heuristic's answer,
-which is also the hint.  Ranked solving, time limit, workers, seed and honest
-status: :func:`models.cpsat.ranked.solve_ranked`.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -37,29 +12,13 @@ from ortools.sat.python import cp_model
 
 from heuristics import sticky as heuristic
 from models.cpsat.ranked import add_hint, add_member_squares, solve_ranked
+from models.options import SolveOptions
 from models.sticky_classes import count_bounds, expand, partition_classes, pooled_counts
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
-    """Solve the sticky objective exactly with CP-SAT.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.
-    time_limit
-        Seconds for both levels together.
-    workers, seed
-        CP-SAT's ``num_workers`` and ``random_seed`` (deterministic for fixed values).
-    log
-        Print CP-SAT's search log.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the sticky objective exactly with CP-SAT (both levels within ``options.time_limit``).
 
     Returns
     -------
@@ -69,7 +28,7 @@ def solve(
     """
     started = time.perf_counter()  # the time limit covers building the model
     classes = partition_classes(problem)
-    start = heuristic.assign(problem).answer
+    start = options.start(problem, "sticky", heuristic.assign)
     lo, hi = count_bounds(problem, classes, start)
     model = cp_model.CpModel()
     owned = np.flatnonzero(classes.keep >= 0)
@@ -79,13 +38,13 @@ def solve(
         model.new_int_var(0, int(pool_size[s]), f"z[{s},{m}]")
         for s, m in zip(classes.edge_set, classes.edge_member)
     ]
-    moved_into = [[] for _ in pool_size]
+    moved_into: list[list[cp_model.LinearExprT]] = [[] for _ in pool_size]
     for c, s in enumerate(classes.set_of_class):
         moved_into[s].append(
             int(classes.sizes[c]) - kept[c] if c in kept else int(classes.sizes[c])
         )
-    gets = [[] for _ in range(problem.num_members)]
-    for e, (s, m) in enumerate(zip(classes.edge_set, classes.edge_member)):
+    gets: list[list[cp_model.LinearExprT]] = [[] for _ in range(problem.num_members)]
+    for e, m in enumerate(classes.edge_member):
         gets[m].append(z[e])
     for c, var in kept.items():
         gets[classes.keep[c]].append(var)
@@ -98,15 +57,7 @@ def solve(
     add_hint(model, [(var, hinted_kept[c]) for c, var in kept.items()])
     add_hint(model, zip(z, hinted_pooled))
     add_hint(model, [(var, counts[m] >= k) for (m, k), var in b.items()])
-    ranked = solve_ranked(
-        model,
-        [sum(squares), moves],
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    ranked = solve_ranked(model, [sum(squares), moves], options, started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)

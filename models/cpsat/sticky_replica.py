@@ -1,50 +1,42 @@
 """Exact replica placement with OR-Tools CP-SAT (the model PR 18903's heuristic approximates).
 
-The formulation, the two PR questions and the secant form of the squares are
-described in :mod:`models.replica_data`; ranked solving is
-:func:`models.cpsat.ranked.solve_ranked`.  Variables are named after their key:
-``x[p, b]`` (partition ``p`` has a replica on live broker ``b``), ``y[p, b]``
-(``b`` leads ``p``), ``r[b]``, ``l[b]``, ``c[p, k]`` and their squares.
-
-Broker counts are bounded by :func:`~models.replica_data.count_bounds`.
-Without a move limit or a placement to beat they are ``{q, q + 1}``, which fixes
-level 1 at its closed-form optimum, so the ranked solve starts at level 2 and
-the bound's first entry is that optimum.  The hint is complete (every variable,
-squares included: CP-SAT spends its time repairing an incomplete one): the
-sticky heuristic's answer, evened out to ``{q, q + 1}`` when counts are confined
-there, with its leaders chosen by a min-cost flow (reordering, no move).
-
-Measured (benchmarks/sticky_replica.py): proven optimal up to about 120
-partitions x RF 3 on 28 brokers in 60 s; at 1,000 partitions the answer is
-``feasible`` (levels 1 proven, level 2 at the hint's value).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 from ortools.graph.python import min_cost_flow
 from ortools.sat.python import cp_model
 
 from heuristics import sticky_replica as sticky_heuristic
-from models.cpsat.ranked import add_hint, solve_ranked
+from models.cpsat.ranked import Ranked, add_hint, solve_ranked
+from models.options import SolveOptions, answer_of, ignoring
+from models.ranked_outcome import OutOfTime
 from models.replica_data import (
-    TIME_LIMIT,
     balanced_level1,
-    build_answer,
     check_model_size,
     count_bounds,
     original_sets,
     rack_count_bounds,
+    read_answer,
     secant_range,
     solve_frontier,
     target_levels,
 )
-from problems import PlacementProblem, Result
+from problems import PlacementProblem, Result, Status
+
+#: A counted variable, its square and the booleans it counts (to complete the hint).
+Counted = tuple[cp_model.IntVar, cp_model.IntVar, list[cp_model.IntVar]]
 
 
-def _square(model: cp_model.CpModel, value, low: int, high: int, name: str) -> cp_model.IntVar:
+def _square(
+    model: cp_model.CpModel, value: cp_model.LinearExprT, low: int, high: int, name: str
+) -> cp_model.IntVar:
     """An integer ``s >= value^2`` (equal at the optimum) for ``value`` in ``[low, high]``."""
     square = model.new_int_var(low * low, high * high, name)
     for t in secant_range(low, high):
@@ -103,50 +95,166 @@ def _best_leaders(problem: PlacementProblem, replicas: np.ndarray) -> np.ndarray
     return out
 
 
-def _hint(problem: PlacementProblem, max_moves: int | None, target) -> np.ndarray | None:
-    """The sticky heuristic's answer, evened out when counts are confined to ``{q, q + 1}``;
-    none when it exceeds the move limit."""
-    answer = sticky_heuristic.assign(problem)
+def _hint(
+    problem: PlacementProblem,
+    max_moves: int | None,
+    target: tuple[int, int, int] | None,
+    start: np.ndarray | None,
+) -> np.ndarray | None:
+    """``start`` (a valid answer), or else the sticky heuristic's answer, evened out when counts are
+    confined to ``{q, q + 1}``, its leaders chosen by :func:`_best_leaders`; none when it exceeds
+    the move limit."""
+    answer = sticky_heuristic.assign(problem) if start is None else _replica_result(problem, start)
     if max_moves is None and target is None:
-        return _best_leaders(problem, _balanced(problem, answer.answer))
+        return _best_leaders(problem, _balanced(problem, answer_of(answer)))
     if max_moves is not None and answer.objective[3] > max_moves:
         return None
-    return _best_leaders(problem, answer.answer)
+    return _best_leaders(problem, answer_of(answer))
 
 
-def solve(
-    problem: PlacementProblem,
-    time_limit: float = TIME_LIMIT,
-    max_moves: int | None = None,
-    beat=None,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
-    hint=None,
-    level2_optimum: int | None = None,
-) -> Result:
-    """Place replicas optimally: levels 1-4 lexicographically.
+def _replica_result(problem: PlacementProblem, replicas: np.ndarray) -> Result:
+    return Result(problem, "sticky-replica", replicas)
 
-    Parameters
-    ----------
-    problem
-        The cluster and its current placement.
-    time_limit
-        Seconds for all levels together.
-    max_moves
-        At most this many moves (the frontier's ``k``).
-    beat
-        A ``replicas`` array: only placements that match or beat it on levels
-        1-3 (lexicographically); the objective becomes moves first, then
-        levels 1-3 (:func:`fewest_moves`).
-    workers, seed, log
-        CP-SAT's ``num_workers``, ``random_seed`` and search log.
-    hint
-        A ``replicas`` array to hint instead of the heuristic's answer.
-    level2_optimum
-        Level 2's optimum, proven by the caller (the flow model): level 2 is
-        constrained to it and only levels 3 and 4 are searched (without
-        ``max_moves`` / ``beat`` only).
+
+@dataclass
+class _Model:
+    """The CP-SAT model of one solve while it is built: its variables by key and its deadline."""
+
+    problem: PlacementProblem
+    deadline: float
+    model: cp_model.CpModel = field(default_factory=cp_model.CpModel)
+    #: ``x[p, b]``: partition ``p`` has a replica on live broker ``b``; ``y[p, b]``: ``b`` leads it.
+    x: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    y: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    #: Every counted variable by key (``("r", b)``, ``("l", b)``, ``("c", p, k)``), its square
+    #: and what it counts.
+    squares: dict[tuple[str | int, ...], Counted] = field(default_factory=dict)
+
+    def check_time(self) -> None:
+        if time.perf_counter() > self.deadline:
+            raise OutOfTime
+
+    def add_placements(self) -> None:
+        """``x`` and ``y``: each partition on exactly its replication factor of brokers, one leader
+        among them (none without replicas)."""
+        problem, model, total = self.problem, self.model, cp_model.LinearExpr.sum
+        brokers = range(problem.num_brokers)
+        for p, factor in enumerate(problem.replication_factors.tolist()):
+            self.check_time()
+            xs = [model.new_bool_var(f"x[{p},{b}]") for b in brokers]
+            ys = [model.new_bool_var(f"y[{p},{b}]") for b in brokers]
+            self.x.update(((p, b), v) for b, v in zip(brokers, xs))
+            self.y.update(((p, b), v) for b, v in zip(brokers, ys))
+            model.add(total(xs) == factor)
+            model.add(total(ys) == min(factor, 1))
+            for b in brokers:
+                model.add_implication(ys[b], xs[b])
+
+    def broker_levels(
+        self, bounds: list[tuple[int, int]]
+    ) -> tuple[cp_model.LinearExprT, cp_model.LinearExprT]:
+        """Levels 1 and 3: the sums of the squared replica counts ``r[b]`` and leader counts
+        ``l[b]`` of the brokers, ``r[b]`` within ``bounds[b]``."""
+        model, total, partitions = self.model, cp_model.LinearExpr.sum, self.problem.num_partitions
+        brokers = range(len(bounds))
+        replicas, leaders = {}, {}
+        for b, (low, high) in enumerate(bounds):
+            self.check_time()
+            replicas[b] = model.new_int_var(low, high, f"r[{b}]")
+            model.add(replicas[b] == total([self.x[p, b] for p in range(partitions)]))
+            leaders[b] = model.new_int_var(0, high, f"l[{b}]")
+            model.add(leaders[b] == total([self.y[p, b] for p in range(partitions)]))
+        for name, counts, chosen in (("r", replicas, self.x), ("l", leaders, self.y)):
+            for b in brokers:
+                low = bounds[b][0] if name == "r" else 0
+                square = _square(model, counts[b], low, bounds[b][1], f"{name}2[{b}]")
+                self.squares[name, b] = (
+                    counts[b],
+                    square,
+                    [chosen[p, b] for p in range(partitions)],
+                )
+        return (
+            total([self.squares["r", b][1] for b in brokers]),
+            total([self.squares["l", b][1] for b in brokers]),
+        )
+
+    def rack_spread(self) -> cp_model.LinearExprT:
+        """Level 2: the sum over partitions and racks of the squared replicas on the rack."""
+        problem, model, total = self.problem, self.model, cp_model.LinearExpr.sum
+        factors, rack = problem.replication_factors.tolist(), problem.broker_rack.tolist()
+        racks = range(len(problem.rack_names))
+        if len(racks) == 1:  # one rack: every replica is on it
+            spread: cp_model.LinearExprT = total([]) + sum(f * f for f in factors)
+            return spread
+        rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
+        terms = []
+        for p, factor in enumerate(factors):
+            self.check_time()
+            for k in racks:
+                low, high = rack_count_bounds(factor, rack_size[k], problem.num_brokers)
+                c = model.new_int_var(low, high, f"c[{p},{k}]")
+                on_rack = [self.x[p, b] for b in range(problem.num_brokers) if rack[b] == k]
+                model.add(c == total(on_rack))
+                self.squares["c", p, k] = (c, _square(model, c, low, high, f"c2[{p},{k}]"), on_rack)
+                terms.append(self.squares["c", p, k][1])
+        return total(terms)
+
+    def moves(self) -> cp_model.LinearExprT:
+        """Level 4: replicas on a broker outside their partition's original set."""
+        original = original_sets(self.problem)
+        return cp_model.LinearExpr.sum(
+            [var for (p, b), var in self.x.items() if b not in original[p]]
+        )
+
+    def add_hint(self, hint: np.ndarray) -> None:
+        """Hint every variable (squares included) from the ``replicas`` array ``hint``: CP-SAT
+        spends its time repairing an incomplete hint."""
+        problem, index, start = self.problem, self.problem.broker_index, self.problem.replica_start
+        brokers = range(problem.num_brokers)
+        values: dict[cp_model.IntVar, int] = {}
+        for p, factor in enumerate(problem.replication_factors.tolist()):
+            chosen = {index[int(v)] for v in hint[start[p] : start[p + 1]]}
+            leader = index[int(hint[start[p]])] if factor else -1
+            values.update({self.x[p, b]: int(b in chosen) for b in brokers})
+            values.update({self.y[p, b]: int(b == leader) for b in brokers})
+        for counted, square, members in self.squares.values():
+            count = sum(values[v] for v in members)
+            values[counted], values[square] = count, count * count
+        add_hint(self.model, values.items())
+
+    def answer(self, ranked: Ranked) -> np.ndarray:
+        """The ``replicas`` array of the ranked solve's solution."""
+        return read_answer(
+            self.problem,
+            lambda p, b: bool(ranked.value(self.x[p, b])),
+            lambda p, b: bool(ranked.value(self.y[p, b])),
+        )
+
+
+def _add_beat(
+    model: cp_model.CpModel,
+    levels: tuple[cp_model.LinearExprT, cp_model.LinearExprT, cp_model.LinearExprT],
+    target: tuple[int, int, int],
+) -> None:
+    """Levels 1-3 match or beat ``target`` lexicographically."""
+    level1, level2, level3 = levels
+    better1, better2, within = (model.new_bool_var(n) for n in ("beat1", "beat2", "match3"))
+    model.add(level1 <= target[0])
+    model.add(level1 <= target[0] - 1).only_enforce_if(better1)
+    model.add(level2 <= target[1] - 1).only_enforce_if(better2)
+    model.add(level2 <= target[1]).only_enforce_if(within)
+    model.add(level3 <= target[2]).only_enforce_if(within)
+    model.add_bool_or([better1, better2, within])
+
+
+def solve(problem: PlacementProblem, options: SolveOptions) -> Result:
+    """Place replicas optimally: levels 1-4 lexicographically, within ``options.time_limit``.
+
+    ``options.max_moves`` allows at most that many moves (the frontier's ``k``);
+    ``options.beat`` (a ``replicas`` array) admits only placements that match or beat it on levels
+    1-3 (lexicographically) and ranks moves first, then levels 1-3 (:func:`fewest_moves`).  A
+    valid ``options.hint`` replaces the heuristic's answer as the hint (not when it exceeds
+    ``max_moves``: then it is named in ``info["ignored_options"]``).
 
     Returns
     -------
@@ -154,175 +262,123 @@ def solve(
         ``optimal`` only when every level is proven; otherwise ``feasible``
         with the proven bound, or ``infeasible`` / ``unknown``.
     """
-    started = time.perf_counter()  # the time limit covers building the model (and the hint)
-    deadline = started + time_limit
-    check_model_size(problem, "CP-SAT")
-    target = None if beat is None else target_levels(problem, beat)
-    info = {} if max_moves is None else {"max_moves": max_moves}
-    balanced = max_moves is None and target is None
-    if hint is None:
-        hint = _hint(problem, max_moves, target)
-
-    def late() -> Result:
-        """Out of time while building: the hint's answer (``feasible``), or ``unknown`` without one."""
-        if hint is None or target is not None:  # with ``beat``, the hint need not match or beat it
-            return Result(problem, "sticky-replica", None, "unknown", info=info)
-        bound = (balanced_level1(problem),) if balanced else None
-        return Result(problem, "sticky-replica", np.asarray(hint), "feasible", bound, info)
-
-    model = cp_model.CpModel()
-    brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
-    factors = problem.replication_factors.tolist()
-    rack = problem.broker_rack.tolist()
-    racks = range(len(problem.rack_names))
-    rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
-    original = original_sets(problem)
-    total = cp_model.LinearExpr.sum
-
-    x, y = {}, {}
-    for p in partitions:
-        if time.perf_counter() > deadline:
-            return late()
-        xs = [model.new_bool_var(f"x[{p},{b}]") for b in brokers]
-        ys = [model.new_bool_var(f"y[{p},{b}]") for b in brokers]
-        x.update(((p, b), v) for b, v in zip(brokers, xs))
-        y.update(((p, b), v) for b, v in zip(brokers, ys))
-        model.add(total(xs) == factors[p])
-        model.add(total(ys) == min(factors[p], 1))
-        for b in brokers:
-            model.add_implication(ys[b], xs[b])
-
-    bounds = count_bounds(problem, max_moves, target)
-    r, l = {}, {}
-    for b in brokers:
-        if time.perf_counter() > deadline:
-            return late()
-        low, high = bounds[b]
-        r[b] = model.new_int_var(low, high, f"r[{b}]")
-        model.add(r[b] == total([x[p, b] for p in partitions]))
-        l[b] = model.new_int_var(0, high, f"l[{b}]")
-        model.add(l[b] == total([y[p, b] for p in partitions]))
-    # Each counted variable, its square and the booleans it counts (to complete the hint).
-    squares = {
-        ("r", b): (
-            r[b],
-            _square(model, r[b], *bounds[b], f"r2[{b}]"),
-            [x[p, b] for p in partitions],
-        )
-        for b in brokers
-    }
-    squares.update(
-        {
-            ("l", b): (
-                l[b],
-                _square(model, l[b], 0, bounds[b][1], f"l2[{b}]"),
-                [y[p, b] for p in partitions],
-            )
-            for b in brokers
-        }
+    start = options.hint_answer(problem, "sticky-replica")
+    unusable = (
+        start is not None
+        and options.max_moves is not None
+        and _replica_result(problem, start).objective[3] > options.max_moves
     )
-    level1 = total([squares["r", b][1] for b in brokers])
-    level3 = total([squares["l", b][1] for b in brokers])
+    result = _solve(problem, options, None if unusable else start, None)
+    return ignoring(result, ["hint"] if unusable else [])
 
-    level2_terms, level2_constant = [], 0
-    for p in partitions:
-        if time.perf_counter() > deadline:
-            return late()
-        for k in racks:
-            if len(racks) == 1:
-                level2_constant += factors[p] ** 2  # one rack: every replica is on it
-                continue
-            low, high = rack_count_bounds(factors[p], rack_size[k], problem.num_brokers)
-            c = model.new_int_var(low, high, f"c[{p},{k}]")
-            on_rack = [x[p, b] for b in brokers if rack[b] == k]
-            model.add(c == total(on_rack))
-            squares["c", p, k] = (c, _square(model, c, low, high, f"c2[{p},{k}]"), on_rack)
-            level2_terms.append(squares["c", p, k][1])
-    level2 = total(level2_terms) + level2_constant
 
-    moves = total([x[p, b] for p in partitions for b in brokers if b not in original[p]])
-    if max_moves is not None:
-        model.add(moves <= max_moves)
-    if balanced and level2_optimum is not None:  # levels 1-2 proven elsewhere: fixed
-        model.add(level2 <= level2_optimum)
-        objectives = [level3, moves]
-    elif balanced:  # level 1 is fixed by the {q, q + 1} counts: nothing to search
-        objectives = [level2, level3, moves]
-    elif target is None:
-        objectives = [level1, level2, level3, moves]
-    else:
-        objectives = [moves, level1, level2, level3]
-        better1, better2, within = (model.new_bool_var(n) for n in ("beat1", "beat2", "match3"))
-        model.add(level1 <= target[0])
-        model.add(level1 <= target[0] - 1).only_enforce_if(better1)
-        model.add(level2 <= target[1] - 1).only_enforce_if(better2)
-        model.add(level2 <= target[1]).only_enforce_if(within)
-        model.add(level3 <= target[2]).only_enforce_if(within)
-        model.add_bool_or([better1, better2, within])
+def refine(
+    problem: PlacementProblem, options: SolveOptions, answer: np.ndarray, level2_optimum: int
+) -> Result:
+    """Levels 3 and 4 with levels 1-2 fixed at their proven optima, hinted with ``answer`` (the
+    flow model's: it has them); the bound starts with those optima."""
+    return _solve(problem, options, answer, level2_optimum, as_is=True)
 
-    if hint is not None:  # a complete hint: CP-SAT spends its time repairing an incomplete one
-        index = problem.broker_index
-        start = problem.replica_start
-        values = {}
-        for p in partitions:
-            chosen = {index[int(v)] for v in hint[start[p] : start[p + 1]]}
-            leader = index[int(hint[start[p]])] if factors[p] else -1
-            values.update({x[p, b]: int(b in chosen) for b in brokers})
-            values.update({y[p, b]: int(b == leader) for b in brokers})
-        for counted, square, members in squares.values():
-            count = sum(values[v] for v in members)
-            values[counted], values[square] = count, count * count
-        add_hint(model, values.items())
-    if time.perf_counter() > deadline:
-        return late()
 
+def _solve(
+    problem: PlacementProblem,
+    options: SolveOptions,
+    start: np.ndarray | None,
+    level2_optimum: int | None,
+    as_is: bool = False,
+) -> Result:
+    """:func:`solve` from the valid answer ``start`` (``None``: the heuristic's); ``as_is``: hint
+    ``start`` unchanged; ``level2_optimum``: level 2 constrained to it, levels 3 and 4 searched."""
+    started = time.perf_counter()  # the time limit covers building the model (and the hint)
+    check_model_size(problem, "CP-SAT")
+    max_moves, beat = options.max_moves, options.beat
+    target = None if beat is None else target_levels(problem, beat)
+    info: dict[str, object] = {} if max_moves is None else {"max_moves": max_moves}
+    balanced = max_moves is None and target is None
+    hint = start if as_is else _hint(problem, max_moves, target, start)
+    built = _Model(problem, started + options.time_limit)
+    try:
+        objectives = _build(built, max_moves, target, level2_optimum if balanced else None)
+        if hint is not None:
+            built.add_hint(hint)
+        built.check_time()
+    except OutOfTime:
+        return _late(problem, hint, target, balanced, info)
     ranked = solve_ranked(
-        model,
-        objectives,
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        log=log,
-        started=started,
-        complete_hint=target is not None,
+        built.model, objectives, options, started=started, complete_hint=target is not None
     )
     if (
         ranked.status == "unknown"
     ):  # no answer in time: the hint's answer, without CP-SAT completing it
-        return late()
+        return _late(problem, hint, target, balanced, info)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky-replica", info=info)
-    holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
-    leaders = [next((b for b in brokers if ranked.value(y[p, b])), -1) for p in partitions]
-    answer = build_answer(problem, holds, leaders)
     bound = ranked.bound
     if balanced and bound is not None:
-        bound = (
-            balanced_level1(problem),
-            *(() if level2_optimum is None else (level2_optimum,)),
-            *bound,
-        )
+        fixed = () if level2_optimum is None else (level2_optimum,)
+        bound = (balanced_level1(problem), *fixed, *bound)
     if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
         info["moves_bound"] = bound[0] if bound else None
         bound = None
-    return Result(problem, "sticky-replica", answer, ranked.status, bound, info)
+    return Result(problem, "sticky-replica", built.answer(ranked), ranked.status, bound, info)
 
 
-def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
+def _build(
+    built: _Model,
+    max_moves: int | None,
+    target: tuple[int, int, int] | None,
+    level2_optimum: int | None,
+) -> list[cp_model.LinearExprT]:
+    """Build the model; its objectives, most important first (:class:`OutOfTime` past the
+    deadline)."""
+    problem, model = built.problem, built.model
+    built.add_placements()
+    level1, level3 = built.broker_levels(count_bounds(problem, max_moves, target))
+    level2 = built.rack_spread()
+    moves = built.moves()
+    if max_moves is not None:
+        model.add(moves <= max_moves)
+    if target is not None:
+        _add_beat(model, (level1, level2, level3), target)
+        return [moves, level1, level2, level3]
+    if max_moves is not None:
+        return [level1, level2, level3, moves]
+    if level2_optimum is not None:  # levels 1-2 proven elsewhere: fixed
+        model.add(level2 <= level2_optimum)
+        return [level3, moves]
+    return [level2, level3, moves]  # level 1 is fixed by the {q, q + 1} counts: nothing to search
+
+
+def _late(
+    problem: PlacementProblem,
+    hint: np.ndarray | None,
+    target: tuple[int, int, int] | None,
+    balanced: bool,
+    info: dict[str, object],
+) -> Result:
+    """Out of time while building, or before any answer: the hint's answer (``feasible``), or
+    ``unknown`` without one."""
+    if hint is None or target is not None:  # with ``beat``, the hint need not match or beat it
+        return Result(problem, "sticky-replica", None, Status.UNKNOWN, info=info)
+    bound = (balanced_level1(problem),) if balanced else None
+    return Result(problem, "sticky-replica", np.asarray(hint), Status.FEASIBLE, bound, info)
+
+
+def fewest_moves(
+    problem: PlacementProblem, placement: Iterable[int] | np.ndarray, options: SolveOptions
+) -> Result:
     """The fewest moves that match or beat ``placement`` on levels 1-3 (lexicographically).
 
-    ``solve(problem, beat=placement, **options)``: its answer's level 4 is the
-    number of moves, optimal when the status is ``optimal``.
+    :func:`solve` with ``beat=placement``: its answer's level 4 is the number of moves, optimal
+    when the status is ``optimal``.
     """
-    return solve(problem, beat=placement, **options)
+    return solve(problem, options.with_extra(beat=placement))
 
 
-def frontier(
-    problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options
-) -> list[Result]:
-    """The moves/quality frontier: ``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``.
+def frontier(problem: PlacementProblem, max_k: int, options: SolveOptions) -> list[Result]:
+    """The moves/quality frontier: :func:`solve` with ``max_moves=k`` for ``k = 0..max_k``.
 
-    ``time_limit`` bounds the whole frontier: each point gets the time left
+    ``options.time_limit`` bounds the whole frontier: each point gets the time left
     (:func:`models.replica_data.frontier`; points past it are not solved, ``unknown``).
     """
-    return solve_frontier(solve, problem, max_k, time_limit, **options)
+    return solve_frontier(solve, problem, max_k, options)

@@ -1,29 +1,6 @@
 """Exact stream-join (KIP-315) model with OR-Tools CP-SAT.
 
-Objective: DESIGN.md section 3, row ``stream-join``: partition number ``k < K``
-goes to one member, who gets ``(t, k)`` of every topic it subscribes (the
-co-partitioning constraint holds by construction: the decision is per number,
-and :mod:`models.stream_join_classes` turns numbers into topic-partitions); level 1
-min sum over members of (numbers per member)^2, level 2 min moves of
-numbers away from their valid previous owner.
-
-Numbers with the same previous owner are interchangeable (every eligible
-member may own every number), so instead of one boolean ``x[k, m]`` per number
-and member the model has, per eligible member ``m``, the integers
-``n[m]`` (numbers it gets) and ``keep[m]`` (of its own previous numbers), as
-:mod:`models.stream_join_classes` explains.  Every level-1 optimum gives each member
-``floor(K / E)`` or ``ceil(K / E)`` numbers (:attr:`NumberClasses.window`), so
-``n[m] = floor(K / E) + extra[m]`` with ``extra[m]`` in ``{0, 1}`` (``{0}``
-when E divides K), over which ``n[m]^2`` is linear:
-
-* ``sum_m n[m] = K``, ``keep[m] <= n[m]``, ``keep[m] <= previous[m]``;
-* level 1: ``sum_m floor^2 + (2 floor + 1) extra[m]`` (= sum of squared counts);
-* level 2: ``sum_m previous[m] - keep[m]``.
-
-The model is checked against an exhaustive search over every map of numbers
-to members in the tests.  Ranked solving (bound-and-resolve, honest status and bound) is
-:func:`models.cpsat.ranked.solve_ranked`; the KIP-315 heuristic's answer is
-the hint.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -34,23 +11,13 @@ from ortools.sat.python import cp_model
 
 from heuristics import stream_join as heuristic
 from models.cpsat.ranked import add_hint, solve_ranked
+from models.options import SolveOptions
 from models.stream_join_classes import counts_and_kept, number_classes, result
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem, time_limit: float = 10.0, workers: int = 1, seed: int = 0
-) -> Result:
-    """Solve the stream-join objective exactly.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.
-    time_limit
-        Seconds for both levels together.
-    workers, seed
-        CP-SAT's ``num_workers`` and ``random_seed``.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the stream-join objective exactly (both levels within ``options.time_limit``).
 
     Returns
     -------
@@ -75,12 +42,11 @@ def solve(
     balance = sum(low * low + (2 * low + 1) * extra[m] for m in members)
     moves = int(classes.previous.sum()) - sum(keep.values())
 
-    counts, kept = counts_and_kept(problem, classes, heuristic.assign(problem).answer)
+    start = options.start(problem, "stream-join", heuristic.assign)
+    counts, kept = counts_and_kept(problem, classes, start)
     add_hint(model, zip(extra.values(), (counts - low).tolist()))
     add_hint(model, zip(keep.values(), kept.tolist()))
-    ranked = solve_ranked(
-        model, [balance, moves], time_limit=time_limit, workers=workers, seed=seed, started=started
-    )
-    counts = [ranked.value(n[m]) for m in members] if ranked.has_solution else []
-    kept = [ranked.value(keep[m]) for m in members] if ranked.has_solution else []
-    return result(problem, classes, ranked, counts, kept)
+    ranked = solve_ranked(model, [balance, moves], options, started=started)
+    found = [ranked.value(n[m]) for m in members] if ranked.has_solution else []
+    stayed = [ranked.value(keep[m]) for m in members] if ranked.has_solution else []
+    return result(problem, classes, ranked, found, stayed)

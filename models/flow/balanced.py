@@ -1,71 +1,12 @@
 """Balanced, sticky assignment of interchangeable items by min-cost flow, written once.
 
-The objective of DESIGN.md section 3 for ``sticky`` (and, over partition
-numbers, for ``stream-join``) is lexicographic: first minimise
-``sum_m n_m^2`` over the members' item counts, then the number of moved items.
-Both are separable convex costs on a transportation network, so one min-cost
-flow (OR-Tools ``SimpleMinCostFlow``) solves the pair exactly:
-
-* item classes are supply nodes (``class_sizes[c]`` units each); items of one
-  class are interchangeable: same eligible members, same previous owner;
-* class ``c`` sends to its previous owner ``keep[c]`` directly at cost 0, and
-  to a *hub* node shared by every class with the same eligible-member set at
-  cost 1 when the class has an owner (the item moves) and 0 otherwise; the hub
-  reaches each eligible member at cost 0 (so the graph has ``C + sum of hub
-  sizes`` arcs, not ``C x M``);
-* each member sends its count ``n`` to the sink through arcs whose costs are
-  the marginal costs ``2k - 1`` of ``k^2``, scaled by ``W`` = (items with an
-  owner) + 1.  Any change in balance changes ``W * sum n_m^2`` by at least
-  ``W``, more than any change in moves, so balance strictly dominates.
-
-Windows instead of one arc per unit
------------------------------------
-One unit arc per possible count (``k = 1 .. P`` for every member) would be
-``P x M`` arcs.  Member ``m`` instead gets a window ``lo <= hi``: a *ladder*
-of arcs below ``lo`` (breakpoints ``lo, lo // 2, lo // 4, ..., 1, 0``; the
-segment ``[a, b]`` has capacity ``b - a`` and marginal cost ``2b - 1``), unit
-arcs for ``k = lo + 1 .. hi`` at ``2k - 1``, and a ladder above ``hi`` up to the
-member's reach (breakpoints ``hi, hi + 1, hi + 3, hi + 7, ...``; the segment
-``[a, b]`` at marginal ``2a + 1``).  Marginals never decrease, so the
-cost ``g(n)`` of sending ``n`` units fills the arcs in order, and
-``g(n) <= n^2 - K`` for every ``n >= 0`` with ``K = lo^2 - g(lo)``:
-
-* at ``n = lo`` by the choice of ``K``; between ``lo`` and ``hi + 1`` ``g`` adds
-  exactly the true marginals, so equality holds on ``[lo - 1, hi + 1]`` (the
-  top ladder segment's marginal ``2 lo - 1`` is the true one of unit ``lo``);
-* below ``lo``, walking down a segment ``[a, b]`` from ``b`` removes
-  ``(2b - 1)(b - n) >= b^2 - n^2``, at least what ``n^2`` loses;
-* above ``hi``, walking up a segment ``[a, b]`` adds ``(2a + 1)(n - a) <= n^2 - a^2``,
-  at most what ``n^2`` gains.
-
-So the windowed network is a *relaxation*: for any assignment ``y``,
-``W f(y) + moves(y) >= W g(y) + W K + moves(y) >= cost of the relaxed optimum
-x``.  When every member's count in ``x`` lies in ``[lo - 1, hi + 1]`` (``g`` is
-tight there), the relaxed optimum's cost equals its true cost, so ``x`` is
-exactly optimal for ``W f + moves`` and hence lexicographically optimal.
-Otherwise the windows of the members outside are widened past their counts
-(doubling the distance) and the network is solved again.  Each re-solve
-strictly lowers some ``lo`` or raises some ``hi`` within ``[0, reach]``, so
-this ends.  The ladders keep counts far outside a window dearer than counts
-near it (a single flat arc each side would let the relaxation pile the
-surplus on any one member, one member per re-solve), and the first
-windows are the even share's ``[floor, ceil]``, so in practice one to three
-solves suffice.
-
-Recovering items per class
---------------------------
-Hub flows mix classes; any split of a hub's inflows over its outflows has the
-same cost, except one that sends a class's items through the hub back to the
-class's own owner.  An optimal flow never allows that: if class ``c`` (owner
-``k``) sends flow into a hub that sends flow to ``k``, then ``c -> k`` has spare
-capacity and the cycle ``c -> k -> hub -> c`` has cost ``-1``.  So the split is
-taken deterministically (classes and members in ascending order within each
-hub) and the moves it implies are exactly the flow's.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from ortools.graph.python import min_cost_flow
 
 from models.sticky_classes import split_pools
@@ -94,7 +35,11 @@ def check_cost_range(
 
 
 def solve_convex_assignment(
-    class_sizes, eligible_start, eligible_members, keep, num_members
+    class_sizes: ArrayLike,
+    eligible_start: ArrayLike,
+    eligible_members: ArrayLike,
+    keep: ArrayLike,
+    num_members: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Lexicographically min sum_m n_m^2, then min moves, over assignments of interchangeable items.
 
@@ -151,7 +96,14 @@ def solve_convex_assignment(
 class _Network:
     """The flow network of :func:`solve_convex_assignment`, rebuilt per window choice."""
 
-    def __init__(self, sizes, start, eligible, keep, num_members):
+    def __init__(
+        self,
+        sizes: np.ndarray,
+        start: np.ndarray,
+        eligible: np.ndarray,
+        keep: np.ndarray,
+        num_members: int,
+    ) -> None:
         self.sizes, self.num_members = sizes, num_members
         num_classes = len(sizes)
         degree = np.diff(start)
@@ -200,7 +152,9 @@ class _Network:
             self.reach, -(-total // reachable)
         )
 
-    def solve(self, lo: np.ndarray, hi: np.ndarray):
+    def solve(
+        self, lo: np.ndarray, hi: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         num_classes, num_hubs, num_members = len(self.sizes), self.num_hubs, self.num_members
         first_member = num_classes + num_hubs
         sink = first_member + num_members
@@ -260,7 +214,9 @@ class _Network:
         ).astype(np.int64)
         return direct, inflow, outflow, counts
 
-    def split(self, direct, inflow, outflow):
+    def split(
+        self, direct: np.ndarray, inflow: np.ndarray, outflow: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-class counts per member: direct arcs plus a deterministic split of each hub."""
         owned = np.flatnonzero(direct > 0)
         cls, member, count = split_pools(self.hub, inflow, self.hub_member, outflow)

@@ -1,55 +1,6 @@
-"""Exact rack-aware assignment by min-cost flow: balance, then rack alignment, then moves (DESIGN.md section 3).
+"""Exact rack-aware assignment by min-cost flow: balance, then rack alignment, then moves (docs/design/objectives.md).
 
-Levels: 1 ``sum_m n_m^2``; 2 partitions on a member whose rack is not among their replica racks
-(members without a rack never count); 3 moves (validly owned partitions that change owner).  This is
-the order franz-go's sticky balancer and Kafka's KIP-881 sticky assignor rank them in.
-
-Classes (:mod:`models.rack_classes`): partitions with the same subscribers, valid previous owner and
-member racks among their replicas are interchangeable, so the flow moves class units.
-
-Step 1: the box of level 1
---------------------------
-:func:`models.flow.balanced.solve_convex_assignment` on the pools (owners and racks ignored) gives
-one level-1 optimum with counts ``n*``.  **Every level-1 optimum has** ``|n_m - n*_m| <= 1`` **for
-every member.**  Proof: let ``x`` and ``y`` be two optima's counts with ``x_u >= y_u + 2``.  Draw an
-arc ``X(p) -> Y(p)`` for every partition whose owners differ; member ``v`` has out-degree minus
-in-degree ``x_v - y_v``, so a trail of distinct arcs from ``u`` ends at some ``v`` with ``x_v <
-y_v``.  Handing the trail's partitions to their ``Y`` owners changes ``x`` into ``x - e_u + e_v``
-and handing them back changes ``y`` into ``y + e_u - e_v``; both are valid (every partition goes to
-a member that may take it).  Their sums of squares change by ``2 (x_v - x_u + 1)`` and ``2 (y_u -
-y_v + 1)``, together ``2 ((x_v - y_v) + (y_u - x_u) + 2) <= 2 (-1 - 2 + 2) < 0``, so one of the two
-improves on an optimum: a contradiction.  So the box ``n*_m - 1 <= n_m <= n*_m + 1`` (cut to ``[0,
-reach_m]``) holds every level-1 optimum, and the network below only needs the exact marginal costs
-of ``n^2`` on it: three unit arcs per member, each member's first ``lo_m`` units demanded.
-
-Step 2: one min-cost flow for the three levels
-----------------------------------------------
-Nodes: classes (supply: their sizes), pools (subscriber set x rack set), *rack nodes* (subscriber
-set x member rack, -1 for members without one), members (demand ``lo_m``), the sink.  Arcs:
-
-* class -> its previous owner, capacity its size, cost ``W2 * mismatch`` (keeping it);
-* class -> its pool, capacity its size, cost 1 when it has an owner (a move), else 0;
-* pool -> rack node ``(S, k)`` of its subscriber set ``S``, cost ``W2`` when ``k`` is a rack outside
-  the pool's rack set (a mismatch), else 0;
-* rack node ``(S, k)`` -> every member of ``S`` on rack ``k``, cost 0;
-* member -> sink: unit arcs ``k = lo_m + 1 .. hi_m`` at ``W1 (2k - 1)``, less ``W1 (2 k_min - 1)``
-  on every one (``k_min`` the least such ``k``): the sink's units through them are fixed (``total -
-  sum lo``), so the shift changes every flow's cost by the same amount and keeps the costs small.
-
-Integer flows are exactly the assignments in the box (a class's units dealt to its partitions in any
-order), with cost ``W1 (sum n^2 - sum lo^2) + W2 * mismatches + moves`` (plus that constant), less
-only when a pooled unit lands on its own previous owner - which an optimal flow never does: that
-unit's class has spare capacity on its direct arc, and the cycle class -> owner -> rack node -> pool
--> class costs ``W2 m - W2 m - 1 = -1`` (the owner's mismatch is the same either way).  So any split
-of the pools' and rack nodes' flows over their out-arcs (:func:`models.flow.balanced.split_pools`,
-twice) gives an answer with exactly the flow's three levels.  With ``W2`` = owned partitions + 1
-(more than any move count) and ``W1 = W2 * (partitions + 1)`` (more than any ``W2 * mismatches +
-moves``), the least cost is the lexicographic optimum over the box, which holds every level-1
-optimum: proven optimal on all three levels.  :func:`models.flow.balanced.check_cost_range` proves
-the weighted costs stay exact in 64 bits (the largest cost times the node count, as OR-Tools scales
-costs, and the sum over arcs of capacity times cost, a bound on any flow's cost) and refuses the
-input otherwise.  At Kafka's assignor benchmark size (10,000 members x 10 partitions each) the
-largest cost is about ``4 * 10^10``.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -57,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
-from models.flow.balanced import check_cost_range, solve_convex_assignment, split_pools
+from models.flow.balanced import check_cost_range, solve_convex_assignment
+from models.options import SolveOptions
 from models.rack_classes import RackClasses, rack_classes
-from models.sticky_classes import expand
-from problems import GroupProblem, Result
+from models.sticky_classes import Classes, expand, split_pools
+from problems import GroupProblem, Result, Status
 
 
-def solve(problem: GroupProblem) -> Result:
-    """Solve the rack-aware objective exactly (no time limit: polynomial, always proven).
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the rack-aware objective exactly (no option is used: polynomial, always proven).
 
     Returns
     -------
@@ -78,7 +30,7 @@ def solve(problem: GroupProblem) -> Result:
             problem,
             "rack-aware",
             np.full(problem.num_partitions, -1, np.int32),
-            "optimal",
+            Status.OPTIMAL,
             (0, 0, 0),
         )
     counts = _balanced_counts(problem, classes)
@@ -89,11 +41,11 @@ def solve(problem: GroupProblem) -> Result:
     hi = np.where(reach > 0, counts + 1, counts)
     cls, member, count, levels = _Network(problem, data, lo, hi).solve()
     return Result(
-        problem, "rack-aware", expand(problem, classes, cls, member, count), "optimal", levels
+        problem, "rack-aware", expand(problem, classes, cls, member, count), Status.OPTIMAL, levels
     )
 
 
-def _balanced_counts(problem: GroupProblem, classes) -> np.ndarray:
+def _balanced_counts(problem: GroupProblem, classes: Classes) -> np.ndarray:
     """Member counts of one level-1 optimum: the pools' partitions (owners and racks ignored) dealt by
     :func:`models.flow.balanced.solve_convex_assignment` (exact for ``sum n^2``; pools, not classes,
     so
@@ -152,7 +104,7 @@ class _Network:
         )
         self.hub_mismatch = data.mismatch(self.hub_pool, self.node_rack[self.hub_node])
 
-    def solve(self):
+    def solve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int]]:
         problem, data, classes, lo, hi = (
             self.problem,
             self.data,

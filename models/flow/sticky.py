@@ -1,4 +1,4 @@
-"""Exact sticky assignment by min-cost flow: min sum n_m^2, then min moves (DESIGN.md section 3).
+"""Exact sticky assignment by min-cost flow: min sum n_m^2, then min moves (docs/design/objectives.md).
 
 Partitions are aggregated into interchangeable classes (same subscriber set,
 same valid previous owner: :mod:`models.sticky_classes`) and the classes
@@ -15,18 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from models.flow.balanced import solve_convex_assignment
+from models.options import SolveOptions
 from models.sticky_classes import expand, partition_classes
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, Status
 
 
-def solve(problem: GroupProblem) -> Result:
-    """Solve the sticky objective exactly.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.  (No time limit: the flow always runs to its
-        proven optimum in polynomial time.)
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the sticky objective exactly (no option is used: the flow always runs to its proven
+    optimum in polynomial time).
 
     Returns
     -------
@@ -39,7 +35,7 @@ def solve(problem: GroupProblem) -> Result:
             problem,
             "sticky",
             np.full(problem.num_partitions, -1, np.int32),
-            status="optimal",
+            status=Status.OPTIMAL,
             bound=(0, 0),
         )
     cls, member, count = solve_convex_assignment(
@@ -48,4 +44,6 @@ def solve(problem: GroupProblem) -> Result:
     owner = expand(problem, classes, cls, member, count)
     counts = np.bincount(member, weights=count, minlength=problem.num_members).astype(np.int64)
     moved = int(count[(classes.keep[cls] >= 0) & (member != classes.keep[cls])].sum())
-    return Result(problem, "sticky", owner, status="optimal", bound=(int(counts @ counts), moved))
+    return Result(
+        problem, "sticky", owner, status=Status.OPTIMAL, bound=(int(counts @ counts), moved)
+    )

@@ -1,107 +1,28 @@
-"""Exact replica placement by min-cost flow: levels 1, 2 and moves, then leaders (DESIGN.md section 3).
+"""Exact replica placement by min-cost flow: levels 1, 2 and moves, then leaders (docs/design/objectives.md).
 
-Stage A: replica sets (levels 1, 2 and moves)
----------------------------------------------
-Partitions with the same replication factor and the same original *live*
-broker set are interchangeable (moves count brokers outside that set; the
-removed brokers are gone whatever the answer), so they form one class ``c``
-of ``n_c`` partitions.  One OR-Tools ``SimpleMinCostFlow`` network places the
-classes:
-
-* class ``c`` supplies ``n_c * RF_c`` units;
-* ``c -> (c, k)`` for every rack ``k``: ``RF_c`` parallel arcs of capacity
-  ``n_c`` and unit costs ``W (2t - 1)``, ``t = 1 .. RF_c``.  ``x_ck`` units on
-  rack ``k`` cost ``W ((n - s) a^2 + s (a + 1)^2)`` for ``x_ck = a n + s``: the
-  least rack spread ``sum_p c_pk^2`` any ``n_c`` partitions can have with
-  ``x_ck`` replicas on rack ``k`` (the spread evened out), a convex function;
-* ``(c, k) -> b`` for every broker ``b`` of rack ``k``: capacity ``n_c`` (a
-  partition holds a broker at most once) and cost 1 when ``b`` is outside the
-  class's original set (a move), else 0;
-* ``b -> sink``: level 1 needs no search.  Its optimum is exactly the broker
-  counts ``q = T // B`` and ``q + 1`` (reachable: one cyclic walk over the
-  brokers gives every partition distinct brokers, see
-  :func:`models.replica_data.count_bounds`; and a count vector
-  with sum ``T`` has the least sum of squares exactly when every count is
-  ``q`` or ``q + 1``).  So the arc has lower bound ``q`` (broker ``b`` demands
-  ``q`` units) and one more unit of capacity when ``T % B > 0``: every
-  feasible flow is level-1 optimal and every level-1 optimal placement is a
-  feasible flow.
-
-Lexicographic by weights, proven within 64 bits.  Moves are at most ``T``
-(the replicas), so with ``W = T + 1`` any change of level 2 (at least 1)
-outweighs any change of moves: the minimum of ``W * level2 + moves`` is the
-lexicographic minimum of (level 2, moves) among level-1 optimal placements.
-Before solving, :func:`_check_cost_range` proves that the largest arc cost
-times (nodes + 1) (OR-Tools' cost scaling) and ``T`` times the largest arc
-cost stay below ``2^62``; otherwise the input is refused (exit 2 on the
-command line) rather than solved inexactly.  In practice ``W`` is about the
-number of replicas, far from the limit.
-
-From class flows to partitions: the units of class ``c`` listed rack by rack,
-broker by broker, are dealt to its partitions cyclically (unit ``j`` to the
-``j mod n_c``-th).  A broker's units are consecutive and at most ``n_c``, so no
-partition gets a broker twice; a rack's ``x_ck`` units are consecutive, so each
-partition gets ``floor`` or ``ceil`` of ``x_ck / n_c`` of them - exactly the
-spread the flow paid for.  Moves depend only on the class's flows.  So the
-placement's levels 1, 2 and 4 equal the flow's: proven optimal.
-
-Stage B: leaders (level 3) on the chosen sets
-----------------------------------------------
-A second min-cost flow (:func:`models.flow.balanced.solve_convex_assignment`,
-convex ``sum_b l_b^2``) picks each partition's leader among its replicas
-(reordering; no move).  Level 3 ranks before moves, so this two-stage answer
-is the lexicographic optimum exactly when its level 3 equals a lower bound of
-level 3 over all placements with optimal levels 1-2: then no placement beats
-it on level 3, and stage A already had the fewest moves among all placements
-with optimal levels 1-2 (a superset of those with optimal levels 1-3).  The
-bound used is the leaders evened out over the brokers (``P'`` partitions with
-a replica, ``ql = P' // B``: counts ``ql`` and ``ql + 1``).  When that bound is
-met (the usual case) the answer is ``optimal`` on all four levels by flow
-alone.
-
-When it is not, CP-SAT (:func:`models.cpsat.sticky_replica.solve` with
-``level2_optimum``: level 1 confined to its optimal counts, level 2 constrained
-to its proven optimum, hinted with the flow answer) minimises
-level 3 then moves, for instances of at most ``REFINE_CELLS`` partition x
-broker pairs; the answer is ``optimal`` only when CP-SAT proves both,
-otherwise ``feasible`` with the bound ``(L1*, L2*, l3, m)``: ``l3`` the larger
-of the evened-out bound and CP-SAT's, ``m`` stage A's moves (a lower bound of
-moves over all placements with optimal levels 1-2, hence of the optimum's).
-
-The two PR questions
---------------------
-* ``frontier(k)`` (best levels 1-3 within ``k`` moves, then fewest moves):
-  exact by flow when ``k`` is at least the moves of the proven lexicographic
-  optimum (that optimum is then feasible and best over a superset) and when
-  ``k`` is below the replicas on removed brokers (``infeasible``).  In between
-  a move budget is a side constraint, not a flow: CP-SAT
-  (:mod:`models.cpsat.sticky_replica`) answers, with its own status (it
-  refuses clusters beyond its ``MODEL_PAIRS``, so at 100,000 partitions only
-  the flow-exact points exist).
-* ``fewest_moves(placement)``: exact by flow when the placement's levels 1-2
-  are the proven optima and the proven lexicographic optimum meets its level 3
-  with stage A's moves (every placement matching it has optimal levels 1-2, so
-  at least stage A's moves).  Otherwise CP-SAT.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.cpsat import sticky_replica as cpsat_replica
 from models.flow.balanced import check_cost_range, solve_convex_assignment
-from models.replica_data import TIME_LIMIT, balanced_level1, target_levels
+from models.options import SolveOptions
+from models.replica_data import balanced_level1, target_levels
 from models.replica_data import frontier as _frontier
-from problems import PlacementProblem, Result
+from problems import PlacementProblem, Result, Status
 
 #: CP-SAT refines level 3 only up to this many partition x broker pairs.
 REFINE_CELLS = 60_000
 
 
-def _classes(problem: PlacementProblem):
+def _classes(problem: PlacementProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Partitions grouped by (replication factor, original live broker set).
 
     Returns ``(class_of_partition, members, key)``: ``members`` the partitions
@@ -126,7 +47,7 @@ def _check_cost_range(max_cost: int, nodes: int, units: int) -> None:
     check_cost_range(max_cost, nodes, units, "partitions", "replicas")
 
 
-def _stage_a(problem: PlacementProblem):
+def _stage_a(problem: PlacementProblem) -> tuple[np.ndarray, int]:
     """Replica sets with levels 1, 2 and moves proven optimal: ``(sets, moves)``.
 
     ``sets`` is ``int64[P, RFmax]`` of broker positions (padded with -1).
@@ -151,8 +72,8 @@ def _stage_a(problem: PlacementProblem):
     nodes = sink + 1
 
     # class -> (class, rack): t = 1 .. min(RF, rack size), capacity n_c, cost W (2t - 1).
-    c_idx, k_idx = np.meshgrid(np.arange(classes), np.arange(racks), indexing="ij")
-    c_idx, k_idx = c_idx.ravel(), k_idx.ravel()
+    c_grid, k_grid = np.meshgrid(np.arange(classes), np.arange(racks), indexing="ij")
+    c_idx, k_idx = c_grid.ravel(), k_grid.ravel()
     steps = np.minimum(factor[c_idx], rack_size[k_idx])
     a_class = np.repeat(c_idx, steps)
     a_rack = np.repeat(k_idx, steps)
@@ -266,7 +187,8 @@ def _replicas(problem: PlacementProblem, sets: np.ndarray, leaders: np.ndarray) 
     first = out[rows, 0].copy()
     out[rows, 0] = out[rows, at[rows]]
     out[rows, at[rows]] = first
-    return problem.broker_ids[out[owner, slot]]
+    replicas: np.ndarray = problem.broker_ids[out[owner, slot]]
+    return replicas
 
 
 def _leader_bound(problem: PlacementProblem) -> int:
@@ -275,31 +197,13 @@ def _leader_bound(problem: PlacementProblem) -> int:
     return (brokers - extra) * q * q + extra * (q + 1) * (q + 1)
 
 
-def solve(
-    problem: PlacementProblem,
-    time_limit: float = TIME_LIMIT,
-    max_moves: int | None = None,
-    beat=None,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
+def solve(problem: PlacementProblem, options: SolveOptions) -> Result:
     """Place replicas optimally: levels 1-4, by flow (levels 1, 2, moves), leaders by a second flow.
 
-    Parameters
-    ----------
-    problem
-        The cluster and its current placement.
-    time_limit
-        Seconds for CP-SAT, when it runs (level 3 not met by the flow bound;
-        ``max_moves`` / ``beat`` outside the flow-exact cases).  The flows
-        themselves always finish.
-    max_moves
-        At most this many moves (a point of :func:`frontier`).
-    beat
-        A ``replicas`` array to match or beat on levels 1-3 (:func:`fewest_moves`).
-    workers, seed, log
-        CP-SAT's options.
+    ``options.max_moves`` (a point of :func:`frontier`) and ``options.beat``
+    (:func:`fewest_moves`) as :func:`models.cpsat.sticky_replica.solve` takes them.  The flows
+    always finish; ``time_limit``, ``workers``, ``seed`` and ``log`` are CP-SAT's, when it runs
+    (level 3 not met by the flow bound; ``max_moves`` / ``beat`` outside the flow-exact cases).
 
     Returns
     -------
@@ -308,27 +212,25 @@ def solve(
         ``feasible`` with the proven bound.  ``info["method"]`` says what
         proved it: ``flow``, ``flow+cpsat`` or ``cpsat``.
     """
-    cp_options = {"time_limit": time_limit, "workers": workers, "seed": seed, "log": log}
+    options = replace(options, hint=None)  # CP-SAT's hint here is the flow's answer
+    beat, max_moves = options.beat, options.max_moves
+    plain = options.with_extra(beat=None, max_moves=None)
     if beat is not None:
-        return fewest_moves(problem, beat, **cp_options)
+        return fewest_moves(problem, beat, plain)
     if max_moves is not None:
-        return _frontier_point(problem, max_moves, _optimum(problem, **cp_options), **cp_options)
-    return _optimum(problem, **cp_options)
+        return _frontier_point(problem, max_moves, _optimum(problem, plain), plain)
+    return _optimum(problem, plain)
 
 
-def _optimum(
-    problem: PlacementProblem,
-    time_limit: float = TIME_LIMIT,
-    workers: int = 1,
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
+def _optimum(problem: PlacementProblem, options: SolveOptions) -> Result:
+    """The lexicographic optimum (levels 1-4): flows, then CP-SAT on level 3 when the flows' leaders
+    miss its bound (``options`` are CP-SAT's)."""
     if problem.num_partitions == 0:
         return Result(
             problem,
             "sticky-replica",
             problem.replica_brokers.copy(),
-            "optimal",
+            Status.OPTIMAL,
             (0, 0, 0, 0),
             {"method": "flow", "flow_moves": 0},
         )
@@ -336,7 +238,12 @@ def _optimum(
     leaders = _leaders(problem, sets)
     answer = _replicas(problem, sets, leaders)
     result = Result(
-        problem, "sticky-replica", answer, "optimal", None, {"method": "flow", "flow_moves": moves}
+        problem,
+        "sticky-replica",
+        answer,
+        Status.OPTIMAL,
+        None,
+        {"method": "flow", "flow_moves": moves},
     )
     level1, level2, level3, _ = result.objective
     if level1 != balanced_level1(problem):  # the flow is exact: this would be a bug
@@ -349,53 +256,54 @@ def _optimum(
         return result
     bound = (level1, level2, lower3, moves)
     if problem.num_partitions * problem.num_brokers > REFINE_CELLS:
-        result.status, result.bound = "feasible", bound
+        result.status, result.bound = Status.FEASIBLE, bound
         return result
-    refined = cpsat_replica.solve(
-        problem,
-        time_limit=time_limit,
-        workers=workers,
-        seed=seed,
-        log=log,
-        hint=answer,
-        level2_optimum=level2,
-    )
+    return _refined(result, cpsat_replica.refine(problem, options, answer, level2), lower3, moves)
+
+
+def _refined(result: Result, refined: Result, lower3: int, moves: int) -> Result:
+    """The flow's ``result`` or CP-SAT's ``refined`` answer, whichever is better, with what both
+    prove: ``optimal`` when CP-SAT proves its levels, else the bound ``(L1*, L2*, l3, m)``."""
+    problem = result.problem
+    level1, level2 = result.objective[:2]
     best = result
     if refined.answer is not None and tuple(refined.objective) < tuple(result.objective):
         best = Result(problem, "sticky-replica", refined.answer, info=dict(result.info))
     best.info["method"] = "flow+cpsat"
     if refined.status == "optimal":
-        best.status, best.bound = "optimal", tuple(best.objective)
+        best.status, best.bound = Status.OPTIMAL, tuple(best.objective)
         return best
     cp_bound = refined.bound or ()  # (L1, L2, level 3, moves) as far as CP-SAT got
     level3_bound = max(lower3, cp_bound[2]) if len(cp_bound) > 2 else lower3
     moves_bound = max(moves, cp_bound[3]) if len(cp_bound) > 3 else moves
-    best.status, best.bound = "feasible", (level1, level2, level3_bound, moves_bound)
+    best.status, best.bound = Status.FEASIBLE, (level1, level2, level3_bound, moves_bound)
     return best
 
 
-def _frontier_point(problem: PlacementProblem, k: int, optimum: Result, **options) -> Result:
+def _frontier_point(
+    problem: PlacementProblem, k: int, optimum: Result, options: SolveOptions
+) -> Result:
     forced = int(np.count_nonzero(problem.replica_positions < 0))
-    info = {"max_moves": k}
+    info: dict[str, object] = {"max_moves": k}
     if k < forced:
         return Result(
-            problem, "sticky-replica", None, "infeasible", info={**info, "method": "flow"}
+            problem, "sticky-replica", None, Status.INFEASIBLE, info={**info, "method": "flow"}
         )
     if optimum.status == "optimal" and optimum.objective[3] <= k:
         return Result(
             problem,
             "sticky-replica",
             optimum.answer,
-            "optimal",
+            Status.OPTIMAL,
             optimum.bound,
             {**info, "method": optimum.info["method"]},
         )
-    result = cpsat_replica.solve(problem, max_moves=k, **options)
+    result = cpsat_replica.solve(problem, options.with_extra(max_moves=k))
     result.info["method"] = "cpsat"
     return result
 
 
-def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
+def fewest_moves(problem: PlacementProblem, placement: np.ndarray, options: SolveOptions) -> Result:
     """The fewest moves that match or beat ``placement`` on levels 1-3 (lexicographically).
 
     Exact by flow when ``placement`` has the optimal levels 1-2 and the proven
@@ -403,7 +311,7 @@ def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
     :func:`models.cpsat.sticky_replica.fewest_moves` (its status).
     """
     target = target_levels(problem, placement)
-    optimum = _optimum(problem, **options)
+    optimum = _optimum(problem, options)
     if (
         optimum.status == "optimal"
         and tuple(optimum.objective[:2]) == target[:2]
@@ -415,32 +323,30 @@ def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
             problem,
             "sticky-replica",
             optimum.answer,
-            "optimal",
+            Status.OPTIMAL,
             None,
             {"moves_bound": moves, "method": optimum.info["method"]},
         )
-    result = cpsat_replica.fewest_moves(problem, placement, **options)
+    result = cpsat_replica.fewest_moves(problem, placement, options)
     result.info["method"] = "cpsat"
     return result
 
 
-def frontier(
-    problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options
-) -> list[Result]:
+def frontier(problem: PlacementProblem, max_k: int, options: SolveOptions) -> list[Result]:
     """The moves/quality frontier for ``k = 0..max_k`` (see the module docstring for which points are flow).
 
-    ``time_limit`` bounds the whole frontier, the optimum every point starts
+    ``options.time_limit`` bounds the whole frontier, the optimum every point starts
     from included: each point gets the time left (:func:`models.replica_data.frontier`;
     points past it are not solved, ``unknown``).
     """
-    deadline = time.perf_counter() + time_limit
+    options = replace(options, hint=None).with_extra(max_moves=None, beat=None)
+    deadline = time.perf_counter() + options.time_limit
     optimum: list[Result] = []  # found once, by the first point started
 
     def point(k: int, left: float) -> Result:
         if not optimum:
-            optimum.append(_optimum(problem, time_limit=left, **options))
-        return _frontier_point(
-            problem, k, optimum[0], time_limit=deadline - time.perf_counter(), **options
-        )
+            optimum.append(_optimum(problem, replace(options, time_limit=left)))
+        left = deadline - time.perf_counter()
+        return _frontier_point(problem, k, optimum[0], replace(options, time_limit=left))
 
     return _frontier(point, problem, max_k, deadline)

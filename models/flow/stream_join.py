@@ -1,6 +1,6 @@
 """Exact stream-join (KIP-315) solver by min-cost flow over partition numbers.
 
-The stream-join objective (DESIGN.md section 3: min sum of squared partition
+The stream-join objective (docs/design/objectives.md: min sum of squared partition
 numbers per member, then min moves of numbers) is the convex, sticky
 assignment that :func:`models.flow.balanced.solve_convex_assignment` solves
 exactly, with partition numbers ``k < K`` as the items: one class per
@@ -16,17 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from models.flow.balanced import solve_convex_assignment
+from models.options import SolveOptions
 from models.stream_join_classes import number_classes, owner_from_counts
-from problems import GroupProblem, Result, next_epoch
+from problems import GroupProblem, Result, Status, next_epoch
 
 
-def solve(problem: GroupProblem) -> Result:
-    """Solve the stream-join objective exactly by min-cost flow.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the stream-join objective exactly by min-cost flow (no option is used: polynomial,
+    always proven).
 
     Returns
     -------
@@ -55,7 +52,7 @@ def solve(problem: GroupProblem) -> Result:
         problem,
         "stream-join",
         owner_from_counts(problem, classes, counts, kept),
-        "optimal",
+        Status.OPTIMAL,
         bound,
         info={"epoch": next_epoch(problem)},
     )

@@ -1,25 +1,6 @@
-"""Exact lag-aware assignment (KIP-169's objective, DESIGN.md section 3) as a PuLP MIP.
+"""Exact lag-aware assignment (KIP-169's objective, docs/design/objectives.md) as a PuLP MIP.
 
-The constraints, level 1 and symmetry breaking of :mod:`models.cpsat.lag_aware`
-(the backend-neutral data is :class:`models.cpsat.lag_aware.LagModel`): binary
-``x[p, m]``, per-topic floor/ceiling counts, level 1 ``z >= L[m]``.  Level 2 is
-written differently, which makes the CP-SAT = MIP agreement test a check of
-both: ``sum_m L[m]^2 = sum_p lag_p^2 + 2 sum_{p<q} lag_p lag_q same[p, q]``
-with a binary ``same[p, q] >= x[p, m] + x[q, m] - 1`` for every common
-subscriber m of two partitions of positive lag (exact, linear, O(P^2 M) rows:
-for small instances).  Variant ``"sticky"``: level 2 is the moves.  NP-hard
-(it contains PARTITION with equal cardinalities).
-
-PuLP's command-line backends take no MIP start, so the heuristic enters as a
-valid cut instead of a hint: ``z <=`` the best heuristic's level 1 (the optimum
-is never above it), and ``z >=`` the size-free bound of :mod:`models.lag_bounds`.
-Beyond ``MODEL_PAIRS`` pairs, or ``PAIR_ROWS`` level-2 rows: as CP-SAT, the best
-heuristic answer with those bounds.
-
-Numbers: lags are divided by their gcd; HiGHS and CBC compute in doubles,
-exact on integers up to ``2**53``, so the sum ``S`` of the divided lags must be
-at most ``2**53`` (level 1) and ``S**2`` too for level 2 (``S <= 94,906,265``);
-beyond, :func:`solve` raises :class:`problems.ProblemError` naming the bound.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -30,6 +11,8 @@ import pulp
 
 from models.lag_aware_data import LagModel
 from models.mip.ranked import solve_ranked
+from models.options import SolveOptions
+from models.ranked_outcome import Deadline, OutOfTime
 from problems import GroupProblem, Result
 
 #: Level 2's co-assignment rows (pairs of positive-lag partitions x members) beyond which no model
@@ -37,28 +20,12 @@ from problems import GroupProblem, Result
 PAIR_ROWS = 50_000
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    variant: str | None = None,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     """Solve the lag-aware objective exactly with a MIP (HiGHS by default, or CBC).
 
-    Parameters
-    ----------
-    problem
-        The consumer group; missing ``lags`` count as zero.
-    time_limit
-        Seconds for both levels together.
-    variant
-        ``None`` or ``"sticky"`` (level 2: moves instead of squared lags).
-    backend
-        ``highs`` or ``cbc``.
-    seed, log
-        The solver's random seed and log.
+    ``options.variant``: ``None``, or ``"sticky"`` (level 2: moves instead of squared lags); a
+    valid ``options.hint`` joins the heuristics' answers whose best bounds level 1 (missing
+    ``lags`` count as zero).
 
     Returns
     -------
@@ -72,48 +39,80 @@ def solve(
         When the lags exceed the bound stated in the module docstring.
     """
     started = time.perf_counter()  # the time limit covers building the model
-    deadline = started + time_limit
-    data = LagModel(problem, variant, 2**53, "MIP")
+    deadline = Deadline(started + options.time_limit)
+    variant = options.variant
+    data = LagModel(problem, variant, 2**53, "MIP", start=options.hint_answer(problem, "lag-aware"))
     positive = sum(1 for p in data.partitions.tolist() if data.lags[p] > 0)
     if data.too_large or (
         variant is None and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS
     ):
         return data.bounds_only()  # as CP-SAT: the best heuristic answer with the size-free bounds
     _, heuristic_level = data.hint  # the heuristics and their swaps count against the limit too
-    # Out of time while building: data.bounds_only(), the hint's answer with the size-free bounds.
     model = pulp.LpProblem("lag_aware", pulp.LpMinimize)
-    x = {}
+    try:
+        x = _assignment(model, data, deadline)
+        lag = _member_lags(data, x)
+        z = pulp.LpVariable("z", min(data.level1_floor, heuristic_level), heuristic_level)
+        for m in range(problem.num_members):
+            model += z >= lag[m]
+        _break_symmetry(model, data, x, lag, deadline)
+        second = _moves(data, x) if variant == "sticky" else _squares(model, data, x, deadline)
+    except OutOfTime:  # out of time while building: the hint's answer with the size-free bounds
+        return data.bounds_only()
+    ranked = solve_ranked(model, [1 * z, second], options, started=started)
+    return data.result(ranked, x)
+
+
+#: ``x[p, m]``: partition ``p`` goes to member ``m`` (its subscribers only).
+Choices = dict[tuple[int, int], pulp.LpVariable]
+
+
+def _assignment(model: pulp.LpProblem, data: LagModel, deadline: Deadline) -> Choices:
+    """``x``: every partition to exactly one subscriber, each subscriber within its topic's
+    floor/ceiling share."""
+    x: Choices = {}
     for p in data.partitions.tolist():
-        if time.perf_counter() > deadline:
-            return data.bounds_only()
+        deadline.check()
         row = {
             (p, m): pulp.LpVariable(f"x_{p}_{m}", cat="Binary") for m in data.candidates(p).tolist()
         }
         x.update(row)
         model += pulp.lpSum(row.values()) == 1
-    start = problem.topic_start
+    start = data.problem.topic_start
     for t, subscribers, floor, ceiling in data.shares():
         for m in subscribers.tolist():
-            if time.perf_counter() > deadline:
-                return data.bounds_only()
+            deadline.check()
             count = pulp.lpSum(x[p, m] for p in range(start[t], start[t + 1]))
             model += count >= floor
             model += count <= ceiling
-    load: dict[int, list] = {m: [] for m in range(problem.num_members)}
+    return x
+
+
+def _member_lags(data: LagModel, x: Choices) -> dict[int, pulp.LpAffineExpression]:
+    """Each member's lag, an expression over ``x``."""
+    load: dict[int, list[tuple[pulp.LpVariable, int]]] = {
+        m: [] for m in range(data.problem.num_members)
+    }
     for (p, m), var in x.items():
         if data.lags[p]:
             load[m].append((var, data.lags[p]))
-    lag = {m: pulp.LpAffineExpression(terms) for m, terms in load.items()}
-    z = pulp.LpVariable("z", min(data.level1_floor, heuristic_level), heuristic_level)
-    for m in range(problem.num_members):
-        model += z >= lag[m]
-    for members in data.member_classes():
-        for a, b in zip(members, members[1:]):
+    return {m: pulp.LpAffineExpression(terms) for m, terms in load.items()}
+
+
+def _break_symmetry(
+    model: pulp.LpProblem,
+    data: LagModel,
+    x: Choices,
+    lag: dict[int, pulp.LpAffineExpression],
+    deadline: Deadline,
+) -> None:
+    """Interchangeable members in non-decreasing lag; interchangeable partitions with
+    non-decreasing owners (as CP-SAT: one row per pair)."""
+    for alike in data.member_classes():
+        for a, b in zip(alike, alike[1:]):
             model += lag[a] <= lag[b]
     for partitions in data.partition_classes():
-        # Owners in subscriber order, non-decreasing along the class (as CP-SAT: one row per pair).
-        if time.perf_counter() > deadline:
-            return data.bounds_only()
+        deadline.check()
         subscribers = data.candidates(partitions[0]).tolist()
         positions = [
             pulp.LpAffineExpression([(x[p, m], k) for k, m in enumerate(subscribers)])
@@ -121,26 +120,25 @@ def solve(
         ]
         for before, after in zip(positions, positions[1:]):
             model += before <= after
-    if variant == "sticky":
-        owned = [p for p in data.partitions.tolist() if data.previous[p] >= 0]
-        second = len(owned) - pulp.lpSum(x[p, int(data.previous[p])] for p in owned)
-    else:
-        terms = []
-        for k, (p, q, coefficient, common) in enumerate(data.pairs()):
-            if k % 64 == 0 and time.perf_counter() > deadline:
-                return data.bounds_only()
-            same = pulp.LpVariable(f"same_{p}_{q}", cat="Binary")
-            for m in common.tolist():
-                model += same >= x[p, m] + x[q, m] - 1
-            terms.append(coefficient * same)
-        second = data.constant + pulp.lpSum(terms)
-    ranked = solve_ranked(
-        model,
-        [1 * z, second],
-        time_limit=time_limit,
-        backend=backend,
-        seed=seed,
-        log=log,
-        started=started,
-    )
-    return data.result(ranked, x)
+
+
+def _moves(data: LagModel, x: Choices) -> pulp.LpAffineExpression:
+    """Level 2 of the sticky variant: partitions leaving their valid previous owner."""
+    owned = [p for p in data.partitions.tolist() if data.previous[p] >= 0]
+    return len(owned) - pulp.lpSum(x[p, int(data.previous[p])] for p in owned)
+
+
+def _squares(
+    model: pulp.LpProblem, data: LagModel, x: Choices, deadline: Deadline
+) -> pulp.LpAffineExpression:
+    """Level 2: ``sum_p lag_p^2 + 2 sum_{p<q} lag_p lag_q same[p, q]``, ``same[p, q] >= x[p, m] +
+    x[q, m] - 1`` for every common subscriber ``m``."""
+    terms = []
+    for k, (p, q, coefficient, common) in enumerate(data.pairs()):
+        if k % 64 == 0:
+            deadline.check()
+        same = pulp.LpVariable(f"same_{p}_{q}", cat="Binary")
+        for m in common.tolist():
+            model += same >= x[p, m] + x[q, m] - 1
+        terms.append(coefficient * same)
+    return data.constant + pulp.lpSum(terms)

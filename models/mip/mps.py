@@ -1,16 +1,6 @@
 """An exact MPS file of a PuLP problem (one job: numbers written without rounding).
 
-PuLP's own ``writeMPS`` prints every number with ``% .12e`` (13 significant
-digits), so a lag of 12,345,678,901,234 or a level-1 cap of 3.6e14 reaches
-the solver rounded: the solver then answers a different problem (issue 11 saw
-``infeasible`` for feasible groups and ``optimal`` for beaten answers).  Here
-integers are written in full and floats with ``repr`` (the shortest text that
-reads back to the same double), so the solver reads the model's exact doubles
-(integers are exact up to ``2**53``; the models check their ranges).
-
-Fixed MPS columns (minimisation, the default sense); columns are named ``c<i>`` and rows ``r<j>``
-(no name of the model reaches the file, so no name can break it); the objective's constant is left
-out of the file and returned, for the caller to add to the solver's objective and bound.
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -20,7 +10,7 @@ import time
 import pulp
 
 
-def _number(value) -> str:
+def _number(value: float) -> str:
     if isinstance(value, int):
         return str(value)
     value = float(value)
@@ -32,7 +22,7 @@ def _line(first: str, second: str, number: str) -> str:
     return f"    {first:<8}  {second:<8}  {number}"
 
 
-def _bound(kind: str, i: int, value=None) -> str:
+def _bound(kind: str, i: int, value: float | None = None) -> str:
     return f" {kind} BND       {f'c{i}':<8}" + ("" if value is None else f"  {_number(value)}")
 
 
@@ -43,7 +33,10 @@ _SENSE = {pulp.LpConstraintLE: "L", pulp.LpConstraintGE: "G", pulp.LpConstraintE
 
 
 def write_mps(
-    problem: pulp.LpProblem, objective, path: str, deadline: float | None = None
+    problem: pulp.LpProblem,
+    objective: pulp.LpAffineExpression,
+    path: str,
+    deadline: float | None = None,
 ) -> tuple[list[pulp.LpVariable], float, float] | None:
     """Write ``problem`` minimising ``objective`` to ``path``.
 
@@ -64,9 +57,9 @@ def write_mps(
         id(v): i for i, v in enumerate(variables)
     }  # id(): PuLP's name and hash are Python properties
     heads = [f"    {f'c{i}':<8}  " for i in range(len(variables))]
-    numbers: dict = {}  # coefficient -> its text (a model has few distinct ones)
+    numbers: dict[float, str] = {}  # coefficient -> its text (a model has few distinct ones)
 
-    def text(value) -> str:
+    def text(value: float) -> str:
         written = numbers.get(value)
         if written is None:
             written = numbers[value] = _number(value)

@@ -17,19 +17,14 @@ import numpy as np
 import pulp
 
 from models.mip.ranked import solve_ranked
+from models.options import SolveOptions
 from models.rack_classes import model_inputs, ranked_result
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
-    """Solve the rack-aware objective exactly with a MIP (``backend``: ``highs`` or ``cbc``); the result
-    as :func:`models.cpsat.rack_aware.solve` returns it."""
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the rack-aware objective exactly with a MIP; the result as
+    :func:`models.cpsat.rack_aware.solve` returns it."""
     started = time.perf_counter()  # the time limit covers building the model
     classes, _, lo, hi, pairs = model_inputs(problem, "MIP")
     model = pulp.LpProblem("rack_aware", pulp.LpMinimize)
@@ -42,7 +37,7 @@ def solve(
             pulp.lpSum(x[pairs.start[c] : pairs.start[c + 1]]) == int(classes.sizes[c]),
             f"class_{c}",
         )
-    gets = [[] for _ in range(problem.num_members)]
+    gets: list[list[pulp.LpVariable]] = [[] for _ in range(problem.num_members)]
     for i, m in enumerate(pairs.member.tolist()):
         gets[m].append(x[i])
     squares = []
@@ -58,13 +53,5 @@ def solve(
             squares.append(lo * lo + pulp.lpSum((2 * k - 1) * var for k, var in b.items()))
     mismatches = pulp.lpSum(x[i] for i in np.flatnonzero(pairs.mismatch))
     moves = pulp.lpSum(int(classes.sizes[pairs.cls[i]]) - x[i] for i in np.flatnonzero(pairs.kept))
-    ranked = solve_ranked(
-        model,
-        [pulp.lpSum(squares), mismatches, moves],
-        time_limit=time_limit,
-        backend=backend,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    ranked = solve_ranked(model, [pulp.lpSum(squares), mismatches, moves], options, started=started)
     return ranked_result(problem, classes, pairs, ranked, x)

@@ -1,40 +1,6 @@
 """Ranked (lexicographic) objectives with PuLP models, written once.
 
-The same bound-and-resolve scheme as :mod:`models.cpsat.ranked`: minimise
-level 1; if proven optimal, constrain it to its optimum and minimise level 2;
-one deadline for all levels; a level that runs out of time ends the search
-with status ``feasible`` and the proven bound ``(v_1, ..., v_{i-1},
-ceil(bound_i))``.  Objectives are integer, so an absolute gap below 1 proves
-optimality; the relative gap is set to 0 (HiGHS's default 1e-4 would call a
-non-optimal answer optimal).
-
-Backends: ``highs`` (default; the HiGHS binary that the ``highsbox`` wheel
-ships) and ``cbc`` (PuLP's bundled CBC binary).  PuLP builds the model; this
-module runs the solver itself (issue 11), because PuLP's ``solve`` rounds
-every number of the model file to 13 digits and reads the first ``Status``
-line of a log that HiGHS appends to, so later levels were read as level 1's.
-Here each level has its own model file (exact numbers:
-:mod:`models.mip.mps`), solution file and log, and reads its own status and
-bound:
-
-* ``optimal`` only when the solver reports an optimal solution for the level
-  and its dual bound reaches the level's exact value (rounded solution,
-  Python integers); ``optimal`` overall only when every level is;
-* a reported bound is never above the returned answer's level;
-* a level that fails (time, solver error, no solution) after level 1 keeps the
-  previous level's answer as ``feasible``; level 1 without a solution is
-  ``unknown`` (the family models then fall back on their heuristic hint).
-
-Deadline: ``started`` (default: the call) plus ``time_limit`` covers the
-model building done by the caller before the call, the file writing and
-reading and every solve.  The solver's own time limit is the time left; a
-solver process still running :data:`GRACE_SECONDS` after the deadline is
-killed, and HiGHS's best incumbent (which it writes to a file at each
-improvement) is returned.  Both run single-threaded with a fixed seed for
-determinism.  Not ``highspy`` in-process: ortools' ``libortools`` exports the
-HiGHS symbols it bundles, and in one process with a different highspy the two
-interpose each other (seen here: import errors, or HiGHS ignoring its time
-limit after CP-SAT ran).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -56,6 +22,8 @@ import pulp
 
 from models import ranked_outcome
 from models.mip.mps import write_mps
+from models.options import SolveOptions
+from problems import Status
 
 try:  # PuLP 3.3+ warns on every LpVariable of the 2.x API it plans to change in 4.0: 77,760 warnings
     from pulp.v4_migration import (
@@ -75,7 +43,7 @@ GRACE_SECONDS = 1.0
 #: tolerances: measured on 12-partition, 3-member lag-aware groups (level 1 rows
 #: ``z >= sum_p lag_p x[p, m]``), every ``optimal`` held with lags below 1e8, while with lags
 #: near 1e9 CP-SAT beat 4 of 6 ``optimal`` answers and one group was called ``infeasible``.
-#: Beyond it a level's answer is kept as ``feasible``, without bound (issue 11).
+#: Beyond it a level's answer is kept as ``feasible``, without bound.
 TRUSTED_MAGNITUDE = 2**28
 #: HiGHS's default ``mip_abs_gap``: with ``mip_rel_gap=0`` an ``Optimal`` status means the bound is
 #: within this of the solution file's objective (written with every digit, unlike the log's bound).
@@ -90,14 +58,14 @@ class Ranked(ranked_outcome.Ranked):
 
     _values: dict[str, float] = field(default_factory=dict, repr=False)
 
-    def value(self, expression) -> int:
+    def value(self, expression: pulp.LpAffineExpression | pulp.LpVariable | float) -> int:
         """Value of a variable or affine expression in the returned solution, rounded."""
         if isinstance(expression, (int, float)):
             return round(expression)
         if isinstance(expression, pulp.LpVariable):
-            return round(self._values.get(expression.name, 0.0))
-        return round(expression.constant) + sum(
-            c * round(self._values.get(v.name, 0.0)) for v, c in expression.items()
+            return round(self._values.get(str(expression.name), 0.0))
+        return round(float(expression.constant)) + sum(
+            int(c) * round(self._values.get(v.name, 0.0)) for v, c in expression.items()
         )
 
 
@@ -121,11 +89,11 @@ def _highs_binary() -> str:
     current = os.environ.get("LD_LIBRARY_PATH", "")
     if libraries not in current.split(os.pathsep):
         os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (libraries, current) if p)
-    return highsbox.highs_bin_path()
+    return str(highsbox.highs_bin_path())
 
 
 def _cbc_binary() -> str:
-    return pulp.PULP_CBC_CMD().path
+    return str(pulp.PULP_CBC_CMD().path)
 
 
 def _number(text: str) -> float | None:
@@ -163,7 +131,7 @@ def _run(command: list[str], deadline: float, log_path: str | None) -> bool:
         return False
 
 
-def _ended_within(process: subprocess.Popen, seconds: float) -> bool:
+def _ended_within(process: subprocess.Popen[bytes], seconds: float) -> bool:
     """Whether ``process`` ends within ``seconds``, woken the moment it exits by a Linux pidfd
     (``Popen.wait(timeout=)`` polls in sleeps of up to 50 ms: 40 ms late per solve on average)."""
     if not hasattr(os, "pidfd_open"):  # not Linux: Python's polling wait
@@ -311,11 +279,8 @@ _SOLVE = {"highs": _solve_highs, "cbc": _solve_cbc}
 def solve_ranked(
     problem: pulp.LpProblem,
     objectives: Sequence[pulp.LpAffineExpression],
+    options: SolveOptions,
     *,
-    time_limit: float = 10.0,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
     started: float | None = None,
 ) -> Ranked:
     """Minimise ``objectives`` lexicographically on ``problem`` (which it modifies).
@@ -326,32 +291,42 @@ def solve_ranked(
         A PuLP minimisation problem holding the hard constraints.
     objectives
         Integer-valued affine expressions, most important first.
-    time_limit
-        Seconds for all levels together, counted from ``started``.
-    backend
-        ``highs`` or ``cbc``.
-    seed
-        The solver's random seed.
-    log
-        Print the solver's log (on stderr).
+    options
+        ``time_limit`` (all levels together, counted from ``started``), ``backend`` (``highs`` or
+        ``cbc``), ``seed`` (the solver's random seed) and ``log`` (the solver's log, on stderr).
     started
         ``time.perf_counter()`` when the caller began (model building counts
         against the limit); default now.
     """
+    backend, seed, log = options.backend, options.solver_seed, options.log
     if backend not in _SOLVE:
         raise ValueError(f"unknown MIP backend {backend!r} (choose from {', '.join(BACKENDS)})")
     started = time.perf_counter() if started is None else started
     folder = Path(tempfile.mkdtemp(prefix="rebalance-lab-mip-"))
     try:
         return _solve_levels(
-            problem, list(objectives), started + time_limit, started, backend, seed, log, folder
+            problem,
+            list(objectives),
+            started + options.time_limit,
+            started,
+            backend,
+            seed,
+            log,
+            folder,
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def _solve_levels(
-    problem, objectives, deadline, started, backend, seed, log, folder: Path
+    problem: pulp.LpProblem,
+    objectives: list[pulp.LpAffineExpression],
+    deadline: float,
+    started: float,
+    backend: str,
+    seed: int,
+    log: bool,
+    folder: Path,
 ) -> Ranked:
     levels: list[int] = []
     values: dict[str, float] = {}
@@ -372,25 +347,27 @@ def _solve_levels(
                 )
         if level.status == "infeasible" or level.values is None:
             if i == 0:
-                return Ranked(level.status, seconds=time.perf_counter() - started)
+                return Ranked(Status(level.status), seconds=time.perf_counter() - started)
             # A later level failed (time, solver error): keep the previous level's answer.
             return _feasible(objectives, values, levels, level, started)
         values = level.values
-        value = Ranked("feasible", _values=values).value(objective)
+        value = Ranked(Status.FEASIBLE, _values=values).value(objective)
         if (
             level.status != "optimal"
             or level.dual is None
-            or math.ceil(level.dual - level.slack) < value
+            or math.ceil(level.dual - (level.slack or 0.0)) < value
         ):
             return _feasible(objectives, values, levels, level, started)
         levels.append(value)
         if i + 1 < len(objectives):
             problem += (objective <= value, f"_ranked_level_{i + 1}")
-    return Ranked("optimal", tuple(levels), tuple(levels), time.perf_counter() - started, values)
+    return Ranked(
+        Status.OPTIMAL, tuple(levels), tuple(levels), time.perf_counter() - started, values
+    )
 
 
 def _solve_level(
-    variables,
+    variables: list[pulp.LpVariable],
     constant: float,
     magnitude: float,
     mps: str,
@@ -416,13 +393,21 @@ def _solve_level(
     return level
 
 
-def _feasible(objectives, values, proven: list[int], level: _Level, started: float) -> Ranked:
+def _feasible(
+    objectives: list[pulp.LpAffineExpression],
+    values: dict[str, float],
+    proven: list[int],
+    level: _Level,
+    started: float,
+) -> Ranked:
     """``feasible``: the answer's levels; the bound = proven levels, then the dual bound (never above the answer)."""
     found = _levels(objectives, values)
     bound = list(proven)
     if level.dual is not None:
-        bound.append(min(math.ceil(level.dual - level.slack), found[len(proven)]))
-    return Ranked("feasible", found, tuple(bound) or None, time.perf_counter() - started, values)
+        bound.append(min(math.ceil(level.dual - (level.slack or 0.0)), found[len(proven)]))
+    return Ranked(
+        Status.FEASIBLE, found, tuple(bound) or None, time.perf_counter() - started, values
+    )
 
 
 def _slack(bound: float) -> float:
@@ -430,6 +415,6 @@ def _slack(bound: float) -> float:
     return 1e-6 + abs(bound) * 1e-11
 
 
-def _levels(objectives, values: dict[str, float]) -> tuple[int, ...]:
-    probe = Ranked("feasible", _values=values)
+def _levels(objectives: list[pulp.LpAffineExpression], values: dict[str, float]) -> tuple[int, ...]:
+    probe = Ranked(Status.FEASIBLE, _values=values)
     return tuple(probe.value(objective) for objective in objectives)

@@ -1,16 +1,6 @@
 """Exact sticky assignment as a MIP (PuLP with HiGHS or CBC): min sum n_m^2, then min moves.
 
-The formulation of :mod:`models.cpsat.sticky`, written for PuLP: integers
-``kept[c]`` (partitions of an owned class that stay with its previous owner)
-and ``z[s, m]`` (partitions of pool s that member m receives without having
-owned them), ``sum_m z[s, m] = sum_{c in s} (|c| - kept[c])``; member counts
-``n_m = lo + sum_k b[m, k]`` with binary unit increments ``b[m, k]``
-(``lo < k <= hi_m``, ``b[m, k] <= b[m, k - 1]``) priced ``2k - 1``; level 1
-``sum_m n_m^2``, level 2 ``sum_c (|c| - kept[c])``.  ``lo``/``hi_m`` are the
-proven bounds of :func:`models.sticky_classes.count_bounds`.  Coefficients stay
-small (at most ``2 hi + 1``), well clear of the magnitudes where HiGHS
-misbehaves.  Ranked solving is :func:`models.mip.ranked.solve_ranked` (no
-hint: PuLP's command-line backends take none).
+The formulation, and why its answer is what its status says: docs/design/formulations.md.
 """
 
 from __future__ import annotations
@@ -22,31 +12,13 @@ import pulp
 
 from heuristics import sticky as heuristic
 from models.mip.ranked import solve_ranked
+from models.options import SolveOptions, answer_of
 from models.sticky_classes import count_bounds, expand, partition_classes
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem,
-    time_limit: float = 10.0,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
-    """Solve the sticky objective exactly with a MIP.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.
-    time_limit
-        Seconds for both levels together.
-    backend
-        ``highs`` (default) or ``cbc``.
-    seed
-        The solver's random seed.
-    log
-        Print the solver's log.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the sticky objective exactly with a MIP (both levels within ``options.time_limit``).
 
     Returns
     -------
@@ -56,7 +28,7 @@ def solve(
     """
     started = time.perf_counter()  # the time limit covers building the model
     classes = partition_classes(problem)
-    lo, hi = count_bounds(problem, classes, heuristic.assign(problem).answer)
+    lo, hi = count_bounds(problem, classes, answer_of(heuristic.assign(problem)))
     model = pulp.LpProblem("sticky", pulp.LpMinimize)
     owned = np.flatnonzero(classes.keep >= 0)
     kept = {
@@ -66,7 +38,7 @@ def solve(
         pulp.LpVariable(f"z_{s}_{m}", 0, cat="Integer")
         for s, m in zip(classes.edge_set, classes.edge_member)
     ]
-    gets = [[] for _ in range(problem.num_members)]
+    gets: list[list[pulp.LpVariable]] = [[] for _ in range(problem.num_members)]
     for e, m in enumerate(classes.edge_member):
         gets[m].append(z[e])
     for c, var in kept.items():
@@ -75,7 +47,7 @@ def solve(
         members_of_s = np.flatnonzero(classes.edge_set == s)
         pooled = [
             int(classes.sizes[c]) - kept[c] if c in kept else int(classes.sizes[c])
-            for c in np.flatnonzero(classes.set_of_class == s)
+            for c in np.flatnonzero(classes.set_of_class == s).tolist()
         ]
         model += pulp.lpSum(z[e] for e in members_of_s) == pulp.lpSum(pooled), f"pool_{s}"
     squares = []
@@ -89,15 +61,7 @@ def solve(
         squares.append(lo * lo + pulp.lpSum((2 * k - 1) * var for k, var in b.items()))
     balance = pulp.lpSum(squares)
     moves = pulp.lpSum(int(classes.sizes[c]) - var for c, var in kept.items())
-    ranked = solve_ranked(
-        model,
-        [balance, moves],
-        time_limit=time_limit,
-        backend=backend,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    ranked = solve_ranked(model, [balance, moves], options, started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)

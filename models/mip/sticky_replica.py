@@ -11,26 +11,31 @@ most a few million on the benchmark, far from HiGHS's trouble zone).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pulp
 
-from models.mip.ranked import solve_ranked
+from models.mip.ranked import Ranked, solve_ranked
+from models.options import SolveOptions
+from models.ranked_outcome import OutOfTime
 from models.replica_data import (
-    TIME_LIMIT,
-    build_answer,
     check_model_size,
     count_bounds,
     original_sets,
     rack_count_bounds,
+    read_answer,
     secant_range,
     solve_frontier,
     target_levels,
 )
-from problems import PlacementProblem, Result
+from problems import PlacementProblem, Result, Status
 
 
-def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pulp.LpVariable:
+def _square(
+    model: pulp.LpProblem, value: pulp.LpAffineExpression, low: int, high: int, name: str
+) -> pulp.LpVariable:
     """A continuous ``s >= value^2`` (equal at the optimum) for integer ``value`` in ``[low, high]``."""
     square = pulp.LpVariable(name, low * low, high * high)
     if (
@@ -44,138 +49,159 @@ def _square(model: pulp.LpProblem, value, low: int, high: int, name: str) -> pul
     return square
 
 
-def solve(
-    problem: PlacementProblem,
-    time_limit: float = TIME_LIMIT,
-    max_moves: int | None = None,
-    beat=None,
-    backend: str = "highs",
-    seed: int = 0,
-    log: bool = False,
-) -> Result:
-    """Place replicas optimally: levels 1-4 lexicographically (see :func:`models.cpsat.sticky_replica.solve`).
+#: A level's expression and an upper bound of its value (the big-M of "match or beat").
+Level = tuple[pulp.LpAffineExpression, int]
 
-    Parameters
-    ----------
-    problem
-        The cluster and its current placement.
-    time_limit
-        Seconds for all levels together.
-    max_moves
-        At most this many moves.
-    beat
-        A ``replicas`` array to match or beat on levels 1-3; the objective
-        becomes moves first (:func:`fewest_moves`).
-    backend, seed, log
-        ``highs`` or ``cbc``, the solver's seed, its log.
-    """
+
+@dataclass
+class _Model:
+    """The MIP of one solve while it is built: its variables by key, and its deadline."""
+
+    problem: PlacementProblem
+    deadline: float
+    model: pulp.LpProblem = field(
+        default_factory=lambda: pulp.LpProblem("sticky_replica", pulp.LpMinimize)
+    )
+    #: ``x[p, b]``: partition ``p`` has a replica on live broker ``b``; ``y[p, b]``: ``b`` leads it.
+    x: dict[tuple[int, int], pulp.LpVariable] = field(default_factory=dict)
+    y: dict[tuple[int, int], pulp.LpVariable] = field(default_factory=dict)
+
+    def check_time(self) -> None:
+        if time.perf_counter() > self.deadline:
+            raise OutOfTime
+
+    def add_placements(self) -> None:
+        """``x`` and ``y``: each partition on exactly its replication factor of brokers, one leader
+        among them (none without replicas)."""
+        problem, model = self.problem, self.model
+        brokers = range(problem.num_brokers)
+        for p, factor in enumerate(problem.replication_factors.tolist()):
+            self.check_time()
+            xs = [pulp.LpVariable(f"x_{p}_{b}", cat="Binary") for b in brokers]
+            ys = [pulp.LpVariable(f"y_{p}_{b}", cat="Binary") for b in brokers]
+            self.x.update(((p, b), v) for b, v in zip(brokers, xs))
+            self.y.update(((p, b), v) for b, v in zip(brokers, ys))
+            model += pulp.lpSum(xs) == factor
+            model += pulp.lpSum(ys) == min(factor, 1)
+            for b in brokers:
+                model += ys[b] <= xs[b]
+
+    def broker_levels(self, bounds: list[tuple[int, int]]) -> tuple[Level, Level]:
+        """Levels 1 and 3 with their upper bounds: the sums of the squared replica and leader
+        counts of the brokers, replica counts within ``bounds[b]``."""
+        model, partitions = self.model, range(self.problem.num_partitions)
+        level1, level3, upper = [], [], 0
+        for b, (low, high) in enumerate(bounds):
+            self.check_time()
+            r = pulp.lpSum(self.x[p, b] for p in partitions)
+            model += r >= low
+            model += r <= high
+            level1.append(_square(model, r, low, high, f"r2_{b}"))
+            leads = pulp.lpSum(self.y[p, b] for p in partitions)
+            level3.append(_square(model, leads, 0, high, f"l2_{b}"))
+            upper += high * high
+        return (pulp.lpSum(level1), upper), (pulp.lpSum(level3), upper)
+
+    def rack_spread(self) -> Level:
+        """Level 2 with its upper bound: the sum over partitions and racks of the squared replicas
+        on the rack."""
+        problem, model = self.problem, self.model
+        factors, rack = problem.replication_factors.tolist(), problem.broker_rack.tolist()
+        racks = range(len(problem.rack_names))
+        rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
+        squares, constant, upper = [], 0, 0
+        for p, factor in enumerate(factors):
+            self.check_time()
+            for k in racks:
+                if len(racks) == 1:
+                    constant += factor**2  # one rack: every replica is on it
+                    continue
+                low, high = rack_count_bounds(factor, rack_size[k], problem.num_brokers)
+                c = pulp.lpSum(self.x[p, b] for b in range(problem.num_brokers) if rack[b] == k)
+                squares.append(_square(model, c, low, high, f"c2_{p}_{k}"))
+                upper += high * high
+        return pulp.lpSum(squares) + constant, upper + constant
+
+    def moves(self) -> pulp.LpAffineExpression:
+        """Level 4: replicas on a broker outside their partition's original set."""
+        original = original_sets(self.problem)
+        return pulp.lpSum(var for (p, b), var in self.x.items() if b not in original[p])
+
+    def answer(self, ranked: Ranked) -> np.ndarray:
+        """The ``replicas`` array of the ranked solve's solution."""
+        return read_answer(
+            self.problem,
+            lambda p, b: bool(ranked.value(self.x[p, b])),
+            lambda p, b: bool(ranked.value(self.y[p, b])),
+        )
+
+
+def _add_beat(
+    model: pulp.LpProblem, levels: tuple[Level, Level, Level], target: tuple[int, int, int]
+) -> None:
+    """Levels 1-3 match or beat ``target`` lexicographically (three binaries, big-M rows from each
+    level's upper bound)."""
+    (level1, upper1), (level2, upper2), (level3, upper3) = levels
+    better1, better2, within = (
+        pulp.LpVariable(n, cat="Binary") for n in ("beat1", "beat2", "match3")
+    )
+    model += level1 <= target[0]
+    model += level1 <= target[0] - 1 + (upper1 - target[0] + 1) * (1 - better1)
+    model += level2 <= target[1] - 1 + (upper2 - target[1] + 1) * (1 - better2)
+    model += level2 <= target[1] + (upper2 - target[1]) * (1 - within)
+    model += level3 <= target[2] + (upper3 - target[2]) * (1 - within)
+    model += better1 + better2 + within >= 1
+
+
+def solve(problem: PlacementProblem, options: SolveOptions) -> Result:
+    """Place replicas optimally: levels 1-4 lexicographically, with ``options.max_moves`` and
+    ``options.beat`` as :func:`models.cpsat.sticky_replica.solve` takes them."""
     started = time.perf_counter()  # the time limit covers building the model
     check_model_size(problem, "MIP")
+    max_moves, beat = options.max_moves, options.beat
     target = None if beat is None else target_levels(problem, beat)
-    model = pulp.LpProblem("sticky_replica", pulp.LpMinimize)
-    brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
-    factors = problem.replication_factors.tolist()
-    rack = problem.broker_rack.tolist()
-    racks = range(len(problem.rack_names))
-    rack_size = np.bincount(problem.broker_rack, minlength=len(racks)).tolist()
-    original = original_sets(problem)
-
-    info = {} if max_moves is None else {"max_moves": max_moves}
-    late = Result(
-        problem, "sticky-replica", None, "unknown", info=info
-    )  # the limit ran out while building
-    x, y = {}, {}
-    for p in partitions:
-        if time.perf_counter() > started + time_limit:
-            return late
-        xs = [pulp.LpVariable(f"x_{p}_{b}", cat="Binary") for b in brokers]
-        ys = [pulp.LpVariable(f"y_{p}_{b}", cat="Binary") for b in brokers]
-        x.update(((p, b), v) for b, v in zip(brokers, xs))
-        y.update(((p, b), v) for b, v in zip(brokers, ys))
-        model += pulp.lpSum(xs) == factors[p]
-        model += pulp.lpSum(ys) == min(factors[p], 1)
-        for b in brokers:
-            model += ys[b] <= xs[b]
-
-    bounds = count_bounds(problem, max_moves, target)
-    level1, level3, upper1, upper3 = [], [], 0, 0
-    for b in brokers:
-        if time.perf_counter() > started + time_limit:
-            return late
-        low, high = bounds[b]
-        r = pulp.lpSum(x[p, b] for p in partitions)
-        model += r >= low
-        model += r <= high
-        level1.append(_square(model, r, low, high, f"r2_{b}"))
-        level3.append(_square(model, pulp.lpSum(y[p, b] for p in partitions), 0, high, f"l2_{b}"))
-        upper1 += high * high
-        upper3 += high * high
-    level1, level3 = pulp.lpSum(level1), pulp.lpSum(level3)
-
-    squares2, constant2, upper2 = [], 0, 0
-    for p in partitions:
-        if time.perf_counter() > started + time_limit:
-            return late
-        for k in racks:
-            if len(racks) == 1:
-                constant2 += factors[p] ** 2  # one rack: every replica is on it
-                continue
-            low, high = rack_count_bounds(factors[p], rack_size[k], problem.num_brokers)
-            c = pulp.lpSum(x[p, b] for b in brokers if rack[b] == k)
-            squares2.append(_square(model, c, low, high, f"c2_{p}_{k}"))
-            upper2 += high * high
-    level2 = pulp.lpSum(squares2) + constant2
-    upper2 += constant2
-
-    moves = pulp.lpSum(x[p, b] for p in partitions for b in brokers if b not in original[p])
-    if max_moves is not None:
-        model += moves <= max_moves
-    if target is None:
-        objectives = [level1, level2, level3, moves]
-    else:
-        objectives = [moves, level1, level2, level3]
-        better1, better2, within = (
-            pulp.LpVariable(n, cat="Binary") for n in ("beat1", "beat2", "match3")
-        )
-        model += level1 <= target[0]
-        model += level1 <= target[0] - 1 + (upper1 - target[0] + 1) * (1 - better1)
-        model += level2 <= target[1] - 1 + (upper2 - target[1] + 1) * (1 - better2)
-        model += level2 <= target[1] + (upper2 - target[1]) * (1 - within)
-        model += level3 <= target[2] + (upper3 - target[2]) * (1 - within)
-        model += better1 + better2 + within >= 1
-
-    ranked = solve_ranked(
-        model,
-        objectives,
-        time_limit=time_limit,
-        backend=backend,
-        seed=seed,
-        log=log,
-        started=started,
-    )
+    info: dict[str, Any] = {} if max_moves is None else {"max_moves": max_moves}
+    built = _Model(problem, started + options.time_limit)
+    try:
+        objectives = _build(built, max_moves, target)
+    except OutOfTime:  # the limit ran out while building
+        return Result(problem, "sticky-replica", None, Status.UNKNOWN, info=info)
+    ranked = solve_ranked(built.model, objectives, options, started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky-replica", info=info)
-    holds = [[b for b in brokers if ranked.value(x[p, b])] for p in partitions]
-    leaders = [next((b for b in brokers if ranked.value(y[p, b])), -1) for p in partitions]
-    answer = build_answer(problem, holds, leaders)
     bound = ranked.bound
     if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
         info["moves_bound"] = bound[0] if bound else None
         bound = None
-    return Result(problem, "sticky-replica", answer, ranked.status, bound, info)
+    return Result(problem, "sticky-replica", built.answer(ranked), ranked.status, bound, info)
 
 
-def fewest_moves(problem: PlacementProblem, placement, **options) -> Result:
+def _build(
+    built: _Model, max_moves: int | None, target: tuple[int, int, int] | None
+) -> list[pulp.LpAffineExpression]:
+    """Build the model; its objectives, most important first (:class:`OutOfTime` past the
+    deadline)."""
+    built.add_placements()
+    level1, level3 = built.broker_levels(count_bounds(built.problem, max_moves, target))
+    level2 = built.rack_spread()
+    moves = built.moves()
+    if max_moves is not None:
+        built.model += moves <= max_moves
+    if target is None:
+        return [level1[0], level2[0], level3[0], moves]
+    _add_beat(built.model, (level1, level2, level3), target)
+    return [moves, level1[0], level2[0], level3[0]]
+
+
+def fewest_moves(problem: PlacementProblem, placement: np.ndarray, options: SolveOptions) -> Result:
     """The fewest moves that match or beat ``placement`` on levels 1-3 (lexicographically)."""
-    return solve(problem, beat=placement, **options)
+    return solve(problem, options.with_extra(beat=placement))
 
 
-def frontier(
-    problem: PlacementProblem, max_k: int, time_limit: float = TIME_LIMIT, **options
-) -> list[Result]:
-    """The moves/quality frontier: ``solve(problem, max_moves=k, **options)`` for ``k = 0..max_k``.
+def frontier(problem: PlacementProblem, max_k: int, options: SolveOptions) -> list[Result]:
+    """The moves/quality frontier: :func:`solve` with ``max_moves=k`` for ``k = 0..max_k``.
 
-    ``time_limit`` bounds the whole frontier: each point gets the time left
+    ``options.time_limit`` bounds the whole frontier: each point gets the time left
     (:func:`models.replica_data.frontier`; points past it are not solved, ``unknown``).
     """
-    return solve_frontier(solve, problem, max_k, time_limit, **options)
+    return solve_frontier(solve, problem, max_k, options)

@@ -19,25 +19,13 @@ import time
 import pulp
 
 from models.mip.ranked import solve_ranked
+from models.options import SolveOptions
 from models.stream_join_classes import number_classes, result
 from problems import GroupProblem, Result
 
 
-def solve(
-    problem: GroupProblem, time_limit: float = 10.0, backend: str = "highs", seed: int = 0
-) -> Result:
-    """Solve the stream-join objective exactly.
-
-    Parameters
-    ----------
-    problem
-        The consumer group.
-    time_limit
-        Seconds for both levels together.
-    backend
-        ``highs`` (default) or ``cbc``.
-    seed
-        The solver's random seed.
+def solve(problem: GroupProblem, options: SolveOptions) -> Result:
+    """Solve the stream-join objective exactly (both levels within ``options.time_limit``).
 
     Returns
     -------
@@ -62,9 +50,7 @@ def solve(
     balance = pulp.lpSum(low * low + (2 * low + 1) * extra[m] for m in members)
     moves = int(classes.previous.sum()) - pulp.lpSum(keep.values())
 
-    ranked = solve_ranked(
-        model, [balance, moves], time_limit=time_limit, backend=backend, seed=seed, started=started
-    )
+    ranked = solve_ranked(model, [balance, moves], options, started=started)
     counts = [ranked.value(n[m]) for m in members]
     kept = [ranked.value(keep[m]) for m in members]
     return result(problem, classes, ranked, counts, kept)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
@@ -33,11 +34,11 @@ pytestmark = pytest.mark.kafka
 SETTLE_TIMEOUT = 60.0
 #: kafka-python 3.0.12 sometimes never reads the leader's SyncGroup response (the coordinator logs
 #: "Assignment received from leader" and the followers get theirs; the leader stays in its join, its
-#: heartbeats off) until the coordinator removes it on session expiry: with Kafka's default 45 s (30
-#: s here before) that one stall was 36 s of a 41 s test; the cluster allows sessions down to 1 s.
+#: heartbeats off) until the coordinator removes it on session expiry: with Kafka's default 45 s
+#: such a stall takes most of a test's time; the cluster allows sessions down to 1 s.
 SESSION_TIMEOUT_MS = 5_000
-#: Each consumer's rack (client.rack); partition p of every topic has its one replica on broker p %
-#: 3 + 1.
+#: Each consumer's rack (client.rack); partition p of every topic has its one replica on broker
+#: p % 3 + 1.
 RACKS = {"c0": "r1", "c1": "r2", "c2": "r3", "c3": "r1"}
 
 
@@ -272,7 +273,7 @@ def _check_step(
             "partition_racks": placement(first),
         }
         assert first == predicted
-    previous = None
+    previous, owned = None, {}
     for document in documents:
         assert all(m["topics"] == sorted(group.topics) for m in document["members"])
         assert document.get("lags") == (
@@ -291,6 +292,50 @@ def _check_step(
         owned = {m["id"]: m.get("owned", {}) for m in document["members"]}
         previous = solve(load_problem(document), group.strategy).assignment
     assert previous == actual
+
+
+def _recorded_group(owned_second: dict) -> SimpleNamespace:
+    """A group as :func:`_check_step` reads it, without a cluster: two range documents answered in
+    turn, the second's members owning ``owned_second``; the actual assignment is the answer to it."""
+    ids = ["c0-id", "c1-id"]
+    racks = {1: "r1", 2: "r2", 3: "r3"}
+
+    def document(owned: dict) -> dict:
+        return {
+            "topics": {"a": 4},
+            "members": [
+                {
+                    "id": i,
+                    "topics": ["a"],
+                    **({"owned": owned[i]} if owned.get(i) else {}),
+                    "rack": RACKS[i[:2]],
+                }
+                for i in ids
+            ],
+            "partition_racks": {"a": [[racks[p % 3 + 1]] for p in range(4)]},
+        }
+
+    documents = [document({}), document(owned_second)]
+    actual = solve(load_problem(documents[-1]), "range").assignment
+    return SimpleNamespace(
+        documents=lambda: documents,
+        actual=lambda: actual,
+        cluster=SimpleNamespace(racks=racks),
+        topics=["a"],
+        racks=lambda: {i: RACKS[i[:2]] for i in ids},
+        strategy="range",
+    )
+
+
+def test_check_step_follows_ownership_across_rebalances():
+    """A member of a later document owns what the answer before gave it, or what it owned in the
+    document before (its SyncGroup failed); anything else fails the check.  The first document owns
+    nothing, so on the second step "owned before" is empty."""
+    first = solve(load_problem(_recorded_group({}).documents()[0]), "range").assignment
+    _check_step(_recorded_group(first), {}, None, None)  # the answer reached every member
+    _check_step(_recorded_group({}), {}, None, None)  # it reached none: they own what they owned
+    with pytest.raises(AssertionError):
+        _check_step(_recorded_group({"c0-id": {"a": [0, 1, 2, 3]}}), {}, None, None)
 
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "lag-aware", "stream-join"])

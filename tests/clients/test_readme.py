@@ -1,4 +1,4 @@
-"""The README's "Use it with a real cluster" commands, run against the live KRaft cluster.
+"""The "Use it with a real cluster" commands of docs/live-clusters.md, run against the live KRaft cluster.
 
 Every ``$ command`` of that section's code blocks runs in order (``$B`` is the test cluster's
 address; ``kafka`` is the README's own definition, Kafka's tools from the Maven-resolved release;
@@ -33,6 +33,7 @@ from support.kraft_cluster import JVM, ROOT
 
 pytestmark = pytest.mark.kafka
 
+PAGE = "docs/live-clusters.md"  # the page whose commands this test runs ("the README" below)
 SECTION = "## Use it with a real cluster"
 KAFKA = re.compile(r"""`(kafka\(\) \{ java -cp '([^']+)' "\$@"; \})`""")
 _UUID = re.compile(r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -42,7 +43,7 @@ _SECONDS = re.compile(r"\b[0-9]+\.[0-9]+ s\b")
 
 def readme_blocks() -> list[tuple[str, str]]:
     """``(language, text)`` of every fenced code block of the README's cluster section."""
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / PAGE).read_text()
     section = text[text.index(SECTION) :]
     ends = [i for i in (section.find("\n## ", 1), section.find("\n### ", 1)) if i > 0]
     section = section[: min(ends, default=len(section))]  # up to the next heading
@@ -170,7 +171,7 @@ def _read_counts(bootstrap: str, topic: str, partitions: int) -> list[int]:
 
 def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeypatch):
     server = kafka_cluster.bootstrap
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / PAGE).read_text()
     definition = KAFKA.search(readme)
     assert definition, "the README defines `kafka() { java -cp '...' \"$@\"; }`"
     jars = str(ROOT / definition.group(2))

@@ -1,4 +1,4 @@
-"""Issue 11, finding 6: the exact solvers' cross-check is run by the report and the gate (and compare)."""
+"""The exact solvers' cross-check is run by the report and the gate (and compare)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from support.result_rows import frame, row
 
 
 def rows_with_a_disagreement() -> pd.DataFrame:
-    """The issue's `equal-hot` case: the MIP's `optimal` level 2 beaten by CP-SAT, beside a clean scenario."""
+    """An `equal-hot` case: the MIP's `optimal` level 2 beaten by CP-SAT, beside a clean scenario."""
     rows = frame(
         row("hot", "lag-aware", "mip", "optimal", [1000333, 1000683024780]),
         row("hot", "lag-aware", "cpsat", "feasible", [1000333, 1000682996020]),

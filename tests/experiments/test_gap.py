@@ -101,7 +101,7 @@ def test_certified_interval_columns_when_only_a_bound_exists():
 
 
 def test_an_optimal_beaten_by_another_answer_is_flagged():
-    """Tests issue 11's `equal-hot` case: the MIP's `optimal` level 2 beaten by CP-SAT's feasible answer
+    """Tests an `equal-hot` case: the MIP's `optimal` level 2 beaten by CP-SAT's feasible answer
     (and a heuristic beating an `optimal` one); an optimal equal to the best answer is not flagged."""
     rows = frame(
         row("h", "lag-aware", "mip", "optimal", [1000333, 1000683024780]),

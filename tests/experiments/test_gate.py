@@ -86,7 +86,7 @@ def test_regressions_table_names_each_worse_statistic_and_missing_heuristics():
 
 def test_bad_baseline_is_exit_2_before_any_solving(tmp_path, monkeypatch, capsys):
     """Tests that an unreadable baseline, or an --update into a folder that cannot be written, is exit 2
-    with one line before the suite is solved (issue 11: `--out` and friends checked before solving)."""
+    with one line before the suite is solved (`--out` and friends are checked before solving)."""
     from experiments import gate
     from experiments.cli import main
 

@@ -40,7 +40,7 @@ def test_command_line_group_and_out(spark, tmp_path, capsys):
 
 @pytest.mark.spark
 def test_command_line_prints_no_spark_banner(tmp_path):
-    """Tests issue 11 finding 3: a real `rebalance-lab lags` process shows no JVM banner or Spark log on stderr
+    """Tests that a real `rebalance-lab lags` process shows no JVM banner or Spark log on stderr
     (they go to a temporary log file), only the command's own warning lines."""
     import subprocess
     import sys

@@ -145,7 +145,8 @@ def test_report_command_rejects_what_is_not_one_run(smoke_run, tmp_path, capsys)
 
 
 def test_disagreeing_exact_solvers_are_listed_with_labels():
-    """Tests the disagreements section: both 'optimal' rows of a scenario whose levels differ, with why, counted in JSON."""
+    """Tests the disagreements section: both 'optimal' rows of a scenario whose levels differ,
+    with why, counted in JSON."""
     rows = frame(
         row("a", "sticky", "heuristic", "heuristic", [100, 9]),
         row("a", "sticky", "flow", "optimal", [100, 2]),

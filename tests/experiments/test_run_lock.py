@@ -1,4 +1,4 @@
-"""Issue 11, finding 5: one writer per run, unique run ids, and --out checked before any solving."""
+"""One writer per run, unique run ids, and --out checked before any solving."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ it) must write the same rows as the test run's own smoke run (``smoke_run``: the
 writes those rows is ``tests/experiments/test_pipeline.py``'s check), apart from timings:
 ``runtime_s``, ``peak_rss_mb`` and the run id, and, where an exact solver stopped at its time limit
 in either run (a status other than ``optimal``), its status, levels and bounds (a 2-second limit is
-reached or not depending on the machine's load).  The README's "Use it with a real cluster" section
+reached or not depending on the machine's load).  The "Use it with a real cluster" section of docs/live-clusters.md
 shows the same commands.
 """
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import heuristics.sticky as sticky
 import models.flow.sticky as flow
+from models.options import SolveOptions
 from peers.kafka_python import PeerStickyGroup
 from problems import evaluate, is_kip54_balanced, load_problem, previous_owners
 from support.problem_strategies import groups
@@ -341,7 +342,7 @@ def test_valid_and_balanced_through_joins_leaves_and_deleted_topics(problem):
 @given(equal_groups())
 def test_kafka_12464_reaches_the_flow_optimum_with_equal_subscriptions(problem):
     """Tests that with equal subscriptions KAFKA-12464 is optimal on both levels and KAFKA-9987 is never better."""
-    best = tuple(flow.solve(problem).objective)
+    best = tuple(flow.solve(problem, SolveOptions()).objective)
     assert tuple(sticky.assign(problem, variant="kafka-12464").objective) == best
     assert tuple(sticky.assign(problem, variant="kafka-9987").objective) >= best
 

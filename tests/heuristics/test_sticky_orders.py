@@ -1,8 +1,8 @@
-"""Tests that the constrained sticky path's shortcuts (issue 15: ``sticky_quotas.round_robin``, the
+"""Tests that the constrained sticky path's shortcuts (``sticky_quotas.round_robin``, the
 transposed partition order, the exactly-C_f queue from the deficits, claims kept as they are by
 members that keep all they own, the no-partition-claimed-twice shortcut of ``resolve_claims``) give
-exactly what the ``np.lexsort`` / ``np.maximum.at`` / counting code they replaced gave.  The
-replaced code is kept here as the reference."""
+exactly what the straightforward ``np.lexsort`` / ``np.maximum.at`` / counting code gives.  That
+code is kept here as the reference."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from problems import load_problem
 from support.problem_strategies import group_documents
 
 
-def old_partitions(problem, index_first):
+def reference_partitions(problem, index_first):
     topics = [t for t in topics_in_name_order(problem) if problem.subscribes[0, t]]
     start, counts = problem.topic_start, problem.partition_counts
     blocks = [np.arange(start[t], start[t] + counts[t]) for t in topics]
@@ -32,18 +32,18 @@ def old_partitions(problem, index_first):
     return by_topic[np.argsort(index.astype(np.uint16) if small else index, kind="stable")]
 
 
-def old_constrained(problem, kept, order, id_rank, racks=None):
+def reference_constrained(problem, kept, order, id_rank, racks=None):
     c_f, c_c, c_r = quotas(
         int(problem.partition_counts[problem.subscribes[0]].sum()), problem.num_members
     )
     grouped, owner_of, rank, owned = owned_in_order(
-        kept, old_partitions(problem, True), problem.num_members
+        kept, reference_partitions(problem, True), problem.num_members
     )
     keep, fill, exactly = phase_one(owned, order, c_f, c_c, c_r)
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     stays = rank < keep[owner_of]
     owner[grouped[stays]] = owner_of[stays]
-    by_topic = old_partitions(problem, False)
+    by_topic = reference_partitions(problem, False)
     unassigned = by_topic[owner[by_topic] < 0]
     fill = fill[np.argsort(id_rank[fill], kind="stable")]
     exactly = exactly[np.argsort(id_rank[exactly], kind="stable")]
@@ -116,23 +116,25 @@ def equal_groups(draw):
 
 @given(equal_groups())
 def test_constrained_gives_what_the_sorting_code_gave(doc):
-    """Tests Kafka's constrained path (and its transfers) against the replaced code on random equal groups."""
+    """Tests Kafka's constrained path (and its transfers) against the reference code on random equal groups."""
     problem = load_problem(doc)
     owner, path, transfers = kafka.assign_with_transfers(problem)
-    with mock.patch.object(kafka, "constrained", old_constrained):
-        old_owner, old_path, old_transfers = kafka.assign_with_transfers(load_problem(doc))
-    assert path == old_path
-    assert owner.dtype == old_owner.dtype and np.array_equal(owner, old_owner)
-    assert np.array_equal(transfers, old_transfers)
+    with mock.patch.object(kafka, "constrained", reference_constrained):
+        reference_owner, reference_path, reference_transfers = kafka.assign_with_transfers(
+            load_problem(doc)
+        )
+    assert path == reference_path
+    assert owner.dtype == reference_owner.dtype and np.array_equal(owner, reference_owner)
+    assert np.array_equal(transfers, reference_transfers)
     if path == "constrained":
         for index_first in (False, True):
             assert np.array_equal(
-                partitions(problem, index_first), old_partitions(problem, index_first)
+                partitions(problem, index_first), reference_partitions(problem, index_first)
             )
 
 
 def test_constrained_at_a_larger_shape():
-    """Tests a group of unequal partition counts (many distinct), some members owning, one left: as before."""
+    """Tests a group of unequal partition counts (many distinct), some members owning, one left: as the reference."""
     rng = np.random.default_rng(3)
     topics = {f"t{t:02d}": int(rng.integers(0, 200)) for t in range(80)}
     members = [{"id": f"m{m:03d}", "topics": list(topics)} for m in range(37)]
@@ -149,13 +151,13 @@ def test_constrained_at_a_larger_shape():
     for case in ({"topics": topics, "members": members}, doc):
         problem = load_problem(case)
         got = kafka.assign(problem)
-        with mock.patch.object(kafka, "constrained", old_constrained):
+        with mock.patch.object(kafka, "constrained", reference_constrained):
             want = kafka.assign(load_problem(case))
         assert got[1] == want[1] == "constrained" and np.array_equal(got[0], want[0])
 
 
-def old_resolve_claims(problem, position):
-    """``resolve_claims`` before the no-partition-claimed-twice shortcut: the contested claims counted first."""
+def reference_resolve_claims(problem, position):
+    """``resolve_claims`` without the no-partition-claimed-twice shortcut: the contested claims counted first."""
     kept = np.full(problem.num_partitions, -1, dtype=np.int32)
     doubly = np.zeros(problem.num_partitions, dtype=bool)
     members, partitions = problem.owned_claims
@@ -182,9 +184,9 @@ def test_resolve_claims_gives_what_the_counting_code_gave(doc):
     problem = load_problem(doc)
     position = np.random.default_rng(len(doc["members"])).permutation(problem.num_members)
     kept, doubly = kafka.resolve_claims(problem, position)
-    old_kept, old_doubly = old_resolve_claims(problem, position)
+    reference_kept, reference_doubly = reference_resolve_claims(problem, position)
     assert (
-        kept.dtype == old_kept.dtype
-        and np.array_equal(kept, old_kept)
-        and np.array_equal(doubly, old_doubly)
+        kept.dtype == reference_kept.dtype
+        and np.array_equal(kept, reference_kept)
+        and np.array_equal(doubly, reference_doubly)
     )

@@ -50,16 +50,11 @@ def pinned_document(cluster: dict) -> dict:
 
 @pytest.mark.parametrize("case", range(len(PINNED)))
 def test_pinned_outputs_of_the_scoring_implementation(case):
-    """Tests the answers against those of the first implementation, which scored every movable replica
-    against every broker on each step: 50 random clusters with removed brokers, added empty brokers,
-    racks and RF 1-3, and three larger kafka-default placements (1,200 partitions with 2 brokers
-    removed, with one empty broker added; 600 on one rack).
-
-    The first implementation and the script that pinned its outputs are in commit b814e71
-    (``tests/_sticky_replica_old.py``, ``tests/heuristics/_make_sticky_replica_pinned.py``),
-    together with the hypothesis property ``test_equals_the_scoring_implementation`` (400 random
-    clusters of ``cluster_documents`` plus 0-3 added empty brokers) that compared the two before the
-    first was deleted.
+    """Tests the answers against the pinned answers of a reference implementation, which scores every
+    movable replica against every broker on each step: 50 random clusters with removed brokers, added
+    empty brokers, racks and RF 1-3, and three larger kafka-default placements (1,200 partitions
+    with 2 brokers removed, with one empty broker added; 600 on one rack).  The fast search must
+    pick the same moves in the same order, so its answers and counts equal the reference's.
     """
     pinned = PINNED[case]
     result = sticky_replica.assign(load_problem(pinned_document(pinned["cluster"])))
@@ -198,7 +193,8 @@ def test_pr_comparison_counterexamples():
 @settings(max_examples=50)
 @given(clusters())
 def test_never_worsens_levels_1_and_2(problem):
-    """Tests the PR's properties 1 and 2: the final levels 1-2 are no worse than after stage 1 (the input if all live)."""
+    """Tests the PR's properties 1 and 2: the final levels 1-2 are no worse than after stage 1
+    (the input if all live)."""
     result = sticky_replica.assign(problem)
     assert result.valid
     before = levels(problem, after_stage_one(problem))

@@ -13,6 +13,7 @@ from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import solve_ranked as cpsat_ranked
 from models.mip.ranked import solve_ranked as mip_ranked
+from models.options import SolveOptions
 
 
 class CpSat:
@@ -28,7 +29,7 @@ class CpSat:
         self.model.add(constraint)
 
     def solve(self, objectives, time_limit):
-        return cpsat_ranked(self.model, objectives, time_limit=time_limit, workers=1, seed=0)
+        return cpsat_ranked(self.model, objectives, SolveOptions(time_limit=time_limit))
 
 
 class Mip:
@@ -44,9 +45,8 @@ class Mip:
         self.model += constraint
 
     def solve(self, objectives, time_limit):
-        return mip_ranked(
-            self.model, objectives, time_limit=time_limit, backend=self.backend, seed=0
-        )
+        options = SolveOptions.of(time_limit=time_limit, backend=self.backend)
+        return mip_ranked(self.model, objectives, options)
 
 
 BACKENDS = [CpSat, lambda: Mip("highs"), lambda: Mip("cbc")]

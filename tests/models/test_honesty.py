@@ -1,10 +1,9 @@
-"""Issue 11: exact solvers tell the truth (statuses, bounds, hints) and stop on time.
+"""Exact solvers tell the truth (statuses, bounds, hints) and stop on time.
 
-Finding 1 (the MIP said ``optimal`` for beaten answers and ``infeasible`` for
-feasible groups, and crashed when a later level failed), finding 2 (time
-limits overrun) and finding 7 (CP-SAT lost its hint) are pinned here; the
-cross-backend properties check, per family, that two ``optimal`` answers agree
-and that no backend beats an ``optimal`` one.
+Pinned here: the MIP's statuses (``optimal`` never for a beaten answer, ``infeasible`` never for a
+feasible group, no crash when a later level fails), the time limits (no level overruns them) and
+CP-SAT's hint (returned when time runs out before any solution); the cross-backend properties
+check, per family, that two ``optimal`` answers agree and that no backend beats an ``optimal`` one.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import models.mip.ranked as mip_common
 import models.mip.sticky_replica as mip_replica
 from heuristics import lag_aware as lag_heuristic
 from models.mip.mps import write_mps
+from models.options import SolveOptions
 from problems import load_problem
 from support.lag_strategies import lag_groups
 
@@ -51,7 +51,7 @@ def beats(a: list[int], b: list[int]) -> bool:
     return tuple(a) < tuple(b)
 
 
-# ------------------------------------------------------------ finding 1: the MIP
+# -------------------------------------------------------- the MIP's statuses
 def test_model_file_keeps_every_digit(tmp_path):
     """Tests that a 14-digit coefficient and a 15-digit bound reach the solver exactly (PuLP's writer keeps 13)."""
     model = pulp.LpProblem("exact", pulp.LpMinimize)
@@ -88,11 +88,11 @@ def test_model_file_writing_gives_up_at_the_deadline(tmp_path):
 
 @pytest.mark.parametrize("seed", [1, 4])
 def test_mip_never_claims_a_beaten_optimum_with_huge_lags(seed):
-    """Tests the issue's groups with lags near 1e9: the MIP answered `optimal` beaten by CP-SAT, or
-    `infeasible`; now a valid answer, never `optimal` unless CP-SAT agrees, a bound never above it."""
+    """Tests groups with lags near 1e9, beyond the doubles HiGHS computes in exactly: the MIP gives
+    a valid answer, never `optimal` unless CP-SAT agrees, and a bound never above it."""
     problem = one_topic(random_lags(seed, 12, 10**8, 10**9), members=3)
-    by_mip = mip_lag.solve(problem, time_limit=3, variant="sticky")
-    by_cpsat = cpsat_lag.solve(problem, time_limit=6, variant="sticky")
+    by_mip = mip_lag.solve(problem, SolveOptions.of(time_limit=3, variant="sticky"))
+    by_cpsat = cpsat_lag.solve(problem, SolveOptions.of(time_limit=6, variant="sticky"))
     assert by_mip.status in ("optimal", "feasible") and by_mip.valid
     assert (
         by_mip.objective[0] <= lag_heuristic.assign(problem).objective[0]
@@ -105,10 +105,11 @@ def test_mip_never_claims_a_beaten_optimum_with_huge_lags(seed):
 
 
 def test_mip_near_1e13_lags_answers_and_bounds_honestly():
-    """Tests the issue's 20-partition, 3-member group with lags near 1e13: was `optimal` with a bound above
-    its answer (or `infeasible`); now a valid answer no worse than the hint and a bound never above it."""
+    """Tests a 20-partition, 3-member group with lags near 1e13: the MIP gives a valid `feasible`
+    answer no worse than the hint and a bound never above it (never a wrong `optimal` or
+    `infeasible`)."""
     problem = one_topic(random_lags(2, 20, 10**12, 10**13), members=3)
-    result = mip_lag.solve(problem, time_limit=2, variant="sticky")
+    result = mip_lag.solve(problem, SolveOptions.of(time_limit=2, variant="sticky"))
     assert result.status == "feasible" and result.valid
     assert result.objective[0] <= lag_heuristic.assign(problem).objective[0]
     assert result.bound is None or result.bound[0] <= result.objective[0]
@@ -127,29 +128,29 @@ def test_a_failing_later_level_keeps_the_earlier_answer(monkeypatch):
     model = pulp.LpProblem("two", pulp.LpMinimize)
     x, y = pulp.LpVariable("x", 0, 10, cat="Integer"), pulp.LpVariable("y", 0, 10, cat="Integer")
     model += x + y >= 7
-    ranked = mip_common.solve_ranked(model, [x + y, 3 * x - y], time_limit=10)
+    ranked = mip_common.solve_ranked(model, [x + y, 3 * x - y], SolveOptions())
     assert ranked.status == "feasible" and ranked.levels[0] == 7 and ranked.bound == (7,)
     assert ranked.value(x) + ranked.value(y) == 7
 
 
 def test_cpsat_returns_its_hint_when_time_runs_out_first():
-    """Tests finding 7: CP-SAT stopped before any solution returns the hinted answer as `feasible`."""
+    """Tests that CP-SAT stopped before any solution returns the hinted answer as `feasible`."""
     problem = one_topic(random_lags(3, 200, 1, 10**6), members=7)
-    result = cpsat_lag.solve(problem, time_limit=0.01)
+    result = cpsat_lag.solve(problem, SolveOptions.of(time_limit=0.01))
     assert result.status == "feasible" and result.valid
     assert result.objective[0] <= lag_heuristic.assign(problem).objective[0]
 
 
 def test_mip_with_one_hot_partition_among_40_is_not_called_optimal():
-    """Tests the issue's 40-partition, 5-member group, lags 1..1000 plus one of 1e6, `--time-limit 2`: the MIP
-    said `optimal [1000914, 1001925701923]` and CP-SAT found a better level 2; now a valid answer
-    whose bound
-    is below every answer CP-SAT finds, and `optimal` only when CP-SAT cannot beat it."""
+    """Tests a 40-partition, 5-member group, lags 1..1000 plus one of 1e6, `--time-limit 2`, whose
+    level 2 a MIP reading rounded coefficients would call optimal while CP-SAT finds a better one:
+    a valid answer whose bound is below every answer CP-SAT finds, and `optimal` only when CP-SAT
+    cannot beat it."""
     lags = random_lags(6, 40, 1, 1001)
     lags[17] = 10**6
     problem = one_topic(lags, members=5)
-    by_mip = mip_lag.solve(problem, time_limit=2)
-    by_cpsat = cpsat_lag.solve(problem, time_limit=3)
+    by_mip = mip_lag.solve(problem, SolveOptions.of(time_limit=2))
+    by_cpsat = cpsat_lag.solve(problem, SolveOptions.of(time_limit=3))
     assert by_mip.valid and by_cpsat.valid and by_mip.status in ("optimal", "feasible")
     assert tuple(by_mip.bound) <= tuple(by_mip.objective) and tuple(by_mip.bound) <= tuple(
         by_cpsat.objective
@@ -160,7 +161,9 @@ def test_mip_with_one_hot_partition_among_40_is_not_called_optimal():
         assert tuple(by_cpsat.objective) <= tuple(by_mip.objective)
 
 
-THREE_TOPICS = {  # issue 11, finding 1: `--solver mip` ended in a TypeError traceback on it, every time
+#: Three topics, five members (three owning partitions at generation 3), no lags: each level of the
+#: MIP is built from the answer of the level before, on a group whose members own unequal shares.
+THREE_TOPICS = {
     "topics": {"t0": 4, "t1": 6, "t2": 5},
     "members": [
         {
@@ -181,7 +184,7 @@ THREE_TOPICS = {  # issue 11, finding 1: `--solver mip` ended in a TypeError tra
     "strategy, variant", [("sticky", None), ("lag-aware", None), ("lag-aware", "sticky")]
 )
 def test_mip_on_a_three_topic_five_member_group_without_lags(strategy, variant):
-    """Tests the issue's 3-topic, 5-member sticky group with no lags: the MIP proves the optimum CP-SAT proves."""
+    """Tests a 3-topic, 5-member sticky group with no lags: the MIP proves the optimum CP-SAT proves."""
     from models import registry
 
     problem = load_problem(THREE_TOPICS)
@@ -197,17 +200,20 @@ def test_mip_on_a_three_topic_five_member_group_without_lags(strategy, variant):
 
 
 def test_main_jobs_few_topics_scenario_has_no_disagreement():
-    """Tests finding 6's scenario of the main job, `lag-aware/fresh/few-topics-uniform/p24-m4-t2/s1`: the MIP
-    and CP-SAT both said `optimal` with level 2 of 376,219,631,739 and 375,093,221,571; now no two
-    `optimal`
-    answers differ, no answer beats an `optimal` one and every bound is below every answer."""
+    """Tests a scenario of the main job, `lag-aware/fresh/few-topics-uniform/p24-m4-t2/s1`, whose
+    level 2 is large (about 3.75e11: a MIP reading rounded coefficients can call a beaten answer
+    `optimal`): no two `optimal` answers differ, no answer beats an `optimal` one and every bound is
+    below every answer."""
     from experiments.scenarios import Scenario, build_problem
 
     scenario = Scenario(
         "group", "lag-aware", "fresh", 24, 4, 2, 1, pattern="few-topics", lags="uniform"
     )
     problem = load_problem(build_problem(scenario))
-    found = [cpsat_lag.solve(problem, time_limit=6), mip_lag.solve(problem, time_limit=3)]
+    found = [
+        cpsat_lag.solve(problem, SolveOptions.of(time_limit=6)),
+        mip_lag.solve(problem, SolveOptions.of(time_limit=3)),
+    ]
     answers = [tuple(r.objective) for r in found]
     assert all(r.valid for r in found)
     for result in found:
@@ -220,7 +226,7 @@ def test_main_jobs_few_topics_scenario_has_no_disagreement():
             assert all(tuple(result.objective) <= answer for answer in answers), answers
 
 
-# -------------------------------------------------------- finding 2: deadlines
+# ----------------------------------------------------------------- deadlines
 def placement(partitions: int, brokers: int, seed: int):
     rng = random.Random(seed)
     doc = {
@@ -234,40 +240,66 @@ def placement(partitions: int, brokers: int, seed: int):
 
 
 #: name -> (time limit, the call: building the problem, the model and every solve).  Instances none
-#: of them proves within the limit; the issue's sizes where it measured overruns (lag-aware 2,000 x
-#: 40 was still building after 120 s; CP-SAT's building took 3.1 s and 4.3 s of a 2 s limit; the MIP
-#: on 600 partitions took 7.2 s).
+#: of them proves within the limit, at sizes where building the model alone can exceed it (measured:
+#: building lag-aware 2,000 x 40 can take minutes, CP-SAT's loading several seconds of a 2 s
+#: limit, the MIP on 600 partitions 7 s) unless the solvers check the deadline while they build.
 LIMITED = {
     "lag-aware cpsat 80x6": (
         1,
-        lambda: cpsat_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1),
+        lambda: cpsat_lag.solve(
+            one_topic(random_lags(5, 80, 1, 10**6), 6), SolveOptions.of(time_limit=1)
+        ),
     ),
     "lag-aware mip 80x6": (
         1,
-        lambda: mip_lag.solve(one_topic(random_lags(5, 80, 1, 10**6), 6), time_limit=1),
+        lambda: mip_lag.solve(
+            one_topic(random_lags(5, 80, 1, 10**6), 6), SolveOptions.of(time_limit=1)
+        ),
     ),
     "lag-aware cpsat 2000x40 sticky": (
         2,
         lambda: cpsat_lag.solve(
-            one_topic(random_lags(0, 2000, 1, 1000), 40), time_limit=2, variant="sticky"
+            one_topic(random_lags(0, 2000, 1, 1000), 40),
+            SolveOptions.of(time_limit=2, variant="sticky"),
         ),
     ),
     "lag-aware mip 2000x40 sticky": (
         2,
         lambda: mip_lag.solve(
-            one_topic(random_lags(0, 2000, 1, 1000), 40), time_limit=2, variant="sticky"
+            one_topic(random_lags(0, 2000, 1, 1000), 40),
+            SolveOptions.of(time_limit=2, variant="sticky"),
         ),
     ),
     "lag-aware cpsat 300x40": (
         3,
-        lambda: cpsat_lag.solve(one_topic(random_lags(0, 300, 1, 1000), 40), time_limit=3),
+        lambda: cpsat_lag.solve(
+            one_topic(random_lags(0, 300, 1, 1000), 40), SolveOptions.of(time_limit=3)
+        ),
     ),
-    "replica cpsat 300": (1, lambda: cpsat_replica.solve(placement(300, 9, 0), time_limit=1)),
-    "replica mip 300": (2, lambda: mip_replica.solve(placement(300, 9, 0), time_limit=2)),
-    "replica cpsat 600": (2, lambda: cpsat_replica.solve(placement(600, 12, 1), time_limit=2)),
-    "replica mip 600": (2, lambda: mip_replica.solve(placement(600, 12, 1), time_limit=2)),
-    "replica cpsat 1000": (2, lambda: cpsat_replica.solve(placement(1000, 12, 1), time_limit=2)),
-    "replica mip 1000": (2, lambda: mip_replica.solve(placement(1000, 12, 1), time_limit=2)),
+    "replica cpsat 300": (
+        1,
+        lambda: cpsat_replica.solve(placement(300, 9, 0), SolveOptions.of(time_limit=1)),
+    ),
+    "replica mip 300": (
+        2,
+        lambda: mip_replica.solve(placement(300, 9, 0), SolveOptions.of(time_limit=2)),
+    ),
+    "replica cpsat 600": (
+        2,
+        lambda: cpsat_replica.solve(placement(600, 12, 1), SolveOptions.of(time_limit=2)),
+    ),
+    "replica mip 600": (
+        2,
+        lambda: mip_replica.solve(placement(600, 12, 1), SolveOptions.of(time_limit=2)),
+    ),
+    "replica cpsat 1000": (
+        2,
+        lambda: cpsat_replica.solve(placement(1000, 12, 1), SolveOptions.of(time_limit=2)),
+    ),
+    "replica mip 1000": (
+        2,
+        lambda: mip_replica.solve(placement(1000, 12, 1), SolveOptions.of(time_limit=2)),
+    ),
 }
 
 
@@ -316,14 +348,18 @@ def test_cpsat_does_not_start_a_model_it_cannot_load_in_the_time_left():
         model.add_implication(a, b)
     assert cpsat_common.load_seconds(model) > 0.1 + cpsat_common.OVERRUN_SECONDS
     started = time.perf_counter()
-    ranked = cpsat_common.solve_ranked(model, [sum(x)], time_limit=0.1, started=started)
+    ranked = cpsat_common.solve_ranked(
+        model, [sum(x)], SolveOptions(time_limit=0.1), started=started
+    )
     assert ranked.status == "unknown" and time.perf_counter() - started < 0.1 + SLACK
 
 
 # ------------------------------------------------ cross-backend, per family
 LAG_BACKENDS = {
-    "cpsat": lambda problem: cpsat_lag.solve(problem, time_limit=5, variant="sticky"),
-    "mip": lambda problem: mip_lag.solve(problem, time_limit=5, variant="sticky"),
+    "cpsat": lambda problem: cpsat_lag.solve(
+        problem, SolveOptions.of(time_limit=5, variant="sticky")
+    ),
+    "mip": lambda problem: mip_lag.solve(problem, SolveOptions.of(time_limit=5, variant="sticky")),
 }
 
 

@@ -13,6 +13,7 @@ import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
 import models.mip.lag_aware as mip
 import models.mip.ranked as mip_common
+from models.options import SolveOptions
 from problems import evaluate, load_problem
 from support.exhaustive import lag_aware_optimum
 from support.lag_strategies import lag_groups
@@ -21,8 +22,10 @@ EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
 
 BACKENDS = {
     "heuristic": lambda problem, **options: heuristic.assign(problem, **options),
-    "cpsat": lambda problem, **options: cpsat.solve(problem, time_limit=20, **options),
-    "mip": lambda problem, **options: mip.solve(problem, time_limit=20, **options),
+    "cpsat": lambda problem, **options: cpsat.solve(
+        problem, SolveOptions.of(time_limit=20, **options)
+    ),
+    "mip": lambda problem, **options: mip.solve(problem, SolveOptions.of(time_limit=20, **options)),
 }
 EXACT = ["cpsat", "mip"]
 #: Small enough for every backend's bounds (the MIP's is the tightest) and for brute force.
@@ -78,7 +81,7 @@ def test_sticky_variant_on_kip169_example_keeps_level_one_then_moves(backend):
 
 
 #: Lags whose level-2 coefficients (2 lag_p lag_q) stay within the MIP's trusted magnitude
-#: (models.mip.ranked.TRUSTED_MAGNITUDE = 2**28); beyond, its answers are `feasible` (issue 11).
+#: (models.mip.ranked.TRUSTED_MAGNITUDE = 2**28); beyond, its answers are `feasible`.
 TRUSTED = dict(SMALL, shapes=("uniform", "ties", "equal", "zero"))
 
 
@@ -97,7 +100,7 @@ def test_exact_equals_brute_force_on_both_levels(backend, shapes, data):
 @given(lag_groups(**dict(SMALL, shapes=("skewed",))))
 def test_mip_beyond_its_trusted_magnitude_never_claims_a_beaten_optimum(problem):
     """Tests the MIP with lags up to 1e6 (level-2 coefficients up to 2e12, beyond 2**28): `optimal`
-    only if brute force agrees, a bound never above the optimum (issue 11, finding 1)."""
+    only if brute force agrees, a bound never above the optimum."""
     result = BACKENDS["mip"](problem)
     best = lag_aware_optimum(problem)
     assert result.valid and tuple(result.objective) >= best
@@ -124,7 +127,10 @@ def test_sticky_variant_equals_brute_force(backend, problem):
 def test_cpsat_equals_mip_and_never_loses_to_the_heuristic(problem):
     """Tests cpsat = mip on both levels when both prove optimality, and exact <= heuristic on level 1."""
     greedy = heuristic.assign(problem)
-    by_cpsat, by_mip = cpsat.solve(problem, time_limit=20), mip.solve(problem, time_limit=20)
+    by_cpsat, by_mip = (
+        cpsat.solve(problem, SolveOptions.of(time_limit=20)),
+        mip.solve(problem, SolveOptions.of(time_limit=20)),
+    )
     assert by_cpsat.valid and by_mip.valid and greedy.valid
     assert by_cpsat.status == "optimal"
     # The MIP proves it too unless level 2's coefficients (2 lag_p lag_q / gcd**2) pass its trusted

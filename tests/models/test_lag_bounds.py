@@ -12,6 +12,7 @@ import models.mip.lag_aware as mip
 from models.lag_aware_data import HINTS
 from models.lag_bounds import combine, lower_bound
 from models.lag_swaps import improve
+from models.options import SolveOptions
 from problems import evaluate, load_problem
 from support.exhaustive import lag_aware_optimum
 from support.lag_strategies import lag_groups
@@ -79,7 +80,7 @@ def test_beyond_the_model_size_the_solvers_certify_the_best_heuristic():
         }
     )
     for solve in (cpsat.solve, mip.solve):
-        result = solve(problem, time_limit=5)
+        result = solve(problem, SolveOptions(time_limit=5))
         assert result.status in ("feasible", "optimal") and result.valid
         assert result.info["method"] == "bounds"
         assert result.bound == lower_bound(problem)
@@ -94,7 +95,7 @@ def test_swaps_reach_the_optimum_the_greedy_misses():
     problem = load_problem(EXAMPLES / "lag-aware-greedy-not-optimal.json")
     owner = improve(problem, heuristic.assign(problem).answer)
     assert evaluate(problem, owner, "lag-aware").objective[0] == 60_000 == lower_bound(problem)[0]
-    result = cpsat.solve(problem, time_limit=20)
+    result = cpsat.solve(problem, SolveOptions.of(time_limit=20))
     assert result.status == "optimal" and result.objective[0] == 60_000
 
 
@@ -113,10 +114,10 @@ def test_swaps_keep_answers_valid_and_never_worse(problem):
 
 
 def test_kip169_cannot_be_certified_within_1_percent_with_a_hot_partition_per_topic():
-    """Tests the counterexample to issue 13's KIP-169 target: each topic's largest lag goes to the same member
-    (per-topic totals restart, ties to the lowest id), so its gap to an answer we find is 98% of the
-    bound;
-    no bound can certify it within 1% (the Zipf benchmark shows the same at 100,000 x 1,000)."""
+    """Tests a group KIP-169 cannot be certified on within 1%: each topic's largest lag goes to the
+    same member (per-topic totals restart, ties to the lowest id), so its gap to an answer we find is
+    98% of the bound; no bound can certify it within 1% (the Zipf benchmark shows the same at
+    100,000 x 1,000)."""
     problem = load_problem(
         {
             "topics": {"a": 2, "b": 2},
@@ -125,7 +126,7 @@ def test_kip169_cannot_be_certified_within_1_percent_with_a_hot_partition_per_to
         }
     )
     kip = heuristic.assign(problem).objective[0]
-    best = cpsat.solve(problem, time_limit=20)
+    best = cpsat.solve(problem, SolveOptions.of(time_limit=20))
     assert (kip, best.status, best.objective[0], lower_bound(problem)[0]) == (
         200,
         "optimal",

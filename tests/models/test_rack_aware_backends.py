@@ -17,16 +17,19 @@ import models
 from models.cpsat import rack_aware as cpsat
 from models.flow import rack_aware as flow
 from models.mip import rack_aware as mip
+from models.options import SolveOptions
 from models.registry import STRATEGIES
 from problems import ProblemError, evaluate, load_problem
 from support import exhaustive
 from support.rack_strategies import rack_groups
 
 BACKENDS = {
-    "cpsat": functools.partial(cpsat.solve, time_limit=20, workers=1, seed=0),
-    "mip-highs": functools.partial(mip.solve, time_limit=20, backend="highs"),
-    "mip-cbc": functools.partial(mip.solve, time_limit=20, backend="cbc"),
-    "flow": flow.solve,
+    "cpsat": functools.partial(cpsat.solve, options=SolveOptions(time_limit=20)),
+    "mip-highs": functools.partial(
+        mip.solve, options=SolveOptions.of(time_limit=20, backend="highs")
+    ),
+    "mip-cbc": functools.partial(mip.solve, options=SolveOptions.of(time_limit=20, backend="cbc")),
+    "flow": functools.partial(flow.solve, options=SolveOptions()),
 }
 backends = pytest.mark.parametrize("backend", BACKENDS.values(), ids=BACKENDS.keys())
 
@@ -159,8 +162,8 @@ def test_models_refuse_groups_beyond_their_size(module):
     }
     problem = load_problem(doc)  # 600 classes (one per owner) x 600 members
     with pytest.raises(ProblemError, match="use --solver flow"):
-        module.solve(problem, time_limit=5)
-    assert flow.solve(problem).objective == [
+        module.solve(problem, SolveOptions.of(time_limit=5))
+    assert flow.solve(problem, SolveOptions()).objective == [
         600 * 5**2,
         300 * 5,
         0,

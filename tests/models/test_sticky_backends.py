@@ -19,6 +19,7 @@ import models.cpsat.sticky as cpsat
 import models.flow.sticky as flow
 import models.mip.sticky as mip
 from experiments.cli import main
+from models.options import SolveOptions
 from problems import load_problem
 from support import exhaustive
 from support.problem_strategies import groups
@@ -30,10 +31,10 @@ BACKENDS = {
     "heuristic": heuristic.assign,
     # Generous limits: these instances prove in milliseconds, but a loaded CI machine must not
     # turn a slow child process into a status other than "optimal".
-    "cpsat": functools.partial(cpsat.solve, time_limit=60),
-    "mip-highs": functools.partial(mip.solve, time_limit=60),
-    "mip-cbc": functools.partial(mip.solve, backend="cbc", time_limit=60),
-    "flow": flow.solve,
+    "cpsat": functools.partial(cpsat.solve, options=SolveOptions(time_limit=60)),
+    "mip-highs": functools.partial(mip.solve, options=SolveOptions(time_limit=60)),
+    "mip-cbc": functools.partial(mip.solve, options=SolveOptions.of(backend="cbc", time_limit=60)),
+    "flow": functools.partial(flow.solve, options=SolveOptions()),
 }
 EXACT = [name for name in BACKENDS if name != "heuristic"]
 

@@ -7,7 +7,6 @@ last ones check that the backends agree with each other and beat the heuristic.
 
 from __future__ import annotations
 
-import functools
 import random
 import time
 
@@ -21,6 +20,7 @@ from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow
 from models.mip import sticky_replica as mip
 from models.mip.ranked import GRACE_SECONDS
+from models.options import SolveOptions
 from problems import load_problem
 from support.cluster_strategies import clusters
 
@@ -28,19 +28,28 @@ TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
 
 
 class Backend:
-    """A backend's three functions with its own options bound."""
+    """A backend's three functions with its own solver (``backend``) set in the options."""
 
-    def __init__(self, module, **options):
-        self.solve = functools.partial(module.solve, **options)
-        self.fewest_moves = functools.partial(module.fewest_moves, **options)
-        self.frontier = functools.partial(module.frontier, **options)
+    def __init__(self, module, backend=None):
+        self.module, self.backend = module, backend
+
+    def solve(self, problem, options):
+        return self.module.solve(problem, options.with_extra(backend=self.backend))
+
+    def fewest_moves(self, problem, placement, options):
+        return self.module.fewest_moves(
+            problem, placement, options.with_extra(backend=self.backend)
+        )
+
+    def frontier(self, problem, max_k, options):
+        return self.module.frontier(problem, max_k, options.with_extra(backend=self.backend))
 
 
 BACKENDS = {
-    "cpsat": Backend(cpsat, workers=1, seed=0),
-    "mip-highs": Backend(mip, backend="highs"),
-    "mip-cbc": Backend(mip, backend="cbc"),
-    "flow": Backend(flow, workers=1, seed=0),
+    "cpsat": Backend(cpsat),
+    "mip-highs": Backend(mip, "highs"),
+    "mip-cbc": Backend(mip, "cbc"),
+    "flow": Backend(flow),
 }
 backends = pytest.mark.parametrize("backend", BACKENDS.values(), ids=BACKENDS.keys())
 
@@ -53,7 +62,7 @@ def moves(result) -> int:
 def test_two_move_case_finds_the_swap(backend):
     """Tests the PR's limitation case: level 1 unchanged, level 2 strictly better, exactly 2 moves."""
     problem = load_problem(TWO_MOVE)
-    result = backend.solve(problem, time_limit=20)
+    result = backend.solve(problem, SolveOptions.of(time_limit=20))
     before = heuristic.assign(problem).objective
     assert result.status == "optimal" and result.valid
     assert result.objective[0] == before[0] == 4
@@ -66,7 +75,7 @@ def test_two_move_case_finds_the_swap(backend):
 def test_frontier_shows_the_swap_at_k_2_not_at_k_1(backend):
     """Tests the moves/quality frontier of the two-move case: nothing better within 1 move, the swap at 2."""
     problem = load_problem(TWO_MOVE)
-    points = backend.frontier(problem, 3, time_limit=20)
+    points = backend.frontier(problem, 3, SolveOptions.of(time_limit=20))
     assert [r.status for r in points] == ["optimal"] * 4
     assert [r.objective[:3] for r in points] == [[4, 8, 2], [4, 8, 2], [4, 4, 2], [4, 4, 2]]
     assert [moves(r) for r in points] == [0, 0, 2, 2]
@@ -99,7 +108,7 @@ def test_frontier_shares_one_deadline_and_stays_honest(backend):
     optimal is beaten by no answer found at any budget up to its own, nor by the heuristic's."""
     problem = _random_cluster(12, 6)
     started = time.perf_counter()
-    points = backend.frontier(problem, 30, time_limit=0.5)
+    points = backend.frontier(problem, 30, SolveOptions.of(time_limit=0.5))
     elapsed = time.perf_counter() - started
     assert elapsed < 0.5 + GRACE_SECONDS + 2, f"{elapsed:.1f} s"  # the last point's grace, scoring
     assert [p.info["max_moves"] for p in points] == list(range(31))
@@ -123,7 +132,7 @@ def test_frontier_shares_one_deadline_and_stays_honest(backend):
 def test_frontier_with_no_time_left_solves_nothing():
     """Tests a frontier given no time: every point not solved, none with an answer."""
     for module in (cpsat, mip, flow):
-        points = module.frontier(load_problem(TWO_MOVE), 2, time_limit=0)
+        points = module.frontier(load_problem(TWO_MOVE), 2, SolveOptions.of(time_limit=0))
         assert [(p.status, p.answer, p.info["max_moves"]) for p in points] == [
             ("unknown", None, k) for k in range(3)
         ]
@@ -134,10 +143,12 @@ def test_frontier_with_no_time_left_solves_nothing():
 def test_fewest_moves_to_match_a_placement(backend):
     """Tests question (a): the heuristic's placement needs 0 moves, kafka-default's spread one needs 2."""
     problem = load_problem(TWO_MOVE)
-    same = backend.fewest_moves(problem, heuristic.assign(problem).answer, time_limit=20)
+    same = backend.fewest_moves(
+        problem, heuristic.assign(problem).answer, SolveOptions.of(time_limit=20)
+    )
     assert same.status == "optimal" and moves(same) == 0
     spread = kafka_default.assign(problem, seed=3)  # levels (4, 4, 2)
-    result = backend.fewest_moves(problem, spread.answer, time_limit=20)
+    result = backend.fewest_moves(problem, spread.answer, SolveOptions.of(time_limit=20))
     assert result.status == "optimal" and moves(result) == 2
     assert result.objective[:3] <= spread.objective[:3]
     assert result.info["moves_bound"] == 2
@@ -155,7 +166,7 @@ def test_reordering_replicas_costs_no_move(backend):
             ],
         }
     )
-    result = backend.solve(problem, time_limit=20)
+    result = backend.solve(problem, SolveOptions.of(time_limit=20))
     assert result.status == "optimal"
     assert result.objective == [8, 8, 2, 0]  # the heuristic cannot do this: no move helps
     assert heuristic.assign(problem).objective == [8, 8, 4, 0]
@@ -173,8 +184,10 @@ def test_removed_brokers_force_moves_and_a_smaller_limit_is_infeasible(backend):
             ],
         }
     )
-    assert backend.solve(problem, time_limit=20, max_moves=2).status == "infeasible"
-    result = backend.solve(problem, time_limit=20, max_moves=3)
+    assert (
+        backend.solve(problem, SolveOptions.of(time_limit=20, max_moves=2)).status == "infeasible"
+    )
+    result = backend.solve(problem, SolveOptions.of(time_limit=20, max_moves=3))
     assert result.status == "optimal" and moves(result) == 3 and result.objective[:2] == [6, 4]
 
 
@@ -187,7 +200,7 @@ def test_max_moves_zero_keeps_every_replica_set(backend):
             "partitions": [{"topic": "t", "partition": i, "replicas": [1, 2]} for i in range(3)],
         }
     )
-    result = backend.solve(problem, time_limit=20, max_moves=0)
+    result = backend.solve(problem, SolveOptions.of(time_limit=20, max_moves=0))
     assert result.status == "optimal"
     assert [sorted(result.answer[2 * i : 2 * i + 2].tolist()) for i in range(3)] == [[1, 2]] * 3
     assert result.objective == [18, 12, 5, 0]
@@ -204,7 +217,7 @@ def test_exact_is_never_worse_than_the_heuristic_and_backends_agree(problem):
     best = heuristic.assign(problem).objective
     found = {}
     for name, backend in BACKENDS.items():
-        result = backend.solve(problem, time_limit=20)
+        result = backend.solve(problem, SolveOptions.of(time_limit=20))
         assert result.status == "optimal", name
         assert result.valid
         assert result.objective <= best
@@ -221,8 +234,8 @@ def test_exact_is_never_worse_than_the_heuristic_and_backends_agree(problem):
 def test_frontier_is_monotone_and_ends_at_the_optimum(problem):
     """Tests the frontier: levels 1-3 never get worse with more moves, moves stay within k, and it meets solve."""
     forced = int(np.count_nonzero(problem.replica_positions < 0))
-    optimum = cpsat.solve(problem, time_limit=20)
-    points = cpsat.frontier(problem, optimum.objective[3], time_limit=20)
+    optimum = cpsat.solve(problem, SolveOptions.of(time_limit=20))
+    points = cpsat.frontier(problem, optimum.objective[3], SolveOptions.of(time_limit=20))
     assert all(r.status == "infeasible" for r in points[:forced])
     feasible = points[forced:]
     assert all(r.status == "optimal" and moves(r) <= r.info["max_moves"] for r in feasible)

@@ -20,6 +20,7 @@ import models.cpsat.stream_join as cpsat
 import models.flow.stream_join as flow
 import models.mip.stream_join as mip
 from experiments.cli import main
+from models.options import SolveOptions
 from problems import load_problem, number_owners
 from support import exhaustive
 from support.problem_builders import member
@@ -31,10 +32,10 @@ BACKENDS = {
     "heuristic": heuristic.assign,
     # Generous limits: these instances prove in milliseconds, but a loaded CI machine must not
     # turn a slow child process into a status other than "optimal".
-    "cpsat": functools.partial(cpsat.solve, time_limit=60),
-    "mip-highs": functools.partial(mip.solve, time_limit=60),
-    "mip-cbc": functools.partial(mip.solve, backend="cbc", time_limit=60),
-    "flow": flow.solve,
+    "cpsat": functools.partial(cpsat.solve, options=SolveOptions(time_limit=60)),
+    "mip-highs": functools.partial(mip.solve, options=SolveOptions(time_limit=60)),
+    "mip-cbc": functools.partial(mip.solve, options=SolveOptions.of(backend="cbc", time_limit=60)),
+    "flow": functools.partial(flow.solve, options=SolveOptions()),
 }
 EXACT = [name for name in BACKENDS if name != "heuristic"]
 

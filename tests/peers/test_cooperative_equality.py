@@ -4,8 +4,8 @@ Random groups of the sticky comparisons (``sticky_strategies.kafka_documents``: 
 subscriptions, churn, generations, conflicting claims), half of them with KIP-881 racks.  Each
 group's round output (partitions changing owner left out) must equal Kafka's, and so must the
 follow-up round on the group as it then is (each member owning its round output, one generation
-later), except where Kafka's sticky answer is itself broken in the documented ways (README, "Where
-Kafka differs from its documents").
+later), except where Kafka's sticky answer is itself broken in the documented ways
+(docs/strategies/client-assignors.md, "Where Kafka differs from its documents").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""README's "Where rebalance-lab differs from Kafka, and why", row by row, counted and pinned.
+"""docs/strategies/client-assignors.md, "Where Kafka differs from its documents", row by row, counted and pinned.
 
 Each row is a pinned example plus a count over the same 1,000 seeded random
 groups per kind (:func:`random_documents`: 2-8 members with random ids, 1-4
@@ -9,7 +9,7 @@ kept its generation).  "Kafka" is Kafka's Java ``StickyAssignor``
 Kafka's answer is valid (``test_sticky_equality.py``).  Objectives are
 ``problems.evaluate``'s (sum of squared counts, then moves from the KIP-341
 previous owners).  A change to any count means a change of behaviour: update
-the README table with it.
+the table of docs/strategies/client-assignors.md with it.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def _without_old_claims(doc: dict) -> dict:
 
 def test_generation_rule_seed_text_vs_kafka(kafka_java, equal_docs, unequal_docs):
     """Row: KAFKA-12464's "remove all owned_partitions if the generation is old" vs Kafka, which keeps an older
-    member's uncontested partitions (issue 12's example: B keeps t0 2, 3 at generation 1)."""
+    member's uncontested partitions (here B keeps t0 2, 3 at generation 1)."""
     doc = {
         "topics": {"t0": 6},
         "members": [

@@ -4,7 +4,7 @@ Random groups with equal subscriptions (Kafka's constrained path) and unequal
 ones (its general path): owned partitions, generations, conflicting claims,
 deleted and added topics, members leaving and joining (``sticky_strategies.kafka_documents``), and
 a few large groups.  Every answer must equal Kafka's, except where Kafka's own
-answer is broken, which README's "Where rebalance-lab differs from Kafka" lists
+answer is broken, which docs/strategies/client-assignors.md lists
 and ``test_sticky_differences.py`` pins: Kafka gives a partition to an earlier
 owner that no longer subscribes its topic, or throws ``NullPointerException``
 on an earlier owner that cannot take part in the balancing.

@@ -28,7 +28,7 @@ def test_every_reset_case(reset, expected):
 
 
 def test_kip169_example_lags_feed_a_problem():
-    """Tests that a group's lags object is the `lags` of DESIGN section 2 (KIP-169's 100,000 / 60,000 / 50,000)."""
+    """Tests that a group's lags object is the `lags` of docs/formats.md (KIP-169's 100,000 / 60,000 / 50,000)."""
     documents, _ = lags_of(SNAPSHOT, "earliest")
     problem = load_problem(
         {

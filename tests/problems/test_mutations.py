@@ -1,4 +1,4 @@
-"""A mutation property test of the input contract (issue 11): valid documents, damaged at random.
+"""A mutation property test of the input contract: valid documents, damaged at random.
 
 Every example is a valid problem (the examples, and a group and a cluster with
 every optional field) with one mutation: a value swapped for one of another type

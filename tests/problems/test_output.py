@@ -20,8 +20,8 @@ from support.problem_strategies import group_documents
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples" / "group").glob("*.json"))
 
 
-def old_bytes(result: Result) -> bytes:
-    """What `rebalance-lab assign` printed before: json.dump of the dicts and lists."""
+def reference_bytes(result: Result) -> bytes:
+    """The reference: json.dumps of the dicts and lists of ``Result.to_json``."""
     return json.dumps(result.to_json()).encode()
 
 
@@ -30,7 +30,7 @@ def old_bytes(result: Result) -> bytes:
 def test_examples_give_the_same_bytes(path, assignor):
     """Tests that every example's output is byte for byte what json.dumps gave."""
     result = assignor.assign(load_problem(path))
-    assert result_bytes(result) == old_bytes(result)
+    assert result_bytes(result) == reference_bytes(result)
 
 
 @given(
@@ -40,7 +40,7 @@ def test_random_groups_and_answers_give_the_same_bytes(doc, assignor, random):
     """Tests random groups: the heuristic's answer and a random partial answer, byte for byte."""
     problem = load_problem(doc)
     result = assignor.assign(problem)
-    assert result_bytes(result) == old_bytes(result)
+    assert result_bytes(result) == reference_bytes(result)
     owner = np.array(
         [random.randrange(-1, problem.num_members) for _ in range(problem.num_partitions)],
         dtype=np.int32,
@@ -71,7 +71,7 @@ def test_names_needing_escapes_and_extra_fields():
         bound=(1, 2),
         info={"algorithm": "x"},
     )
-    assert result_bytes(result) == old_bytes(result)
+    assert result_bytes(result) == reference_bytes(result)
     assert b"violations" in result_bytes(result) and b"\\u00e9" in result_bytes(result)
 
 
@@ -80,7 +80,7 @@ def test_no_members_no_answer():
     empty = load_problem({"topics": {"t": 2}, "members": []})
     assert assignment_bytes(empty, np.full(2, -1)) == b"{}"
     unanswered = Result(empty, "sticky", None, status="unknown")
-    assert result_bytes(unanswered) == old_bytes(unanswered)
+    assert result_bytes(unanswered) == reference_bytes(unanswered)
 
 
 @pytest.mark.parametrize("chunk", [64, 1 << 25])

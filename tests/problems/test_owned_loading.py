@@ -1,5 +1,5 @@
-"""Tests that the bulk reading of owned claims (problems.io._parse_owned) gives exactly what the
-item-by-item reading it replaced gave: the same arrays, notes and errors, on valid and broken claims."""
+"""Tests that the bulk reading of owned claims (problems.io._parse_owned) gives exactly what a
+straightforward reading gives: the same arrays, notes and errors, on valid and broken claims."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from problems import checks, load_problem, resolve_claims
 from problems.errors import ProblemError
+from problems.group import frozen
 from problems.io import (
     _check_repeats,
-    _frozen,
     _index_values,
     _item_field,
     _offsets,
@@ -23,9 +23,9 @@ from problems.io import (
 from support.problem_strategies import group_documents
 
 
-def old_parse_owned(owned_docs, counts, index, notes):
-    """The reading before the bulk one (one pass per check over the flattened claims), kept as the reference
-    (the search for a repeat and the stale claims' notes, unchanged, are shared)."""
+def reference_parse_owned(owned_docs, counts, index, notes):
+    """The reference reading: one pass per check over the flattened claims (the search for a repeat
+    and the stale claims' notes are shared with the bulk reading)."""
     entry_start = _offsets(owned_docs)
     entry_member = np.repeat(np.arange(len(owned_docs)), np.diff(entry_start))
     names = list(chain.from_iterable(owned_docs))
@@ -54,9 +54,9 @@ def old_parse_owned(owned_docs, counts, index, notes):
     )
     return {
         "owned_topics": tuple(names),
-        "owned_entry_start": _frozen(entry_start),
-        "owned_start": _frozen(start),
-        "owned_indices": _frozen(indices),
+        "owned_entry_start": frozen(entry_start),
+        "owned_start": frozen(start),
+        "owned_indices": frozen(indices),
     }
 
 
@@ -77,15 +77,15 @@ def outcome(parse, doc):
     return result, notes
 
 
-def same(new, old):
-    if isinstance(old, tuple) and old[0] == "error":
-        assert new == old
+def same(new, reference):
+    if isinstance(reference, tuple) and reference[0] == "error":
+        assert new == reference
         return
     (fields, derived), notes = new
-    old_fields, old_notes = old
-    assert notes == old_notes
-    assert fields.keys() == old_fields.keys()
-    for key, value in old_fields.items():
+    reference_fields, reference_notes = reference
+    assert notes == reference_notes
+    assert fields.keys() == reference_fields.keys()
+    for key, value in reference_fields.items():
         if isinstance(value, np.ndarray):
             assert fields[key].dtype == value.dtype and np.array_equal(fields[key], value), key
         else:
@@ -166,13 +166,13 @@ def test_claims_give_the_same_arrays_or_error(doc):
     """Tests random groups (stale claims, empty lists, deleted topics), some with a wrong value among the
     claims: the same arrays and notes, or the same error (field and message); the cached arrays as computed."""
     new = outcome(_parse_owned, doc)
-    same(new, outcome(old_parse_owned, doc))
+    same(new, outcome(reference_parse_owned, doc))
     if new[0] != "error":
         check_problem(doc)
 
 
 def test_many_claims_of_every_width():
-    """Tests a large group: indexes of 1 to 10 digits, lists of 0 to 4 items, in bulk, as before."""
+    """Tests a large group: indexes of 1 to 10 digits, lists of 0 to 4 items, in bulk, as the reference."""
     rng = np.random.default_rng(5)
     topics = {f"t{t}": 2**31 - 1 for t in range(30)}
     members = []
@@ -185,7 +185,7 @@ def test_many_claims_of_every_width():
             )
         members.append({"id": f"m{m}", "topics": list(topics), "owned": owned})
     doc = {"topics": topics, "members": members}
-    same(outcome(_parse_owned, doc), outcome(old_parse_owned, doc))
+    same(outcome(_parse_owned, doc), outcome(reference_parse_owned, doc))
     check_problem({**doc, "topics": dict.fromkeys(topics, 10**6)})  # some claims beyond: stale
 
 

@@ -1,4 +1,4 @@
-"""Tests that checking a placement's partitions in bulk changes no answer and no error (issue 15).
+"""Tests that checking a placement's partitions in bulk changes no answer and no error.
 
 ``problems.io._placement_lists`` checks every partition at once and hands the
 lists over when all pass; otherwise the per-partition loop runs and names the

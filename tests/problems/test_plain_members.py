@@ -1,5 +1,5 @@
 """Tests that problems.io._plain_members (the members' ids, generations, racks and instance ids checked for
-all members at once, issue 15) says True exactly when every member would pass those checks one by one."""
+all members at once) says True exactly when every member would pass those checks one by one."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ GOOD = {
 
 @st.composite
 def members(draw):
-    """Mostly valid members (each key absent, or a valid value, or now and then a bad one); now and then not an object."""
+    """Mostly valid members (each key absent, or a valid value, or now and then a bad one); now and
+    then not an object."""
     docs = []
     for _ in range(draw(st.integers(0, 4))):
         if draw(st.integers(0, 19)) == 0:

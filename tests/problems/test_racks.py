@@ -1,4 +1,5 @@
-"""Tests of KIP-881's ``partition_racks`` field and the ``rack-aware`` objective (DESIGN.md sections 2, 3).
+"""Tests of KIP-881's ``partition_racks`` field and the ``rack-aware`` objective (docs/formats.md,
+docs/design/objectives.md).
 
 Pinned tiny instances: the arrays of :class:`problems.GroupProblem`, one-line errors naming the
 field, the three levels of ``rack-aware`` counted by hand, and which strategies are judged on it.
@@ -79,7 +80,7 @@ def test_rack_aware_objective_levels():
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin"])
 def test_baselines_are_judged_on_rack_aware_when_the_document_has_racks(strategy):
-    """Tests DESIGN.md section 3: baselines on rack-aware with partition_racks, on sticky without."""
+    """Tests docs/design/objectives.md: baselines on rack-aware with partition_racks, on sticky without."""
     racked = load_problem(DOC)
     plain = load_problem({k: v for k, v in DOC.items() if k != "partition_racks"})
     assert (

@@ -1,4 +1,4 @@
-"""The ``topic_ids`` field of a consumer-group document (DESIGN.md section 2, KIP-848's topic ids)."""
+"""The ``topic_ids`` field of a consumer-group document (docs/formats.md, KIP-848's topic ids)."""
 
 from __future__ import annotations
 

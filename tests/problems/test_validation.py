@@ -1,8 +1,8 @@
-"""Tests of the input limits (problems.checks through problems.io): issue 11, findings 3 and 4.
+"""Tests of the input limits (problems.checks through problems.io).
 
-Each test pins one finding: what used to be a traceback, a numpy allocation of
-terabytes or a silently wrong answer is now one ``ProblemError`` naming the
-field (exit status 2 and one line on the command line).
+Each test pins one limit: what would otherwise be a traceback, a numpy allocation
+of terabytes or a silently wrong answer is one ``ProblemError`` naming the field
+(exit status 2 and one line on the command line).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def error(source) -> ProblemError:
     ],
 )
 def test_integers_beyond_kafkas_types_are_errors(doc, field, high):
-    """Tests finding 3: any integer >= 2**63 (and an int32 field >= 2**31) names its field and Kafka's type."""
+    """Tests that any integer >= 2**63 (and an int32 field >= 2**31) names its field and Kafka's type."""
     caught = error(doc)
     assert caught.field == field and f"must be at most {high}" in caught.message
 
@@ -97,7 +97,7 @@ def test_lag_at_int64_max_is_exact():
     ],
 )
 def test_totals_are_checked_before_any_array(topics, words):
-    """Tests finding 3: a count of 10**12 or two of 2**62 is an error at once, not a numpy allocation."""
+    """Tests that a count of 10**12 or two of 2**62 is an error at once, not a numpy allocation."""
     started = time.perf_counter()
     caught = error({"topics": topics, "members": [{"id": "c", "topics": list(topics)}]})
     assert words in caught.message and time.perf_counter() - started < 1
@@ -114,7 +114,7 @@ def test_members_times_topics_is_bounded():
 
 # ---------------------------------------------------------------- strings
 def test_lone_surrogate_in_a_dict_is_an_error():
-    """Tests finding 3: a member id "\\ud800" (only possible in memory) is an error, not a UnicodeEncodeError later."""
+    """Tests that a member id "\\ud800" (only possible in memory) is an error, not a UnicodeEncodeError later."""
     caught = error(group(id="\ud800"))
     assert caught.field == "members[0].id" and "not valid Unicode" in caught.message
     assert error({"topics": {"t\udfff": 1}, "members": []}).field == "topics"
@@ -153,7 +153,7 @@ def test_json_text_with_a_surrogate_is_an_error():
     ],
 )
 def test_duplicate_keys_are_errors_with_their_path(tmp_path, text, field, key):
-    """Tests finding 4: a key given twice is an error naming the object's path (it used to keep the last)."""
+    """Tests that a key given twice is an error naming the object's path (not the last value kept)."""
     path = tmp_path / "dup.json"
     path.write_text(text)
     for source in (path, text):
@@ -184,7 +184,7 @@ def test_colons_inside_strings_are_not_duplicates():
 
 # ----------------------------------------------------------------- nesting
 def test_deep_nesting_in_a_file_is_an_error(tmp_path):
-    """Tests finding 3: 100,000-deep JSON is a one-line error, not a RecursionError."""
+    """Tests that 100,000-deep JSON is a one-line error, not a RecursionError."""
     path = tmp_path / "deep.json"
     path.write_text('{"topics": {"t": 1}, "members": ' + "[" * 100_000 + "]" * 100_000 + "}")
     assert "depth limit" in error(path).message
@@ -201,13 +201,13 @@ def test_deep_nesting_in_a_dict_is_an_error():
 
 # -------------------------------------------------------------- placements
 def test_no_live_brokers_is_an_error():
-    """Tests finding 3: {"brokers": [], "partitions": []} is an error at load, not a ZeroDivisionError."""
+    """Tests that {"brokers": [], "partitions": []} is an error at load, not a ZeroDivisionError."""
     assert error({"brokers": [], "partitions": []}).message == "must list at least one live broker"
 
 
 @pytest.mark.parametrize("base", [0, 2**31 - 4])
 def test_evaluator_keys_are_safe_for_any_broker_ids(base):
-    """Tests finding 4: large broker ids no longer collide in the evaluator's keys (a valid plan stays valid)."""
+    """Tests that large broker ids do not collide in the evaluator's keys (a valid plan stays valid)."""
     ids = [base, base + 1, base + 2, base + 3]
     doc = {
         "brokers": [{"id": b} for b in ids],
@@ -229,7 +229,7 @@ def test_evaluator_keys_are_safe_for_any_broker_ids(base):
 
 # ----------------------------------------------------------------- sources
 def test_file_name_starting_with_a_bracket_is_a_file(tmp_path, monkeypatch):
-    """Tests finding 4: a file named '[x].json' or '{x}.json' is read as a file, not parsed as JSON text."""
+    """Tests that a file named '[x].json' or '{x}.json' is read as a file, not parsed as JSON text."""
     monkeypatch.chdir(tmp_path)
     for name in ("[x].json", "{x}.json"):
         (tmp_path / name).write_text(json.dumps(group()))
@@ -246,7 +246,7 @@ def test_byte_order_mark_in_a_problem_file(tmp_path):
 
 # -------------------------------------------------------------------- lags
 def test_snapshot_csv_with_a_byte_order_mark(tmp_path):
-    """Tests finding 4: a CSV saved with a UTF-8 BOM (Excel) reads its header (it lacked column 'group')."""
+    """Tests that a CSV saved with a UTF-8 BOM (Excel) reads its header (the BOM is not part of 'group')."""
     path = tmp_path / "bom.csv"
     path.write_bytes(b"\xef\xbb\xbf" + (HEADER + "g,t,0,1,0,5\n").encode())
     documents, _ = lags_documents(group_lags(read_snapshot(path)), str(path))
@@ -272,7 +272,7 @@ def test_snapshot_partition_beyond_int32_and_a_far_gap_are_quick_errors(tmp_path
 
 
 def test_lags_empty_group_cell_is_one_line_before_spark(tmp_path, capsys):
-    """Tests finding 3: an empty group cell is exit 2 and one line, found before Spark starts (no 73-line trace)."""
+    """Tests that an empty group cell is exit 2 and one line, found before Spark starts (no trace)."""
     path = tmp_path / "bad.csv"
     path.write_text(HEADER + "g,t,0,1,0,5\n,t,1,1,0,5\n")
     assert main(["lags", str(path)]) == 2
@@ -280,7 +280,7 @@ def test_lags_empty_group_cell_is_one_line_before_spark(tmp_path, capsys):
 
 
 def test_lags_out_into_a_missing_folder_is_one_line_before_spark(tmp_path, capsys):
-    """Tests finding 3: --out into a folder that does not exist is exit 2 and one line, before any Spark work."""
+    """Tests that --out into a folder that does not exist is exit 2 and one line, before any Spark work."""
     path = tmp_path / "ok.csv"
     path.write_text(HEADER + "g,t,0,1,0,5\n")
     out = tmp_path / "missing" / "lags.json"

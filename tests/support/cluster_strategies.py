@@ -29,7 +29,7 @@ def cluster_documents(
     min_topics: int = 1,
     min_partitions: int = 1,
 ) -> dict:
-    """A random, valid replica-placement document (DESIGN.md section 2).
+    """A random, valid replica-placement document (docs/formats.md).
 
     ``racks`` forces a rack-aware (True) or rack-unaware (False) cluster; ``min_topics`` and
     ``min_partitions`` (per topic) set the least size drawn.

@@ -53,7 +53,8 @@ def number_answers(problem: GroupProblem) -> Iterator[np.ndarray]:
 
 
 def _replica_lists(live: list[int], factor: int) -> list[tuple[int, ...]]:
-    """Each set of ``factor`` live brokers once per leader (followers in ascending order: their order scores nothing)."""
+    """Each set of ``factor`` live brokers once per leader (followers in ascending order: their
+    order scores nothing)."""
     return [
         (leader, *(b for b in chosen if b != leader))
         for chosen in itertools.combinations(live, factor)

@@ -9,7 +9,7 @@ port says how it differs:
 
 * a subscription to a topic id missing from the metadata makes Kafka's assignors throw; the
   coordinator never passes one (``TopicIds`` skips names missing from the cluster), and here, as
-  in DESIGN.md section 2, such a topic contributes no partitions (``expected`` is then empty);
+  in docs/formats.md, such a topic contributes no partitions (``expected`` is then empty);
 * a test that forces the subscription type against the subscriptions gets one more, missing,
   topic name in a member's subscription, which gives the type Kafka's coordinator would compute;
 * ``mkOrderedAssignment`` (a ``LinkedHashMap``) fixes the order in which the homogeneous builder

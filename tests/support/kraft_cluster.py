@@ -260,7 +260,8 @@ def _kafka_uuid() -> str:
 
 
 def main() -> None:
-    """``python tests/support/kraft_cluster.py [FOLDER]``: start the test cluster, print its address, wait for Ctrl-C."""
+    """``python tests/support/kraft_cluster.py [FOLDER]``: start the test cluster, print its
+    address, wait for Ctrl-C."""
     import signal
     import sys
     import tempfile

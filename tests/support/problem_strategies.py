@@ -19,7 +19,7 @@ TOPIC_NAMES = [f"t{i}" for i in range(6)]
 def group_documents(
     draw, max_members: int = 7, max_partitions: int = 9, lags: bool = False, racks: bool = False
 ) -> dict:
-    """A random, valid consumer-group document (DESIGN.md section 2); with ``racks``, sometimes
+    """A random, valid consumer-group document (docs/formats.md); with ``racks``, sometimes
     ``partition_racks`` (0-3 replica racks per partition, repeats allowed)."""
     topic_count = draw(st.integers(0, len(TOPIC_NAMES)))
     topics = {name: draw(st.integers(0, max_partitions)) for name in TOPIC_NAMES[:topic_count]}

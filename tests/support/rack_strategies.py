@@ -1,4 +1,6 @@
-"""Hypothesis strategies for rack-aware consumer groups (test support; their exhaustive optimum: :mod:`support.exhaustive`).
+"""Hypothesis strategies for rack-aware consumer groups.
+
+Test support; the exhaustive optimum of these groups is :mod:`support.exhaustive`.
 
 Most groups have ``partition_racks`` (0-3 replica racks per partition, repeats allowed, among
 ``r0``-``r3``; no member is on ``r3``; without it nothing counts as misaligned), members on

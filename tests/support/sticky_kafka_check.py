@@ -16,7 +16,7 @@ def unsubscribed_earlier_owner(problem: GroupProblem, answer: np.ndarray) -> np.
 
     Fails unless that is the answer's only defect: every assignable partition
     assigned, and every partition given to a non-subscriber given back to a
-    member that owned it (README's "an earlier owner that no longer subscribes
+    member that owned it (docs/strategies/client-assignors.md: "an earlier owner that no longer subscribes
     the topic").  Read from the arrays, not from the evaluator's (truncated)
     violation lines.
     """

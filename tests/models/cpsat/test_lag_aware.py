@@ -10,6 +10,7 @@ import pytest
 import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
 from models.lag_bounds import lower_bound
+from models.options import SolveOptions
 from problems import ProblemError, load_problem
 
 
@@ -20,8 +21,10 @@ def one_topic(lags, members=2):
 
 def test_lags_are_divided_by_their_gcd_exactly():
     """Tests that lags of 10**12 scale (gcd 10**12) give the answer and exact levels of the small instance."""
-    small = cpsat.solve(one_topic([3, 3, 2, 2, 2]))
-    big = cpsat.solve(one_topic([3 * 10**12, 3 * 10**12, 2 * 10**12, 2 * 10**12, 2 * 10**12]))
+    small = cpsat.solve(one_topic([3, 3, 2, 2, 2]), SolveOptions())
+    big = cpsat.solve(
+        one_topic([3 * 10**12, 3 * 10**12, 2 * 10**12, 2 * 10**12, 2 * 10**12]), SolveOptions()
+    )
     assert small.objective == [6, 72] and small.status == big.status == "optimal"
     assert big.answer.tolist() == small.answer.tolist()
     assert big.objective == [6 * 10**12, 72 * 10**24] and list(big.bound) == big.objective
@@ -35,19 +38,21 @@ def test_beyond_64_bits_fails_clearly():
         match=r"lags: total lag 1,073,741,825 .* CP-SAT lag-aware model: 4 times its "
         r"square must be at most 4,611,686,018,427,387,904",
     ):
-        cpsat.solve(problem)
-    sticky = cpsat.solve(problem, variant="sticky")
+        cpsat.solve(problem, SolveOptions())
+    sticky = cpsat.solve(problem, SolveOptions.of(variant="sticky"))
     assert sticky.status == "optimal" and sticky.objective[0] == 2**29 + 1
 
 
 def test_at_the_bound_levels_stay_exact():
     """Tests S = 2**30 on two members and S near sqrt(2**62 / 5) on four: solved, levels exact beyond 2**53."""
     total = 2**30
-    result = cpsat.solve(one_topic([total // 4, total // 4, total // 4, total // 4, 0]))
+    result = cpsat.solve(
+        one_topic([total // 4, total // 4, total // 4, total // 4, 0]), SolveOptions()
+    )
     assert result.status == "optimal" and result.objective == [total // 2, 2 * (total // 2) ** 2]
     total = math.isqrt(2**62 // 5) - 10
     lags = [total // 4] * 3 + [total - 3 * (total // 4), 0]
-    result = cpsat.solve(one_topic(lags, members=4))
+    result = cpsat.solve(one_topic(lags, members=4), SolveOptions())
     assert result.status == "optimal"
     assert list(result.bound) == result.objective == [max(lags), sum(v * v for v in lags)]
     assert result.objective[1] > 2**53  # where a double objective_value would be off
@@ -60,7 +65,7 @@ def test_time_out_reports_the_proven_bound():
     lags = [rng.randint(1, 10**6) for _ in range(60)]
     problem = one_topic(lags, members=4)
     result = cpsat.solve(
-        problem, time_limit=2.0
+        problem, SolveOptions.of(time_limit=2.0)
     )  # building counts: leave CP-SAT time for its LP bound
     assert result.status == "feasible" and result.valid
     assert result.bound[1] == lower_bound(problem)[1]  # level 2 never started: the size-free bound
@@ -72,23 +77,25 @@ def test_time_out_reports_the_proven_bound():
 
 def test_symmetric_members_and_partitions_keep_the_optimum():
     """Tests four identical members and equal lags (8 x 5, 4 x 1): optimal, every member at 11."""
-    result = cpsat.solve(one_topic([5] * 8 + [1] * 4, members=4))
+    result = cpsat.solve(one_topic([5] * 8 + [1] * 4, members=4), SolveOptions())
     assert result.status == "optimal" and result.objective == [11, 4 * 11**2]
 
 
 def test_unknown_variant_is_refused():
     """Tests that an unknown variant raises rather than solving something else."""
     with pytest.raises(ValueError, match="unknown lag-aware variant"):
-        cpsat.solve(one_topic([1]), variant="cumulative")
+        cpsat.solve(one_topic([1]), SolveOptions.of(variant="cumulative"))
 
 
 def test_sticky_variant_up_to_its_level_one_bound():
     """Tests the sticky variant at 3 S <= 2**62 (two members): solved exactly; one more unit fails clearly."""
     total = 2**62 // 3
     lags = [total // 2, total - total // 2 - 1, 1]
-    result = cpsat.solve(one_topic(lags), variant="sticky")
+    result = cpsat.solve(one_topic(lags), SolveOptions.of(variant="sticky"))
     assert (
         result.status == "optimal" and result.objective[0] == list(result.bound)[0] == lags[0] + 1
     )
     with pytest.raises(ProblemError, match=r"3 times it must be at most 4,611,686,018,427,387,904"):
-        cpsat.solve(one_topic([total // 2, total - total // 2 + 1, 1]), variant="sticky")
+        cpsat.solve(
+            one_topic([total // 2, total - total // 2 + 1, 1]), SolveOptions.of(variant="sticky")
+        )

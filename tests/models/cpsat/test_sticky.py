@@ -8,6 +8,7 @@ from hypothesis import given, settings
 import heuristics.sticky as heuristic
 import models.cpsat.sticky as cpsat
 import models.flow.sticky as flow
+from models.options import SolveOptions
 from models.sticky_classes import count_bounds, partition_classes
 from problems import load_problem, member_counts
 from support.problem_strategies import groups
@@ -33,16 +34,20 @@ def churned(doc: dict) -> object:
 def test_proves_two_thousand_partitions_times_one_hundred_members():
     """Tests CP-SAT's aggregated model at 2,000 x 100 after churn: proven optimal, equal to the flow optimum."""
     problem = churned(kafka_shape(20, 100, 100))
-    result = cpsat.solve(problem, time_limit=60)
+    result = cpsat.solve(problem, SolveOptions.of(time_limit=60))
     assert result.status == "optimal" and result.valid
-    assert tuple(result.objective) == tuple(result.bound) == tuple(flow.solve(problem).objective)
+    assert (
+        tuple(result.objective)
+        == tuple(result.bound)
+        == tuple(flow.solve(problem, SolveOptions()).objective)
+    )
 
 
 def test_short_time_limit_is_honest():
     """Tests that a time limit too short to prove anything never yields 'optimal' without the flow optimum."""
     problem = churned(kafka_shape(20, 100, 100))
-    result = cpsat.solve(problem, time_limit=0.01)
-    optimum = tuple(flow.solve(problem).objective)
+    result = cpsat.solve(problem, SolveOptions.of(time_limit=0.01))
+    optimum = tuple(flow.solve(problem, SolveOptions()).objective)
     if result.status == "optimal":
         assert tuple(result.objective) == optimum
     else:
@@ -56,7 +61,10 @@ def test_short_time_limit_is_honest():
 @given(problem=rebalances())
 def test_deterministic_for_a_fixed_seed(problem):
     """Tests that the same problem and seed give the same answer."""
-    first, second = cpsat.solve(problem, seed=3), cpsat.solve(problem, seed=3)
+    first, second = (
+        cpsat.solve(problem, SolveOptions.of(seed=3)),
+        cpsat.solve(problem, SolveOptions.of(seed=3)),
+    )
     assert first.status == second.status
     assert (first.answer is None and second.answer is None) or np.array_equal(
         first.answer, second.answer
@@ -68,5 +76,5 @@ def test_deterministic_for_a_fixed_seed(problem):
 def test_count_bounds_hold_at_the_optimum(problem):
     """Tests the Frank-Murota cuts: the flow optimum's counts lie within the bounds taken from the heuristic."""
     lo, hi = count_bounds(problem, partition_classes(problem), heuristic.assign(problem).answer)
-    counts = member_counts(problem, flow.solve(problem).answer)
+    counts = member_counts(problem, flow.solve(problem, SolveOptions()).answer)
     assert np.all(counts >= lo) and np.all(counts <= hi)

@@ -1,4 +1,7 @@
-"""CP-SAT specifics of the exact replica model (the shared behaviour is tests/models/test_sticky_replica_backends.py)."""
+"""CP-SAT specifics of the exact replica model.
+
+The behaviour every backend shares is tested in tests/models/test_sticky_replica_backends.py.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import numpy as np
 
 from models.cpsat import sticky_replica
 from models.cpsat.sticky_replica import _best_leaders
+from models.options import SolveOptions
 from models.replica_data import balanced_level1, build_answer, count_bounds
 from problems import load_problem
 
@@ -24,7 +28,7 @@ def medium_cluster():
 def test_a_time_out_is_never_reported_optimal():
     """Tests honest statuses: with almost no time the answer is feasible with a bound, or unknown."""
     problem = medium_cluster()
-    result = sticky_replica.solve(problem, time_limit=0.05)
+    result = sticky_replica.solve(problem, SolveOptions.of(time_limit=0.05))
     assert result.status in ("feasible", "unknown")
     if result.status == "feasible":
         assert result.valid
@@ -36,7 +40,7 @@ def test_a_time_out_is_never_reported_optimal():
 def test_level_1_is_the_balanced_value():
     """Tests the level-1 shortcut: the optimum is the closed-form balanced value, and the bound says so."""
     problem = medium_cluster()
-    result = sticky_replica.solve(problem, time_limit=30)
+    result = sticky_replica.solve(problem, SolveOptions.of(time_limit=30))
     assert (
         result.objective[0] == balanced_level1(problem) == 6 * 13**2 + 3 * 14**2
     )  # 120 replicas on 9 brokers
@@ -48,10 +52,12 @@ def test_level_1_is_the_balanced_value():
 def test_same_answer_twice():
     """Tests determinism: one worker and a fixed seed give the same answer on the same problem."""
     problem = load_problem(TWO_MOVE)
-    first = sticky_replica.solve(problem, time_limit=10, workers=1, seed=3)
+    first = sticky_replica.solve(problem, SolveOptions.of(time_limit=10, workers=1, seed=3))
     assert (
         first.answer.tolist()
-        == sticky_replica.solve(problem, time_limit=10, workers=1, seed=3).answer.tolist()
+        == sticky_replica.solve(
+            problem, SolveOptions.of(time_limit=10, workers=1, seed=3)
+        ).answer.tolist()
     )
 
 

@@ -8,6 +8,7 @@ import pytest
 import models
 from models.flow import rack_aware as flow
 from models.flow.balanced import check_cost_range
+from models.options import SolveOptions
 from problems import ProblemError, load_problem
 
 
@@ -20,7 +21,7 @@ def test_without_partition_racks_it_is_the_sticky_flow():
             {"id": "c1", "topics": ["t"], "rack": "b"},
         ],
     }
-    result = flow.solve(load_problem(doc))
+    result = flow.solve(load_problem(doc), SolveOptions())
     sticky = models.solve(load_problem(doc), "sticky", "flow")
     assert (
         result.status == "optimal"
@@ -61,7 +62,7 @@ def test_one_member_joins_a_racked_group():
         },
     }
     problem = load_problem(doc)
-    result = flow.solve(problem)
+    result = flow.solve(problem, SolveOptions())
     assert result.status == "optimal" and result.valid and result.bound == tuple(result.objective)
     assert result.objective[0] == members * 5**2  # 1,500 partitions, 5 each
     sticky = models.solve(problem, "sticky", "flow")
@@ -88,5 +89,5 @@ def test_one_member_with_many_partitions_stays_in_range():
             "partition_racks": {"t": [["a"]] * 100_000, "u": [["a"]]},
         }
     )
-    result = flow.solve(problem)
+    result = flow.solve(problem, SolveOptions())
     assert result.status == "optimal" and result.objective == [100_000**2 + 1, 1, 0]

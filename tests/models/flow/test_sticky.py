@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import heuristics.sticky as heuristic
 import models.flow.sticky as flow
 from models.flow.balanced import solve_convex_assignment
+from models.options import SolveOptions
 from models.sticky_classes import split_pools
 from problems import load_problem
 
@@ -108,8 +109,8 @@ def test_sticky_flow_on_a_churned_group_of_twenty_thousand():
     members = [{**m, "owned": first[m["id"]], "generation": 1} for m in doc["members"][1:]]
     members[-1] = {**members[-1], "topics": names[:1]}
     problem = load_problem({"topics": doc["topics"], "members": members})
-    result = flow.solve(problem)
+    result = flow.solve(problem, SolveOptions())
     assert result.valid and result.status == "optimal"
     assert tuple(result.objective) == tuple(result.bound)
     assert tuple(result.objective) <= tuple(heuristic.assign(problem).objective)
-    assert np.array_equal(result.answer, flow.solve(problem).answer)
+    assert np.array_equal(result.answer, flow.solve(problem, SolveOptions()).answer)

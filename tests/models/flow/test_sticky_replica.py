@@ -20,6 +20,7 @@ from hypothesis import assume, given, settings
 from experiments.scenarios import Scenario, build_problem
 from models.cpsat import sticky_replica as cpsat
 from models.flow import sticky_replica as flow
+from models.options import SolveOptions
 from problems import load_problem
 from support import exhaustive
 from support.cluster_strategies import clusters
@@ -31,7 +32,7 @@ TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
 
 def test_two_move_case_shows_the_swap():
     """Tests the PR's limitation case by flow alone: [4, 8, 2, 0] -> [4, 4, 2, 2], proven."""
-    result = flow.solve(load_problem(TWO_MOVE))
+    result = flow.solve(load_problem(TWO_MOVE), SolveOptions())
     assert result.status == "optimal" and result.valid
     assert result.objective == [4, 4, 2, 2]
     assert result.bound == (4, 4, 2, 2)
@@ -75,7 +76,7 @@ def test_two_move_case_from_the_command_line():
 def test_levels_equal_the_exhaustive_optimum(problem):
     """Tests that the flow's four levels equal the exhaustive lexicographic optimum (tiny clusters)."""
     assume(problem.num_partitions <= 3)
-    result = flow.solve(problem, time_limit=20)
+    result = flow.solve(problem, SolveOptions.of(time_limit=20))
     assert result.valid and result.status == "optimal"
     assert tuple(result.objective) == exhaustive.optimum(problem, "sticky-replica")
     assert result.bound == tuple(result.objective)
@@ -94,8 +95,8 @@ def test_dynamic_reference_equals_the_enumeration(problem):
 
 
 def _flow_equals_exhaustive_and_cpsat(problem):
-    result = flow.solve(problem, time_limit=20)
-    exact = cpsat.solve(problem, time_limit=20, workers=1, seed=0)
+    result = flow.solve(problem, SolveOptions.of(time_limit=20))
+    exact = cpsat.solve(problem, SolveOptions.of(time_limit=20, workers=1, seed=0))
     assert exact.status == "optimal"
     assert result.valid and result.status == "optimal"
     assert tuple(result.objective) == dynamic_optimum(problem) == tuple(exact.objective)
@@ -140,8 +141,8 @@ def test_levels_equal_exhaustive_and_cpsat_at_9_to_12_partitions(problem):
 )
 def test_larger_clusters_agree_when_both_proven_and_bounds_hold(problem):
     """Tests flow = CP-SAT whenever both claim optimal, and every bound is at most the best known answer."""
-    result = flow.solve(problem, time_limit=5)
-    exact = cpsat.solve(problem, time_limit=5, workers=1, seed=0)
+    result = flow.solve(problem, SolveOptions.of(time_limit=5))
+    exact = cpsat.solve(problem, SolveOptions.of(time_limit=5, workers=1, seed=0))
     assert result.valid and result.status in ("optimal", "feasible")
     best = min(
         tuple(result.objective), tuple(exact.objective) if exact.answer is not None else (np.inf,)
@@ -159,7 +160,7 @@ def test_larger_clusters_agree_when_both_proven_and_bounds_hold(problem):
 
 def test_frontier_and_fewest_moves_say_what_proved_them():
     """Tests which frontier points are flow-exact (k >= the optimum's moves, k < forced) and which CP-SAT's."""
-    points = flow.frontier(load_problem(TWO_MOVE), 3, time_limit=20)
+    points = flow.frontier(load_problem(TWO_MOVE), 3, SolveOptions.of(time_limit=20))
     assert [p.status for p in points] == ["optimal"] * 4
     assert [p.info["method"] for p in points] == ["cpsat", "cpsat", "flow", "flow"]
     assert [p.objective for p in points] == [[4, 8, 2, 0], [4, 8, 2, 0], [4, 4, 2, 2], [4, 4, 2, 2]]
@@ -172,21 +173,21 @@ def test_frontier_and_fewest_moves_say_what_proved_them():
             ],
         }
     )
-    below = flow.solve(problem, max_moves=0)
+    below = flow.solve(problem, SolveOptions.of(max_moves=0))
     assert below.status == "infeasible" and below.info["method"] == "flow"
-    best = flow.solve(problem)
-    same = flow.fewest_moves(problem, best.answer)
+    best = flow.solve(problem, SolveOptions())
+    same = flow.fewest_moves(problem, best.answer, SolveOptions())
     assert same.status == "optimal" and same.info["method"] == "flow"
     assert same.objective[3] == best.objective[3] == same.info["moves_bound"]
 
 
 def test_scenario_at_1000_partitions_is_proven_on_all_levels():
-    """Tests the issue's target shape (1,000 x RF 3, 30 brokers, 3 racks, 2 removed): optimal, bound = levels."""
+    """Tests the target shape (1,000 x RF 3, 30 brokers, 3 racks, 2 removed): optimal, bound = levels."""
     scenario = Scenario(
         "placement", "sticky-replica", "broker-removed", 1000, 30, 3, 1, replication=3
     )
     problem = load_problem(build_problem(scenario))
-    result = flow.solve(problem)
+    result = flow.solve(problem, SolveOptions())
     assert result.status == "optimal" and result.valid
     assert result.bound == tuple(result.objective)
     assert result.objective[3] == int(np.count_nonzero(problem.replica_positions < 0))
@@ -224,7 +225,7 @@ def test_two_stage_is_not_always_lexicographic_and_cpsat_repairs_it():
         }
     )
     assert _two_stage(problem).objective == [10, 12, 6, 1]
-    result = flow.solve(problem, time_limit=20)
+    result = flow.solve(problem, SolveOptions.of(time_limit=20))
     assert result.status == "optimal" and result.info["method"] == "flow+cpsat"
     assert result.objective == [10, 12, 4, 2] == list(exhaustive.optimum(problem, "sticky-replica"))
 
@@ -245,5 +246,5 @@ def test_tied_replica_sets_can_hide_the_best_leaders():
         }
     )
     assert _two_stage(problem).objective == [11, 11, 7, 1]
-    result = flow.solve(problem, time_limit=20)
+    result = flow.solve(problem, SolveOptions.of(time_limit=20))
     assert result.status == "optimal" and result.objective == [11, 11, 5, 1]

@@ -7,6 +7,7 @@ import numpy as np
 import heuristics.stream_join as heuristic
 import models.cpsat.stream_join as cpsat
 import models.flow.stream_join as flow
+from models.options import SolveOptions
 from problems import load_problem, number_owners, previous_number_owners
 from support.stream_join_strategies import medium_join
 
@@ -14,9 +15,9 @@ from support.stream_join_strategies import medium_join
 def test_large_join_matches_cpsat():
     """Tests a 6,000-number, 230-member join: flow and CP-SAT reach the same proven optimum, below the draft."""
     problem = medium_join(numbers=6000, members=200, joiners=30, seed=4)
-    result = flow.solve(problem)
+    result = flow.solve(problem, SolveOptions())
     assert result.status == "optimal" and result.valid and result.bound == tuple(result.objective)
-    assert cpsat.solve(problem, time_limit=30).objective == result.objective
+    assert cpsat.solve(problem, SolveOptions.of(time_limit=30)).objective == result.objective
     drafted = heuristic.assign(problem).objective
     assert drafted[0] == result.objective[0] and drafted[1] > result.objective[1]
 
@@ -24,7 +25,7 @@ def test_large_join_matches_cpsat():
 def test_kept_numbers_stay_and_moves_go_to_members_with_room():
     """Tests that every member keeps min(previous, its count) of its numbers, as moves = sum of the shortfalls."""
     problem = medium_join(seed=5)
-    result = flow.solve(problem)
+    result = flow.solve(problem, SolveOptions())
     numbers = number_owners(problem, result.answer)
     previous = previous_number_owners(problem)
     counts = np.bincount(numbers, minlength=problem.num_members)
@@ -42,6 +43,6 @@ def test_fresh_group_whose_share_is_not_whole():
     """
     members = [{"id": f"c{i:03d}", "topics": ["t"]} for i in range(550)]
     problem = load_problem({"topics": {"t": 10_000}, "members": members})
-    result = flow.solve(problem)
+    result = flow.solve(problem, SolveOptions())
     assert result.status == "optimal" and result.valid
     assert result.objective == [100 * 19**2 + 450 * 18**2, 0]

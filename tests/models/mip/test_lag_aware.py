@@ -10,6 +10,7 @@ import models.cpsat.lag_aware as cpsat
 import models.mip.lag_aware as mip
 from heuristics import lag_aware as heuristic
 from models.lag_bounds import lower_bound
+from models.options import SolveOptions
 from problems import ProblemError, load_problem
 
 
@@ -21,7 +22,9 @@ def one_topic(lags, members=2):
 @pytest.mark.parametrize("backend", ["highs", "cbc"])
 def test_both_backends_solve_the_greedy_counterexample(backend):
     """Tests that HiGHS and CBC both prove 60,000 (both members at 60,000) where the greedy gives 70,000."""
-    result = mip.solve(one_topic([30_000, 30_000, 20_000, 20_000, 20_000]), backend=backend)
+    result = mip.solve(
+        one_topic([30_000, 30_000, 20_000, 20_000, 20_000]), SolveOptions.of(backend=backend)
+    )
     assert result.status == "optimal" and result.objective == [60_000, 2 * 60_000**2]
 
 
@@ -33,9 +36,9 @@ def test_beyond_double_precision_fails_clearly():
         match=r"lags: total lag 200,000,001 .* MIP lag-aware model: its square "
         r"must be at most 9,007,199,254,740,992; use --solver heuristic",
     ):
-        mip.solve(problem)
-    assert cpsat.solve(problem).status == "optimal"
-    sticky = mip.solve(problem, variant="sticky")
+        mip.solve(problem, SolveOptions())
+    assert cpsat.solve(problem, SolveOptions()).status == "optimal"
+    sticky = mip.solve(problem, SolveOptions.of(variant="sticky"))
     assert sticky.status == "optimal" and sticky.objective[0] == 10**8 + 1
 
 
@@ -43,7 +46,7 @@ def test_time_out_reports_the_proven_bound():
     """Tests that a time-out never claims optimality: feasible with a bound below the answer."""
     rng = random.Random(1)
     problem = one_topic([rng.randint(1, 10**6) for _ in range(30)], members=3)
-    result = mip.solve(problem, time_limit=0.5)
+    result = mip.solve(problem, SolveOptions.of(time_limit=0.5))
     assert (
         result.status == "feasible"
     )  # at worst the best heuristic answer with the size-free bounds

@@ -7,6 +7,7 @@ import pytest
 import heuristics.sticky as heuristic
 import models.flow.sticky as flow
 import models.mip.sticky as mip
+from models.options import SolveOptions
 from problems import load_problem
 
 
@@ -27,12 +28,16 @@ def churned_group():
 def test_backends_prove_the_flow_optimum(backend):
     """Tests HiGHS and CBC on a churned group: proven optimal, equal to the flow optimum and to their bound."""
     problem = churned_group()
-    result = mip.solve(problem, backend=backend, time_limit=60)
+    result = mip.solve(problem, SolveOptions.of(backend=backend, time_limit=60))
     assert result.status == "optimal" and result.valid
-    assert tuple(result.objective) == tuple(result.bound) == tuple(flow.solve(problem).objective)
+    assert (
+        tuple(result.objective)
+        == tuple(result.bound)
+        == tuple(flow.solve(problem, SolveOptions()).objective)
+    )
 
 
 def test_unknown_backend_is_refused():
     """Tests that a misspelt backend raises instead of picking one."""
     with pytest.raises(ValueError, match="highs"):
-        mip.solve(churned_group(), backend="gurobi")
+        mip.solve(churned_group(), SolveOptions.of(backend="gurobi"))

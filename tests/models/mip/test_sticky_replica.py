@@ -6,6 +6,7 @@ import pytest
 
 from heuristics import sticky_replica as heuristic
 from models.mip import sticky_replica
+from models.options import SolveOptions
 from problems import load_problem
 
 TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
@@ -14,7 +15,7 @@ TWO_MOVE = "examples/placement/pr-18903-two-move-limit.json"
 def test_unknown_backend_is_refused():
     """Tests that a backend other than highs or cbc is an error, not a silent default."""
     with pytest.raises(ValueError, match="unknown MIP backend"):
-        sticky_replica.solve(load_problem(TWO_MOVE), backend="gurobi")
+        sticky_replica.solve(load_problem(TWO_MOVE), SolveOptions.of(backend="gurobi"))
 
 
 def test_big_m_lexicographic_target_accepts_an_equal_placement():
@@ -22,7 +23,7 @@ def test_big_m_lexicographic_target_accepts_an_equal_placement():
     problem = load_problem(TWO_MOVE)
     for backend in ("highs", "cbc"):
         result = sticky_replica.fewest_moves(
-            problem, problem.replica_brokers, backend=backend, time_limit=20
+            problem, problem.replica_brokers, SolveOptions.of(backend=backend, time_limit=20)
         )
         assert result.status == "optimal"
         assert result.objective[3] == 0
@@ -33,4 +34,4 @@ def test_invalid_placement_to_beat_is_refused():
     """Tests that a placement to beat must itself be valid (live brokers, no broker twice)."""
     problem = load_problem(TWO_MOVE)
     with pytest.raises(ValueError, match="not valid"):
-        sticky_replica.fewest_moves(problem, [1, 1, 3, 4])
+        sticky_replica.fewest_moves(problem, [1, 1, 3, 4], SolveOptions())
