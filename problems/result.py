@@ -171,9 +171,9 @@ class Result:
 
 
 # ------------------------------------------------------------------ group JSON
-#: Answers of at least this many lists and dicts are built by :func:`_long_lived`'s way; smaller
-#: ones are built as usual (the collector's cost on them is small, and the young collection that
-#: starts the way costs up to a millisecond).
+#: Answers of at least this many lists and dicts are built with the collector paused and moved to
+#: its oldest generation (:func:`_long_lived`); smaller ones are built as usual (the collector's
+#: cost on them is small, and the young collection that precedes the move has a cost of its own).
 _TENURE_AT = 50_000
 
 
@@ -185,7 +185,7 @@ def _long_lived(containers: int) -> Iterator[None]:
     With the collector on, a million new lists cost about four times their making: every few
     hundred new containers start a young collection, and the older generations are rescanned as
     the heap grows.  Paused, the young collections that follow would still scan every new list
-    twice (some 50 ms at a million) before promoting it to the oldest generation, where an answer
+    twice (some 50 ms each at a million) before promoting it to the oldest generation, where an answer
     handed to a caller ends up.  The lists are placed there directly instead: the young
     generations are collected first (the caller's few young objects are not moved with them),
     then ``gc.freeze()`` and ``gc.unfreeze()`` (two list splices) move everything younger into
