@@ -6,10 +6,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 # Kafka's own code as test and benchmark peers (peers/): the Java assignors and
-# replica placement of the release peers/java/pom.xml pins (Maven; with the broker, Kafka's tools and
+# replica placement of Kafka release KAFKA_VERSION (Maven; with the broker, Kafka's tools and
 # slf4j-simple for the live-cluster tests of tests/clients/), and franz-go's
-# sticky balancer (Go).  Built when missing or changed (a stamp in target/, the binary).
-PEER_JAVA := peers/java/target/.built
+# sticky balancer (Go).  Built when missing or changed (a stamp in target/ named after the
+# release, so that `make peers KAFKA_VERSION=4.2.2` rebuilds; the binary).
+KAFKA_VERSION ?= 4.4.0
+PEER_JAVA := peers/java/target/.built-$(KAFKA_VERSION)
 PEER_GO := peers/franz_go/franz-go-peer
 
 .PHONY: run test peers test-setup lint docs
@@ -47,12 +49,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $@
 
-## peers: build Kafka's Java peer (Maven) and the franz-go peer (Go) if missing or changed
+## peers: build Kafka's Java peer (Maven; KAFKA_VERSION=4.x.y for another release, 4.4.0 by
+## default) and the franz-go peer (Go) if missing or changed
 peers: $(PEER_JAVA) $(PEER_GO)
 
 $(PEER_JAVA): peers/java/pom.xml $(wildcard peers/java/src/main/java/rebalancelab/peers/*.java)
 	@command -v mvn >/dev/null 2>&1 || { echo "the Java peer (peers/java) needs Maven 3.8+ (mvn) and Java 17+"; exit 1; }
-	cd peers/java && mvn -q -B package dependency:copy-dependencies
+	rm -rf peers/java/target/.built peers/java/target/.built-* peers/java/target/lib peers/java/target/classes
+	cd peers/java && mvn -q -B -Dkafka.version=$(KAFKA_VERSION) package dependency:copy-dependencies
 	@touch $@
 
 $(PEER_GO): peers/franz_go/go.mod peers/franz_go/go.sum $(wildcard peers/franz_go/*.go)

@@ -42,6 +42,7 @@ from problems.errors import ProblemError
 from problems.evaluate import Evaluation, evaluate
 from problems.group import GroupProblem
 from problems.placement import PlacementProblem
+from problems.share import is_pairs, share_assignment_json
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -79,7 +80,8 @@ class Result:
     strategy
         The strategy whose constraints and objective judge the answer.
     answer
-        ``owner`` array (group) or ``replicas`` array (placement); ``None`` when
+        ``owner`` array (group), ``(member, partition)`` pairs (a share group:
+        :mod:`problems.share`) or ``replicas`` array (placement); ``None`` when
         a solver found nothing (status ``infeasible`` or ``unknown``).
     status
         ``"heuristic"``, or a solver's ``"optimal"`` (proven), ``"feasible"``
@@ -136,6 +138,8 @@ class Result:
             return None
         if isinstance(self.problem, PlacementProblem):
             return reassignment_json(self.problem, self.answer)
+        if is_pairs(self.answer):  # a share group's (member, partition) pairs
+            return share_assignment_json(self.problem, self.answer)
         return assignment_json(self.problem, self.answer if self.shown is None else self.shown)
 
     def assignment_table(self) -> pa.Table | None:
