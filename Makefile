@@ -6,10 +6,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 # Kafka's own code as test and benchmark peers (peers/): the Java assignors and
-# replica placement of the release peers/java/pom.xml pins (Maven; with the broker, Kafka's tools and
+# replica placement of Kafka release KAFKA_VERSION (Maven; with the broker, Kafka's tools and
 # slf4j-simple for the live-cluster tests of tests/clients/), and franz-go's
-# sticky balancer (Go).  Built when missing or changed (a stamp in target/, the binary).
-PEER_JAVA := peers/java/target/.built
+# sticky balancer (Go).  Built when missing or changed (a stamp in target/ named after the
+# release, so that `make peers KAFKA_VERSION=4.2.2` rebuilds; the binary).
+KAFKA_VERSION ?= 4.4.0
+PEER_JAVA := peers/java/target/.built-$(KAFKA_VERSION)
 PEER_GO := peers/franz_go/franz-go-peer
 
 .PHONY: run test peers test-setup lint docs
@@ -18,9 +20,9 @@ PEER_GO := peers/franz_go/franz-go-peer
 run: $(STAMP) peers
 	$(BIN)/rebalance-lab compare --suite default --out results
 
-## test: the whole test suite, then the regression gate on heuristic quality
-## (pytest's "no tests collected", exit 5, counts as success)
-test: $(STAMP) peers test-setup
+## test: lint and types, the documentation site, the whole test suite, then the regression gate
+## on heuristic quality (pytest's "no tests collected", exit 5, counts as success)
+test: $(STAMP) peers test-setup lint docs
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
@@ -36,7 +38,7 @@ lint: $(STAMP)
 ## docs: the documentation site (MkDocs, Material theme) into site/; --strict fails on any warning,
 ## a broken link among them.  The command-line reference is generated from the parser while it builds.
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict -d site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d site
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -47,12 +49,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $@
 
-## peers: build Kafka's Java peer (Maven) and the franz-go peer (Go) if missing or changed
+## peers: build Kafka's Java peer (Maven; KAFKA_VERSION=4.x.y for another release, 4.4.0 by
+## default) and the franz-go peer (Go) if missing or changed
 peers: $(PEER_JAVA) $(PEER_GO)
 
 $(PEER_JAVA): peers/java/pom.xml $(wildcard peers/java/src/main/java/rebalancelab/peers/*.java)
 	@command -v mvn >/dev/null 2>&1 || { echo "the Java peer (peers/java) needs Maven 3.8+ (mvn) and Java 17+"; exit 1; }
-	cd peers/java && mvn -q -B package dependency:copy-dependencies
+	rm -rf peers/java/target/.built peers/java/target/.built-* peers/java/target/lib peers/java/target/classes
+	cd peers/java && mvn -q -B -Dkafka.version=$(KAFKA_VERSION) package dependency:copy-dependencies
 	@touch $@
 
 $(PEER_GO): peers/franz_go/go.mod peers/franz_go/go.sum $(wildcard peers/franz_go/*.go)

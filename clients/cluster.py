@@ -6,8 +6,9 @@ Details: docs/live-clusters.md.
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,6 +19,8 @@ from problems.lags import kip169_lags
 
 #: Seconds to wait for a broker to answer (connection and each request).
 TIMEOUT = 10.0
+#: Kafka's error code of a topic the principal may not Describe.
+TOPIC_AUTHORIZATION_FAILED = 29
 #: HOST:PORT, the host a name or an IPv4 address, or an IPv6 address in brackets (``[::1]:9092``), as
 #: Kafka's clients write it (an IPv6 address without brackets would be ambiguous with its port).
 _ADDRESS = re.compile(r"(?:\[(?P<ipv6>[^\s\[\],]+)\]|[^\s,:\[\]]+):(?P<port>[0-9]{1,5})")
@@ -47,38 +50,82 @@ def check_bootstrap(servers: str) -> str:
     return servers
 
 
-def open_admin(servers: str, timeout: float = TIMEOUT):
+def open_admin(servers: str, timeout: float = TIMEOUT, settings: Mapping[str, Any] | None = None):
     """A kafka-python ``KafkaAdminClient`` on ``servers`` (the caller closes it).
+
+    ``settings`` are kafka-python's connection settings (TLS, SASL: see
+    :func:`clients.security.command_config`), none for PLAINTEXT.
 
     Raises
     ------
     ProblemError
-        Malformed addresses, or no broker answered within ``timeout`` seconds.
+        Malformed addresses, no broker answered within ``timeout`` seconds, or the cluster
+        refused the credentials.
     """
     from kafka.admin import KafkaAdminClient
     from kafka.errors import KafkaError
 
     check_bootstrap(servers)
     milliseconds = int(timeout * 1000)
+    failures = _Failures()
+    logging.getLogger("kafka").addHandler(failures)
     try:
         return KafkaAdminClient(
-            bootstrap_servers=servers,
-            client_id="rebalance-lab",
-            bootstrap_timeout_ms=milliseconds,
-            request_timeout_ms=milliseconds,
+            **{
+                "bootstrap_servers": servers,
+                "client_id": "rebalance-lab",
+                "bootstrap_timeout_ms": milliseconds,
+                "request_timeout_ms": milliseconds,
+                **(settings or {}),
+            }
         )
     except (KafkaError, OSError, ValueError) as error:
-        raise ProblemError(
-            "", f"no broker answered within {timeout:g} s ({type(error).__name__})", servers
-        ) from None
+        raise ProblemError("", failures.reason(error, timeout, settings), servers) from None
+    finally:
+        logging.getLogger("kafka").removeHandler(failures)
+
+
+class _Failures(logging.Handler):
+    """The connection failures kafka-python logs while it retries its bootstrap (it raises only
+    a timeout in the end): what tells a refused password or an untrusted certificate apart."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.messages) < 100:
+            self.messages.append(record.getMessage())
+
+    def reason(self, error: Exception, timeout: float, settings: Mapping[str, Any] | None) -> str:
+        """Why no admin client connected, in one line (never the credentials themselves)."""
+        seen = " ".join(self.messages) + f" {type(error).__name__} {error}"
+        mechanism = (settings or {}).get("sasl_mechanism")
+        if "SaslAuthenticationFailedError" in seen:
+            return f"the cluster refused the credentials ({mechanism} authentication failed)"
+        if mechanism and "socket disconnected" in seen:
+            # kafka-python drops the broker's authentication error when the broker's close arrives
+            # in the same read: a closed connection during SASL is that refusal
+            return (
+                f"the cluster refused the credentials ({mechanism}: the broker closed the "
+                "connection while authenticating)"
+            )
+        if "CERTIFICATE_VERIFY_FAILED" in seen or "certificate verify failed" in seen:
+            return (
+                "the TLS handshake failed: the broker's certificate is not trusted "
+                "(ssl.truststore.*) or does not name its host"
+            )
+        return f"no broker answered within {timeout:g} s ({type(error).__name__})"
 
 
 @contextmanager
-def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
+def connect(
+    servers: str, timeout: float = TIMEOUT, settings: Mapping[str, Any] | None = None
+) -> Iterator[Any]:
     """:func:`open_admin`, closed on exit; a failed request becomes a :class:`ProblemError`."""
     from kafka.errors import KafkaError
 
-    admin = open_admin(servers, timeout)
+    admin = open_admin(servers, timeout, settings)
     try:
         yield admin
     except KafkaError as error:
@@ -87,6 +134,15 @@ def connect(servers: str, timeout: float = TIMEOUT) -> Iterator[Any]:
         ) from None
     finally:
         admin.close()
+
+
+def not_authorized(resource: str, name: str, servers: str) -> ProblemError:
+    """The error of a request the cluster's authorizer denied: the ACL it needs."""
+    return ProblemError(
+        "",
+        f"not authorized: the principal needs Describe on {resource} {name!r} (a missing ACL)",
+        servers,
+    )
 
 
 # ------------------------------------------------------------------ members
@@ -154,7 +210,14 @@ def group_problem_document(
 
 # ------------------------------------------------------------------- reading
 def _describe_group(admin, group: str, servers: str) -> dict:
-    info = admin.describe_groups([group])[group]
+    from kafka.errors import GroupAuthorizationFailedError
+
+    try:
+        info = admin.describe_groups([group])[group]
+    except GroupAuthorizationFailedError:
+        raise not_authorized("group", group, servers) from None
+    if "GroupAuthorizationFailed" in (info.get("error") or ""):
+        raise not_authorized("group", group, servers)
     if info.get("group_state") in ("Dead", None) or info.get("error"):
         raise ProblemError("--group", f"group {group!r} is unknown to the cluster", servers)
     if info.get("protocol_type") not in ("consumer", ""):
@@ -172,6 +235,8 @@ def _topics(admin, topics: list[str] | None, servers: str, *, strict: bool = Tru
     described = admin.describe_topics(None if topics is None else list(dict.fromkeys(topics)))
     out = []
     for topic in described:
+        if topic.get("error_code") == TOPIC_AUTHORIZATION_FAILED:
+            raise not_authorized("topic", topic["name"], servers)
         if topic.get("error_code"):
             if strict:
                 raise ProblemError("--topics", f"topic {topic['name']!r} does not exist", servers)
@@ -182,13 +247,23 @@ def _topics(admin, topics: list[str] | None, servers: str, *, strict: bool = Tru
     return sorted(out, key=lambda t: t["name"])
 
 
-def _offsets(admin, group: str, counts: dict[str, int]):
+def _committed(admin, group: str, servers: str) -> dict:
+    """The group's committed offsets, ``{TopicPartition: OffsetAndMetadata}``."""
+    from kafka.errors import GroupAuthorizationFailedError
+
+    try:
+        return admin.list_group_offsets(group).get(group, {})
+    except GroupAuthorizationFailedError:
+        raise not_authorized("group", group, servers) from None
+
+
+def _offsets(admin, group: str, counts: dict[str, int], servers: str = ""):
     """Committed (``-1``: none), log start and log end offset of every partition of ``counts``."""
     from kafka import TopicPartition
     from kafka.admin import OffsetSpec
 
     partitions = [TopicPartition(t, p) for t, n in counts.items() for p in range(n)]
-    committed = admin.list_group_offsets(group).get(group, {})
+    committed = _committed(admin, group, servers)
     ends = (
         admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in partitions})
         if partitions
@@ -221,7 +296,7 @@ def group_topics(admin, group: str, servers: str) -> tuple[dict, list[dict]]:
     subscribed = {
         t for m in info["members"] for t in _get(m.get("member_metadata") or {}, "topics", [])
     }
-    committed = {tp.topic for tp in admin.list_group_offsets(group).get(group, {})}
+    committed = {tp.topic for tp in _committed(admin, group, servers)}
     return info, _topics(admin, sorted(subscribed | committed), servers, strict=False)
 
 
@@ -229,7 +304,7 @@ def offset_rows(admin, group: str, servers: str) -> list[tuple[str, int, int, in
     """``(topic, partition, committed or -1, log start, log end)`` of every partition the group
     subscribes or has committed offsets for, by topic name then partition."""
     _, topics = group_topics(admin, group, servers)
-    return _offsets(admin, group, {t["name"]: len(t["partitions"]) for t in topics})
+    return _offsets(admin, group, {t["name"]: len(t["partitions"]) for t in topics}, servers)
 
 
 def group_document(admin, group: str, servers: str, *, reset: str = "latest") -> dict[str, Any]:
@@ -244,7 +319,9 @@ def group_document(admin, group: str, servers: str, *, reset: str = "latest") ->
         )
         member.pop("generation", None)  # the subscription's is the previous assignment's generation
         members.append(member)
-    doc = group_problem_document(members, counts, partition_lags(admin, group, counts, reset))
+    doc = group_problem_document(
+        members, counts, partition_lags(admin, group, counts, reset, servers)
+    )
     racks = {b["broker_id"]: b.get("rack") for b in admin.describe_cluster()["brokers"]}
     replicas = {
         t["name"]: [
@@ -274,10 +351,11 @@ def partition_racks(
 
 
 def partition_lags(
-    admin, group: str, counts: dict[str, int], reset: str = "latest"
+    admin, group: str, counts: dict[str, int], reset: str = "latest", servers: str = ""
 ) -> dict[str, list[int]]:
-    """KIP-169's lag of every partition of ``counts`` (``{topic: partition count}``) for ``group``."""
-    rows = _offsets(admin, group, counts)
+    """KIP-169's lag of every partition of ``counts`` (``{topic: partition count}``) for ``group``
+    (``servers`` names the cluster in errors)."""
+    rows = _offsets(admin, group, counts, servers)
     committed, start, end = np.array([r[2:] for r in rows], dtype=np.int64).reshape(-1, 3).T
     lags = kip169_lags(committed, start, end, reset)
     out, position = {}, 0

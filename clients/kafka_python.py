@@ -5,6 +5,7 @@ Details: docs/live-clusters.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
@@ -45,8 +46,10 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         This consumer's rack, sent in its subscription: give the consumer's own ``client_rack``
         (Kafka's consumer sends its ``client.rack``; kafka-python does not show its configuration
         to assignors).
-    bootstrap_servers, group_id, reset, timeout
-        ``lag-aware`` only: where the leader reads the offsets, and ``auto.offset.reset``.
+    bootstrap_servers, group_id, reset, timeout, settings
+        ``lag-aware`` only: where the leader reads the offsets, ``auto.offset.reset``, and the
+        connection's TLS/SASL settings (kafka-python's, as the consumer's own: e.g.
+        ``clients.security.command_config("client.properties")``).
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         group_id: str | None = None,
         reset: str = "latest",
         timeout: float = TIMEOUT,
+        settings: Mapping[str, Any] | None = None,
     ):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
@@ -76,7 +80,7 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
         if (
             strategy == "lag-aware"
         ):  # connected now, not on the consumer's IO loop where assign() runs
-            self._admin = open_admin(bootstrap_servers, timeout)
+            self._admin = open_admin(bootstrap_servers, timeout, settings)
         self.owned: dict[str, list[int]] = {}
         self.generation = -1
         #: The last group document this assignor answered as the leader (for tests and logs).

@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+from experiments.experiment import load_experiment, load_suite
+from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
 from experiments.options import integer_in, seconds
 from experiments.pipeline import run_suite
@@ -32,8 +34,22 @@ def register(subcommands) -> None:
         "(scenario, strategy, solver) under OUT/results/, print the headline table and write an HTML report "
         "under OUT/report/ (Markdown and LaTeX beside it; `rebalance-lab report` renders them again).",
     )
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--suite", default="default", choices=SUITES, help="scenario suite (default: default)"
+    )
+    which.add_argument(
+        "--experiment",
+        metavar="FILE",
+        help="an experiment file (TOML: factors and levels crossed; `experiment show FILE`)",
+    )
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="[NAME=]MODULE:FUNCTION",
+        help="a researcher's strategy, run on the scenarios judged on its objective "
+        "(repeatable; those installed under rebalance_lab.strategies always run)",
     )
     parser.add_argument(
         "--master",
@@ -65,6 +81,8 @@ def register(subcommands) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
+    plugins = plugins_for(args.plugin, experiment=experiment)
     out = Path(args.out)
     # Before any solving: a bad --out or --run-id is exit 2 now, not a traceback after the run.
     check_writable(out)
@@ -75,7 +93,7 @@ def command(args: argparse.Namespace) -> int:
             args.run_id,
         )
     info = run_suite(
-        args.suite,
+        experiment,
         out,
         run_id=args.run_id,
         master=args.master,
@@ -83,10 +101,11 @@ def command(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         limit=args.limit,
         progress=not args.no_progress,
+        plugins=plugins,
     )
     print(
         f"run {info.run_id}: {info.computed} scenarios solved now, {info.skipped} already done, "
-        f"{info.scenarios} in suite {args.suite}; rows in {info.folder}",
+        f"{info.scenarios} in {experiment.name}; rows in {info.folder}",
         file=sys.stderr,
     )
     for note in info.notes:
@@ -109,6 +128,8 @@ def command(args: argparse.Namespace) -> int:
             "(listed above and in the report)",
             file=sys.stderr,
         )
-    report = write_report(rows, out / "report" / f"{args.suite}-{info.run_id}", str(info.folder))
+    report = write_report(
+        rows, out / "report" / f"{experiment.name}-{info.run_id}", str(info.folder)
+    )
     print(f"report: {report}", file=sys.stderr)
     return 0

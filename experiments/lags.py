@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.lags_job import compute_lags
-from experiments.snapshot import add_cluster_arguments, write_json
+from experiments.snapshot import add_cluster_arguments, connection_settings, write_json
 from experiments.spark import spark_job
 from problems import ProblemError
 from problems.lags import group_lags, lags_documents
@@ -86,7 +86,8 @@ def cluster_frame(args: argparse.Namespace) -> pd.DataFrame:
         )
     if not args.group:
         raise ProblemError("--group", "missing (the consumer group to read)", args.bootstrap_server)
-    with cluster.connect(args.bootstrap_server, args.timeout) as admin:
+    settings = connection_settings(args)
+    with cluster.connect(args.bootstrap_server, args.timeout, settings) as admin:
         rows = cluster.offset_rows(admin, args.group, args.bootstrap_server)
     values = [
         [
@@ -111,6 +112,8 @@ def _command(args: argparse.Namespace) -> int:
         rows = group_lags(cluster_frame(args), args.reset)
         documents, warnings = lags_documents(rows, args.bootstrap_server)
         return _write(args, documents.get(args.group, {}), warnings)
+    if args.command_config is not None:
+        raise ProblemError("--command-config", "only with --bootstrap-server", args.command_config)
     if args.snapshot is None:
         raise ProblemError(
             "", "give a SNAPSHOT or --bootstrap-server HOST:PORT --group G", "<command line>"

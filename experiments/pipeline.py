@@ -10,13 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from experiments.experiment import Experiment, load_suite
+from experiments.experiment_plugins import Plugin, with_plugins
 from experiments.results import done_scenarios, new_run_id, results_folder, write_batch
 from experiments.run_lock import hold
-from experiments.runs import RESULT_COLUMNS, TIME_LIMITS, scenario_frame, solve_frame
-from experiments.scenarios import suite
+from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
 from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_job
+from problems import ProblemError
 
 _SPARK_TYPES = {
     "string": "string",
@@ -50,8 +53,28 @@ def _solve_batches(time_limit: float):
     return solve
 
 
+def _check_same_file(folder: Path, experiment: Experiment) -> None:
+    """A run resumed from another version of its experiment file is refused (its rows would mix)."""
+    for path in sorted(folder.glob("*.parquet")):
+        try:
+            if "experiment_digest" not in pq.read_schema(path).names:
+                return  # written before rows carried their experiment's digest
+            found = set(pq.read_table(path, columns=["experiment_digest"]).column(0).to_pylist())
+        except (OSError, ValueError):  # a damaged batch: the store sets it aside (results.py)
+            continue
+        found.discard(None)
+        if found and found != {experiment.digest}:
+            raise ProblemError(
+                "",
+                f"run {folder.name.partition('=')[2]} was made from another version of this file "
+                f"(digest {found.pop()}, now {experiment.digest}); start a new run",
+                experiment.source,
+            )
+        return
+
+
 def run_suite(
-    suite_name: str,
+    suite_name: str | Experiment,
     out: Path,
     *,
     run_id: str | None = None,
@@ -60,15 +83,17 @@ def run_suite(
     time_limit: float | None = None,
     limit: int | None = None,
     progress: bool = True,
+    plugins: list[Plugin] | None = None,
 ) -> RunInfo:
-    """Run (or resume) suite ``suite_name`` on Spark and write its rows under ``out``.
+    """Run (or resume) a suite or an experiment on Spark and write its rows under ``out``.
 
     Parameters
     ----------
     suite_name
-        A suite of :mod:`experiments.scenarios`.
+        A shipped suite (:data:`experiments.scenarios.SUITES`) or an experiment file, read
+        (:func:`experiments.experiment.load_experiment`).  Rows carry its name and digest.
     out
-        Output folder; rows go to ``out/results/suite=.../run_id=.../*.parquet``.
+        Output folder; rows go to ``out/results/suite=<name>/run_id=.../*.parquet``.
     run_id
         Resume this run; a new id (UTC time stamp and random suffix) when omitted.
         A run another process is writing is refused (:mod:`experiments.run_lock`).
@@ -78,22 +103,29 @@ def run_suite(
         Scenarios per atomically written batch (default: 16 per Spark core); each
         scenario is one Spark task.
     time_limit
-        Seconds per exact solver and scenario (default: ``TIME_LIMITS[suite_name]``).
+        Seconds per exact solver and scenario where the experiment's blocks set none (default:
+        the file's ``time_limit``, for the suites ``experiments.runs.TIME_LIMITS``).
     limit
         Solve at most this many pending scenarios in this invocation.
     progress
         Show a progress bar on stderr.
+    plugins
+        The researcher's strategies (:mod:`experiments.experiment_plugins`), run on the scenarios
+        judged on their objective.
     """
+    experiment = suite_name if isinstance(suite_name, Experiment) else load_suite(suite_name)
+    suite_name = experiment.name
     run_id = run_id or new_run_id()
     folder = results_folder(out, suite_name, run_id)
     with hold(folder):  # one writer per run (a second one: ProblemError, exit 2)
-        scenarios = suite(suite_name)
+        _check_same_file(folder, experiment)
+        scenarios = with_plugins(experiment.scenarios, plugins or [])
         notes: list[str] = []
         done = done_scenarios(folder, notes)
         pending = [s for s in scenarios if s.scenario_id not in done]
         if limit is not None:
             pending = pending[:limit]
-        time_limit = TIME_LIMITS[suite_name] if time_limit is None else time_limit
+        time_limit = experiment.time_limit if time_limit is None else time_limit
         if pending:
             # Spark's start or its job failing: one line naming Spark's log (exit 2); the progress
             # bar stays on the terminal.
@@ -119,7 +151,7 @@ def run_suite(
                     rows = tasks.mapInPandas(
                         _solve_batches(time_limit), schema=RESULT_SCHEMA
                     ).toPandas()
-                    write_batch(folder, rows)
+                    write_batch(folder, experiment.stamp(rows))
                     bar.update(len(batch))
                 bar.close()
         return RunInfo(folder, run_id, len(scenarios), len(pending), len(done), tuple(notes))

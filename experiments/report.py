@@ -18,11 +18,12 @@ import html
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from experiments.experiment_tables import facet_tables
 from experiments.gap import disagreements, gaps, runtime_scaling, summary
 from experiments.plots import PLOTS, save
 from experiments.tables import (
@@ -58,6 +59,7 @@ class Content:
     errors: pd.DataFrame
     detail: pd.DataFrame
     runtime: pd.DataFrame
+    facets: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def intro(self) -> str:
@@ -86,6 +88,7 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
         errors=rows.loc[rows["status"] == "error", [c for c in ERROR_COLUMNS if c in rows]],
         detail=detail_table(gap_rows),
         runtime=runtime_table(runtime_scaling(rows)),
+        facets=facet_tables(gap_rows),
     )
     return content, gap_rows
 
@@ -186,6 +189,12 @@ def render_html(content: Content, images: dict[str, bytes]) -> str:
         to_html(content.runtime),
         "</details>",
     ]
+    for factor, table in content.facets.items():  # the factors the experiment varies
+        parts += [
+            f"<details><summary>By {html.escape(factor)}</summary>",
+            to_html(table),
+            "</details>",
+        ]
     style = (
         "body{font-family:sans-serif;margin:2em auto;max-width:1200px;color:#222}"
         "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
@@ -227,6 +236,8 @@ def render_markdown(content: Content) -> str:
         "## By objective, heuristic, churn event and size (scenarios with a proven optimum)",
         to_markdown(content.detail),
     ]
+    for factor, table in content.facets.items():  # the factors the experiment varies
+        parts += [f"## By {factor} (scenarios with a proven optimum)", to_markdown(table)]
     return "\n\n".join(parts) + "\n"
 
 

@@ -22,6 +22,7 @@ from itertools import repeat
 import pandas as pd
 from tqdm import tqdm
 
+from experiments.experiment_plugins import plugin_rows
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
 from models import frontier, solve
 from models.registry import STRATEGIES
@@ -62,9 +63,12 @@ RESULT_COLUMNS = {
     "runtime_s": "float64",
     "peak_rss_mb": "float64",
     "time_limit_s": "float64",
+    "options": "string",
     "suite_version": "int64",
     "versions": "string",
     "error": "string",
+    "experiment": "string",
+    "experiment_digest": "string",
 }
 
 
@@ -99,20 +103,38 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None, str]]:
+    """:func:`runs_for` less what an experiment's ``strategies`` and ``solvers`` leave out."""
+    strategies, solvers = settings.get("strategies"), settings.get("solvers")
+    return [
+        (strategy, variant, solver)
+        for strategy, variant, solver in runs_for(judged_on)
+        if (strategies is None or strategy in strategies) and (solvers is None or solver in solvers)
+    ]
+
+
 def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
-    """Every run of ``scenario``: one row per (strategy, variant, solver)."""
+    """Every run of ``scenario``: one row per (strategy, variant, solver).
+
+    An experiment's settings (:attr:`Scenario.settings`) choose the runs, their time limit and
+    solver options, and add the researcher's plugins (:mod:`experiments.experiment_plugins`).
+    """
+    settings = json.loads(scenario.settings) if scenario.settings else {}
+    time_limit = float(settings.get("time_limit", time_limit))
+    solver_options = settings.get("options", {})
     base = {k: getattr(scenario, k, None) for k in SCENARIO_COLUMNS if k != "scenario_id"}
     base.update(
         scenario_id=scenario.scenario_id,
         size=scenario.size,
         suite_version=SUITE_VERSION,
         versions=VERSIONS,
-        time_limit_s=float(time_limit),
+        time_limit_s=time_limit,
+        options=json.dumps(solver_options, sort_keys=True) if solver_options else "",
     )
     problem = load_problem(build_problem(scenario))
     names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.judged_on]]
     rows = []
-    for strategy, variant, solver in runs_for(scenario.judged_on):
+    for strategy, variant, solver in selected_runs(scenario.judged_on, settings):
         row = {
             **base,
             "strategy": strategy,
@@ -122,8 +144,9 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
         }
         try:  # the runners that cannot use a time limit (heuristics, flows) ignore it
             started = time.perf_counter()
+            options = {"workers": 1, "seed": 0, **solver_options.get(solver, {})}
             result = solve(
-                problem, strategy, solver, variant=variant, time_limit=time_limit, workers=1, seed=0
+                problem, strategy, solver, variant=variant, time_limit=time_limit, **options
             )
             row["runtime_s"] = time.perf_counter() - started
             row["peak_rss_mb"] = _peak_rss_mb()
@@ -138,14 +161,19 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
                     row[f"level{i}"] = value
             for i, value in enumerate((result.bound or ())[: len(names)], start=1):
                 row[f"bound{i}"] = value
-        except (
-            ProblemError
-        ) as error:  # a model refusing the instance (too large, beyond its exact range)
+        except ProblemError as error:  # a model refusing the instance (too large, out of range)
             row.update(status="unknown", valid=False, error=f"refused: {error}")
         except Exception as error:  # a crashing solver is a row, not a failed job
             row.update(status="error", valid=False, error=_describe(error))
         rows.append(row)
-    if scenario.family == "placement" and scenario.partitions <= FRONTIER_PARTITIONS:
+    if settings.get("plugins"):
+        rows.extend(plugin_rows(problem, scenario.judged_on, settings["plugins"], base))
+    frontier_wanted = settings.get("solvers") is None or "cpsat" in settings["solvers"]
+    if (
+        scenario.family == "placement"
+        and scenario.partitions <= FRONTIER_PARTITIONS
+        and frontier_wanted
+    ):
         rows.extend(_frontier_rows(problem, base, time_limit))
     return rows
 

@@ -5,8 +5,8 @@ Details: docs/harness.md.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import asdict, dataclass
+from importlib import resources
 
 import numpy as np
 
@@ -72,6 +72,12 @@ class Scenario:
         Subscription pattern and lag distribution (groups).
     seed
         Random seed of the instance.
+    settings
+        How an experiment file has it solved (JSON: its time limit, solver options, the
+        strategies and solvers to run, the researcher's plugins); empty: every run judged on
+        ``judged_on``, with the run's time limit.  It does not change the problem.
+    tag
+        The run factors an experiment varies (``~time_limit=2``), appended to the id.
     """
 
     family: str
@@ -84,6 +90,8 @@ class Scenario:
     pattern: str = "equal"
     lags: str = "zero"
     replication: int = 0
+    settings: str = ""
+    tag: str = ""
 
     @property
     def scenario_id(self) -> str:
@@ -96,7 +104,7 @@ class Scenario:
             detail = f"{self.pattern}-{self.lags}"
         return (
             f"{self.judged_on}/{self.churn}/{detail}/"
-            f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}"
+            f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}{self.tag}"
         )
 
     @property
@@ -295,180 +303,27 @@ def build_problem(scenario: Scenario) -> dict:
 
 
 # ===================================================================== suites
-def _groups(strategies, churns, sizes, seeds, patterns=("equal",), lags=("zero",)):
-    for judged_on, churn, (p, m, t), seed, pattern in itertools.product(
-        strategies, churns, sizes, seeds, patterns
-    ):
-        for lag in lags if judged_on == "lag-aware" else ("zero",):
-            yield Scenario(
-                "group",
-                judged_on,
-                churn,
-                p,
-                m,
-                t,
-                seed,
-                pattern if judged_on != "stream-join" else "equal",
-                lag,
-            )
-
-
-def _racked(churns, sizes, seeds, patterns, layouts=RACK_LAYOUTS):
-    """Group scenarios judged on ``rack-aware``, one per rack layout (replicas per partition, 0: no racks)."""
-    for churn, (p, m, t), seed, pattern, replication in itertools.product(
-        churns, sizes, seeds, patterns, layouts
-    ):
-        yield Scenario(
-            "group", "rack-aware", churn, p, m, t, seed, pattern, replication=replication
-        )
-
-
-def _placements(churns, sizes, seeds):
-    for churn, (p, b, r, rf), seed in itertools.product(churns, sizes, seeds):
-        yield Scenario("placement", "sticky-replica", churn, p, b, r, seed, replication=rf)
-
-
+#: PR 18903's two-move example as a scenario (every shipped suite has it).
 TWO_MOVE_SCENARIO = Scenario(
     "placement", "sticky-replica", TWO_MOVE_LIMIT, 2, 4, 2, 0, replication=2
 )
 
 
-def _unique(scenarios) -> list[Scenario]:
-    return list(dict.fromkeys(scenarios))
+def _suite_names() -> tuple[str, ...]:
+    """The shipped suites (``experiments/suites/*.toml``), the four tiers first, then by name."""
+    folder = resources.files("experiments.suites")
+    names = [p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml")]
+    tiers = ("smoke", "gate", "default", "scale")
+    return tuple(sorted(names, key=lambda n: (tiers.index(n) if n in tiers else len(tiers), n)))
 
 
 def suite(name: str) -> list[Scenario]:
-    """The scenarios of suite ``name`` (``smoke``, ``gate``, ``default``, ``scale``)."""
-    builders = {"smoke": _smoke, "gate": _gate, "default": _default, "scale": _scale}
-    if name not in builders:
+    """The scenarios of the shipped suite ``name`` (its experiment file, :mod:`experiments.experiment`)."""
+    from experiments.experiment import load_suite  # reads this module's Scenario
+
+    if name not in SUITES:
         raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
-    return _unique(builders[name]())
+    return load_suite(name).scenarios
 
 
-def _smoke() -> list[Scenario]:
-    """The smoke suite: a small scenario or two of each family (seconds; the tests run it)."""
-    return [
-        *_groups(["sticky"], ["fresh", "member-leaves"], [(12, 3, 2)], [1]),
-        *_groups(["lag-aware"], ["fresh"], [(8, 3, 2)], [1], lags=("zipf",)),
-        *_groups(["stream-join"], ["member-leaves"], [(12, 3, 2)], [1]),
-        *_racked(["member-leaves"], [(12, 3, 2)], [1], ["random-subsets"], layouts=(2,)),
-        *_placements(["broker-removed"], [(6, 4, 2, 2)], [1]),
-        TWO_MOVE_SCENARIO,
-    ]
-
-
-def _gate() -> list[Scenario]:
-    """The gate suite (``rebalance-lab gate``): small scenarios of every family, two seeds each."""
-    return [
-        *_groups(
-            ["sticky"],
-            GROUP_CHURN,
-            [(24, 4, 3), (60, 7, 4)],
-            [1, 2],
-            patterns=("equal", "random-subsets"),
-        ),
-        *_groups(
-            ["lag-aware"],
-            ["fresh", "member-joins"],
-            [(12, 3, 2), (16, 4, 2)],
-            [1, 2],
-            patterns=("equal",),
-            lags=("uniform", "zipf", "hot"),
-        ),
-        *_groups(
-            ["stream-join"],
-            ["fresh", "member-joins", "member-leaves", "zombie", "topic-added"],
-            [(24, 4, 3)],
-            [1, 2],
-        ),
-        *_racked(
-            ["fresh", "member-leaves"],
-            [(24, 4, 3)],
-            [1, 2],
-            ("equal", "random-subsets"),
-            layouts=(2, 0),
-        ),
-        *_placements(PLACEMENT_CHURN, [(12, 6, 2, 3), (24, 9, 3, 3)], [1, 2]),
-        TWO_MOVE_SCENARIO,
-    ]
-
-
-def _default() -> list[Scenario]:
-    """The default suite, the main job's (``make run``): every family, small sizes to Kafka's shapes."""
-    return [
-        *_groups(
-            ["sticky"],
-            GROUP_CHURN,
-            [(12, 3, 2), (200, 10, 5), (2000, 100, 20)],
-            [1, 2],
-            patterns=PATTERNS,
-        ),
-        # Kafka's server-side assignor benchmark shapes, small: 10 partitions per member,
-        # full and incremental (a member joins), homogeneous and in 5 buckets.
-        *_groups(
-            ["sticky"],
-            ["fresh", "member-joins"],
-            [(1000, 100, 10), (2000, 200, 100)],
-            [1],
-            patterns=KIP848_PATTERNS,
-        ),
-        # KIP-881 racks (3 racks; replicas on 2 of them, on all 3, or no racks at all):
-        # range, sticky and cooperative-sticky rack-aware, uniform and server-range with
-        # racks, against the exact rack-aware model.
-        *_racked(
-            ["fresh", "member-joins", "member-leaves"],
-            [(24, 4, 3), (200, 10, 5)],
-            [1],
-            ("equal", "random-subsets", "buckets"),
-        ),
-        *_groups(
-            ["lag-aware"],
-            ["fresh", "member-joins", "member-leaves"],
-            [(12, 3, 2), (16, 4, 2), (24, 4, 2)],
-            [1],
-            patterns=("equal", "few-topics"),
-            lags=LAGS,
-        ),
-        *_groups(["lag-aware"], ["fresh"], [(200, 10, 2)], [1], lags=("uniform", "zipf")),
-        *_groups(["stream-join"], GROUP_CHURN, [(24, 4, 3), (300, 10, 3), (2000, 50, 5)], [1, 2]),
-        *_placements(PLACEMENT_CHURN, [(12, 4, 2, 2), (60, 9, 3, 3), (300, 12, 3, 3)], [1, 2]),
-        *_placements(["broker-removed"], [(1000, 30, 3, 3)], [1]),
-        TWO_MOVE_SCENARIO,
-    ]
-
-
-def _scale() -> list[Scenario]:
-    """The scale suite: Kafka's benchmark shapes at their largest, and millions of partitions."""
-    return [
-        *_groups(
-            ["sticky"],
-            GROUP_CHURN,
-            [(100_000, 1000, 100), (1_000_000, 2000, 500)],
-            [1],
-            patterns=("equal", "one-odd"),
-        ),
-        # Kafka's server-side assignor benchmark at its largest: 10,000 members x 10
-        # partitions per member x 1,000 topics, and 5 and 50 partitions per member on 100
-        # topics.
-        *_groups(
-            ["sticky"],
-            ["fresh", "member-joins"],
-            [(100_000, 10_000, 1000), (5_000, 1000, 100), (50_000, 1000, 100)],
-            [1],
-            patterns=KIP848_PATTERNS,
-        ),
-        *_racked(["fresh", "member-joins"], [(100_000, 10_000, 1000)], [1], KIP848_PATTERNS),
-        *_groups(["stream-join"], ["member-leaves", "zombie"], [(50_000, 500, 5)], [1]),
-        *_placements(PLACEMENT_CHURN, [(10_000, 100, 5, 3)], [1]),
-        *_placements(["broker-removed"], [(100_000, 100, 5, 3)], [1]),
-        *_groups(
-            ["lag-aware"],
-            ["fresh", "member-joins"],
-            [(10_000, 100, 10), (100_000, 1000, 10)],
-            [1],
-            lags=("uniform", "zipf"),
-        ),
-    ]
-
-
-SUITES = ("smoke", "gate", "default", "scale")
+SUITES = _suite_names()

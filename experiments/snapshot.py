@@ -22,23 +22,33 @@ subscribed topics' partition counts; KIP-169 lags from committed and log end off
 
 An unreachable cluster, an unknown group or topic: exit status 2 and one line on stderr.  The
 connection waits at most --timeout seconds (default 10) for a broker, each later request as long.
+A TLS or SASL listener: --command-config FILE, the client properties file Kafka's own tools take
+(security.protocol, ssl.truststore.location, sasl.mechanism, sasl.jaas.config, ...).
 
 examples:
   rebalance-lab snapshot --bootstrap-server 127.0.0.1:9092 --group payments > group.json
   rebalance-lab snapshot --bootstrap-server 127.0.0.1:9092 --placement --topics orders
+  rebalance-lab snapshot --bootstrap-server kafka1:9093 --command-config client.properties --placement
 """
 
 
 def add_cluster_arguments(
     parser: argparse.ArgumentParser, *, group: bool = False, placement: bool = False
 ) -> None:
-    """``--bootstrap-server`` and ``--timeout`` (and ``--group`` / ``--topics``, ``--remove-brokers``)."""
+    """``--bootstrap-server``, ``--command-config`` and ``--timeout`` (and ``--group`` /
+    ``--topics``, ``--remove-brokers``)."""
     from clients.cluster import TIMEOUT
 
     parser.add_argument(
         "--bootstrap-server",
         metavar="HOST:PORT",
         help="read the problem from a live Kafka cluster instead of a file",
+    )
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="Kafka client properties for the connection (security.protocol, ssl.*, sasl.*), "
+        "as Kafka's own tools take them",
     )
     parser.add_argument(
         "--timeout",
@@ -69,7 +79,7 @@ def cluster_document(args: argparse.Namespace, kind: str) -> dict:
     from clients import cluster
 
     servers = args.bootstrap_server
-    with cluster.connect(servers, args.timeout) as admin:
+    with cluster.connect(servers, args.timeout, connection_settings(args)) as admin:
         if kind == "group":
             return cluster.group_document(
                 admin, args.group, servers, reset=getattr(args, "reset", "latest")
@@ -79,9 +89,20 @@ def cluster_document(args: argparse.Namespace, kind: str) -> dict:
         )
 
 
+def connection_settings(args: argparse.Namespace) -> dict:
+    """kafka-python's connection settings of ``--command-config`` (none: PLAINTEXT)."""
+    from clients.security import command_config
+
+    return command_config(args.command_config)
+
+
 def problem_source(args: argparse.Namespace, kind: str):
     """``(problem source, name)``: the file ``args.problem`` or the document read from the cluster."""
     if args.bootstrap_server is None:
+        if args.command_config is not None:
+            raise ProblemError(
+                "--command-config", "only with --bootstrap-server", args.command_config
+            )
         if args.problem is None:
             raise ProblemError(
                 "", "give a PROBLEM.json or --bootstrap-server HOST:PORT", "<command line>"

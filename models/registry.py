@@ -17,6 +17,7 @@ import heuristics.rack_aware
 import heuristics.range
 import heuristics.roundrobin
 import heuristics.server_range
+import heuristics.share
 import heuristics.sticky
 import heuristics.sticky_replica
 import heuristics.stream_join
@@ -235,6 +236,24 @@ def flow_sticky_replica() -> FrontierBackend:
     return sticky_replica
 
 
+def cpsat_share() -> Backend:
+    from models.cpsat import share
+
+    return share
+
+
+def mip_share() -> Backend:
+    from models.mip import share
+
+    return share
+
+
+def flow_share() -> Backend:
+    from models.flow import share
+
+    return share
+
+
 # fmt: off
 STRATEGIES: dict[str, Strategy] = {
     "range": Strategy("group", "sticky", heuristic(heuristics.range)),
@@ -269,6 +288,11 @@ STRATEGIES: dict[str, Strategy] = {
         baselines=("range",)),
     "uniform": Strategy("group", "sticky", heuristic(heuristics.uniform)),
     "server-range": Strategy("group", "sticky", heuristic(heuristics.server_range)),
+    "share": Strategy(
+        "group", "share", heuristic(heuristics.share),
+        {"cpsat": RunnerEntry(cpsat_share, uses=CPSAT),
+         "mip": RunnerEntry(mip_share, uses=MIP, takes=("backend",)),
+         "flow": RunnerEntry(flow_share)}),
     "kafka-default": Strategy(
         "placement", "replica",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),

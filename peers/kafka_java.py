@@ -1,7 +1,8 @@
 """Kafka's own Java assignors and replica placement, in-process through JPype (tests and benchmarks only).
 
 One JVM per Python process (:func:`start`, idempotent; JPype cannot restart a JVM), on the
-classpath ``peers/java/target``: the pinned Apache Kafka release (``peers/java/pom.xml``) and a
+classpath ``peers/java/target``: the Apache Kafka release ``make peers`` built (4.4.0 unless
+``KAFKA_VERSION`` named another; :func:`built_version`, :func:`kafka_version`) and a
 small helper, ``KafkaPeers.java``, that converts whole arrays in one call, so a million-partition
 group crosses the boundary in a handful of calls.  ``make test`` / ``make run`` build it
 (``make peers``); nothing under ``problems/``, ``heuristics/``, ``models/`` or ``experiments/``
@@ -25,9 +26,13 @@ the group leader's consumer hands them (``ConsumerCoordinator.onLeaderElected``)
   per rack of the document's ``partition_racks`` (KIP-881), or one node without a rack when the
   document has none (KIP-881's rack-aware paths then stay off, as in Kafka without partition racks).
 
-``kafka_default`` calls ``org.apache.kafka.admin.AdminUtils.assignReplicasToBrokers`` (in
-``kafka-server-common`` in Kafka 4.x) per topic, brokers in the problem's order, with a fixed start
-index (Kafka's ``fixedStartIndex``).  ``server_assign`` runs the KIP-848 server assignors
+``kafka_default`` calls ``org.apache.kafka.admin.AdminUtils.assignReplicasToBrokers`` per topic,
+brokers in the problem's order, with a fixed start index (Kafka's ``fixedStartIndex``).  Kafka 4.1
+removed ``AdminUtils`` (4.1's tools place replicas with the controller's ``StripedReplicaPlacer``),
+so the class comes from ``kafka-server-common`` 4.0.2, the last release with it
+(``target/placement-lib/``), through a class loader of its own above the built release.
+
+``server_assign`` runs the KIP-848 server assignors
 (``uniform``, ``range``) on the ``GroupSpec`` the coordinator would build (:func:`server_input`);
 topic ids are the document's ``topic_ids``, else deterministic ones (``GroupProblem.topic_uuids``).
 """
@@ -44,6 +49,13 @@ JAVA_DIR = Path(__file__).resolve().parent / "java"
 TARGET = JAVA_DIR / "target"
 HELPER_JAR = TARGET / "kafka-peers-1.jar"
 LIBRARIES = TARGET / "lib"
+#: ``kafka-server-common`` of the last release with ``AdminUtils`` (kafka-default's reference).
+PLACEMENT_LIBRARIES = TARGET / "placement-lib"
+#: ``AppInfoParser`` (the release's version) by release: moved to ``...utils.internals`` in 4.4.
+APP_INFO_PARSERS = (
+    "org.apache.kafka.common.utils.internals.AppInfoParser",
+    "org.apache.kafka.common.utils.AppInfoParser",
+)
 
 CLIENT_ASSIGNORS = {
     "range": "org.apache.kafka.clients.consumer.RangeAssignor",
@@ -51,6 +63,8 @@ CLIENT_ASSIGNORS = {
     "sticky": "org.apache.kafka.clients.consumer.StickyAssignor",
     "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
 }
+#: KIP-932's share-group assignor (``group.share.assignors``' default, ``simple``).
+SHARE_ASSIGNOR = "org.apache.kafka.coordinator.group.assignor.SimpleAssignor"
 SERVER_ASSIGNORS = {
     "uniform": "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
     "range": "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
@@ -82,7 +96,42 @@ def kafka_version() -> str:
     import jpype
 
     start()
-    return str(jpype.JClass("org.apache.kafka.common.utils.AppInfoParser").getVersion())
+    for name in APP_INFO_PARSERS:
+        try:
+            parser = jpype.JClass(name)
+        except TypeError:  # JPype: no such class in this release
+            continue
+        return str(parser.getVersion())
+    raise PeerMissing(f"no AppInfoParser on the classpath ({', '.join(APP_INFO_PARSERS)})")
+
+
+def built_version() -> str | None:
+    """The release ``make peers`` built (its stamp ``target/.built-VERSION``), None if not built."""
+    stamps = sorted(TARGET.glob(".built-*"))
+    return stamps[-1].name.removeprefix(".built-") if stamps else None
+
+
+def _placement_class(name: str):
+    """A class of ``target/placement-lib/`` (``AdminUtils``, ``BrokerMetadata``) through one
+    class loader whose parent is the release's: classes the release has come from the release."""
+    import jpype
+
+    global _placement_loader
+    start()
+    if _placement_loader is None:
+        jars = sorted(PLACEMENT_LIBRARIES.glob("*.jar"))
+        if not jars:
+            raise PeerMissing(f"{PLACEMENT_LIBRARIES} is missing: run `make peers`")
+        url = jpype.JClass("java.net.URL")
+        urls = jpype.JArray(url)(
+            [jpype.JClass("java.io.File")(str(j)).toURI().toURL() for j in jars]
+        )
+        parent = jpype.JClass("java.lang.ClassLoader").getSystemClassLoader()
+        _placement_loader = jpype.JClass("java.net.URLClassLoader")(urls, parent)
+    return jpype.JClass(name, loader=_placement_loader)
+
+
+_placement_loader = None
 
 
 # ------------------------------------------------------------------ conversions
@@ -239,11 +288,15 @@ def server_input(problem: GroupProblem, partition_racks=None):
     """
     from heuristics.server_input import current_claims
 
+    return _group_spec(problem, *current_claims(problem), partition_racks)
+
+
+def _group_spec(problem: GroupProblem, claim_member, claim_partition, partition_racks=None):
+    """:func:`server_input` with the members' current assignments given as claims."""
     peers = start()
     if partition_racks is None:
         partition_racks = problem.partition_rack_lists
     ids = _topic_ids(problem)
-    claim_member, claim_partition = current_claims(problem)
     topic = problem.partition_topic[claim_partition]
     distinct: dict[int, int] = {}  # members share subscription tuples: each crosses once
     lists = []
@@ -314,6 +367,41 @@ def time_server_assign(
     return server_owners(problem, instance.assign(spec, describer)), seconds, built
 
 
+# ------------------------------------------------------------------ KIP-932 share groups
+
+
+def share_input(problem: GroupProblem, partition_racks=None):
+    """Kafka's ``(GroupSpec, SubscribedTopicDescriber)`` for ``problem`` as a share group (KIP-932).
+
+    As :func:`server_input`, except the current assignment: every member's ``owned`` claims on
+    partitions that exist, as given (a share group's partition may have several members, so no
+    claim is dropped for another's; :func:`problems.share.previous_claims`).
+    """
+    from problems.share import previous_claims
+
+    return _group_spec(problem, *previous_claims(problem), partition_racks)
+
+
+def share_assign(problem: GroupProblem) -> np.ndarray:
+    """Kafka's share-group ``SimpleAssignor`` on ``problem``: the ``(member, partition)`` pairs
+    (an ``int64`` array of shape ``(K, 2)``, sorted, as :mod:`problems.share` holds a share answer)."""
+    import jpype
+
+    from problems.share import pairs_array
+
+    if problem.num_members == 0:
+        return pairs_array(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    spec, describer = share_input(problem)
+    answer = jpype.JClass(SHARE_ASSIGNOR)().assign(spec, describer)
+    flat = np.array(
+        start().serverPairs(
+            answer, _topic_ids(problem), _longs(problem.topic_start), _strings(problem.members)
+        ),
+        dtype=np.int64,
+    )
+    return pairs_array(flat[0::2], flat[1::2])
+
+
 # ------------------------------------------------------------------ replica placement
 
 
@@ -327,9 +415,8 @@ def kafka_default(problem: PlacementProblem, start_index: int) -> np.ndarray:
     """
     import jpype
 
-    start()
-    admin = jpype.JClass("org.apache.kafka.admin.AdminUtils")
-    metadata = jpype.JClass("org.apache.kafka.admin.BrokerMetadata")
+    admin = _placement_class("org.apache.kafka.admin.AdminUtils")
+    metadata = _placement_class("org.apache.kafka.admin.BrokerMetadata")
     optional = jpype.JClass("java.util.Optional")
     brokers = jpype.JClass("java.util.ArrayList")()
     for broker, rack in zip(problem.broker_ids.tolist(), problem.broker_racks):

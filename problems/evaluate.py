@@ -14,6 +14,7 @@ from problems.group import GroupProblem
 from problems.objectives import OBJECTIVES, objective_of
 from problems.ownership import number_owners, previous_number_owners, previous_owners
 from problems.placement import PlacementProblem
+from problems.share import share_levels, share_shape_problem, share_validity
 
 
 @dataclass(frozen=True)
@@ -281,6 +282,12 @@ def evaluate(
         return Evaluation(not violations, tuple(violations), tuple(objective), names)
 
     assert isinstance(problem, GroupProblem), "group strategies take a consumer-group problem"
+    if kind == "share":  # (member, partition) pairs: a partition may have several members
+        shape = share_shape_problem(problem, answer)
+        if shape is not None:
+            return Evaluation(False, (shape,), (), names)
+        violations = share_validity(problem, answer)
+        return Evaluation(not violations, tuple(violations), share_levels(problem, answer), names)
     if answer.shape != (problem.num_partitions,):
         shape = (
             f"answer has {answer.size} owners, the problem has {problem.num_partitions} partitions"

@@ -15,6 +15,7 @@ OBJECTIVES: dict[str, tuple[str, ...]] = {
     "stream-join": ("sum_sq_numbers", "number_moves"),
     "rack-aware": ("sum_sq_counts", "rack_mismatches", "moves"),
     "replica": ("sum_sq_broker_replicas", "sum_sq_rack_replicas", "sum_sq_broker_leaders", "moves"),
+    "share": ("sum_sq_counts", "sum_sq_readers", "moves"),
 }
 #: The most levels any objective has: the ``level1 .. levelN`` columns of a results row.
 LEVELS = max(len(names) for names in OBJECTIVES.values())
@@ -32,6 +33,7 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "stream-join": "stream-join",
     "uniform": "sticky",
     "server-range": "sticky",
+    "share": "share",
     "kafka-default": "replica",
     "sticky-replica": "replica",
 }

@@ -99,7 +99,11 @@ def _decimal(values: np.ndarray, width: int) -> np.ndarray:
 
 def result_bytes(result: Result) -> bytes:
     """``json.dumps(result.to_json()).encode()``: what ``rebalance-lab assign`` prints (one line)."""
-    if result.answer is None or not isinstance(result.problem, GroupProblem):
+    if (
+        result.answer is None
+        or not isinstance(result.problem, GroupProblem)
+        or result.answer.ndim != 1  # a share group's (member, partition) pairs
+    ):
         return json.dumps(result.to_json()).encode()
     rest = json.dumps(result.json_fields()).encode()  # b'{"status": ...}'
     shown = result.answer if result.shown is None else result.shown

@@ -55,11 +55,13 @@ def kafka_java():
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory) -> Path:
     """The smoke suite solved once per test run (plain pandas), written as OUT/results/suite=smoke/run_id=test."""
+    from experiments.experiment import load_suite
     from experiments.results import results_folder, write_batch
     from experiments.runs import scenario_frame, solve_frame
-    from experiments.scenarios import suite
 
+    smoke = load_suite("smoke")
     out = tmp_path_factory.mktemp("out")
     folder = results_folder(out, "smoke", "test")
-    write_batch(folder, solve_frame(scenario_frame(suite("smoke")), time_limit=2))
+    # marked as `compare` marks its rows: the experiment's name and file digest
+    write_batch(folder, smoke.stamp(solve_frame(scenario_frame(smoke.scenarios), time_limit=2)))
     return folder

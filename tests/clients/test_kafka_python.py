@@ -10,6 +10,8 @@ group has settled again, one joins.  After every step:
   replicas as the cluster places them, ``partition_racks``): so the moves equal the predicted ones;
   with the racks, range's and sticky's answers are KIP-881's rack-aware ones (for range the racks
   are checked to change the answer);
+* ``sticky`` and ``lag-aware`` run over the SASL_SSL listener (PLAIN, SCRAM-SHA-256), the
+  consumers and the lag-aware assignor's admin client with the client properties' settings;
 * the messages produced before the group started are all consumed exactly once across the
   rebalances (offsets committed before each rebalance and on leaving; checked on every strategy
   but ``lag-aware``, whose consumers never commit so that the lags it reads stay the known ones).
@@ -25,6 +27,7 @@ from types import SimpleNamespace
 import pytest
 
 from clients.kafka_python import assignor
+from clients.security import command_config
 from models import solve
 from problems import load_problem
 from support.kafka_support import commit, create_topic, produce
@@ -40,6 +43,8 @@ SESSION_TIMEOUT_MS = 5_000
 #: Each consumer's rack (client.rack); partition p of every topic has its one replica on broker
 #: p % 3 + 1.
 RACKS = {"c0": "r1", "c1": "r2", "c2": "r3", "c3": "r1"}
+#: The strategies whose groups run over the SASL_SSL listener, with the SASL mechanism.
+SECURE = {"sticky": "PLAIN", "lag-aware": "SCRAM-SHA-256"}
 
 
 class NotSettled(AssertionError):
@@ -61,10 +66,13 @@ class Member(threading.Thread):
         commits: bool,
         delay: float,
         rack: str,
+        settings: dict,
     ):
         super().__init__(name=name, daemon=True)
         options = (
-            {"bootstrap_servers": bootstrap, "group_id": group} if strategy == "lag-aware" else {}
+            {"bootstrap_servers": bootstrap, "group_id": group, "settings": settings}
+            if strategy == "lag-aware"
+            else {}
         )
         self.rack = rack
         self.assignor = assignor(strategy, rack=rack, **options)
@@ -93,6 +101,7 @@ class Member(threading.Thread):
             max_poll_records=2,
             fetch_max_wait_ms=50,
             metadata_max_age_ms=5_000,
+            **settings,
         )
         self.topics, self.sink, self.delay = topics, sink, delay
         self.assignment: dict[str, list[int]] = {}
@@ -140,13 +149,20 @@ class Group:
             strategy,
         )
         self.commits = commits
+        # Over the SASL_SSL listener (the super user "admin") for these strategies: the consumers
+        # and the lag-aware assignor's admin client take the client properties' settings.
+        self.settings = (
+            command_config(kafka_cluster.client_properties("admin", SECURE[strategy]))
+            if strategy in SECURE
+            else {}
+        )
         self.sink: list = []
         self.members: list[Member] = []
 
     def add(self, name: str) -> Member:
         member = Member(
             name,
-            self.cluster.bootstrap,
+            self.cluster.secure_bootstrap if self.settings else self.cluster.bootstrap,
             self.name,
             self.topics,
             self.strategy,
@@ -154,6 +170,7 @@ class Group:
             self.commits,
             delay=0.01,
             rack=RACKS[name],
+            settings=self.settings,
         )
         self.members.append(member)
         member.start()

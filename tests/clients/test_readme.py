@@ -1,7 +1,8 @@
 """The "Use it with a real cluster" commands of docs/live-clusters.md, run against the live KRaft cluster.
 
 Every ``$ command`` of that section's code blocks runs in order (``$B`` is the test cluster's
-address; ``kafka`` is the README's own definition, Kafka's tools from the Maven-resolved release;
+address, ``$S`` its SASL_SSL listener's, ``$CA`` the certificate that listener presents;
+``kafka`` is the README's own definition, Kafka's tools from the Maven-resolved release;
 ``rebalance-lab`` runs in this process; ``cat`` reads the file), exits 0 unless it prints an
 ``error:`` line (exit 2), and prints the lines the README shows under it.  The README's Python
 block starts the live group ``shop`` (consumer ``east``, then ``west`` on rack ``r2`` once ``east``
@@ -10,7 +11,9 @@ normalized on both sides before comparing: the address (``127.0.0.1:PORT``), kaf
 member ids' UUID suffixes, timings (``0.153 s``), the coordinator's order of members (JSON
 ``members`` lists are compared sorted by id), blank lines; a README line ``...`` stands for any
 lines, a line ending in ``...`` for any line starting with the rest.  ``--verify`` is repeated
-until Kafka reports the reassignment complete (up to 60 s).
+until Kafka reports the reassignment complete (up to 60 s), and so is a command after
+``kafka-acls --add`` until it prints what the README shows: each broker applies the new ACLs from
+the metadata log a moment after the tool returns.
 
 Beyond the printed output: after the reassignment the replicas are where the plan says (order
 included) and every message produced before is still readable.
@@ -175,13 +178,18 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
     definition = KAFKA.search(readme)
     assert definition, "the README defines `kafka() { java -cp '...' \"$@\"; }`"
     jars = str(ROOT / definition.group(2))
-    shell = f"""kafka() {{ java {" ".join(JVM)} -cp '{jars}' "$@"; }}; B={server}; """
+    shell = (
+        f"""kafka() {{ java {" ".join(JVM)} -cp '{jars}' "$@"; }}; B={server}; """
+        f"S={kafka_cluster.secure_bootstrap}; CA={kafka_cluster.ca_file}; "
+    )
     monkeypatch.chdir(tmp_path)
     blocks = readme_blocks()
-    assert [language for language, _ in blocks] == ["", "", "python", "", ""]
+    assert [language for language, _ in blocks] == ["", "", "python", "", "", ""]
     shop = Shop(blocks[2][1], server)
+    variables = {"$B": server, "$S": kafka_cluster.secure_bootstrap}
     ran: list[str] = []
     differences: list[str] = []  # every command whose output differs, reported together
+    settling = False  # after kafka-acls: the ACLs reach the brokers a moment later
     try:
         for language, block in blocks:
             if language == "python":
@@ -191,17 +199,18 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
                 shop.wait([3, 3])
                 continue
             for command, expected in steps(block):
+                settling = settling or "AclCommand" in command
                 started = time.monotonic()
                 deadline = started + 60
                 while True:
-                    status, printed = _run(command, shell, server, capsys, tmp_path)
+                    status, printed = _run(command, shell, variables, capsys, tmp_path)
                     if (
                         matches(expected, printed)
-                        or "--verify" not in command
+                        or not ("--verify" in command or settling)
                         or time.monotonic() > deadline
                     ):
                         break
-                    time.sleep(1)  # the reassignment is still in progress
+                    time.sleep(1)  # the reassignment or the ACLs are still on their way
                 if status != (
                     2 if any(line.startswith("error:") for line in expected) else 0
                 ) or not matches(expected, printed):
@@ -226,10 +235,15 @@ def test_readme_cluster_commands(kafka_cluster, admin, capsys, tmp_path, monkeyp
     assert _read_counts(server, "orders", 6) == [100] * 6  # every message still readable
 
 
-def _run(command: str, shell: str, server: str, capsys, folder: Path) -> tuple[int, list[str]]:
-    """Exit status and printed lines (stderr, then stdout unless redirected) of one README command."""
+def _run(
+    command: str, shell: str, variables: dict[str, str], capsys, folder: Path
+) -> tuple[int, list[str]]:
+    """Exit status and printed lines (stderr, then stdout unless redirected) of one README command
+    (``variables``: ``$B`` and ``$S``, the cluster's addresses)."""
     if command.startswith("rebalance-lab "):
-        argv = shlex.split(command.replace("$B", server))[1:]
+        for name, value in variables.items():
+            command = command.replace(name, value)
+        argv = shlex.split(command)[1:]
         target = None
         if ">" in argv:
             argv, target = argv[: argv.index(">")], argv[argv.index(">") + 1]

@@ -97,7 +97,8 @@ def test_unknown_suite_is_refused():
     """Tests that an unknown suite name raises with the list of suites."""
     with pytest.raises(ValueError, match="smoke"):
         suite("nope")
-    assert SUITES == ("smoke", "gate", "default", "scale")
+    # the four tiers first, then the other shipped experiment files by name
+    assert SUITES == ("smoke", "gate", "default", "scale", "kafka-benchmark-grid")
 
 
 def test_racked_twins_differ_only_by_racks():

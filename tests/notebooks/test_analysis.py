@@ -17,10 +17,20 @@ def test_notebook_runs_on_smoke_results(smoke_run, monkeypatch):
     without errors."""
     monkeypatch.setenv("REBALANCE_LAB_RESULTS", str(smoke_run.parents[1]))
     notebook = nbformat.read(NOTEBOOK, as_version=4)
-    notebook.cells.append(nbformat.v4.new_code_cell("import sys\nprint('pyspark imported:', 'pyspark' in sys.modules)"))
-    NotebookClient(notebook, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
-    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    notebook.cells.append(
+        nbformat.v4.new_code_cell(
+            "import sys\nprint('pyspark imported:', 'pyspark' in sys.modules)"
+        )
+    )
+    NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    ).execute()
+    outputs = [
+        o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
+    ]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= len(PLOTS)
@@ -28,5 +38,10 @@ def test_notebook_runs_on_smoke_results(smoke_run, monkeypatch):
     assert "scenarios, runs: ['test']" in text
     assert "pyspark imported: False" in text
     shown = "".join(o.get("data", {}).get("text/markdown", "") for o in outputs)
-    assert all(plot.caption in shown for plot in PLOTS.values())   # the report's captions, same functions
-    assert shown.count("### ") >= 4 + len(PLOTS)                     # a headline table per objective
+    # the report's captions, same functions; a headline table per objective
+    assert all(plot.caption in shown for plot in PLOTS.values())
+    assert shown.count("### ") >= 4 + len(PLOTS)
+    # faceted by what the smoke rows vary (patterns, lags, racks, seeds), a table and a figure each
+    assert "factors varied: pattern, lags, replication, seed" in text
+    assert "### By subscription pattern" in shown
+    assert len(images) >= len(PLOTS) + 4

@@ -159,14 +159,17 @@ def test_kafka_default_partitions_added_equal_admin_utils(kafka_java):
 
 
 def test_kafka_version_is_pinned(kafka_java):
-    """Tests that the JVM runs the Kafka release peers/java/pom.xml pins."""
+    """Tests that the JVM runs the Kafka release ``make peers`` built (its stamp), and that the
+    default release of the Makefile and of peers/java/pom.xml is one and the same."""
     import re
     from pathlib import Path
 
-    pom = (Path(__file__).parents[2] / "peers" / "java" / "pom.xml").read_text()
-    assert kafka_java.kafka_version() == re.search(
-        r"<kafka.version>(.*)</kafka.version>", pom
-    ).group(1)
+    root = Path(__file__).parents[2]
+    pom = (root / "peers" / "java" / "pom.xml").read_text()
+    makefile = (root / "Makefile").read_text()
+    default = re.search(r"<kafka.version>(.*)</kafka.version>", pom).group(1)
+    assert re.search(r"^KAFKA_VERSION \?= (.*)$", makefile, re.M).group(1) == default
+    assert kafka_java.kafka_version() == kafka_java.built_version()
 
 
 def test_assignment_json_round_trip(kafka_java):

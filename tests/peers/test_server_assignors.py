@@ -4,7 +4,7 @@ The Java side gets the ``GroupSpec`` the group coordinator builds
 (``peers.kafka_java.server_input``); ours gets the document.  Random groups cover homogeneous and
 heterogeneous subscriptions (by topic *name*, missing topics included, as ``ModernGroup`` decides),
 static members, random ``topic_ids`` or none, KIP-881 racks or none (the server assignors of Kafka
-4.0 ignore them), and current assignments of three kinds: random claims (stale, conflicting, on
+4.0.2 to 4.4.0 ignore them), and current assignments of three kinds: random claims (stale, conflicting, on
 unsubscribed topics), Kafka's own previous answer after members joined, left or changed their
 subscriptions (the incremental case), and none.  The Java hash orders the heuristics reproduce are
 checked against ``java.util.HashMap`` / ``HashSet`` directly.
@@ -81,7 +81,7 @@ def server_documents(draw, max_members: int = 12, max_partitions: int = 24) -> d
             member["owned"] = owned
             if rng.random() < 0.67:
                 member["generation"] = int(rng.integers(0, 3))
-        if racks:  # KIP-881 racks: Kafka 4.0's server assignors do not read them
+        if racks:  # KIP-881 racks: the server assignors of Kafka 4.0.2 to 4.4.0 do not read them
             member["rack"] = f"r{rng.integers(3)}"
         members.append(member)
     doc = {"topics": topics, "members": members}

@@ -6,9 +6,14 @@
 
 Each node runs in combined mode (``process.roles=broker,controller``, a static quorum of the
 three), with ``broker.rack`` ``r1``/``r2``/``r3``, free loopback ports, and its data, config and
-log in a temporary folder.  Settings keep it light and quick for tests: a 256 MB heap per JVM,
-the serial collector, C1 only, 4 partitions of ``__consumer_offsets`` with replication 1, no
-initial rebalance delay, no topic auto-creation.
+log in a temporary folder.  Beside the PLAINTEXT listener each node has a SASL_SSL one
+(``secure_bootstrap``: PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 for the users of :data:`USERS`,
+the SCRAM ones created by the storage format; a self-signed certificate made by Java's
+``keytool``, ``ca.pem`` for the clients) and the StandardAuthorizer (``admin`` and the PLAINTEXT
+listeners' ``ANONYMOUS`` are super users, ``reader`` has only the ACLs a test grants).
+Settings keep it light and quick for tests: a 256 MB heap per JVM, the serial collector,
+C1 only, 4 partitions of ``__consumer_offsets`` with replication 1, no initial rebalance delay,
+no topic auto-creation.
 
 :meth:`KraftCluster.start` formats the storage (Kafka's ``StorageTool``), starts the nodes and waits
 until the three brokers are registered and unfenced and the group coordinator answers
@@ -37,6 +42,12 @@ JVM = [
     "-Djava.awt.headless=true",
 ]
 RACKS = ("r1", "r2", "r3")
+#: The SASL users of the SASL_SSL listener, ``{name: password}``, each for PLAIN, SCRAM-SHA-256 and
+#: SCRAM-SHA-512: ``admin`` is a super user, ``reader`` may do only what ACLs grant it.
+USERS = {"admin": "admin-secret", "reader": "reader-secret"}
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+#: The brokers' PKCS12 keystore password (their self-signed certificate is ``ca.pem``).
+STORE_PASSWORD = "broker-store-secret"
 #: Seconds to wait for the three brokers (measured: 28-72 s on 2 cores shared with other work).
 READY_TIMEOUT = 150.0
 
@@ -66,12 +77,13 @@ class KraftCluster:
     """Three combined broker/controller nodes, ids 1-3 on racks :data:`RACKS`."""
 
     def __init__(self, folder: Path):
-        self.folder = Path(folder)
+        self.folder = Path(folder).absolute()
         self.ids = (1, 2, 3)
         self.racks = dict(zip(self.ids, RACKS))
         self.classpath = classpath()
         self.processes: dict[int, subprocess.Popen] = {}
         self.ports: dict[int, int] = {}
+        self.secure_ports: dict[int, int] = {}
         self.start_seconds: float | None = None
 
     @property
@@ -79,17 +91,82 @@ class KraftCluster:
         """``host:port`` of broker 1 (any broker bootstraps a client)."""
         return f"127.0.0.1:{self.ports[1]}"
 
+    @property
+    def secure_bootstrap(self) -> str:
+        """``host:port`` of broker 1's SASL_SSL listener (users :data:`USERS`, CA :attr:`ca_file`)."""
+        return f"127.0.0.1:{self.secure_ports[1]}"
+
+    @property
+    def ca_file(self) -> Path:
+        """The PEM certificate the SASL_SSL listener presents (self-signed: trust it)."""
+        return self.folder / "ca.pem"
+
+    def client_properties(self, user: str = "admin", mechanism: str = "SCRAM-SHA-512") -> Path:
+        """A Kafka client properties file for the SASL_SSL listener as ``user`` (written once)."""
+        module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+        path = self.folder / f"{user}-{mechanism.lower()}.properties"
+        path.write_text(
+            "security.protocol=SASL_SSL\n"
+            f"sasl.mechanism={mechanism}\n"
+            "ssl.truststore.type=PEM\n"
+            f"ssl.truststore.location={self.ca_file}\n"
+            f"sasl.jaas.config=org.apache.kafka.common.security.{module} required "
+            f'username="{user}" password="{USERS[user]}";\n'
+        )
+        return path
+
+    def _keystore(self) -> None:
+        """The brokers' key and self-signed certificate (127.0.0.1, localhost), by Java's keytool:
+        ``broker.p12`` for the brokers, its certificate as ``ca.pem`` for the clients."""
+        store = ["-keystore", "broker.p12", "-storetype", "PKCS12", "-storepass", STORE_PASSWORD]
+        for args in (
+            ["-genkeypair", "-alias", "broker", "-keyalg", "EC", "-groupname", "secp256r1"]
+            + ["-dname", "CN=localhost", "-ext", "SAN=ip:127.0.0.1,dns:localhost"]
+            + ["-validity", "7", *store],
+            ["-exportcert", "-rfc", "-alias", "broker", "-file", "ca.pem", *store],
+        ):
+            done = subprocess.run(
+                ["keytool", *args], capture_output=True, text=True, cwd=self.folder, timeout=120
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"keytool {args[0]} failed: {done.stderr or done.stdout}")
+
     def _config(self, node: int, controllers: dict[int, int]) -> Path:
         voters = ",".join(f"{i}@127.0.0.1:{port}" for i, port in controllers.items())
+        plain = " ".join(f'user_{user}="{password}"' for user, password in USERS.items())
+        secure = {
+            "listener.name.secure.sasl.enabled.mechanisms": ",".join(MECHANISMS),
+            "listener.name.secure.plain.sasl.jaas.config": (
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain};"
+            ),
+            **{
+                f"listener.name.secure.{m.lower()}.sasl.jaas.config": (
+                    "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                )
+                for m in MECHANISMS[1:]
+            },
+            "ssl.keystore.type": "PKCS12",
+            "ssl.keystore.location": self.folder / "broker.p12",
+            "ssl.keystore.password": STORE_PASSWORD,
+            "ssl.key.password": STORE_PASSWORD,
+            # ACLs apply to the SASL users; the PLAINTEXT listeners' ANONYMOUS (clients, brokers,
+            # controllers) is a super user, as is "admin".
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": "User:ANONYMOUS;User:admin",
+        }
         settings = {
             "process.roles": "broker,controller",
             "node.id": node,
             "controller.quorum.voters": voters,
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.ports[node]},CONTROLLER://127.0.0.1:{controllers[node]}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.ports[node]}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.ports[node]},"
+            f"SECURE://127.0.0.1:{self.secure_ports[node]},"
+            f"CONTROLLER://127.0.0.1:{controllers[node]}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.ports[node]},"
+            f"SECURE://127.0.0.1:{self.secure_ports[node]}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL,CONTROLLER:PLAINTEXT",
+            **secure,
             "log.dirs": self.folder / f"data-{node}",
             "broker.rack": self.racks[node],
             "num.partitions": 1,
@@ -138,11 +215,19 @@ class KraftCluster:
         """Format, start and wait for the three brokers; stops them again when that fails."""
         started = time.perf_counter()
         self.folder.mkdir(parents=True, exist_ok=True)
-        ports = free_ports(2 * len(self.ids))
+        ports = free_ports(3 * len(self.ids))
+        count = len(self.ids)
         self.ports = dict(zip(self.ids, ports))
-        controllers = dict(zip(self.ids, ports[len(self.ids) :]))
+        controllers = dict(zip(self.ids, ports[count : 2 * count]))
+        self.secure_ports = dict(zip(self.ids, ports[2 * count :]))
         configs = {node: self._config(node, controllers) for node in self.ids}
         cluster_id = _kafka_uuid()
+        scram = [  # the SCRAM users, written into the metadata log by the format
+            arg
+            for m in MECHANISMS[1:]
+            for user, password in USERS.items()
+            for arg in ("--add-scram", f"{m}=[name={user},password={password}]")
+        ]
         formats = [
             self._java(
                 "kafka.tools.StorageTool",
@@ -151,11 +236,13 @@ class KraftCluster:
                 cluster_id,
                 "-c",
                 str(configs[node]),
+                *scram,
                 log=self.folder / f"format-{node}.log",
             )
             for node in self.ids
         ]
         try:
+            self._keystore()  # while the storage is formatted
             for node, process in zip(self.ids, formats):
                 if process.wait(timeout=120) != 0:
                     raise RuntimeError(
@@ -261,7 +348,7 @@ def _kafka_uuid() -> str:
 
 def main() -> None:
     """``python tests/support/kraft_cluster.py [FOLDER]``: start the test cluster, print its
-    address, wait for Ctrl-C."""
+    addresses, wait for Ctrl-C."""
     import signal
     import sys
     import tempfile
@@ -271,7 +358,9 @@ def main() -> None:
     cluster = KraftCluster(folder).start()
     print(
         f"KRaft cluster: brokers 1-3 on racks {', '.join(RACKS)}; --bootstrap-server {cluster.bootstrap} "
-        f"(started in {cluster.start_seconds:.0f} s; logs in {folder}); Ctrl-C stops it",
+        f"(started in {cluster.start_seconds:.0f} s; logs in {folder}); SASL_SSL: "
+        f"--bootstrap-server {cluster.secure_bootstrap}, certificate {cluster.ca_file}, users "
+        f"{', '.join(f'{u}/{p}' for u, p in USERS.items())}; Ctrl-C stops it",
         flush=True,
     )
     try:

@@ -30,8 +30,9 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
 import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
 import org.apache.kafka.coordinator.group.modern.TopicIds;
-import org.apache.kafka.image.TopicsImage;
 
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -225,38 +226,41 @@ public final class KafkaPeers {
         return ids;
     }
 
-    /** Topic name <-> id of the cluster's topics (the coordinator's TopicsImage lookups). */
-    static final class Resolver implements TopicIds.TopicResolver {
-        final Map<String, Uuid> ids = new HashMap<>();
-        final Map<Uuid, String> names = new HashMap<>();
-        final Map<Uuid, Integer> positions = new HashMap<>();
-
-        Resolver(String[] topics, Uuid[] topicIds) {
-            for (int t = 0; t < topics.length; t++) {
-                ids.put(topics[t], topicIds[t]);
-                names.put(topicIds[t], topics[t]);
-                positions.put(topicIds[t], t);
+    /**
+     * Topic name <-> id of the cluster's topics (the coordinator's metadata-image lookups), as a
+     * {@code TopicIds.TopicResolver}.  A dynamic proxy: the interface's {@code image()} returns the
+     * coordinator's metadata image, whose type differs between Kafka releases (a TopicsImage up to 4.1,
+     * a CoordinatorMetadataImage from 4.2), so the proxy answers {@code image} with that type's
+     * {@code EMPTY} constant, looked up by reflection (TopicIds' equals and hashCode read it), and
+     * {@code name} and {@code id} from the topics given.
+     */
+    static TopicIds.TopicResolver resolver(String[] topics, Uuid[] topicIds) {
+        Map<String, Uuid> ids = new HashMap<>();
+        Map<Uuid, String> names = new HashMap<>();
+        for (int t = 0; t < topics.length; t++) {
+            ids.put(topics[t], topicIds[t]);
+            names.put(topicIds[t], topics[t]);
+        }
+        InvocationHandler handler = (proxy, method, args) -> {
+            switch (method.getName()) {
+                case "name":
+                    return names.get(args[0]);
+                case "id":
+                    return ids.get(args[0]);
+                case "hashCode":
+                    return System.identityHashCode(proxy);
+                case "equals":
+                    return proxy == args[0];
+                case "toString":
+                    return "TopicResolver" + ids;
+                case "image":
+                    return method.getReturnType().getField("EMPTY").get(null);
+                default: // clear()
+                    return null;
             }
-        }
-
-        @Override
-        public TopicsImage image() {
-            return TopicsImage.EMPTY;
-        }
-
-        @Override
-        public String name(Uuid id) {
-            return names.get(id);
-        }
-
-        @Override
-        public Uuid id(String name) {
-            return ids.get(name);
-        }
-
-        @Override
-        public void clear() {
-        }
+        };
+        return (TopicIds.TopicResolver) Proxy.newProxyInstance(
+            TopicIds.TopicResolver.class.getClassLoader(), new Class<?>[] {TopicIds.TopicResolver.class}, handler);
     }
 
     /** A SubscribedTopicDescriber over the topics' partition counts (and replica racks when not null). */
@@ -296,7 +300,7 @@ public final class KafkaPeers {
         String[] topics, Uuid[] topicIds,
         int[] ownedStart, int[] ownedTopic, int[] ownedPartition
     ) {
-        Resolver resolver = new Resolver(topics, topicIds);
+        TopicIds.TopicResolver resolver = resolver(topics, topicIds);
         Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Map<String, Integer> nameCounts = new HashMap<>();
@@ -351,6 +355,36 @@ public final class KafkaPeers {
             }
         }
         return owner;
+    }
+
+    /**
+     * Every (member position, global partition id) pair of a server assignor's answer, flattened as
+     * {@code m0, g0, m1, g1, ...} in member order: a share group's assignor (KIP-932) may give a partition
+     * to several members, so an owner array cannot hold its answer.
+     */
+    public static int[] serverPairs(org.apache.kafka.coordinator.group.api.assignor.GroupAssignment answer,
+                                    Uuid[] topicIds, long[] topicStart, String[] members) {
+        Map<Uuid, Integer> position = new HashMap<>();
+        for (int t = 0; t < topicIds.length; t++)
+            position.put(topicIds[t], t);
+        List<Integer> pairs = new ArrayList<>();
+        Map<String, MemberAssignment> assignments = answer.members();
+        for (int m = 0; m < members.length; m++) {
+            MemberAssignment assignment = assignments.get(members[m]);
+            if (assignment == null)
+                continue;
+            for (Map.Entry<Uuid, Set<Integer>> entry : assignment.partitions().entrySet()) {
+                int t = position.get(entry.getKey());
+                for (int p : entry.getValue()) {
+                    pairs.add(m);
+                    pairs.add((int) (topicStart[t] + p));
+                }
+            }
+        }
+        int[] flat = new int[pairs.size()];
+        for (int i = 0; i < flat.length; i++)
+            flat[i] = pairs.get(i);
+        return flat;
     }
 
     /** As {@link #time} for a KIP-848 server assignor. */

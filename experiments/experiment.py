@@ -1,0 +1,561 @@
+"""Experiment files: a named, described crossing of factors, read from TOML, expanded into scenarios.
+
+An experiment file lists blocks (``[[scenarios]]``); each block crosses the levels of its factors
+(the judged-on strategy, churn event, sizes, seeds, subscription pattern, lag distribution, rack
+layout, time limit and solver options) in the order they are written, the last one varying
+fastest, less the combinations an ``exclude`` rule names, with the factors of a ``zip`` rule
+advancing together.  The shipped suites are such files (``experiments/suites/*.toml``).  A bad
+file is a :class:`problems.ProblemError` naming the file, the field and the problem.
+Details: docs/harness.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from experiments.scenarios import (
+    GROUP_CHURN,
+    KIP848_PATTERNS,
+    LAGS,
+    PATTERNS,
+    PLACEMENT_CHURN,
+    RACKS,
+    TWO_MOVE_LIMIT,
+    Scenario,
+)
+from problems import ProblemError
+
+#: Strategies a scenario can be judged on, and the family of their problems.
+JUDGED_ON = {
+    "sticky": "group",
+    "rack-aware": "group",
+    "lag-aware": "group",
+    "stream-join": "group",
+    "sticky-replica": "placement",
+}
+#: Tiers of an experiment: where it is meant to run (the estimate of ``experiment show``).
+TIERS = ("smoke", "gate", "default", "scale")
+#: Scenario factors, in the order a block crosses those it leaves out (one level: the default).
+#: A group's ``partitions``, ``members`` and ``topics`` may be factors of their own instead of ``size``.
+SCENARIO_FACTORS = (
+    "judged_on",
+    "churn",
+    "size",
+    "partitions",
+    "members",
+    "topics",
+    "seed",
+    "pattern",
+    "lags",
+    "racks",
+)
+SIZE_PARTS = ("partitions", "members", "topics")
+#: Run factors: how each scenario is solved.  Varied across an experiment, they are part of the
+#: scenario id (``~time_limit=2``), so each level is a scenario of its own with its own reference.
+RUN_FACTORS = ("time_limit", "options")
+#: Selections (not crossed): which of the runs judged on a scenario's strategy are made.
+SELECTIONS = ("strategies", "solvers")
+RULES = ("exclude", "zip")
+BLOCK_KEYS = ("family", *SCENARIO_FACTORS, *RUN_FACTORS, *SELECTIONS, *RULES)
+TOP_KEYS = ("name", "description", "tier", "time_limit", "plugins", "scenarios")
+#: Solver options an experiment may set, with their types (``time_limit`` is a factor of its own).
+OPTION_TYPES: dict[str, type] = {
+    "workers": int,
+    "seed": int,
+    "log": bool,
+    "backend": str,
+    "max_moves": int,
+    "start_index": int,
+}
+DEFAULTS: dict[str, Any] = {"pattern": "equal", "lags": "zero", "racks": 0}
+#: Where the shipped suites live (packaged with ``experiments``).
+SUITES_PACKAGE = "experiments.suites"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """An experiment file, read and expanded.
+
+    Attributes
+    ----------
+    name, description, tier
+        From the file (``tier``: one of :data:`TIERS`, the scale it is meant for).
+    time_limit
+        Seconds per exact solver and scenario where a block sets none.
+    scenarios
+        The expanded scenarios, in the file's order, each once.
+    factors
+        Every factor's levels across the experiment, in first-seen order.
+    plugins
+        The researcher's strategies the file names (``module:function`` or entry point names).
+    digest
+        SHA-256 (first 16 hex digits) of the file's bytes: which version of the file made a row.
+    source
+        The file.
+    """
+
+    name: str
+    description: str
+    tier: str
+    time_limit: float
+    scenarios: list[Scenario]
+    factors: dict[str, list[Any]]
+    plugins: tuple[str, ...] = ()
+    digest: str = ""
+    source: str = ""
+    blocks: int = field(default=0)
+
+    def stamp(self, rows):
+        """``rows`` (a result DataFrame) marked as this experiment's: its name and file digest."""
+        return rows.assign(experiment=self.name, experiment_digest=self.digest)
+
+    @property
+    def varied(self) -> list[str]:
+        """The factors with more than one level: what the report and the notebook facet by."""
+        return [name for name, levels in self.factors.items() if len(levels) > 1]
+
+
+# ----------------------------------------------------------------- reading
+def suite_path(name: str) -> Path:
+    """The packaged file of suite ``name``."""
+    return Path(str(resources.files(SUITES_PACKAGE).joinpath(f"{name}.toml")))
+
+
+def suite_names() -> tuple[str, ...]:
+    """The shipped suites, by name (``experiments/suites/*.toml``)."""
+    folder = resources.files(SUITES_PACKAGE)
+    return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml")))
+
+
+def load_suite(name: str) -> Experiment:
+    """The shipped suite ``name`` as an :class:`Experiment`."""
+    path = suite_path(name)
+    if not path.is_file():
+        raise ProblemError("", f"no suite {name!r} (choose from {', '.join(suite_names())})")
+    return load_experiment(path)
+
+
+def load_experiment(path: str | os.PathLike[str]) -> Experiment:
+    """Read, check and expand the experiment file ``path``.
+
+    Raises
+    ------
+    ProblemError
+        One line: the file, the field and the problem (bad TOML, an unknown key or factor, a
+        level of the wrong type or out of range, an empty crossing, a scenario given twice with
+        different runs).
+    """
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise ProblemError("", f"cannot read the file: {error.strerror or error}", source) from None
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ProblemError("", "is not UTF-8 text", source) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ProblemError("", f"not valid TOML: {error}", source) from None
+    try:
+        return expand(document, digest=hashlib.sha256(data).hexdigest()[:16], source=source)
+    except ProblemError as error:
+        raise error.with_source(source) from None
+
+
+def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>") -> Experiment:
+    """An experiment from its parsed document (what :func:`load_experiment` reads)."""
+    _known(document, TOP_KEYS, "")
+    name = _text(document, "name", required=True)
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise ProblemError("name", f"letters, digits, '-' and '_' only, got {name!r}")
+    description = _text(document, "description", required=True)
+    tier = _text(document, "tier", default="default")
+    if tier not in TIERS:
+        raise ProblemError("tier", f"must be one of {', '.join(TIERS)}, got {tier!r}")
+    time_limit = _seconds(document.get("time_limit", 10.0), "time_limit")
+    plugins = document.get("plugins", [])
+    if not isinstance(plugins, list) or not all(isinstance(p, str) and p for p in plugins):
+        raise ProblemError("plugins", "must be a list of 'module:function' or entry point names")
+    blocks = document.get("scenarios")
+    if not isinstance(blocks, list) or not blocks:
+        raise ProblemError("scenarios", "at least one [[scenarios]] block is needed")
+    expanded: list[tuple[Scenario, dict[str, Any], str]] = []
+    for b, block in enumerate(blocks):
+        where = f"scenarios[{b}]"
+        if not isinstance(block, dict):
+            raise ProblemError(where, "must be a table ([[scenarios]])")
+        found = list(_block(block, where))
+        if not found:
+            raise ProblemError(where, "the crossing is empty (every combination excluded)")
+        expanded.extend((s, run, where) for s, run in found)
+    return _assemble(
+        expanded,
+        name=name,
+        description=description,
+        tier=tier,
+        time_limit=time_limit,
+        plugins=tuple(plugins),
+        digest=digest,
+        source=source,
+        blocks=len(blocks),
+    )
+
+
+def _assemble(expanded, **fields) -> Experiment:
+    """Scenarios with their run settings; run factors that vary become part of the ids."""
+    varied = {
+        f
+        for f in RUN_FACTORS
+        if len({json.dumps(run.get(f), sort_keys=True) for _, run, _ in expanded}) > 1
+    }
+    scenarios: dict[Scenario, None] = {}
+    seen: dict[str, tuple[str, str]] = {}
+    factors: dict[str, list[Any]] = {}
+    for scenario, run, where in expanded:
+        tag = "".join(f"~{f}={_level_text(run.get(f))}" for f in RUN_FACTORS if f in varied)
+        settings = json.dumps(run, sort_keys=True, separators=(",", ":")) if run else ""
+        final = Scenario(**{**scenario.__dict__, "settings": settings, "tag": tag})
+        if final in scenarios:
+            continue
+        earlier = seen.get(final.scenario_id)
+        if earlier is not None:
+            raise ProblemError(
+                where,
+                f"scenario {final.scenario_id} is also in {earlier[0]} with other "
+                "strategies or solvers",
+            )
+        seen[final.scenario_id] = (where, settings)
+        scenarios[final] = None
+        for name, value in _factor_values(final, run, fields["time_limit"]).items():
+            levels = factors.setdefault(name, [])
+            if value not in levels:
+                levels.append(value)
+    return Experiment(scenarios=list(scenarios), factors=factors, **fields)
+
+
+def _factor_values(s: Scenario, run: dict[str, Any], time_limit: float) -> dict[str, Any]:
+    size = [s.partitions, s.members, s.topics] + (
+        [s.replication] if s.family == "placement" else []
+    )
+    return {
+        "family": s.family,
+        "judged_on": s.judged_on,
+        "churn": s.churn,
+        "size": "x".join(map(str, size)),
+        "seed": s.seed,
+        "pattern": s.pattern,
+        "lags": s.lags,
+        "racks": s.replication if s.family == "group" else 0,
+        "time_limit": run.get("time_limit", time_limit),
+        "options": _level_text(run.get("options", {})),
+    }
+
+
+def _level_text(value: Any) -> str:
+    if isinstance(value, dict):
+        parts = []
+        for key, inner in sorted(value.items()):
+            if isinstance(inner, dict):
+                parts += [f"{key}.{k}:{_level_text(v)}" for k, v in sorted(inner.items())]
+            else:
+                parts.append(f"{key}:{_level_text(inner)}")
+        return ",".join(parts) or "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+# ------------------------------------------------------------------ blocks
+def _block(block: dict[str, Any], where: str) -> Iterable[tuple[Scenario, dict[str, Any]]]:
+    """The scenarios of one block, with the run settings each is solved with."""
+    _known(block, BLOCK_KEYS, where)
+    for required in ("judged_on", "churn", "seed"):
+        if required not in block:
+            raise ProblemError(f"{where}.{required}", "is required")
+    parts = [k for k in SIZE_PARTS if k in block]
+    if "size" in block and parts:
+        raise ProblemError(f"{where}.{parts[0]}", "give size, or partitions, members and topics")
+    if "size" not in block and len(parts) < len(SIZE_PARTS):
+        missing = next(k for k in ("size", *SIZE_PARTS) if k not in block)
+        raise ProblemError(f"{where}.{missing}", "is required")
+    levels = {
+        key: _levels(key, block[key], f"{where}.{key}")
+        for key in block
+        if key in SCENARIO_FACTORS or key in RUN_FACTORS
+    }
+    families = {JUDGED_ON[j] for j in levels["judged_on"]}
+    family = block.get("family", next(iter(families)) if len(families) == 1 else None)
+    if family not in ("group", "placement") or families != {family}:
+        raise ProblemError(
+            f"{where}.judged_on",
+            "a block is one family: sticky-replica (placement) or the group strategies, not both"
+            if len(families) > 1
+            else f"judged on {'/'.join(levels['judged_on'])}, the family is {families.pop()}, "
+            f"not {family!r}",
+        )
+    _check_levels(levels, family, where)
+    selections = {key: _names(block[key], f"{where}.{key}") for key in SELECTIONS if key in block}
+    groups = _groups(list(levels), block.get("zip", []), levels, where)
+    excluded = _exclusions(block.get("exclude", []), levels, where)
+    for combination in itertools.product(*(_rows(g, levels) for g in groups)):
+        point = {k: v for part in combination for k, v in part.items()}
+        if any(all(point[k] in allowed for k, allowed in rule.items()) for rule in excluded):
+            continue
+        if "size" not in point:
+            point["size"] = [point[k] for k in SIZE_PARTS]
+            if point["topics"] > point["partitions"]:
+                raise ProblemError(
+                    where,
+                    f"more topics ({point['topics']}) than partitions ({point['partitions']})",
+                )
+        yield _scenario(family, point), _run(point, selections)
+
+
+def _scenario(family: str, point: dict[str, Any]) -> Scenario:
+    judged_on = point["judged_on"]
+    if family == "placement":
+        p, b, r, rf = point["size"]
+        return Scenario(family, judged_on, point["churn"], p, b, r, point["seed"], replication=rf)
+    p, m, t = point["size"]
+    # Levels that do not apply collapse (the same scenario, kept once): lags are drawn for
+    # lag-aware only, stream joins subscribe every member to every topic, racks are rack-aware's.
+    return Scenario(
+        family,
+        judged_on,
+        point["churn"],
+        p,
+        m,
+        t,
+        point["seed"],
+        point.get("pattern", "equal") if judged_on != "stream-join" else "equal",
+        point.get("lags", "zero") if judged_on == "lag-aware" else "zero",
+        point.get("racks", 0) if judged_on == "rack-aware" else 0,
+    )
+
+
+def _run(point: dict[str, Any], selections: dict[str, list[str]]) -> dict[str, Any]:
+    run: dict[str, Any] = {k: point[k] for k in RUN_FACTORS if k in point}
+    run.update(selections)
+    return run
+
+
+def _rows(group: list[str], levels: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The level combinations of one crossing step: one factor, or zipped factors together."""
+    return [dict(zip(group, values)) for values in zip(*(levels[f] for f in group))]
+
+
+def _groups(
+    order: list[str], rules: Any, levels: dict[str, list[Any]], where: str
+) -> list[list[str]]:
+    """Factors in crossing order, zipped ones as one step (where the first of them is written)."""
+    if not isinstance(rules, list) or not all(isinstance(r, list) for r in rules):
+        raise ProblemError(f"{where}.zip", "must be a list of lists of factor names")
+    step: dict[str, list[str]] = {f: [f] for f in order}
+    for i, rule in enumerate(rules):
+        field_ = f"{where}.zip[{i}]"
+        if len(rule) < 2:
+            raise ProblemError(field_, "names at least two factors")
+        for name in rule:
+            if name not in levels:
+                raise ProblemError(field_, f"{name!r} is not a factor of this block")
+            if len(step[name]) != 1 or step[name][0] != name:
+                raise ProblemError(field_, f"{name!r} is in two zip rules")
+        counts = {len(levels[name]) for name in rule}
+        if len(counts) > 1:
+            shown = ", ".join(f"{n} {len(levels[n])}" for n in rule)
+            raise ProblemError(field_, f"zipped factors need as many levels each ({shown})")
+        first = min(rule, key=order.index)
+        for name in rule:
+            step[name] = []
+        step[first] = sorted(rule, key=order.index)
+    return [group for f in order if (group := step[f])]
+
+
+def _exclusions(rules: Any, levels: dict[str, list[Any]], where: str) -> list[dict[str, list[Any]]]:
+    if not isinstance(rules, list) or not all(isinstance(r, dict) and r for r in rules):
+        raise ProblemError(f"{where}.exclude", "must be a list of tables of factor = level(s)")
+    out = []
+    for i, rule in enumerate(rules):
+        checked = {}
+        for name, value in rule.items():
+            field_ = f"{where}.exclude[{i}].{name}"
+            if name not in levels:
+                raise ProblemError(field_, "is not a factor of this block")
+            given = _levels(name, value, field_)
+            unknown = [v for v in given if v not in levels[name]]
+            if unknown:
+                raise ProblemError(field_, f"{unknown[0]!r} is not one of the block's levels")
+            checked[name] = given
+        out.append(checked)
+    return out
+
+
+# ------------------------------------------------------------------ levels
+def _levels(name: str, value: Any, where: str) -> list[Any]:
+    """A factor's levels: a list, or one value as one level; each checked for its type."""
+    one = name == "size" and isinstance(value, list) and value and not isinstance(value[0], list)
+    if name == "options":
+        values = value if isinstance(value, list) else [value]
+    else:
+        values = [value] if one or not isinstance(value, list) else value
+    if not values:
+        raise ProblemError(where, "has no levels (an empty list)")
+    checked = [_level(name, v, f"{where}[{i}]") for i, v in enumerate(values)]
+    duplicate = next((v for i, v in enumerate(checked) if v in checked[:i]), None)
+    if duplicate is not None:
+        raise ProblemError(where, f"level {duplicate!r} is given twice")
+    return checked
+
+
+def _level(name: str, value: Any, where: str) -> Any:
+    if name in ("judged_on", "churn", "pattern", "lags"):
+        if not isinstance(value, str):
+            raise ProblemError(where, f"must be a string, got {_shown(value)}")
+        if name == "judged_on" and value not in JUDGED_ON:
+            raise ProblemError(where, f"must be one of {', '.join(JUDGED_ON)}, got {value!r}")
+        return value
+    if name in SIZE_PARTS:
+        if type(value) is not int or value <= 0:
+            raise ProblemError(where, f"must be an integer > 0, got {_shown(value)}")
+        return value
+    if name in ("seed", "racks"):
+        if type(value) is not int or value < 0:
+            raise ProblemError(where, f"must be an integer >= 0, got {_shown(value)}")
+        if name == "racks" and value > RACKS:
+            raise ProblemError(where, f"replicas per partition must be 0 to {RACKS}, got {value}")
+        return value
+    if name == "size":
+        if not isinstance(value, list) or not all(type(v) is int and v > 0 for v in value):
+            raise ProblemError(
+                where, f"must be [partitions, members, topics] of integers > 0, got {_shown(value)}"
+            )
+        if len(value) not in (3, 4):
+            raise ProblemError(
+                where,
+                "must be [partitions, members, topics] (groups) or "
+                f"[partitions, brokers, racks, replication] (placements), got {len(value)} numbers",
+            )
+        return value
+    if name == "time_limit":
+        return _seconds(value, where)
+    if name == "options":
+        return _options(value, where)
+    raise AssertionError(name)
+
+
+def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None:
+    """Levels against the block's family: churn events, patterns, lag distributions, sizes."""
+    churns = GROUP_CHURN if family == "group" else (*PLACEMENT_CHURN, TWO_MOVE_LIMIT)
+    allowed = {
+        "churn": churns,
+        "pattern": (*PATTERNS, *(p for p in KIP848_PATTERNS if p not in PATTERNS)),
+        "lags": LAGS,
+    }
+    if family == "placement":
+        for name in ("pattern", "lags", "racks", *SIZE_PARTS):
+            if name in levels:
+                raise ProblemError(
+                    f"{where}.{name}", "is a consumer-group factor; this block is placements"
+                )
+    for name, choices in allowed.items():
+        for i, value in enumerate(levels.get(name, [])):
+            if value not in choices:
+                raise ProblemError(
+                    f"{where}.{name}[{i}]", f"must be one of {', '.join(choices)}, got {value!r}"
+                )
+    numbers = 3 if family == "group" else 4
+    for i, size in enumerate(levels.get("size", [])):
+        if len(size) != numbers:
+            shape = (
+                "[partitions, members, topics]"
+                if family == "group"
+                else "[partitions, brokers, racks, replication]"
+            )
+            raise ProblemError(f"{where}.size[{i}]", f"a {family} size is {shape}, got {size}")
+        if family == "group" and size[2] > size[0]:
+            raise ProblemError(f"{where}.size[{i}]", "more topics than partitions")
+    if "racks" in levels and "rack-aware" not in levels["judged_on"]:
+        raise ProblemError(f"{where}.racks", "rack layouts apply to scenarios judged on rack-aware")
+
+
+def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
+    from models.registry import SOLVERS
+
+    if not isinstance(value, dict):
+        raise ProblemError(
+            where, f"must be a table of solver = {{option = value}}, got {_shown(value)}"
+        )
+    for solver, options in value.items():
+        if solver not in SOLVERS:
+            raise ProblemError(f"{where}.{solver}", f"not a solver ({', '.join(SOLVERS)})")
+        if not isinstance(options, dict):
+            raise ProblemError(f"{where}.{solver}", "must be a table of option = value")
+        for option, setting in options.items():
+            kind = OPTION_TYPES.get(option)
+            if kind is None:
+                hint = " (time_limit is a factor of its own)" if option == "time_limit" else ""
+                raise ProblemError(
+                    f"{where}.{solver}.{option}",
+                    f"not a solver option ({', '.join(OPTION_TYPES)}){hint}",
+                )
+            if type(setting) is not kind or (kind is int and setting < 0):
+                raise ProblemError(
+                    f"{where}.{solver}.{option}",
+                    f"must be {'an integer >= 0' if kind is int else 'a ' + kind.__name__}, "
+                    f"got {_shown(setting)}",
+                )
+    return value
+
+
+def _names(value: Any, where: str) -> list[str]:
+    from models.registry import SOLVERS, STRATEGIES
+
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ProblemError(where, f"must be a non-empty list of names, got {_shown(value)}")
+    known, kind = (SOLVERS, "solver") if where.endswith("solvers") else (STRATEGIES, "strategy")
+    for i, name in enumerate(value):
+        if name not in known:
+            raise ProblemError(f"{where}[{i}]", f"not a {kind} ({', '.join(known)}), got {name!r}")
+    return value
+
+
+def _seconds(value: Any, where: str) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value) or value <= 0:
+        raise ProblemError(where, f"must be a number of seconds > 0, got {_shown(value)}")
+    return float(value)
+
+
+def _text(document: dict[str, Any], key: str, *, required: bool = False, default: str = "") -> str:
+    if key not in document:
+        if required:
+            raise ProblemError(key, "is required")
+        return default
+    value = document[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ProblemError(key, f"must be a non-empty string, got {_shown(value)}")
+    return value
+
+
+def _known(table: dict[str, Any], keys: tuple[str, ...], where: str) -> None:
+    for key in table:
+        if key not in keys:
+            place = f"{where}.{key}" if where else key
+            raise ProblemError(place, f"unknown key (known: {', '.join(keys)})")
+
+
+def _shown(value: Any) -> str:
+    kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}.get(
+        type(value), "a list" if isinstance(value, list) else "a table"
+    )
+    text = json.dumps(value, default=str)
+    return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"

@@ -1,0 +1,167 @@
+"""``rebalance-lab experiment show FILE``: what an experiment file makes, before running it.
+
+Prints the experiment's name, description and digest, the factors it varies with their levels,
+how many scenarios and result rows it makes and an estimate of the time: at most every exact
+solver's whole time limit, shared by the cores.  Nothing is solved; only the frontier rows of the
+smallest placements need their (tiny) problems built to be counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from experiments.experiment import Experiment, load_experiment, load_suite
+from experiments.experiment_plugins import Plugin, plugins_for
+from experiments.scenarios import SUITES, Scenario, build_problem
+from models.registry import STRATEGIES
+from problems import load_problem
+
+
+def register(subcommands) -> None:
+    """Add the ``experiment`` subcommand to the command line."""
+    parser = subcommands.add_parser(
+        "experiment",
+        help="check an experiment file and show what it makes (scenarios, rows, time)",
+        description="Experiment files (TOML; docs/harness.md): `experiment show FILE` reads, checks "
+        "and expands one, and prints its factors, how many scenarios and rows it makes and an "
+        "estimate of the time.  `compare --experiment FILE` runs it.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = actions.add_parser(
+        "show",
+        help="print an experiment's factors, scenario and row counts and a time estimate",
+        description="Read, check and expand an experiment file (or a shipped suite by name) and "
+        "print what it makes.  A bad file: exit 2 and one line naming the file, field and problem.",
+    )
+    show.add_argument(
+        "file", metavar="FILE", help=f"an experiment file, or a suite ({', '.join(SUITES)})"
+    )
+    show.add_argument(
+        "--cores",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="cores the estimate shares the work by",
+    )
+    show.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="[NAME=]MODULE:FUNCTION",
+        help="a researcher's strategy to count in (as compare --plugin)",
+    )
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    show.set_defaults(handler=command)
+
+
+def read(file: str) -> Experiment:
+    """An experiment file, or a shipped suite given by name."""
+    return (
+        load_suite(file) if file in SUITES and not os.path.exists(file) else load_experiment(file)
+    )
+
+
+def _frontier_rows(scenario: Scenario) -> int:
+    from experiments.runs import FRONTIER_MOVES
+
+    problem = load_problem(build_problem(scenario))
+    forced = int((problem.replica_positions < 0).sum())
+    return forced + FRONTIER_MOVES + 1
+
+
+#: The rough cost of a run no time limit bounds (seconds: per run, and per item to place), from
+#: the harness's runs on a 2-core machine: heuristics and the flows, and each scenario's own
+#: overhead (building its problem, a Spark task); and Spark's start-up, once.
+HEURISTIC_SECONDS = (0.01, 1e-5)
+UNLIMITED_EXACT_SECONDS = (0.5, 1e-4)
+SCENARIO_SECONDS = 0.1
+SPARK_START_SECONDS = 30.0
+
+
+def plan(experiment: Experiment, plugins: list[Plugin], time_limit: float | None = None) -> dict:
+    """Scenarios, rows, exact runs and an estimate of the time they take (seconds of one core).
+
+    ``at_most_core_seconds``: every time-limited exact solver spending its whole limit, plus the
+    rough cost of the other runs (:data:`HEURISTIC_SECONDS`, :data:`UNLIMITED_EXACT_SECONDS`).
+    """
+    from experiments.runs import FRONTIER_PARTITIONS, selected_runs  # pandas: imported when used
+
+    rows = exact = 0
+    seconds = 0.0
+    for scenario in experiment.scenarios:
+        settings = json.loads(scenario.settings) if scenario.settings else {}
+        limit = float(settings.get("time_limit", time_limit or experiment.time_limit))
+        seconds += SCENARIO_SECONDS
+        runs = selected_runs(scenario.judged_on, settings)
+        mine = sum(scenario.judged_on in p.judged_on for p in plugins)
+        for strategy, _variant, solver in runs:
+            if solver == "heuristic":
+                cost = HEURISTIC_SECONDS
+            elif "time_limit" in STRATEGIES[strategy].runner(solver).uses:
+                cost = (limit, 0.0)
+            else:
+                cost = UNLIMITED_EXACT_SECONDS
+            seconds += cost[0] + cost[1] * scenario.size
+        seconds += mine * (HEURISTIC_SECONDS[0] + HEURISTIC_SECONDS[1] * scenario.size)
+        rows += len(runs) + mine
+        exact += sum(solver != "heuristic" for _s, _v, solver in runs)
+        wants_frontier = settings.get("solvers") is None or "cpsat" in settings["solvers"]
+        if (
+            scenario.family == "placement"
+            and scenario.partitions <= FRONTIER_PARTITIONS
+            and wants_frontier
+        ):
+            points = _frontier_rows(scenario)
+            rows += points
+            seconds += limit * points
+    return {
+        "name": experiment.name,
+        "description": experiment.description,
+        "tier": experiment.tier,
+        "digest": experiment.digest,
+        "scenarios": len(experiment.scenarios),
+        "rows": rows,
+        "exact_runs": exact,
+        "largest_size": max(s.size for s in experiment.scenarios),
+        "at_most_core_seconds": seconds,
+        "varied": {name: experiment.factors[name] for name in experiment.varied},
+    }
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def command(args: argparse.Namespace) -> int:
+    experiment = read(args.file)
+    plugins = plugins_for(args.plugin, experiment=experiment)
+    summary: dict[str, Any] = plan(experiment, plugins)
+    cores = max(1, args.cores)
+    summary["cores"] = cores
+    summary["at_most_seconds"] = SPARK_START_SECONDS + summary["at_most_core_seconds"] / cores
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"{experiment.name} ({experiment.tier}): {experiment.description}")
+    print(f"file: {experiment.source} (digest {experiment.digest})")
+    for name, levels in summary["varied"].items():
+        print(f"  {name}: {', '.join(map(str, levels))}")
+    if plugins:
+        print(f"plugins: {', '.join(p.name for p in plugins)}")
+    print(
+        f"{summary['scenarios']:,} scenarios, {summary['rows']:,} rows "
+        f"({summary['exact_runs']:,} exact solves; largest {summary['largest_size']:,} items)"
+    )
+    bound = summary["at_most_core_seconds"]
+    print(
+        f"time: at most about {_duration(SPARK_START_SECONDS + bound / cores)} on {cores} cores "
+        f"(Spark's start, then {_duration(bound)} of one core: every time-limited exact solver "
+        "using its whole limit, the other runs at a rough cost per item)"
+    )
+    return 0
