@@ -17,11 +17,14 @@ memory of that process (``wait4``'s ``ru_maxrss`` of the child alone); best of
 Part 2 times, in this process, what a caller of the Python API pays from the
 in-memory document: ``load_problem(document)`` (checking, building the arrays,
 resolving the owned claims) and then ``heuristics.sticky.assign(problem)`` on
-that fresh problem, each reported, best of ``--repeat``, with the CPU time of the two; and the
-output bytes (:func:`problems.output.result_bytes`, after the evaluator's re-scoring) apart.
+that fresh problem (the owner array), each reported, best of ``--repeat``, with the CPU time of
+the two; then, apart, each answer object built from that result: ``result.assignment`` (the
+``{member: {topic: [partitions]}}`` dicts and lists), ``result.assignment_table()`` (a pyarrow
+Table) and the output bytes (:func:`problems.output.result_bytes`, after the evaluator's
+re-scoring), each on a result that has built nothing yet.
 
-The targets are printed last, each ``target met`` or ``target MISSED`` on the wall time,
-with what the CPU time says (on a loaded machine the wall time grows with the load).
+The targets are printed last, each ``target met`` or ``target MISSED`` on the wall time, with what
+the CPU time says (on a loaded machine the wall time grows with the load).
 
     .venv/bin/python benchmarks/end_to_end.py
     .venv/bin/python benchmarks/end_to_end.py --dir /tmp/e2e --keep     # keep the files
@@ -39,10 +42,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow  # noqa: F401  (the columnar answer's: imported once, not in the first timed call)
 from sticky import group_document
 
 import heuristics.sticky as sticky
-from problems import load_problem
+from problems import Result, load_problem
 from problems.output import result_bytes
 from timing import seconds_target, target
 
@@ -94,10 +98,12 @@ def run_cli(path: Path, out: Path) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024**2
 
 
-def in_process(doc: dict, repeat: int) -> tuple[float, float, float, float]:
+def in_process(doc: dict, repeat: int) -> tuple[float, ...]:
     """Best ``load_problem(doc)``, ``sticky.assign(problem)`` (on a fresh problem each time: nothing
-    cached from an earlier call) and output-bytes seconds, and the least CPU seconds of load + assign."""
-    best = [float("inf")] * 4
+    cached from an earlier call), ``result.assignment``, ``result.assignment_table()`` and
+    output-bytes seconds (each answer object on a result of its own, built from the same owner
+    array: nothing shared between them), and the least CPU seconds of load + assign."""
+    best = [float("inf")] * 6
     for _ in range(repeat):
         started, started_cpu = time.perf_counter(), time.process_time()
         problem = load_problem(doc)
@@ -105,14 +111,20 @@ def in_process(doc: dict, repeat: int) -> tuple[float, float, float, float]:
         result = sticky.assign(problem)
         assigned, cpu = time.perf_counter(), time.process_time() - started_cpu
         assert result.valid, result.evaluation.violations
-        evaluated = time.perf_counter()
-        result_bytes(result)
-        written = time.perf_counter()
-        best = [
-            min(b, t)
-            for b, t in zip(best, (loaded - started, assigned - loaded, written - evaluated, cpu))
-        ]
-    return best[0], best[1], best[2], best[3]
+        built = []
+        for make in (
+            lambda r: r.assignment,
+            lambda r: r.assignment_table(),
+            result_bytes,
+        ):
+            fresh = Result(problem, result.strategy, result.answer, info=result.info)
+            fresh.evaluation  # noqa: B018 - the re-scoring, not part of building the answer
+            began = time.perf_counter()
+            answer = make(fresh)
+            built.append(time.perf_counter() - began)
+            del answer, fresh  # freed before the next one is timed
+        best = [min(b, t) for b, t in zip(best, (loaded - started, assigned - loaded, *built, cpu))]
+    return tuple(best)
 
 
 def main() -> None:
@@ -138,10 +150,11 @@ def main() -> None:
         )
         print(f"load average before: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)\n")
         print(
-            "| case | file MB | CLI wall s | CLI CPU s | CLI peak GB | load_problem s | assign s | load + assign s "
-            "| load + assign CPU s | output s |"
+            "| case | file MB | CLI wall s | CLI CPU s | CLI peak GB | load_problem s | assign s "
+            "| load + assign s | load + assign CPU s | result.assignment s "
+            "| assignment_table() s | output bytes s |"
         )
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         lines = []
         for case, stem, doc in cases:
             path = folder / f"{stem}.json"
@@ -154,10 +167,13 @@ def main() -> None:
                 min(r[1] for r in runs),
                 max(r[2] for r in runs),
             )
-            load_s, assign_s, output_s, load_assign_cpu = in_process(doc, args.repeat)
+            load_s, assign_s, json_s, table_s, output_s, load_assign_cpu = in_process(
+                doc, args.repeat
+            )
             print(
-                f"| {case} | {path.stat().st_size / 1e6:.1f} | {wall:.2f} | {cpu:.2f} | {peak:.2f} | {load_s:.3f} | "
-                f"{assign_s:.3f} | {load_s + assign_s:.3f} | {load_assign_cpu:.3f} | {output_s:.3f} |",
+                f"| {case} | {path.stat().st_size / 1e6:.1f} | {wall:.2f} | {cpu:.2f} | {peak:.2f} "
+                f"| {load_s:.3f} | {assign_s:.3f} | {load_s + assign_s:.3f} "
+                f"| {load_assign_cpu:.3f} | {json_s:.3f} | {table_s:.4f} | {output_s:.3f} |",
                 flush=True,
             )
             lines.append(

@@ -12,7 +12,8 @@
    first one not proven optimal within ``--time-limit`` seconds.
 
 Lags: ``uniform`` draws integers in [0, 10**6); ``zipf`` gives the partition of
-rank r (a random permutation) ``10**6 // r`` (Zipf's law, exponent 1).
+rank r (a random permutation) ``10**6 // r`` (Zipf's law, exponent 1); ``hot`` draws
+integers in [0, 10**3) except one partition in 100 (at random), in [5 * 10**5, 10**6).
 
     .venv/bin/python benchmarks/lag_aware.py [--sizes 10000,100000,1000000] [--members 1000]
     [--time-limit 60] .venv/bin/python benchmarks/lag_aware.py --skip-exact      # part 1 only
@@ -39,6 +40,11 @@ LADDER = "8x2,12x3,16x4,20x4,24x4,32x4,40x5,48x6,64x8,96x8,128x8"
 def lags(shape: str, count: int, rng: np.random.Generator) -> list[int]:
     if shape == "uniform":
         return rng.integers(0, 10**6, size=count).tolist()
+    if shape == "hot":  # one partition in 100 hot
+        values = rng.integers(0, 10**3, size=count)
+        hot = rng.random(count) < 0.01
+        values[hot] = rng.integers(5 * 10**5, 10**6, size=int(hot.sum()))
+        return values.tolist()
     return (10**6 // (rng.permutation(count) + 1)).tolist()
 
 

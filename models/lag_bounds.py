@@ -51,8 +51,35 @@ def lower_bound(problem: GroupProblem) -> tuple[int, int]:
         n = len(a)
         smallest = prefix[n] - prefix[np.maximum(n - more, j * k + 1)]
         best = max(best, int((top + smallest).max()) + others)
+    best = max(best, _across_topics(problem, subscribed, lags, floors, active))
     q, extra = divmod(total, active)
     return best, (active - extra) * q * q + extra * (q + 1) * (q + 1)
+
+
+def _across_topics(
+    problem: GroupProblem,
+    subscribed: list[int],
+    lags: dict[int, np.ndarray],
+    floors: dict[int, int],
+    active: int,
+) -> int:
+    """The pigeonhole bound over all subscribed partitions: among the ``j M + 1`` largest lags
+    (``M`` active members) some member gets ``j + 1``, at least the ``j + 1`` smallest of them,
+    plus the smallest lags outside them for the rest of its least total share
+    (``min_m sum_t floor_t`` over the topics ``m`` subscribes)."""
+    a = np.sort(np.concatenate([lags[t] for t in subscribed]))[::-1]
+    n, k = len(a), active
+    share = min(
+        sum(floors[t] for t in subscribed if problem.subscribes[m, t])
+        for m in range(problem.num_members)
+        if problem.subscribes[m, subscribed].any()
+    )
+    prefix = np.concatenate(([0], np.cumsum(a)))
+    j = np.arange(0, (n - 1) // k + 1)  # j k + 1 <= n
+    top = prefix[j * k + 1] - prefix[j * k - j]
+    more = np.maximum(share - j - 1, 0)
+    smallest = prefix[n] - prefix[np.maximum(n - more, j * k + 1)]
+    return int((top + smallest).max())
 
 
 def combine(problem: GroupProblem, bound: tuple[int, ...] | None) -> tuple[int, ...]:

@@ -6,6 +6,7 @@ The formulation, and why its answer is what its status says: docs/design/formula
 from __future__ import annotations
 
 import time
+from itertools import combinations
 
 import numpy as np
 
@@ -90,3 +91,289 @@ def improve(problem: GroupProblem, owner: np.ndarray, max_seconds: float = 2.0) 
         totals[a_member] -= moved
         totals[b_member] += moved
     return owner
+
+
+#: Partners tried per step of :func:`balance`: the least loaded members sharing a topic, and this
+#: many more drawn at random.
+BALANCE_PARTNERS, RANDOM_PARTNERS = 24, 8
+#: Single swaps combined into pairs of swaps (the largest differences, and random ones beyond).
+COMBINED = 400
+#: Partners (the least loaded first) whose combined swaps are searched when single ones leave excess.
+DEEP_PARTNERS = 8
+#: Single swaps (largest differences first) scanned for a chain of disjoint swaps.
+CHAINED = 4000
+#: Single swaps combined into triples (for exchanges of 5 and 6 swaps).
+TRIPLED = 100
+#: Random swaps among the members below the target when the largest member has no exchange.
+SHAKES = 1000
+
+
+def balance(
+    problem: GroupProblem,
+    owner: np.ndarray,
+    target: int,
+    max_seconds: float = 2.0,
+    seed: int = 0,
+) -> np.ndarray:
+    """``owner`` with the lag above ``target`` moved off its members (a copy; valid answers stay
+    valid, level 1 never rises).
+
+    Each step takes the member of the largest lag above ``target`` and, among members sharing one
+    of its topics, the exchange of up to 4 same-topic partition swaps (or one move a topic's
+    floor/ceiling share allows) that most lowers ``sum_m max(0, lag_m - target)^2`` over the pair:
+    a difference inside ``[lag_a - target, target - lag_b]`` clears both, which a
+    meet-in-the-middle search over sorted sums of swaps finds exactly when it exists.  It stops
+    when no member is above ``target`` (level 1 meets it), no step helps, or time runs out.
+    """
+    owner = np.array(owner)
+    if problem.lags is None or problem.num_members < 2:
+        return owner
+    if int(problem.lags.max(initial=0)) * max(len(problem.lags), 1) >= 2**62:
+        return owner
+    lags = problem.lags.astype(np.int64)
+    totals = np.array(member_lags(problem, owner), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    deadline = time.perf_counter() + max_seconds
+    subscribes = problem.subscribes.astype(np.int64)
+    stuck: set[int] = set()
+    shakes = 0
+    best_owner, best_level = owner.copy(), int(totals.max())
+    while time.perf_counter() < deadline:
+        if int(totals.max()) < best_level:
+            best_owner, best_level = owner.copy(), int(totals.max())
+            if best_level <= target:
+                break
+        over = [m for m in np.flatnonzero(totals > target).tolist() if m not in stuck]
+        if not over:
+            break
+        a = max(over, key=lambda m: int(totals[m]))
+        others = np.flatnonzero(subscribes @ subscribes[a] > 0)
+        others = others[others != a]
+        others = others[np.argsort(totals[others], kind="stable")]
+        partners = others[:BALANCE_PARTNERS].tolist()
+        rest = others[BALANCE_PARTNERS:]
+        if len(rest):
+            partners += rng.choice(rest, min(RANDOM_PARTNERS, len(rest)), replace=False).tolist()
+        best: tuple[int, list[int], list[int], int] | None = None  # (pair excess, ours, theirs, b)
+        # Single swaps and moves with every partner first; up to 4 swaps with the least loaded
+        # partners if none helps, then up to 6.
+        for depth, tried in enumerate(
+            (partners, partners[:DEEP_PARTNERS], partners[:DEEP_PARTNERS])
+        ):
+            for b in tried:
+                found = _exchange(problem, owner, lags, totals, a, b, target, rng, depth)
+                gain = _excess(int(totals[a]), target) + _excess(int(totals[b]), target)
+                if found is not None and found[0] < gain and (best is None or found[0] < best[0]):
+                    best = (found[0], found[1], found[2], b)
+                    if found[0] == 0:
+                        break
+            if best is not None:
+                break
+        before = _excess(int(totals[a]), target)
+        if best is not None:
+            before += _excess(int(totals[best[3]]), target)
+        if best is None or best[0] >= before:
+            # No exchange of a's helps: a random swap between two of a's partners (the best answer
+            # seen is kept), then the descent again from there, a bounded number of times.
+            if shakes < SHAKES and _shake(problem, owner, lags, totals, others, rng):
+                shakes += 1
+            else:
+                stuck.add(a)
+            continue
+        _, ours, theirs, b = best
+        owner[ours] = b
+        owner[theirs] = a
+        moved = int(lags[ours].sum() - lags[theirs].sum())
+        totals[a] -= moved
+        totals[b] += moved
+        stuck.clear()
+    return owner if int(totals.max()) <= best_level else best_owner
+
+
+def _shake(
+    problem: GroupProblem,
+    owner: np.ndarray,
+    lags: np.ndarray,
+    totals: np.ndarray,
+    partners: np.ndarray,
+    rng: np.random.Generator,
+) -> bool:
+    """One random same-topic swap between two of ``partners``; whether one was made."""
+    if len(partners) < 2:
+        return False
+    b, c = (int(m) for m in rng.choice(partners, 2, replace=False))
+    topic = problem.partition_topic
+    mine, theirs = np.flatnonzero(owner == b), np.flatnonzero(owner == c)
+    x = np.repeat(mine, len(theirs))
+    y = np.tile(theirs, len(mine))
+    same = topic[x] == topic[y]
+    x, y = x[same], y[same]
+    d = lags[x] - lags[y]
+    ok = d != 0
+    if not ok.any():
+        return False
+    k = int(rng.choice(np.flatnonzero(ok)))
+    owner[x[k]], owner[y[k]] = c, b
+    totals[b] -= d[k]
+    totals[c] += d[k]
+    return True
+
+
+def _excess(total: int, target: int) -> int:
+    return max(0, total - target) ** 2
+
+
+def _exchange(
+    problem: GroupProblem,
+    owner: np.ndarray,
+    lags: np.ndarray,
+    totals: np.ndarray,
+    a: int,
+    b: int,
+    target: int,
+    rng: np.random.Generator,
+    depth: int,
+) -> tuple[int, list[int], list[int]] | None:
+    """The best exchange between ``a`` and ``b``: ``(pair excess after, a's partitions to b, b's
+    partitions to a)``, or ``None`` when they have nothing to exchange.
+
+    ``depth`` 0: single swaps and moves; 1: up to 4 swaps; 2: up to 6 swaps."""
+    la, lb = int(totals[a]), int(totals[b])
+    if la - target <= target - lb:  # a difference in [la - target, target - lb] clears both
+        centre = (la - target + target - lb) / 2
+    else:  # both stay above: the most even split
+        centre = (la - lb) / 2
+    topic = problem.partition_topic
+    mine, theirs = np.flatnonzero(owner == a), np.flatnonzero(owner == b)
+    xs, ys = [], []
+    moves: list[int] = []
+    start = problem.topic_start
+    for t in np.intersect1d(topic[mine], topic[theirs]).tolist():
+        ours_t, theirs_t = mine[topic[mine] == t], theirs[topic[theirs] == t]
+        xs.append(np.repeat(ours_t, len(theirs_t)))
+        ys.append(np.tile(theirs_t, len(ours_t)))
+    for t in np.unique(topic[mine]).tolist():
+        if not problem.subscribes[b, t]:
+            continue
+        floor, extra = divmod(int(start[t + 1] - start[t]), len(problem.topic_subscribers[t]))
+        count_a = int(np.count_nonzero(topic[mine] == t))
+        count_b = int(np.count_nonzero(topic[theirs] == t))
+        if count_a > floor and count_b < floor + (extra > 0):
+            moves += mine[topic[mine] == t].tolist()
+    if not xs and not moves:
+        return None
+    x = np.concatenate(xs) if xs else np.zeros(0, np.int64)
+    y = np.concatenate(ys) if ys else np.zeros(0, np.int64)
+    d = lags[x] - lags[y]
+    keep = d != 0
+    x, y, d = x[keep], y[keep], d[keep]
+    best: tuple[float, list[int], list[int]] | None = None
+
+    def consider(
+        values: np.ndarray, parts: list[np.ndarray], theirs_parts: list[np.ndarray]
+    ) -> None:
+        nonlocal best
+        if len(values) == 0:
+            return
+        after = _pair_excess(la, lb, values.astype(np.float64), target)
+        i = int(np.argmin(after - 1e-9 * np.abs(values - centre)))
+        i = int(np.argmin(np.where(after == after[i], np.abs(values - centre), np.inf)))
+        if best is None or after[i] < best[0]:
+            best = (
+                float(after[i]),
+                [int(p[i]) for p in parts],
+                [int(q[i]) for q in theirs_parts],
+            )
+
+    consider(d, [x], [y])
+    if moves:
+        m = np.array(moves)
+        consider(lags[m], [m], [])
+    if depth == 0 and la > target and (best is None or best[0] > 0):
+        # A chain of disjoint single swaps, largest differences first, up to the cap.
+        lo = la - target
+        cap = target - lb if lo <= target - lb else (la - lb) // 2
+        used_x: set[int] = set()
+        used_y: set[int] = set()
+        chain_x: list[int] = []
+        chain_y: list[int] = []
+        moved = 0
+        for k in np.argsort(-d, kind="stable")[:CHAINED].tolist():
+            dk, xk, yk = int(d[k]), int(x[k]), int(y[k])
+            if dk <= 0 or moved >= lo:
+                break
+            if moved + dk <= cap and xk not in used_x and yk not in used_y:
+                used_x.add(xk)
+                used_y.add(yk)
+                chain_x.append(xk)
+                chain_y.append(yk)
+                moved += dk
+        if len(chain_x) > 1:
+            after = _excess(la - moved, target) + _excess(lb + moved, target)
+            if best is None or after < best[0]:
+                best = (float(after), chain_x, chain_y)
+    if depth == 0 or (best is not None and best[0] == 0):
+        return None if best is None else _exact(la, lb, lags, best, target)
+    # Pairs of swaps over the (sampled) single swaps, then 3 and 4 swaps by meet in the middle.
+    if len(d) > COMBINED:
+        pick = rng.choice(len(d), COMBINED, replace=False)
+        x1, y1, d1 = x[pick], y[pick], d[pick]
+    else:
+        x1, y1, d1 = x, y, d
+    i, j = np.triu_indices(len(d1), 1)
+    ok = (x1[i] != x1[j]) & (y1[i] != y1[j])
+    i, j = i[ok], j[ok]
+    if len(i) == 0:
+        return None if best is None else _exact(la, lb, lags, best, target)
+    d2 = d1[i] + d1[j]
+    order = np.argsort(d2, kind="stable")
+    i, j, d2 = i[order], j[order], d2[order]
+    consider(d2, [x1[i], x1[j]], [y1[i], y1[j]])
+    if best is not None and best[0] == 0:
+        return _exact(la, lb, lags, best, target)
+    singles = ([x1], [y1], d1)
+    pairs = ([x1[i], x1[j]], [y1[i], y1[j]], d2)
+    searches = [(singles, pairs), (pairs, pairs)]
+    if depth == 2 and len(d1) > 2:  # triples of the first singles, for 5 and 6 swaps
+        n = min(len(d1), TRIPLED)
+        ijk = np.array(list(combinations(range(n), 3)), dtype=np.int64).T
+        ok = np.ones(ijk.shape[1], dtype=bool)
+        for u, v in ((0, 1), (0, 2), (1, 2)):
+            ok &= (x1[ijk[u]] != x1[ijk[v]]) & (y1[ijk[u]] != y1[ijk[v]])
+        ijk = ijk[:, ok]
+        d3 = d1[ijk[0]] + d1[ijk[1]] + d1[ijk[2]]
+        order = np.argsort(d3, kind="stable")
+        ijk, d3 = ijk[:, order], d3[order]
+        triples = ([x1[r] for r in ijk], [y1[r] for r in ijk], d3)
+        searches += [(pairs, triples), (triples, triples)]
+    for (qx, qy, qd), (tx, ty, td) in searches:
+        if len(td) == 0:
+            continue
+        at = np.searchsorted(td, centre - qd)
+        for shift in (-2, -1, 0, 1):
+            k = np.clip(at + shift, 0, len(td) - 1)
+            xs_all = qx + [c[k] for c in tx]
+            ys_all = qy + [c[k] for c in ty]
+            ok = np.ones(len(k), dtype=bool)
+            for u in range(len(xs_all)):
+                for v in range(u + 1, len(xs_all)):
+                    ok &= (xs_all[u] != xs_all[v]) & (ys_all[u] != ys_all[v])
+            if ok.any():
+                consider((qd + td[k])[ok], [p[ok] for p in xs_all], [q[ok] for q in ys_all])
+        if best is not None and best[0] == 0:
+            break
+    return None if best is None else _exact(la, lb, lags, best, target)
+
+
+def _pair_excess(la: int, lb: int, d: np.ndarray, target: int) -> np.ndarray:
+    over_a = np.maximum(0.0, la - d - target)
+    over_b = np.maximum(0.0, lb + d - target)
+    return np.asarray(over_a * over_a + over_b * over_b)
+
+
+def _exact(
+    la: int, lb: int, lags: np.ndarray, found: tuple[float, list[int], list[int]], target: int
+) -> tuple[int, list[int], list[int]]:
+    _, ours, theirs = found
+    moved = int(sum(int(lags[p]) for p in ours) - sum(int(lags[q]) for q in theirs))
+    return _excess(la - moved, target) + _excess(lb + moved, target), ours, theirs

@@ -10,7 +10,7 @@ import time
 from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import add_hint, solve_ranked
-from models.lag_aware_data import LagModel
+from models.lag_aware_data import LagModel, balance_share
 from models.options import SolveOptions
 from models.ranked_outcome import Deadline, OutOfTime
 from problems import GroupProblem, Result
@@ -32,10 +32,8 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         ``optimal`` when both levels are proven, else ``feasible`` with the
         proven bound, or ``unknown`` (time out without an answer).
 
-    Raises
-    ------
-    ProblemError
-        When the lags exceed the 64-bit bound stated in the module docstring.
+    Lags whose squares leave CP-SAT's 64-bit range keep level 1 exact and level 2 bounded; lags
+    whose sums leave it get the best heuristic answer with the size-free bounds (never a refusal).
     """
     # CP-SAT's overflow check: sum_m L[m] = S adds M + 1 sums, the objective M squares, a tangent
     # cut 4.
@@ -44,7 +42,14 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     members = problem.num_members
     hinted = options.hint_answer(problem, "lag-aware")
     data = LagModel(
-        problem, options.variant, 2**62, "CP-SAT", members + 1, max(members + 1, 4), hinted
+        problem,
+        options.variant,
+        2**62,
+        "CP-SAT",
+        members + 1,
+        max(members + 1, 4),
+        hinted,
+        balance_share(options.time_limit),
     )
     if data.too_large:
         return data.bounds_only()
@@ -54,17 +59,17 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         x = _assignment(model, data, deadline)
         lag, z = _member_lags(model, data, x)
         _break_symmetry(model, data, x, lag, deadline)
-        second = (
-            _moves(data, x)
-            if options.variant == "sticky"
-            else _squares(model, data, x, lag, deadline)
-        )
+        levels: list[cp_model.LinearExprT] = [z]
+        if options.variant == "sticky":
+            levels.append(_moves(data, x))
+        elif data.squares_in_range:  # else level 2 is the answer's, with the size-free bound
+            levels.append(_squares(model, data, x, lag, deadline))
         add_hint(model, ((var, owner[p] == m) for (p, m), var in x.items()))
         deadline.check()
     except OutOfTime:  # out of time while building: the hint's answer, with the bounds
         return data.bounds_only()
     # No answer: data.result falls back on the hint.
-    ranked = solve_ranked(model, [z, second], options, started=started, complete_hint=False)
+    ranked = solve_ranked(model, levels, options, started=started, complete_hint=False)
     return data.result(ranked, x)
 
 

@@ -9,7 +9,7 @@ import time
 
 import pulp
 
-from models.lag_aware_data import LagModel
+from models.lag_aware_data import LagModel, balance_share
 from models.mip.ranked import solve_ranked
 from models.options import SolveOptions
 from models.ranked_outcome import Deadline, OutOfTime
@@ -33,18 +33,23 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         ``optimal`` when both levels are proven, else ``feasible`` with the
         proven bound, or ``unknown``.
 
-    Raises
-    ------
-    ProblemError
-        When the lags exceed the bound stated in the module docstring.
+    Lags whose level-2 products leave the MIP's exact range (2**53) keep level 1 exact and level
+    2 bounded; lags whose sums leave it get the best heuristic answer with the size-free bounds.
     """
     started = time.perf_counter()  # the time limit covers building the model
     deadline = Deadline(started + options.time_limit)
     variant = options.variant
-    data = LagModel(problem, variant, 2**53, "MIP", start=options.hint_answer(problem, "lag-aware"))
+    data = LagModel(
+        problem,
+        variant,
+        2**53,
+        "MIP",
+        start=options.hint_answer(problem, "lag-aware"),
+        balance_seconds=balance_share(options.time_limit),
+    )
     positive = sum(1 for p in data.partitions.tolist() if data.lags[p] > 0)
     if data.too_large or (
-        variant is None and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS
+        data.squares_in_range and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS
     ):
         return data.bounds_only()  # as CP-SAT: the best heuristic answer with the size-free bounds
     _, heuristic_level = data.hint  # the heuristics and their swaps count against the limit too
@@ -56,10 +61,14 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         for m in range(problem.num_members):
             model += z >= lag[m]
         _break_symmetry(model, data, x, lag, deadline)
-        second = _moves(data, x) if variant == "sticky" else _squares(model, data, x, deadline)
+        levels = [1 * z]
+        if variant == "sticky":
+            levels.append(_moves(data, x))
+        elif data.squares_in_range:  # else level 2 is the answer's, with the size-free bound
+            levels.append(_squares(model, data, x, deadline))
     except OutOfTime:  # out of time while building: the hint's answer with the size-free bounds
         return data.bounds_only()
-    ranked = solve_ranked(model, [1 * z, second], options, started=started)
+    ranked = solve_ranked(model, levels, options, started=started)
     return data.result(ranked, x)
 
 

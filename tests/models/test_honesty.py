@@ -247,13 +247,13 @@ LIMITED = {
     "lag-aware cpsat 80x6": (
         1,
         lambda: cpsat_lag.solve(
-            one_topic(random_lags(5, 80, 1, 10**6), 6), SolveOptions.of(time_limit=1)
+            one_topic(random_lags(5, 80, 1, 10**12), 6), SolveOptions.of(time_limit=1)
         ),
     ),
     "lag-aware mip 80x6": (
         1,
         lambda: mip_lag.solve(
-            one_topic(random_lags(5, 80, 1, 10**6), 6), SolveOptions.of(time_limit=1)
+            one_topic(random_lags(5, 80, 1, 10**12), 6), SolveOptions.of(time_limit=1)
         ),
     ),
     "lag-aware cpsat 2000x40 sticky": (
@@ -273,7 +273,7 @@ LIMITED = {
     "lag-aware cpsat 300x40": (
         3,
         lambda: cpsat_lag.solve(
-            one_topic(random_lags(0, 300, 1, 1000), 40), SolveOptions.of(time_limit=3)
+            one_topic(random_lags(0, 300, 1, 10**12), 40), SolveOptions.of(time_limit=3)
         ),
     ),
     "replica cpsat 300": (

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 
 import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
 import models.mip.lag_aware as mip
-from models.lag_aware_data import HINTS
+from models.lag_aware_data import HINTS, LagModel
 from models.lag_bounds import combine, lower_bound
-from models.lag_swaps import improve
+from models.lag_swaps import balance, improve
 from models.options import SolveOptions
 from problems import evaluate, load_problem
 from support.exhaustive import lag_aware_optimum
 from support.lag_strategies import lag_groups
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+from lag_aware import group  # noqa: E402 - the benchmarks' generator, seeded
+
 SMALL = dict(max_members=3, max_partitions=4, shapes=("uniform", "skewed", "ties", "equal", "zero"))
 
 
@@ -134,3 +139,77 @@ def test_kip169_cannot_be_certified_within_1_percent_with_a_hot_partition_per_to
         101,
     )
     assert (kip - best.objective[0]) / lower_bound(problem)[0] > 0.01
+
+
+def test_pigeonhole_across_topics_meets_the_optimum():
+    """Tests the bound across topics: three one-partition topics of lag 10 on two members (no topic
+    forces a share), so one member gets two of the three: 20, the optimum, where every per-topic
+    bound and the mean stay at 15 or below."""
+    problem = load_problem(
+        {
+            "topics": {"a": 1, "b": 1, "c": 1},
+            "members": [{"id": m, "topics": ["a", "b", "c"]} for m in ("x", "y")],
+            "lags": {"a": [10], "b": [10], "c": [10]},
+        }
+    )
+    assert lower_bound(problem)[0] == 20 == lag_aware_optimum(problem)[0]
+
+
+def test_pigeonhole_across_topics_adds_the_least_share():
+    """Tests that the holder of two of the largest lags also takes the rest of its least total share
+    (2: topic d's floor; the two largest count towards it, conservatively), at least the smallest
+    lag outside them: 20 + 1 = 21, below the optimum 22 (20 + 1 + 1) and above every other bound."""
+    problem = load_problem(
+        {
+            "topics": {"a": 1, "b": 1, "c": 1, "d": 4},
+            "members": [{"id": m, "topics": ["a", "b", "c", "d"]} for m in ("x", "y")],
+            "lags": {"a": [10], "b": [10], "c": [10], "d": [1, 1, 5, 5]},
+        }
+    )
+    assert lower_bound(problem)[0] == 21 < 22 == lag_aware_optimum(problem)[0]
+
+
+@pytest.mark.parametrize(
+    "topics, shape",
+    [(1, "uniform"), (1, "zipf"), (1, "hot"), (4, "uniform"), (4, "zipf"), (4, "hot")],
+)
+def test_level_one_is_proven_on_the_benchmark_200_x_10_groups(topics, shape):
+    """Tests the seeded 200 x 10 groups of benchmarks/lag_bounds.py: the models' best hint (the
+    heuristics, swaps and balance) meets the size-free level-1 bound, which proves level 1."""
+    problem = group(200, topics, 10, shape)
+    hint = LagModel(problem, None, 2**62, "CP-SAT", balance_seconds=30).best_heuristic
+    assert hint.valid and hint.objective[0] == lower_bound(problem)[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(lag_groups(max_members=6, max_partitions=12))
+def test_balance_keeps_answers_valid_and_level_one_never_worse(problem):
+    """Tests that balance keeps per-topic shares and subscriptions, and never raises level 1 (it
+    lowers it to the bound when it gets there)."""
+    target = lower_bound(problem)[0]
+    for variant in HINTS:
+        start = heuristic.assign(problem, variant=variant)
+        verdict = evaluate(problem, balance(problem, start.answer, target, 1.0), "lag-aware")
+        assert verdict.valid and verdict.objective[0] <= start.objective[0]
+        assert verdict.objective[0] >= target
+
+
+def test_lags_beyond_the_squared_range_keep_level_one_exact_and_level_two_bounded():
+    """Tests lags up to 10**9 on 200 x 10 (the squared level 2 leaves CP-SAT's 64 bits and the
+    MIP's 2**53): both answer, level 1 within 0.001% of its bound, level 2 the answer's with the
+    size-free bound, never `optimal` unless both levels meet their bounds."""
+    problem = group(200, 1, 10, "uniform")
+    problem = load_problem(
+        {
+            "topics": {"t": 200},
+            "members": [{"id": f"c{m}", "topics": ["t"]} for m in range(10)],
+            "lags": {"t": [int(v) * 1000 + i for i, v in enumerate(problem.lags.tolist())]},
+        }
+    )
+    for solver in (cpsat, mip):
+        result = solver.solve(problem, SolveOptions.of(time_limit=5))
+        assert result.valid and result.status in ("optimal", "feasible")
+        assert result.bound[0] == lower_bound(problem)[0]
+        assert result.bound[0] <= result.objective[0] <= result.bound[0] * (1 + 10**-5)
+        assert result.bound[1] <= result.objective[1]
+        assert result.status == "feasible" or tuple(result.bound) == tuple(result.objective)
