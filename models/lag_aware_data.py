@@ -6,6 +6,7 @@ The formulations are described in :mod:`models.cpsat.lag_aware`.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,7 +16,7 @@ import numpy as np
 
 from heuristics import lag_aware as heuristic
 from models.lag_bounds import combine, lower_bound
-from models.lag_swaps import balance, improve
+from models.lag_swaps import balance, even_out, improve
 from models.options import answer_of
 from models.ranked_outcome import Ranked
 from problems import (
@@ -180,15 +181,21 @@ class LagModel:
     def best_heuristic(self) -> Result:
         """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its
         variants) and ``start``, improved by :func:`models.lag_swaps.improve` (swaps on the largest
-        member, at most ``SWAP_SECONDS``)."""
+        member, at most ``SWAP_SECONDS``), then within ``balance_seconds`` by
+        :func:`models.lag_swaps.balance` towards the level-1 bound and (level 2 of squared lags)
+        :func:`models.lag_swaps.even_out` towards the level-2 bound."""
         found = [heuristic.assign(self.problem, variant=v) for v in HINTS]
         if self.start is not None:
             found.append(Result(self.problem, "lag-aware", self.start))
         best = min(found, key=lambda r: r.objective)
         owner = improve(self.problem, answer_of(best), SWAP_SECONDS)
-        target = lower_bound(self.problem)[0]
-        if max(member_lags(self.problem, owner), default=0) > target:
-            owner = balance(self.problem, owner, target, self.balance_seconds)
+        target = lower_bound(self.problem)
+        started = time.perf_counter()
+        if max(member_lags(self.problem, owner), default=0) > target[0]:
+            owner = balance(self.problem, owner, target[0], self.balance_seconds)
+        if self.variant is None:  # level 2 is the sum of squares: even the lags out
+            left = self.balance_seconds - (time.perf_counter() - started)
+            owner = even_out(self.problem, owner, target[1], max(left, 0.0))
         improved = Result(self.problem, "lag-aware", owner)
         return min((best, improved), key=lambda r: r.objective)
 
@@ -198,6 +205,14 @@ class LagModel:
         subscribers = np.array([len(s) for s in self.problem.topic_subscribers], dtype=np.int64)
         pairs = int((self.problem.partition_counts * subscribers).sum())
         return pairs > MODEL_PAIRS or not self.sums_in_range
+
+    @property
+    def hint_meets_bounds(self) -> bool:
+        """Whether the best heuristic answer meets :func:`models.lag_bounds.lower_bound` at both
+        levels (level 2 of squared lags): it is optimal, and no model needs building."""
+        return self.variant is None and tuple(self.best_heuristic.objective) == lower_bound(
+            self.problem
+        )
 
     def bounds_only(self) -> Result:
         """The best heuristic answer with the size-free lower bounds (beyond ``MODEL_PAIRS``, or out of time
@@ -258,9 +273,11 @@ class LagModel:
         # Strengthened by the size-free bounds (level 1 only for the sticky variant).
         bound = combine(self.problem, bound)[: 1 if self.variant else 2]
         status = ranked.status
-        if self.variant is None and not self.squares_in_range:
-            # Level 2 was not modelled: optimal only if the answer meets the size-free bound.
-            info["level2"] = "bounded"
+        if self.variant is None:
+            if not self.squares_in_range:
+                info["level2"] = "bounded"  # level 2 was not modelled: the size-free bound
+                status = Status.FEASIBLE
             objective = evaluate(self.problem, answer, "lag-aware").objective
-            status = Status.OPTIMAL if tuple(objective) == tuple(bound) else Status.FEASIBLE
+            if tuple(objective) == tuple(bound):  # the answer meets a proven lower bound
+                status = Status.OPTIMAL
         return Result(self.problem, "lag-aware", answer, status, bound, info)

@@ -52,8 +52,17 @@ def lower_bound(problem: GroupProblem) -> tuple[int, int]:
         smallest = prefix[n] - prefix[np.maximum(n - more, j * k + 1)]
         best = max(best, int((top + smallest).max()) + others)
     best = max(best, _across_topics(problem, subscribed, lags, floors, active))
-    q, extra = divmod(total, active)
-    return best, (active - extra) * q * q + extra * (q + 1) * (q + 1)
+    # Some member carries the largest lag L >= best, the other active - 1 the rest: at least
+    # L^2 + even(total - L, active - 1), which does not fall as L grows from best >= total / active.
+    return best, max(_even(total, active), best * best + _even(total - best, active - 1))
+
+
+def _even(total: int, members: int) -> int:
+    """The least sum of squares of ``members`` non-negative integers adding up to ``total``."""
+    if members <= 0:
+        return 0 if total <= 0 else total * total
+    q, extra = divmod(total, members)
+    return (members - extra) * q * q + extra * (q + 1) * (q + 1)
 
 
 def _across_topics(

@@ -377,3 +377,65 @@ def _exact(
     _, ours, theirs = found
     moved = int(sum(int(lags[p]) for p in ours) - sum(int(lags[q]) for q in theirs))
     return _excess(la - moved, target) + _excess(lb + moved, target), ours, theirs
+
+
+def even_out(
+    problem: GroupProblem,
+    owner: np.ndarray,
+    target: int,
+    max_seconds: float = 2.0,
+    seed: int = 0,
+) -> np.ndarray:
+    """``owner`` with its sum of squared member lags lowered towards ``target`` (a copy; valid
+    answers stay valid, level 1 never rises).
+
+    Each step takes the pair of members sharing a topic with the widest lag gap not yet found
+    stuck and the exchange of :func:`balance` (single swaps, moves within the topics'
+    floor/ceiling shares, then up to 4 swaps) whose difference ``d`` comes nearest half the gap:
+    with ``0 < d < lag_a - lag_b`` both new lags lie between the old ones, so the pair's squares
+    fall and the largest lag does not rise.  It stops when the sum of squares meets ``target`` (a
+    lower bound), no pair has an improving exchange, or time runs out.
+    """
+    owner = np.array(owner)
+    if problem.lags is None or problem.num_members < 2:
+        return owner
+    if int(problem.lags.max(initial=0)) * max(len(problem.lags), 1) >= 2**62:
+        return owner
+    lags = problem.lags.astype(np.int64)
+    totals = np.array(member_lags(problem, owner), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    deadline = time.perf_counter() + max_seconds
+    shared = problem.subscribes.astype(np.int64) @ problem.subscribes.T.astype(np.int64) > 0
+    stuck: set[tuple[int, int]] = set()
+    while time.perf_counter() < deadline:
+        if sum(int(v) ** 2 for v in totals.tolist()) <= target:
+            break
+        order = np.argsort(-totals, kind="stable").tolist()
+        step: tuple[int, int, list[int], list[int]] | None = None
+        for a in order:
+            for b in reversed(order):
+                if totals[a] - totals[b] < 2 or time.perf_counter() >= deadline:
+                    break
+                if (a, b) in stuck or not shared[a, b]:
+                    continue
+                before = int(totals[a]) ** 2 + int(totals[b]) ** 2
+                for depth in (0, 1):
+                    found = _exchange(problem, owner, lags, totals, a, b, 0, rng, depth)
+                    if found is not None and found[0] < before:
+                        step = (a, b, found[1], found[2])
+                        break
+                if step is not None:
+                    break
+                stuck.add((a, b))
+            if step is not None:
+                break
+        if step is None:
+            break
+        a, b, ours, theirs = step
+        owner[ours] = b
+        owner[theirs] = a
+        moved = int(lags[ours].sum() - lags[theirs].sum())
+        totals[a] -= moved
+        totals[b] += moved
+        stuck = {pair for pair in stuck if a not in pair and b not in pair}
+    return owner

@@ -51,7 +51,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         hinted,
         balance_share(options.time_limit),
     )
-    if data.too_large:
+    if data.too_large or data.hint_meets_bounds:  # optimal already: no model to prove it
         return data.bounds_only()
     owner, _ = data.hint  # the heuristics and their swaps count against the limit too
     model = cp_model.CpModel()

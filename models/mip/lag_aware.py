@@ -48,10 +48,16 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         balance_seconds=balance_share(options.time_limit),
     )
     positive = sum(1 for p in data.partitions.tolist() if data.lags[p] > 0)
-    if data.too_large or (
-        data.squares_in_range and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS
+    if (
+        data.too_large
+        or data.hint_meets_bounds
+        or (
+            data.squares_in_range
+            and positive * (positive - 1) // 2 * problem.num_members > PAIR_ROWS
+        )
     ):
-        return data.bounds_only()  # as CP-SAT: the best heuristic answer with the size-free bounds
+        # As CP-SAT: the best heuristic answer with the size-free bounds (optimal when it meets them).
+        return data.bounds_only()
     _, heuristic_level = data.hint  # the heuristics and their swaps count against the limit too
     model = pulp.LpProblem("lag_aware", pulp.LpMinimize)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -13,10 +14,10 @@ import models.cpsat.lag_aware as cpsat
 import models.mip.lag_aware as mip
 from models.lag_aware_data import HINTS, LagModel
 from models.lag_bounds import combine, lower_bound
-from models.lag_swaps import balance, improve
+from models.lag_swaps import balance, even_out, improve
 from models.options import SolveOptions
 from problems import evaluate, load_problem
-from support.exhaustive import lag_aware_optimum
+from support.exhaustive import group_answers, lag_aware_optimum
 from support.lag_strategies import lag_groups
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "group"
@@ -213,3 +214,59 @@ def test_lags_beyond_the_squared_range_keep_level_one_exact_and_level_two_bounde
         assert result.bound[0] <= result.objective[0] <= result.bound[0] * (1 + 10**-5)
         assert result.bound[1] <= result.objective[1]
         assert result.status == "feasible" or tuple(result.bound) == tuple(result.objective)
+
+
+def test_level_two_bound_holds_the_largest_member_apart():
+    """Tests level 2's bound with the largest lag on one member: a hot partition of 1,000 and
+    three of 10 over three members give at least 1,000^2 + 15^2 + 15^2 (the even split of all the
+    lag, 3 x 343.3^2, is far below); the optimum is 1,000^2 + 20^2 + 10^2."""
+    problem = load_problem(
+        {
+            "topics": {"t": 4},
+            "members": [{"id": m, "topics": ["t"]} for m in "abc"],
+            "lags": {"t": [1000, 10, 10, 10]},
+        }
+    )
+    assert lower_bound(problem) == (1000, 1000**2 + 2 * 15**2)
+    assert lag_aware_optimum(problem) == (1000, 1000**2 + 20**2 + 10**2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(lag_groups(**SMALL))
+def test_level_two_bound_is_below_every_valid_answer(problem):
+    """Tests that level 2's bound is at most the sum of squares of every valid answer, whatever its
+    level 1 (exhaustive over the small groups)."""
+    bound = lower_bound(problem)[1]
+    for owner in group_answers(problem):
+        verdict = evaluate(problem, owner, "lag-aware")
+        if verdict.valid:
+            assert bound <= verdict.objective[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(lag_groups(max_members=6, max_partitions=12))
+def test_even_out_keeps_answers_valid_and_never_worse(problem):
+    """Tests that even_out keeps per-topic shares and subscriptions, never raises level 1 nor
+    level 2, and never goes below the level-2 bound."""
+    target = lower_bound(problem)[1]
+    for variant in HINTS:
+        start = heuristic.assign(problem, variant=variant)
+        verdict = evaluate(problem, even_out(problem, start.answer, target, 1.0), "lag-aware")
+        assert verdict.valid
+        assert verdict.objective[0] <= start.objective[0]
+        assert target <= verdict.objective[1] <= start.objective[1]
+
+
+def test_even_out_reaches_the_even_split():
+    """Tests that even_out moves a lopsided answer of eight partitions over two members to the
+    even split (sum 36: 18 each)."""
+    problem = load_problem(
+        {
+            "topics": {"t": 8},
+            "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}],
+            "lags": {"t": [1, 2, 3, 4, 5, 6, 7, 8]},
+        }
+    )
+    lopsided = np.array([0, 0, 0, 0, 1, 1, 1, 1], dtype=np.int32)
+    verdict = evaluate(problem, even_out(problem, lopsided, 2 * 18**2, 1.0), "lag-aware")
+    assert verdict.valid and tuple(verdict.objective) == (18, 2 * 18**2)
