@@ -5,6 +5,9 @@ The formulation, and why its answer is what its status says: docs/design/formula
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 
 from problems import GroupProblem
@@ -54,7 +57,39 @@ def lower_bound(problem: GroupProblem) -> tuple[int, int]:
     best = max(best, _across_topics(problem, subscribed, lags, floors, active))
     # Some member carries the largest lag L >= best, the other active - 1 the rest: at least
     # L^2 + even(total - L, active - 1), which does not fall as L grows from best >= total / active.
-    return best, max(_even(total, active), best * best + _even(total - best, active - 1))
+    largest = np.sort(np.concatenate([lags[t] for t in subscribed]))[::-1][:active]
+    return best, max(
+        _even(total, active),
+        best * best + _even(total - best, active - 1),
+        _majorant(total, active, best, [int(v) for v in largest.tolist()]),
+    )
+
+
+def _majorant(total: int, active: int, best: int, largest: list[int]) -> int:
+    """Level 2 over the sorted member lags ``L_1 >= ... >= L_M`` (``M = active``): their first
+    ``k`` add up to at least the ``k`` largest partition lags, and ``L_1 >= best``.  The prefix
+    sums of ``L`` are concave, so they lie above the least concave majorant ``C`` of those points,
+    ``(0, 0)`` and ``(M, total)``: ``L`` majorizes ``C``'s slopes and the convex sum of squares is
+    at least theirs (a rational, rounded up)."""
+    points = [(0, 0)]
+    prefix = 0
+    for k in range(1, active):
+        prefix += largest[k - 1] if k - 1 < len(largest) else 0
+        points.append((k, min(total, max(prefix, best))))
+    points.append((active, total))
+    hull: list[tuple[int, int]] = []
+    for point in points:  # the upper hull, left to right
+        while len(hull) >= 2:
+            (x0, y0), (x1, y1) = hull[-2], hull[-1]
+            if (y1 - y0) * (point[0] - x0) <= (point[1] - y0) * (x1 - x0):
+                hull.pop()  # hull[-1] lies on or below the chord
+            else:
+                break
+        hull.append(point)
+    bound = Fraction(0)
+    for (x0, y0), (x1, y1) in zip(hull, hull[1:]):
+        bound += Fraction((y1 - y0) ** 2, x1 - x0)
+    return math.ceil(bound)
 
 
 def _even(total: int, members: int) -> int:

@@ -29,10 +29,11 @@ SMALL = dict(max_members=3, max_partitions=4, shapes=("uniform", "skewed", "ties
 
 def test_largest_lags_with_cardinalities_meet_the_kip_example():
     """Tests the pigeonhole bound on KIP-169's three lags: two members, so one gets two of the three largest:
-    at least 60,000 + 50,000 = 110,000, the optimum; level 2 at least 2 x 105,000^2."""
+    at least 60,000 + 50,000 = 110,000, the optimum; level 2 then at least 110,000^2 + 100,000^2
+    (the other member has the rest), the optimum too."""
     assert lower_bound(load_problem(EXAMPLES / "kip-169-three-lags.json")) == (
         110_000,
-        2 * 105_000**2,
+        110_000**2 + 100_000**2,
     )
 
 
@@ -71,7 +72,7 @@ def test_bounds_never_exceed_any_heuristic_answer(problem):
 def test_combine_keeps_the_larger_bound_per_level():
     """Tests combine: a solver's level-1 bound above ours stays; a missing level 2 becomes ours."""
     problem = load_problem(EXAMPLES / "kip-169-three-lags.json")
-    assert combine(problem, (120_000,)) == (120_000, 2 * 105_000**2)
+    assert combine(problem, (120_000,)) == (120_000, 110_000**2 + 100_000**2)
     assert combine(problem, None) == lower_bound(problem)
 
 
@@ -270,3 +271,16 @@ def test_even_out_reaches_the_even_split():
     lopsided = np.array([0, 0, 0, 0, 1, 1, 1, 1], dtype=np.int32)
     verdict = evaluate(problem, even_out(problem, lopsided, 2 * 18**2, 1.0), "lag-aware")
     assert verdict.valid and tuple(verdict.objective) == (18, 2 * 18**2)
+
+
+def test_level_two_bound_keeps_the_largest_lags_apart():
+    """Tests the majorant bound: lags 100, 90, 5, 5 over three members put at least 100 on one,
+    190 on two, so level 2 is at least 100^2 + 90^2 + 10^2, the optimum."""
+    problem = load_problem(
+        {
+            "topics": {"t": 4},
+            "members": [{"id": m, "topics": ["t"]} for m in "abc"],
+            "lags": {"t": [100, 90, 5, 5]},
+        }
+    )
+    assert lower_bound(problem)[1] == 100**2 + 90**2 + 10**2 == lag_aware_optimum(problem)[1]
