@@ -58,11 +58,13 @@ def lower_bound(problem: GroupProblem) -> tuple[int, int]:
     # Some member carries the largest lag L >= best, the other active - 1 the rest: at least
     # L^2 + even(total - L, active - 1), which does not fall as L grows from best >= total / active.
     largest = np.sort(np.concatenate([lags[t] for t in subscribed]))[::-1][:active]
-    return best, max(
+    level2 = max(
         _even(total, active),
         best * best + _even(total - best, active - 1),
         _majorant(total, active, best, [int(v) for v in largest.tolist()]),
     )
+    # L^2 and L have the same parity, so level 2 has the parity of the total.
+    return best, level2 + (level2 - total) % 2
 
 
 def _majorant(total: int, active: int, best: int, largest: list[int]) -> int:
