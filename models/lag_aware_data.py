@@ -226,7 +226,10 @@ class LagModel:
             }
             return Result(self.problem, "lag-aware", answer, Status.FEASIBLE, bound[:1], info)
         status = Status.OPTIMAL if tuple(best.objective) == bound else Status.FEASIBLE
-        return Result(self.problem, "lag-aware", answer, status, bound, {"method": "bounds"})
+        info: dict[str, Any] = {"method": "bounds"}
+        if not self.squares_in_range:
+            info["level2"] = "bounded"  # as a model would: level 2 beyond the backend's range
+        return Result(self.problem, "lag-aware", answer, status, bound, info)
 
     @property
     def level1_floor(self) -> int:
