@@ -16,7 +16,7 @@ import heuristics.share as share_assignor
 from problems import load_problem
 from problems.share import share_assignment_json
 
-SUITE_VERSION = 5
+SUITE_VERSION = 6
 
 GROUP_CHURN = (
     "fresh",
