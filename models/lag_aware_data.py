@@ -226,10 +226,11 @@ class LagModel:
             }
             return Result(self.problem, "lag-aware", answer, Status.FEASIBLE, bound[:1], info)
         status = Status.OPTIMAL if tuple(best.objective) == bound else Status.FEASIBLE
-        info: dict[str, Any] = {"method": "bounds"}
-        if not self.squares_in_range:
-            info["level2"] = "bounded"  # as a model would: level 2 beyond the backend's range
-        return Result(self.problem, "lag-aware", answer, status, bound, info)
+        # As a model would say: level 2 beyond the backend's range is the size-free bound.
+        level2 = {} if self.squares_in_range else {"level2": "bounded"}
+        return Result(
+            self.problem, "lag-aware", answer, status, bound, {"method": "bounds", **level2}
+        )
 
     @property
     def level1_floor(self) -> int:
