@@ -108,6 +108,16 @@ TRIPLED = 100
 SHAKES = 1000
 
 
+def search_lags(problem: GroupProblem) -> np.ndarray | None:
+    """The lags as int64 where the swap searches apply (lags, two members, member totals within
+    62 bits), else ``None``."""
+    if problem.lags is None or problem.num_members < 2:
+        return None
+    if int(problem.lags.max(initial=0)) * max(len(problem.lags), 1) >= 2**62:
+        return None
+    return problem.lags.astype(np.int64)
+
+
 def balance(
     problem: GroupProblem,
     owner: np.ndarray,
@@ -126,11 +136,9 @@ def balance(
     when no member is above ``target`` (level 1 meets it), no step helps, or time runs out.
     """
     owner = np.array(owner)
-    if problem.lags is None or problem.num_members < 2:
+    lags = search_lags(problem)
+    if lags is None:
         return owner
-    if int(problem.lags.max(initial=0)) * max(len(problem.lags), 1) >= 2**62:
-        return owner
-    lags = problem.lags.astype(np.int64)
     totals = np.array(member_lags(problem, owner), dtype=np.int64)
     rng = np.random.default_rng(seed)
     deadline = time.perf_counter() + max_seconds
@@ -397,11 +405,9 @@ def even_out(
     lower bound), no pair has an improving exchange, or time runs out.
     """
     owner = np.array(owner)
-    if problem.lags is None or problem.num_members < 2:
+    lags = search_lags(problem)
+    if lags is None:
         return owner
-    if int(problem.lags.max(initial=0)) * max(len(problem.lags), 1) >= 2**62:
-        return owner
-    lags = problem.lags.astype(np.int64)
     totals = np.array(member_lags(problem, owner), dtype=np.int64)
     rng = np.random.default_rng(seed)
     deadline = time.perf_counter() + max_seconds
