@@ -182,6 +182,10 @@ class KraftCluster:
             "num.network.threads": 2,
             "num.io.threads": 2,
             "log.flush.interval.messages": 1 << 30,
+            # The log cleaner's offset map is 128 MiB by default, half the test JVM's heap: a
+            # broker then dies at start (OutOfMemoryError in LogCleaner) when the heap is busy.
+            # The test cluster's compacted topics are tiny.
+            "log.cleaner.dedupe.buffer.size": 8 << 20,
         }
         path = self.folder / f"node-{node}.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
