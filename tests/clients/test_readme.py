@@ -129,8 +129,13 @@ class Shop:
         thread.start()
         self.threads.append(thread)
 
-    def wait(self, sizes: list[int], seconds: float = 60) -> None:
-        """Until the consumers (in start order) own ``sizes`` partitions and stay so for 1 s."""
+    def wait(self, sizes: list[int], seconds: float = 150) -> None:
+        """Until the consumers (in start order) own ``sizes`` partitions and stay so for 1 s.
+
+        kafka-python 3.0.12's group leader sometimes never reads its SyncGroup answer and comes
+        back only when its session (the docs' consumers keep the default 45 s) expires and it
+        joins again: the wait covers two such stalls.
+        """
         deadline, since = time.monotonic() + seconds, None
         while time.monotonic() < deadline:
             assert not self.errors, self.errors
