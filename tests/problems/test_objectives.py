@@ -24,7 +24,8 @@ def test_every_registered_strategy_has_its_registry_objective():
 
 
 def test_families_split_the_strategies_and_levels_fit_every_objective():
-    """Tests that group, placement and streams strategies partition the catalogue, and LEVELS is the widest objective."""
+    """Tests that the group, placement and streams strategies partition the catalogue, and LEVELS
+    is the widest objective."""
     assert set(GROUP_STRATEGIES).isdisjoint(PLACEMENT_STRATEGIES)
     assert set(GROUP_STRATEGIES).isdisjoint(STREAMS_STRATEGIES)
     assert set(GROUP_STRATEGIES) | set(PLACEMENT_STRATEGIES) | set(STREAMS_STRATEGIES) == set(
