@@ -39,6 +39,8 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "share": "share",
     "kafka-default": "replica",
     "sticky-replica": "replica",
+    "streams-ha": "streams",
+    "streams-kip924-sticky": "streams",
 }
 
 GROUP_STRATEGIES = tuple(
