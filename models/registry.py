@@ -23,6 +23,7 @@ import heuristics.sticky_replica
 import heuristics.stream_join
 import heuristics.streams_ha
 import heuristics.streams_kip924_sticky
+import heuristics.streams_sticky
 import heuristics.uniform
 from models.options import COMMON, SolveOptions, ignoring
 from problems import GroupProblem, PlacementProblem, Result
@@ -126,7 +127,8 @@ class Strategy:
     Attributes
     ----------
     family
-        ``"group"`` (``rebalance-lab assign``) or ``"placement"`` (``reassign``).
+        ``"group"`` (``rebalance-lab assign``), ``"streams"`` (``assign`` on a streams group) or
+        ``"placement"`` (``reassign``).
     objective
         The objective its answers are judged on (a key of ``problems.OBJECTIVES``).
     heuristic
@@ -297,6 +299,10 @@ STRATEGIES: dict[str, Strategy] = {
          "mip": RunnerEntry(mip_share, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_share)},
         baselines=("uniform",)),
+    "streams-sticky": Strategy("streams", "streams", heuristic(heuristics.streams_sticky)),
+    "streams-ha": Strategy("streams", "streams", heuristic(heuristics.streams_ha)),
+    "streams-kip924-sticky": Strategy(
+        "streams", "streams", heuristic(heuristics.streams_kip924_sticky)),
     "kafka-default": Strategy(
         "placement", "replica",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),
@@ -310,9 +316,6 @@ STRATEGIES: dict[str, Strategy] = {
          "flow": RunnerEntry(flow_sticky_replica, uses=REPLICA_FLOW, takes=("max_moves", "beat"),
                              frontier=flow_sticky_replica)},
         baselines=("kafka-default",)),
-    "streams-ha": Strategy("group", "streams", heuristic(heuristics.streams_ha)),
-    "streams-kip924-sticky": Strategy(
-        "group", "streams", heuristic(heuristics.streams_kip924_sticky)),
 }
 # fmt: on
 
@@ -324,7 +327,7 @@ SOLVERS: tuple[str, ...] = (
 
 
 def strategies(family: str) -> list[str]:
-    """The strategies of a family (``group`` or ``placement``), in table order."""
+    """The strategies of a family (``group``, ``streams`` or ``placement``), in table order."""
     return [name for name, entry in STRATEGIES.items() if entry.family == family]
 
 

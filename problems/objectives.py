@@ -37,10 +37,11 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "uniform": "sticky",
     "server-range": "sticky",
     "share": "share",
-    "kafka-default": "replica",
-    "sticky-replica": "replica",
+    "streams-sticky": "streams",
     "streams-ha": "streams",
     "streams-kip924-sticky": "streams",
+    "kafka-default": "replica",
+    "sticky-replica": "replica",
 }
 
 GROUP_STRATEGIES = tuple(
