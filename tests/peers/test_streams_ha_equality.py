@@ -11,6 +11,8 @@ every kind, 0-2 standbys, 1-3 warm-ups, the three rack-aware strategies.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from heuristics import streams_ha
@@ -20,6 +22,7 @@ from problems import load_problem
 from support.streams_documents import streams_document
 
 GROUPS = 300
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "streams"
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +70,17 @@ def test_streams_ha_answers_are_valid_and_kafkas(kafka_streams):
             replicas = {int(t) for t, m in [*answer.standby, *answer.warmup] if process[m] == p}
             assert (active, replicas) == (theirs.active[c], theirs.standby[c]), seed
         assert result.info["probing_rebalance"] == theirs.probing
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
+def test_streams_ha_examples_equal_kafka(kafka_streams, path):
+    """Tests every streams example (tags, racks and KIP-925 in kip-708-925-tags-racks.json)."""
+    inp, _ = streams_input(load_problem(path))
+    ours = high_availability_assign(inp)
+    theirs = kafka_streams.high_availability(inp)
+    assert (ours.active, ours.standby, ours.probing, ours.rack_aware) == (
+        theirs.active,
+        theirs.standby,
+        theirs.probing,
+        theirs.rack_aware,
+    )

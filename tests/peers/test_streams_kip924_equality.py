@@ -12,6 +12,8 @@ the document's (docs/strategies/streams.md, differences).  300 seeded random gro
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from heuristics import streams_kip924_sticky
@@ -21,6 +23,7 @@ from problems import load_problem
 from support.streams_documents import streams_document
 
 GROUPS = 300
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "streams"
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +78,11 @@ def test_kip924_sticky_answers_are_valid(kafka_streams):
             active = {t for t, m in enumerate(result.answer.active.tolist()) if process[m] == p}
             standby = {int(t) for t, m in result.answer.standby if process[m] == p}
             assert (active, standby) == (theirs.active[c], theirs.standby[c]), seed
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
+def test_kip924_sticky_examples_equal_kafka(kafka_streams, path):
+    """Tests every streams example against Kafka's class."""
+    inp, _ = streams_input(load_problem(path))
+    theirs = kafka_streams.kip924_sticky(inp)
+    assert kip924_sticky_assign(inp, theirs.task_info_hashes) == (theirs.active, theirs.standby)
