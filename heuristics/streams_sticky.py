@@ -57,7 +57,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from heuristics.kafka_orders import java_order_key, java_string_hash
+from heuristics.kafka_orders import grouped_hash_order, java_order_key, java_string_hashes
 from heuristics.share import JavaHashSet
 from problems import Result
 from problems.streams import NO_STATE, IntArray, StreamsAssignment, StreamsProblem
@@ -121,53 +121,37 @@ def _sign(a: float, b: float) -> int:
 
 
 class _Process:
-    """Kafka's ``ProcessState``: a process's members, their task counts and its load."""
+    """Kafka's ``ProcessState``: a process's members, their task counts and its load.
 
-    def __init__(self, index: int) -> None:
+    The members' task counts live in the assignor's per-member list ``counts`` (shared by all
+    processes); ``members`` is the iteration order of ``memberToTaskCounts``.
+    """
+
+    __slots__ = ("index", "capacity", "task_count", "load", "counts", "members", "by_load")
+
+    def __init__(self, index: int, members: list[int], counts: list[int]) -> None:
         self.index = index
-        self.capacity = 0
+        self.members = members
+        self.counts = counts
+        self.capacity = len(members)
         self.task_count = 0
-        self.load = float("inf")
-        self.counts: dict[int, int] = {}  # member -> tasks (memberToTaskCounts)
-        self.members = JavaHashSet()  # memberToTaskCounts' iteration order
-        self.tasks: set[int] = set()
+        self.load = 0.0 if members else float("inf")
         self.by_load: JavaPriorityQueue[list[int]] | None = None  # [member, count] entries
 
-    def add_member(self, member: int, member_id: str) -> None:
-        self.members.add(member, java_string_hash(member_id))
-        self.counts[member] = 0
-        self.capacity += 1
-        self.load = self.task_count / self.capacity
-
-    def _add(self, member: int, task: int) -> int:
-        self.task_count += 1
-        self.tasks.add(task)
-        count = self.counts[member] + 1
-        self.counts[member] = count
-        self.load = self.task_count / self.capacity
-        return count
-
-    def add_task(self, member: int, task: int) -> int:
-        """``addTask``: to ``member``; the members' queue is rebuilt at its next use."""
-        count = self._add(member, task)
-        self.by_load = None
-        return count
-
-    def add_to_least_loaded(self, task: int) -> tuple[int, int]:
+    def add_to_least_loaded(self) -> tuple[int, int]:
         """``addTaskToLeastLoadedMember``: the member chosen and its new task count."""
-        if len(self.counts) == 1:
-            member = next(iter(self.counts))
-            return member, self._add(member, task)
+        if self.capacity == 1:
+            return self.members[0], self.counts[self.members[0]] + 1
         if self.by_load is None:
             self.by_load = JavaPriorityQueue(lambda a, b: (a[1] > b[1]) - (a[1] < b[1]))
-            for member in self.members.order():
-                self.by_load.add([member, self.counts[member]])
+            counts = self.counts
+            for member in self.members:
+                self.by_load.add([member, counts[member]])
         entry = self.by_load.poll()
         assert entry is not None
-        count = self._add(entry[0], task)
-        entry[1] = count
+        entry[1] += 1
         self.by_load.add(entry)
-        return entry[0], count
+        return entry[0], entry[1]
 
 
 def _by_load(a: _Process, b: _Process) -> int:
@@ -188,17 +172,44 @@ def task_offset_sums(problem: StreamsProblem) -> tuple[IntArray, IntArray]:
     return end, offsets
 
 
+def _compute_if_absent_order(hashes: list[int], requested: int) -> list[int]:
+    """Positions of keys (their ``hashCode``s, in insertion order) in the iteration order of a
+    ``HashMap`` of ``requested`` initial capacity filled with ``computeIfAbsent``
+    (:meth:`heuristics.share.JavaHashSet.compute_if_absent`: each key at the head of its chain)."""
+    table = JavaHashSet(requested)
+    if table.initial < 64:  # a crowded chain may grow the table early: put them one by one
+        for i, h in enumerate(hashes):
+            table.compute_if_absent(i, h)
+        return table.order()
+    capacity = table.initial
+    for size in range(len(hashes)):
+        if size > capacity * 3 // 4:
+            capacity *= 2
+    h = np.asarray(hashes, dtype=np.int64) & 0xFFFFFFFF
+    bucket = (h ^ (h >> 16)) & (capacity - 1)
+    return np.lexsort((-np.arange(len(hashes)), bucket)).tolist()
+
+
+#: candidate lists at least this long are scanned with numpy
+_LONG = 48
+
+
 class _Sticky:
-    """Kafka's ``LocalState`` and the passes over it."""
+    """Kafka's ``LocalState`` and the passes over it.
+
+    Members, processes and tasks are integer ids; a member's task count, a process's load and the
+    processes holding a task are lists (the counts and loads mirrored in numpy arrays, for the
+    long candidate lists).
+    """
 
     def __init__(self, problem: StreamsProblem) -> None:
         self.problem = problem
         members = problem.members
-        order = JavaHashSet()
-        for m, member_id in enumerate(members):
-            order.add(m, java_string_hash(member_id))
-        self.member_order: list[int] = order.order()
         n_members = len(members)
+        member_hash = java_string_hashes(members)
+        self.member_order: list[int] = grouped_hash_order(
+            np.zeros(n_members, dtype=np.int64), member_hash
+        ).tolist()
         self.standbys = problem.configs.num_standby_replicas
         stateful_tasks = int(problem.partitions[problem.stateful].sum())
         self.total_active = problem.n_tasks
@@ -208,55 +219,96 @@ class _Sticky:
         self.active_quota = _per_member(self.total_active, n_members)
         self.total_quota = _per_member(self.total_tasks, n_members)
 
-        processes = JavaHashSet(n_members)
-        self.process_of: dict[int, _Process] = {}
-        states: dict[int, _Process] = {}
-        for m in self.member_order:
-            p = int(problem.member_process[m])
-            if processes.compute_if_absent(p, java_string_hash(problem.processes[p])):
-                states[p] = _Process(p)
-            states[p].add_member(m, members[m])
-            self.process_of[m] = states[p]
-        self.processes = [states[p] for p in processes.order()]
-
-        had = np.flatnonzero(problem.prev_active >= 0)  # one previous active member per task
-        self.prev_active: dict[int, int] = dict(
-            zip(had.tolist(), problem.prev_active[had].tolist())
+        # processIdToState, filled in member order; memberToTaskCounts of each process
+        member_process = problem.member_process
+        in_order = np.asarray(self.member_order, dtype=np.int64)
+        process_in_order = member_process[in_order]
+        seen, first = np.unique(process_in_order, return_index=True)
+        by_arrival = seen[np.argsort(first)].tolist()
+        process_hash = java_string_hashes(problem.processes)
+        arrival_order = _compute_if_absent_order(
+            [int(process_hash[p]) for p in by_arrival], n_members
         )
-        self.prev_standby = self._standby_candidates()
-        self.active: dict[int, int] = {}
+        grouped = grouped_hash_order(process_in_order, member_hash[in_order])
+        members_of = np.split(in_order[grouped], np.cumsum(np.bincount(process_in_order))[:-1])
+        self.counts: list[int] = [0] * n_members
+        self.count_array = np.zeros(n_members, dtype=np.int64)
+        states = {p: _Process(p, members_of[p].tolist(), self.counts) for p in by_arrival}
+        self.processes = [states[by_arrival[i]] for i in arrival_order]
+        self.member_process: list[int] = member_process.tolist()
+        self.state: list[_Process | None] = [states.get(p) for p in range(problem.num_processes)]
+        self.load_array = np.full(problem.num_processes, np.inf)
+        for p, state in states.items():
+            self.load_array[p] = state.load
+
+        self.prev_active: list[int] = problem.prev_active.tolist()
+        self.holders: list[list[int]] = [[] for _ in range(problem.n_tasks)]
+        self._candidate_input()
+        self.active: list[int] = [-1] * problem.n_tasks
         self.standby: list[tuple[int, int]] = []
 
-    def _standby_candidates(self) -> dict[int, list[int]]:
-        """Each task's standby candidates, ranked (``rankStandbyCandidates``).
+    def _candidate_input(self) -> None:
+        """What :meth:`_candidates` ranks each task's standby candidates from."""
+        problem = self.problem
+        _, offsets = task_offset_sums(problem)
+        self.offsets_by_task = np.ascontiguousarray(offsets.T)
+        rank = np.empty(problem.num_members, dtype=np.int64)
+        rank[self.member_order] = np.arange(problem.num_members)
+        self.rank = rank
+        # each process's members by member order, as one array cut in runs
+        by_process = np.lexsort((rank, problem.member_process))
+        self.members_by_process = by_process
+        sizes = np.bincount(problem.member_process, minlength=problem.num_processes)
+        self.process_start = np.concatenate(([0], np.cumsum(sizes)))
+        self.process_size = sizes
+        held = problem.prev_standby
+        self.held: dict[int, IntArray] = {}
+        if len(held):
+            starts = np.flatnonzero(np.diff(held[:, 0], prepend=-1))
+            for t, members in zip(
+                held[starts, 0].tolist(), np.split(held[:, 1], starts[1:]), strict=True
+            ):
+                self.held[t] = members
+        self.reporting = (offsets >= 0).any(axis=0).tolist()
+        self.cache: dict[int, IntArray] = {}
+
+    def _candidates(self, task: int) -> IntArray:
+        """A task's standby candidates, ranked (``rankStandbyCandidates``).
 
         Kafka appends a member's candidates member by member (its standbys with their offsets,
         then the tasks it reports offsets for and is not a standby of) and sorts each task's list
-        stably: standbys first, then by offset sum descending.  Here all candidates are sorted at
-        once by (task, standby first, offset descending, member order), the same lists.
+        stably: standbys first, then by offset sum descending; ties stay in member order.
         """
-        problem = self.problem
-        _, offsets = task_offset_sums(problem)
-        rank = np.empty(problem.num_members, dtype=np.int64)
-        rank[self.member_order] = np.arange(problem.num_members)
-        held_task, held_member = problem.prev_standby[:, 0], problem.prev_standby[:, 1]
-        held_offset = np.maximum(offsets[problem.member_process[held_member], held_task], 0)
-        # every member reports its process's offsets; those of its standbys are counted above
-        reported_member, reported_task = np.nonzero(offsets[problem.member_process] >= 0)
-        width = max(problem.n_tasks, 1)
-        fresh = ~np.isin(reported_member * width + reported_task, held_member * width + held_task)
-        reported_member, reported_task = reported_member[fresh], reported_task[fresh]
-        task = np.concatenate([held_task, reported_task])
-        member = np.concatenate([held_member, reported_member])
-        group = np.concatenate([np.zeros(len(held_task)), np.ones(len(reported_task))])
-        offset = np.concatenate(
-            [held_offset, offsets[problem.member_process[reported_member], reported_task]]
+        found = self.cache.get(task)
+        if found is not None:
+            return found
+        offsets = self.offsets_by_task[task]
+        rank = self.rank
+        process = self.problem.member_process
+        held = self.held.get(task)
+        parts = []
+        if held is not None:
+            held_offset = np.maximum(offsets[process[held]], 0)
+            parts.append(held[np.lexsort((rank[held], -held_offset))])
+        if self.reporting[task]:
+            reporters = np.flatnonzero(offsets >= 0)
+            sizes = self.process_size[reporters]
+            starts = self.process_start[reporters]
+            total = int(sizes.sum())
+            shift = np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
+            members = self.members_by_process[np.arange(total) + shift]
+            offset = np.repeat(offsets[reporters], sizes)
+            if held is not None:
+                fresh = ~np.isin(members, held)
+                members, offset = members[fresh], offset[fresh]
+            parts.append(members[np.lexsort((rank[members], -offset))])
+        out = (
+            np.concatenate(parts)
+            if len(parts) > 1
+            else (parts[0] if parts else np.zeros(0, dtype=np.int64))
         )
-        order = np.lexsort((rank[member], -offset, group, task))
-        task, member = task[order], member[order]
-        starts = np.flatnonzero(np.diff(task, prepend=-1)) if len(task) else task
-        lists = np.split(member, starts[1:]) if len(task) else []
-        return dict(zip(task[starts].tolist(), (m.tolist() for m in lists)))
+        self.cache[task] = out
+        return out
 
     # ---------------------------------------------------------------- quotas
     def _count_active(self, count: int) -> None:
@@ -271,25 +323,64 @@ class _Sticky:
             self.total_tasks -= count
             self.total_quota = _per_member(self.total_tasks, self.members_with_capacity)
 
-    def _least_loaded_previous(self, candidates: list[int] | None, task: int | None) -> int | None:
+    def _least_loaded_previous(self, task: int, holding: bool) -> int | None:
         """``findPrevMemberWithLeastLoad``: the first candidate, replaced by a later one only when
-        both its process load and its task count are lower; processes holding ``task`` skipped."""
-        if not candidates:
+        both its process load and its task count are lower; with ``holding``, the processes
+        holding ``task`` skipped."""
+        candidates = self._candidates(task)
+        if not len(candidates):
             return None
-        best: int | None = None
-        best_process = best_member = float("inf")
-        for m in candidates:
-            process = self.process_of[m]
-            if task is not None and task in process.tasks:
-                continue
-            load, count = process.load, float(process.counts[m])
-            if best is None or (load < best_process and count < best_member):
-                best, best_process, best_member = m, load, count
-        return best
+        holders = self.holders[task] if holding else []
+        if len(candidates) < _LONG:
+            state, counts, member_process = self.state, self.counts, self.member_process
+            best = -1
+            best_process = best_member = 0.0
+            for m in candidates.tolist():
+                p = member_process[m]
+                if p in holders:
+                    continue
+                load = state[p].load  # type: ignore[union-attr]
+                count = counts[m]
+                if best < 0 or (load < best_process and count < best_member):
+                    best, best_process, best_member = m, load, count
+            return None if best < 0 else best
+        processes = self.problem.member_process[candidates]
+        if holders:
+            keep = ~np.isin(processes, holders)
+            candidates, processes = candidates[keep], processes[keep]
+            if not len(candidates):
+                return None
+        loads = self.load_array[processes]
+        counts_of = self.count_array[candidates]
+        i = 0
+        while True:
+            better = (loads[i + 1 :] < loads[i]) & (counts_of[i + 1 :] < counts_of[i])
+            k = int(better.argmax()) if len(better) else 0
+            if not len(better) or not better[k]:
+                return int(candidates[i])
+            i += 1 + k
+
+    def _add(self, member: int, task: int, process: _Process, count: int) -> None:
+        """``addTask``: ``task`` to ``member`` (its ``count``-th task) of ``process``."""
+        self.counts[member] = count
+        self.count_array[member] = count
+        process.task_count += 1
+        process.load = process.task_count / process.capacity
+        self.load_array[process.index] = process.load
+        self.holders[task].append(process.index)
+
+    def _add_direct(self, member: int, task: int) -> int:
+        """``addTask`` to ``member`` itself; its process's members' queue is rebuilt later."""
+        process = self.state[self.member_process[member]]
+        assert process is not None
+        count = self.counts[member] + 1
+        self._add(member, task, process, count)
+        process.by_load = None
+        return count
 
     # ---------------------------------------------------------------- actives
     def _give_active(self, member: int, task: int) -> None:
-        count = self.process_of[member].add_task(member, task)
+        count = self._add_direct(member, task)
         self.active[task] = member
         self._count_active(count)
         self._count_total(count)
@@ -299,17 +390,18 @@ class _Sticky:
         keys = [java_order_key(s) for s in problem.subtopologies]
         sub, number = problem.task_subtopology.tolist(), problem.task_partition.tolist()
         tasks = sorted(range(problem.n_tasks), key=lambda t: (number[t], keys[sub[t]]))
+        counts, prev_active = self.counts, self.prev_active
         left = []
         for t in tasks:
-            m = self.prev_active.get(t)
-            if m is not None and self.process_of[m].counts[m] < self.active_quota:
+            m = prev_active[t]
+            if m >= 0 and counts[m] < self.active_quota:
                 self._give_active(m, t)
             else:
                 left.append(t)
         rest = []
         for t in left:
-            m = self._least_loaded_previous(self.prev_standby.get(t), None)
-            if m is not None and self.process_of[m].counts[m] < self.active_quota:
+            m = self._least_loaded_previous(t, False)
+            if m is not None and counts[m] < self.active_quota:
                 self._give_active(m, t)
             else:
                 rest.append(t)
@@ -317,18 +409,20 @@ class _Sticky:
         queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(_by_load)
         for process in self.processes:
             queue.add(process)
+        active = self.active
         for t in rest:
             process = queue.poll()
             assert process is not None  # a group has a member
-            member, count = process.add_to_least_loaded(t)
-            self.active[t] = member
+            member, count = process.add_to_least_loaded()
+            self._add(member, t, process, count)
+            active[t] = member
             self._count_active(count)
             self._count_total(count)
             queue.add(process)
 
     # ---------------------------------------------------------------- standbys
     def _give_standby(self, member: int, task: int) -> None:
-        count = self.process_of[member].add_task(member, task)
+        count = self._add_direct(member, task)
         self.standby.append((task, member))
         self._count_total(count)
 
@@ -338,8 +432,9 @@ class _Sticky:
         if process is None:
             return False
         found = False
-        if task not in process.tasks:
-            member, count = process.add_to_least_loaded(task)
+        if process.index not in self.holders[task]:
+            member, count = process.add_to_least_loaded()
+            self._add(member, task, process, count)
             self.standby.append((task, member))
             found = True
             self._count_total(count)
@@ -354,17 +449,17 @@ class _Sticky:
         sub, number = problem.task_subtopology.tolist(), problem.task_partition.tolist()
         stateful = np.flatnonzero(problem.task_stateful).tolist()
         tasks = sorted(stateful, key=lambda t: (number[t], keys[sub[t]]), reverse=True)
+        counts, prev_active, member_process = self.counts, self.prev_active, self.member_process
         later: list[tuple[int, int]] = []
         for t in tasks:
+            holders = self.holders[t]
             for i in range(self.standbys):
-                m = self.prev_active.get(t)
-                if m is not None:
-                    process = self.process_of[m]
-                    if t not in process.tasks and process.counts[m] < self.total_quota:
-                        self._give_standby(m, t)
-                        continue
-                m = self._least_loaded_previous(self.prev_standby.get(t), t)
-                if m is not None and self.process_of[m].counts[m] < self.total_quota:
+                m = prev_active[t]
+                if m >= 0 and member_process[m] not in holders and counts[m] < self.total_quota:
+                    self._give_standby(m, t)
+                    continue
+                m = self._least_loaded_previous(t, True)
+                if m is not None and counts[m] < self.total_quota:
                     self._give_standby(m, t)
                     continue
                 later.append((t, self.standbys - i))
@@ -379,10 +474,7 @@ class _Sticky:
                     break  # Kafka: "not enough available capacity" (a warning)
 
     def answer(self) -> StreamsAssignment:
-        active = np.full(self.problem.n_tasks, -1, dtype=np.int64)
-        for t, m in self.active.items():
-            active[t] = m
-        return StreamsAssignment.of(active, self.standby)
+        return StreamsAssignment.of(np.asarray(self.active, dtype=np.int64), self.standby)
 
 
 def _per_member(tasks: int, members: int) -> int:
