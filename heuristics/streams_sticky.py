@@ -56,6 +56,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from heuristics.kafka_orders import grouped_hash_order, java_order_key, java_string_hashes
 from heuristics.share import JavaHashSet
@@ -192,6 +193,8 @@ def _compute_if_absent_order(hashes: list[int], requested: int) -> list[int]:
 
 #: candidate lists at least this long are scanned with numpy
 _LONG = 48
+#: at most this many candidates in all: every task's ranked at once
+_AT_ONCE = 400_000
 
 
 class _Sticky:
@@ -269,16 +272,56 @@ class _Sticky:
                 held[starts, 0].tolist(), np.split(held[:, 1], starts[1:]), strict=True
             ):
                 self.held[t] = members
-        self.reporting = (offsets >= 0).any(axis=0).tolist()
-        self.cache: dict[int, IntArray] = {}
+        has_state = offsets >= 0
+        self.reporting = has_state.any(axis=0).tolist()
+        self.cache: dict[int, list[int] | IntArray] = {}
+        self.flat: tuple[list[int], IntArray, list[int]] | None = None
+        if int(sizes @ has_state.sum(axis=1)) <= _AT_ONCE:
+            self._rank_all(offsets, has_state)
 
-    def _candidates(self, task: int) -> IntArray:
-        """A task's standby candidates, ranked (``rankStandbyCandidates``).
+    def _rank_all(self, offsets: IntArray, has_state: npt.NDArray[np.bool_]) -> None:
+        """Every task's standby candidates ranked at once (:meth:`_candidates`), one flat array
+        cut in runs by task."""
+        problem = self.problem
+        rank = self.rank
+        held = problem.prev_standby
+        held_task, held_member = held[:, 0], held[:, 1]
+        held_offset = np.maximum(offsets[problem.member_process[held_member], held_task], 0)
+        process, task = np.nonzero(has_state)
+        sizes = self.process_size[process]
+        total = int(sizes.sum())
+        ends = np.cumsum(sizes)
+        shift = np.repeat(self.process_start[process] - ends + sizes, sizes)
+        member = self.members_by_process[np.arange(total) + shift]
+        offset = np.repeat(offsets[process, task], sizes)
+        task = np.repeat(task, sizes)
+        width = max(problem.n_tasks, 1)
+        if len(held_task):
+            fresh = ~np.isin(member * width + task, held_member * width + held_task)
+            member, task, offset = member[fresh], task[fresh], offset[fresh]
+        group = np.concatenate(
+            [np.zeros(len(held_task), dtype=np.int64), np.ones(len(task), dtype=np.int64)]
+        )
+        task = np.concatenate([held_task, task])
+        member = np.concatenate([held_member, member])
+        offset = np.concatenate([held_offset, offset])
+        order = np.lexsort((rank[member], -offset, group, task))
+        member = member[order]
+        starts = np.searchsorted(task[order], np.arange(problem.n_tasks + 1)).tolist()
+        self.flat = (member.tolist(), member, starts)
+
+    def _candidates(self, task: int) -> list[int] | IntArray:
+        """A task's standby candidates, ranked (``rankStandbyCandidates``): a list when short, an
+        array when long.
 
         Kafka appends a member's candidates member by member (its standbys with their offsets,
         then the tasks it reports offsets for and is not a standby of) and sorts each task's list
         stably: standbys first, then by offset sum descending; ties stay in member order.
         """
+        if self.flat is not None:
+            listed, array, starts = self.flat
+            start, end = starts[task], starts[task + 1]
+            return listed[start:end] if end - start < _LONG else array[start:end]
         found = self.cache.get(task)
         if found is not None:
             return found
@@ -307,8 +350,9 @@ class _Sticky:
             if len(parts) > 1
             else (parts[0] if parts else np.zeros(0, dtype=np.int64))
         )
-        self.cache[task] = out
-        return out
+        ranked: list[int] | IntArray = out.tolist() if len(out) < _LONG else out
+        self.cache[task] = ranked
+        return ranked
 
     # ---------------------------------------------------------------- quotas
     def _count_active(self, count: int) -> None:
@@ -331,11 +375,11 @@ class _Sticky:
         if not len(candidates):
             return None
         holders = self.holders[task] if holding else []
-        if len(candidates) < _LONG:
+        if isinstance(candidates, list):
             state, counts, member_process = self.state, self.counts, self.member_process
             best = -1
             best_process = best_member = 0.0
-            for m in candidates.tolist():
+            for m in candidates:
                 p = member_process[m]
                 if p in holders:
                     continue
