@@ -28,6 +28,7 @@ do not do (see its docstring).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 import numpy as np
@@ -161,7 +162,11 @@ def to_members(
         if not members:
             continue
         total_threads = sum(threads[m] for m in members)
+        position = {m: i for i, m in enumerate(members)}
         load = dict.fromkeys(members, 0)
+        # the members by (tasks per thread, document order): a heap whose stale entries (a
+        # member's earlier load; loads only grow) are dropped when they come to the top
+        least = [(0 / threads[m], i) for i, m in enumerate(members)]
         assigned_so_far = 0
         kinds = [
             ("active", sorted(t for t in active[c] if stateful[t])),
@@ -172,19 +177,27 @@ def to_members(
             for t in tasks:
                 assigned_so_far += 1
                 before = (
-                    {prev_active[t]}
+                    (prev_active[t],)
                     if kind == "active"
                     else prev_replica.get(t, set()) | {prev_active[t]}
                 )
                 chosen = None
-                for m in members:
+                for i in sorted(position[m] for m in before if m in position):
+                    m = members[i]
                     share = -(-assigned_so_far * threads[m] // total_threads)
-                    if m in before and load[m] < share:
+                    if load[m] < share:
                         chosen = m
                         break
                 if chosen is None:
-                    chosen = min(members, key=lambda m: (load[m] / threads[m], members.index(m)))
+                    while True:
+                        key, i = least[0]
+                        m = members[i]
+                        if key == load[m] / threads[m]:
+                            break
+                        heapq.heappop(least)
+                    chosen = m
                 load[chosen] += 1
+                heapq.heappush(least, (load[chosen] / threads[chosen], position[chosen]))
                 if kind == "active":
                     owner[t] = chosen
                 elif t in warmup[c]:

@@ -117,10 +117,6 @@ class JavaPriorityQueue(Generic[T]):
         return result
 
 
-def _sign(a: float, b: float) -> int:
-    return (a > b) - (a < b)
-
-
 class _Process:
     """Kafka's ``ProcessState``: a process's members, their task counts and its load.
 
@@ -155,8 +151,57 @@ class _Process:
         return entry[0], entry[1]
 
 
-def _by_load(a: _Process, b: _Process) -> int:
-    return _sign(a.load, b.load)
+class _ProcessQueue:
+    """:class:`JavaPriorityQueue` of processes by load (Kafka's comparator on ``ProcessState``'s
+    ``load``), the comparisons written out."""
+
+    __slots__ = ("heap",)
+
+    def __init__(self, processes: list[_Process]) -> None:
+        self.heap: list[_Process] = []
+        for process in processes:
+            self.add(process)
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def add(self, item: _Process) -> None:
+        heap = self.heap
+        heap.append(item)
+        k = len(heap) - 1
+        load = item.load
+        while k > 0:
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if load >= above.load:
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = item
+
+    def poll(self) -> _Process | None:
+        heap = self.heap
+        if not heap:
+            return None
+        result = heap[0]
+        last = heap.pop()
+        n = len(heap)
+        if n:
+            k, half = 0, n >> 1
+            load = last.load
+            while k < half:
+                child = 2 * k + 1
+                smaller = heap[child]
+                right = child + 1
+                if right < n and smaller.load > heap[right].load:
+                    child = right
+                    smaller = heap[child]
+                if load <= smaller.load:
+                    break
+                heap[k] = smaller
+                k = child
+            heap[k] = last
+        return result
 
 
 def task_offset_sums(problem: StreamsProblem) -> tuple[IntArray, IntArray]:
@@ -168,8 +213,11 @@ def task_offset_sums(problem: StreamsProblem) -> tuple[IntArray, IntArray]:
     """
     lag = problem.process_lag
     end = lag.max(axis=0, initial=0).astype(np.int64) + 1
-    offsets = np.where(lag == NO_STATE, -1, end[None, :] - lag).astype(np.int64)
-    offsets[:, ~problem.task_stateful] = -1
+    offsets = end[None, :] - lag.astype(np.int64, copy=False)
+    offsets[lag == NO_STATE] = -1
+    stateless = ~problem.task_stateful
+    if stateless.any():
+        offsets[:, stateless] = -1
     return end, offsets
 
 
@@ -254,7 +302,8 @@ class _Sticky:
         """What :meth:`_candidates` ranks each task's standby candidates from."""
         problem = self.problem
         _, offsets = task_offset_sums(problem)
-        self.offsets_by_task = np.ascontiguousarray(offsets.T)
+        self.offsets = offsets
+        self.offsets_by_task: IntArray | None = None
         rank = np.empty(problem.num_members, dtype=np.int64)
         rank[self.member_order] = np.arange(problem.num_members)
         self.rank = rank
@@ -325,6 +374,8 @@ class _Sticky:
         found = self.cache.get(task)
         if found is not None:
             return found
+        if self.offsets_by_task is None:
+            self.offsets_by_task = np.ascontiguousarray(self.offsets.T)
         offsets = self.offsets_by_task[task]
         rank = self.rank
         process = self.problem.member_process
@@ -450,9 +501,7 @@ class _Sticky:
             else:
                 rest.append(t)
         rest.sort(key=lambda t: (keys[sub[t]], number[t]))
-        queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(_by_load)
-        for process in self.processes:
-            queue.add(process)
+        queue = _ProcessQueue(self.processes)
         active = self.active
         for t in rest:
             process = queue.poll()
@@ -470,7 +519,7 @@ class _Sticky:
         self.standby.append((task, member))
         self._count_total(count)
 
-    def _to_least_loaded(self, queue: JavaPriorityQueue[_Process], task: int) -> bool:
+    def _to_least_loaded(self, queue: _ProcessQueue, task: int) -> bool:
         """``assignStandbyToMemberWithLeastLoad``: the least loaded process without ``task``."""
         process = queue.poll()
         if process is None:
@@ -509,9 +558,7 @@ class _Sticky:
                 later.append((t, self.standbys - i))
                 break
         later.sort(key=lambda x: (keys[sub[x[0]]], number[x[0]]), reverse=True)
-        queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(_by_load)
-        for process in self.processes:
-            queue.add(process)
+        queue = _ProcessQueue(self.processes)
         for t, remaining in later:
             for _ in range(remaining):
                 if not self._to_least_loaded(queue, t):

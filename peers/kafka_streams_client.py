@@ -133,3 +133,31 @@ def kip924_sticky(inp: StreamsInput) -> PeerAnswer:
         [set(int(t) for t in out[c + i]) for i in range(c)],
         task_info_hashes=[int(h) for h in out[2 * c]],
     )
+
+
+def _timed(call, inp: StreamsInput, warmups: int, runs: int) -> tuple[PeerAnswer, list[float]]:
+    """``call(inp)`` ``warmups`` untimed times, then ``runs`` times, each timed inside the JVM from
+    Kafka's ``assign`` call to its returned assignment (the input is built before the clock starts)."""
+    for _ in range(warmups):
+        call(inp)
+    seconds = []
+    answer = None
+    for _ in range(runs):
+        answer = call(inp)
+        seconds.append(int(_helper().lastAssignNanos) / 1e9)
+    assert answer is not None
+    return answer, seconds
+
+
+def time_high_availability(
+    inp: StreamsInput, warmups: int = 3, runs: int = 3
+) -> tuple[PeerAnswer, list[float]]:
+    """Kafka's ``HighAvailabilityTaskAssignor`` answer and the seconds of ``runs`` timed calls."""
+    return _timed(high_availability, inp, warmups, runs)
+
+
+def time_kip924_sticky(
+    inp: StreamsInput, warmups: int = 3, runs: int = 3
+) -> tuple[PeerAnswer, list[float]]:
+    """KIP-924's ``StickyTaskAssignor`` answer and the seconds of ``runs`` timed calls."""
+    return _timed(kip924_sticky, inp, warmups, runs)

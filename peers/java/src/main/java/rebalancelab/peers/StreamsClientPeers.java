@@ -87,6 +87,9 @@ public final class StreamsClientPeers {
         public String rackAwareAssignmentStrategy = "none";
     }
 
+    /** Nanoseconds the last {@code highAvailability} or {@code kip924Sticky} call spent in Kafka's assign. */
+    public static volatile long lastAssignNanos;
+
     public static Input newInput() {
         return new Input();
     }
@@ -256,7 +259,9 @@ public final class StreamsClientPeers {
         RackAwareTaskAssignor rack = new RackAwareTaskAssignor(
             cluster, partitionsForTask, changelogPartitionsForTask, tasksForTopicGroup,
             racksForProcessConsumer, new DescribedTopics(changelogs), configs, Time.SYSTEM);
+        long began = System.nanoTime();
         boolean probing = new HighAvailabilityTaskAssignor().assign(states, all, stateful, rack, configs);
+        lastAssignNanos = System.nanoTime() - began;
         int[][] out = new int[2 * clients + 2][];
         for (int c = 0; c < clients; c++) {
             ClientState state = states.get(pids[c]);
@@ -359,7 +364,10 @@ public final class StreamsClientPeers {
                 pids[c], in.capacity[c], tags(in, c), prevActive, prevStandby, new TreeMap<>(),
                 Optional.empty(), Optional.empty(), Optional.ofNullable(rack)));
         }
-        TaskAssignor.TaskAssignment assignment = new StickyTaskAssignor().assign(new State(configs(in), tasks, states));
+        State application = new State(configs(in), tasks, states);
+        long began = System.nanoTime();
+        TaskAssignor.TaskAssignment assignment = new StickyTaskAssignor().assign(application);
+        lastAssignNanos = System.nanoTime() - began;
         Map<ProcessId, KafkaStreamsAssignment> byClient = new LinkedHashMap<>();
         for (KafkaStreamsAssignment a : assignment.assignment()) {
             byClient.put(a.processId(), a);
