@@ -33,6 +33,7 @@ from heuristics.streams_ha_standby import standby_assignor
 from heuristics.streams_ha_state import (
     LATEST_OFFSET,
     UNBOUNDED_LAG,
+    ClientLoads,
     ClientState,
     ConstrainedPrioritySet,
     StreamsInput,
@@ -59,8 +60,9 @@ class HAOutput:
 
 
 def high_availability_assign(inp: StreamsInput) -> HAOutput:
+    loads = ClientLoads(inp.num_clients)
     clients = [
-        ClientState(c, inp.capacity[c], inp.client_tags[c], inp.lag[c])
+        ClientState(c, inp.capacity[c], inp.client_tags[c], inp.lag[c], loads)
         for c in range(inp.num_clients)
     ]
     if not clients:
@@ -73,7 +75,7 @@ def high_availability_assign(inp: StreamsInput) -> HAOutput:
 
     # 1. stateful actives
     for i, task in enumerate(stateful):
-        clients[i % len(clients)].active.add(task)
+        clients[i % len(clients)].assign_active(task)
     _balance(clients, standby=False, allowed=lambda s, d: True)
     if rack.can_enable():
         rack.optimize_active(stateful, clients, traffic, overlap)
@@ -98,7 +100,7 @@ def high_availability_assign(inp: StreamsInput) -> HAOutput:
 
     # 4. stateless actives
     queue = ConstrainedPrioritySet(
-        lambda c, t: True, lambda c: clients[c].active_load(), inp.client_hashes()
+        lambda c, t: True, lambda c: clients[c].active_load(), inp.client_hashes(), loads.active
     )
     queue.offer_all(range(len(clients)))
     for task in stateless:
@@ -118,6 +120,12 @@ def high_availability_assign(inp: StreamsInput) -> HAOutput:
         active_moves + standby_moves > 0,
         rack.can_enable(),
     )
+
+
+def _assigned_loads(clients: list[ClientState]) -> list[float] | None:
+    """The clients' shared ``assignedTaskLoad`` list, when they keep one."""
+    loads = clients[0].loads if clients else None
+    return None if loads is None else loads.assigned
 
 
 def _caught_up(inp: StreamsInput, task: int) -> set[int]:
@@ -204,7 +212,10 @@ def _most_caught_up(by_lag: dict, task: int, destination: int, eligible) -> int 
 def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
     """``assignActiveTaskMovements``; the number of movements planned."""
     queue = ConstrainedPrioritySet(
-        lambda c, t: c in caught_up[t], lambda c: clients[c].assigned_load(), inp.client_hashes()
+        lambda c, t: c in caught_up[t],
+        lambda c: clients[c].assigned_load(),
+        inp.client_hashes(),
+        _assigned_loads(clients),
     )
     movements: JavaPriorityQueue[_Movement] = JavaPriorityQueue(_compare_movements)
     for state in clients:
@@ -239,7 +250,10 @@ def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
 def _move_standbys(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
     """``assignStandbyTaskMovements``; the number of movements made."""
     queue = ConstrainedPrioritySet(
-        lambda c, t: c in caught_up[t], lambda c: clients[c].assigned_load(), inp.client_hashes()
+        lambda c, t: c in caught_up[t],
+        lambda c: clients[c].assigned_load(),
+        inp.client_hashes(),
+        _assigned_loads(clients),
     )
     movements: JavaPriorityQueue[_Movement] = JavaPriorityQueue(_compare_movements)
     for state in clients:

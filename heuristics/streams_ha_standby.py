@@ -50,10 +50,12 @@ class DefaultStandbyTaskAssignor:
 
 def least_loaded(clients: list[ClientState], inp: StreamsInput) -> ConstrainedPrioritySet:
     """``createLeastLoadedPrioritySetConstrainedByAssignedTask``."""
+    loads = clients[0].loads if clients else None
     return ConstrainedPrioritySet(
         lambda c, t: not clients[c].has_assigned(t),
         lambda c: clients[c].assigned_load(),
         inp.client_hashes(),
+        None if loads is None else loads.assigned,
     )
 
 

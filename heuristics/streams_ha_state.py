@@ -92,18 +92,46 @@ class StreamsInput:
         return [uuid_hash(msb, lsb) for msb, lsb in self.client_uuids]
 
 
+class ClientLoads:
+    """Every client's ``assignedTaskLoad`` and ``activeTaskLoad`` (tasks per thread), kept current
+    by :class:`ClientState` so that the least-loaded queues compare numbers, not method calls."""
+
+    __slots__ = ("assigned", "active")
+
+    def __init__(self, clients: int) -> None:
+        self.assigned: list[float] = [0.0] * clients
+        self.active: list[float] = [0.0] * clients
+
+
 class ClientState:
     """Kafka's ``ClientState``: a client's capacity, lags, tags and assigned tasks."""
 
-    __slots__ = ("index", "capacity", "active", "standby", "tags", "lag")
+    __slots__ = ("index", "capacity", "active", "standby", "tags", "lag", "loads")
 
-    def __init__(self, index: int, capacity: int, tags: dict[str, str], lag: tuple) -> None:
+    def __init__(
+        self,
+        index: int,
+        capacity: int,
+        tags: dict[str, str],
+        lag: tuple,
+        loads: ClientLoads | None = None,
+    ) -> None:
         self.index = index
         self.capacity = capacity
         self.tags = tags
         self.lag = lag
         self.active: set[int] = set()
         self.standby: set[int] = set()
+        self.loads = loads
+        if loads is not None:
+            self._changed()
+
+    def _changed(self) -> None:
+        loads = self.loads
+        if loads is not None:
+            active = len(self.active)
+            loads.assigned[self.index] = (active + len(self.standby)) / self.capacity
+            loads.active[self.index] = active / self.capacity
 
     def assigned_count(self) -> int:
         return len(self.active) + len(self.standby)
@@ -121,17 +149,99 @@ class ClientState:
         if task in self.active or task in self.standby:
             raise ValueError(f"task {task} is already assigned to client {self.index}")
         self.active.add(task)
+        self._changed()
 
     def assign_standby(self, task: int) -> None:
         if task in self.active or task in self.standby:
             raise ValueError(f"task {task} is already assigned to client {self.index}")
         self.standby.add(task)
+        self._changed()
 
     def unassign_active(self, task: int) -> None:
         self.active.remove(task)
+        self._changed()
 
     def unassign_standby(self, task: int) -> None:
         self.standby.remove(task)
+        self._changed()
+
+
+class _LoadQueue:
+    """:class:`~heuristics.streams_ha_order.JavaPriorityQueue` of clients ordered by
+    ``(loads[client], client)``, the comparator written out: the same array, the same sifts, each
+    comparison on the loads of that moment."""
+
+    __slots__ = ("_loads", "_queue")
+
+    def __init__(self, loads: list[float]) -> None:
+        self._loads = loads
+        self._queue: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def offer(self, item: int) -> None:
+        self._queue.append(item)
+        self._sift_up(len(self._queue) - 1, item)
+
+    def poll(self) -> int | None:
+        queue = self._queue
+        if not queue:
+            return None
+        result = queue[0]
+        last = queue.pop()
+        if queue:
+            self._sift_down(0, last)
+        return result
+
+    def remove(self, item: int) -> bool:
+        try:
+            i = self._queue.index(item)
+        except ValueError:
+            return False
+        queue = self._queue
+        if len(queue) - 1 == i:
+            queue.pop()
+            return True
+        moved = queue.pop()
+        self._sift_down(i, moved)
+        if queue[i] == moved:
+            self._sift_up(i, moved)
+        return True
+
+    def _sift_up(self, k: int, item: int) -> None:
+        queue, loads = self._queue, self._loads
+        load = loads[item]
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = queue[parent]
+            other = loads[e]
+            if load > other or (load == other and item >= e):
+                break
+            queue[k] = e
+            k = parent
+        queue[k] = item
+
+    def _sift_down(self, k: int, item: int) -> None:
+        queue, loads = self._queue, self._loads
+        n = len(queue)
+        half = n >> 1
+        load = loads[item]
+        while k < half:
+            child = 2 * k + 1
+            c = queue[child]
+            c_load = loads[c]
+            right = child + 1
+            if right < n:
+                r = queue[right]
+                r_load = loads[r]
+                if c_load > r_load or (c_load == r_load and c > r):
+                    child, c, c_load = right, r, r_load
+            if load < c_load or (load == c_load and item <= c):
+                break
+            queue[k] = c
+            k = child
+        queue[k] = item
 
 
 class ConstrainedPrioritySet:
@@ -142,13 +252,14 @@ class ConstrainedPrioritySet:
     client already queued removes it first.
     """
 
-    __slots__ = ("_queue", "_unique", "_constraint", "_hash")
+    __slots__ = ("_queue", "_unique", "_constraint", "_hash", "_spread")
 
     def __init__(
         self,
         constraint: Callable[[int, int], bool],
         weight: Callable[[int], float],
         client_hashes: list[int],
+        loads: list[float] | None = None,
     ) -> None:
         def compare(a: int, b: int) -> int:
             wa, wb = weight(a), weight(b)
@@ -156,10 +267,13 @@ class ConstrainedPrioritySet:
                 return -1 if wa < wb else 1
             return (a > b) - (a < b)
 
-        self._queue: JavaPriorityQueue[int] = JavaPriorityQueue(compare)
+        self._queue: JavaPriorityQueue[int] | _LoadQueue = (
+            JavaPriorityQueue(compare) if loads is None else _LoadQueue(loads)
+        )
         self._unique: set[int] = set()
         self._constraint = constraint
         self._hash = client_hashes
+        self._spread = [(h & 0xFFFFFFFF) ^ ((h & 0xFFFFFFFF) >> 16) for h in client_hashes]
 
     def offer(self, client: int) -> None:
         if client in self._unique:
@@ -187,9 +301,16 @@ class ConstrainedPrioritySet:
 
     def _hash_set_order(self, clients: list[int]) -> list[int]:
         """The iteration order of a ``HashSet<ProcessId>`` filled with ``clients`` in turn."""
-        if len(clients) < 2:
+        n = len(clients)
+        if n < 2:
             return clients
-        return [clients[i] for i in hash_set_order([self._hash[c] for c in clients])]
+        if 9 <= n <= 48:  # a crowded bucket may grow a small table early
+            return [clients[i] for i in hash_set_order([self._hash[c] for c in clients])]
+        capacity = 16
+        while n > capacity * 3 // 4:
+            capacity *= 2
+        spread, mask = self._spread, capacity - 1
+        return sorted(clients, key=lambda c: spread[c] & mask)
 
 
 def hash_set_order(hashes: list[int], capacity: int = 16) -> list[int]:
