@@ -287,6 +287,8 @@ class ConstrainedPrioritySet:
             self.offer(client)
 
     def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
+        if isinstance(self._queue, _LoadQueue):
+            return self._poll_loads(self._queue, task, extra)
         invalid: list[int] = []
         while len(self._queue):
             client = self._queue.poll()
@@ -298,6 +300,57 @@ class ConstrainedPrioritySet:
             invalid.append(client)
         self.offer_all(self._hash_set_order(invalid))
         return None
+
+    def _poll_loads(
+        self, queue: _LoadQueue, task: int, extra: Callable[[int], bool] | None
+    ) -> int | None:
+        """:meth:`poll` on a :class:`_LoadQueue`, its polls and offers written out (the same
+        sifts as :meth:`_LoadQueue.poll` and :meth:`_LoadQueue.offer`)."""
+        heap, loads = queue._queue, queue._loads
+        unique, constraint = self._unique, self._constraint
+        invalid: list[int] = []
+        found = None
+        while heap:
+            client = heap[0]
+            item = heap.pop()
+            n = len(heap)
+            if n:
+                k, half, load = 0, n >> 1, loads[item]
+                while k < half:
+                    child = 2 * k + 1
+                    c = heap[child]
+                    c_load = loads[c]
+                    right = child + 1
+                    if right < n:
+                        r = heap[right]
+                        r_load = loads[r]
+                        if c_load > r_load or (c_load == r_load and c > r):
+                            child, c, c_load = right, r, r_load
+                    if load < c_load or (load == c_load and item <= c):
+                        break
+                    heap[k] = c
+                    k = child
+                heap[k] = item
+            unique.discard(client)
+            if constraint(client, task) and (extra is None or extra(client)):
+                found = client
+                break
+            invalid.append(client)
+        for item in self._hash_set_order(invalid):
+            # polled above, so not queued: offer is a plain sift-up
+            unique.add(item)
+            heap.append(item)
+            k, load = len(heap) - 1, loads[item]
+            while k > 0:
+                parent = (k - 1) >> 1
+                e = heap[parent]
+                other = loads[e]
+                if load > other or (load == other and item >= e):
+                    break
+                heap[k] = e
+                k = parent
+            heap[k] = item
+        return found
 
     def _hash_set_order(self, clients: list[int]) -> list[int]:
         """The iteration order of a ``HashSet<ProcessId>`` filled with ``clients`` in turn."""
