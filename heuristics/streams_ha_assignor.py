@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from heuristics.streams_ha_order import JavaPriorityQueue
 from heuristics.streams_ha_rack import RackAwareTaskAssignor
 from heuristics.streams_ha_standby import standby_assignor
@@ -90,10 +92,7 @@ def high_availability_assign(inp: StreamsInput) -> HAOutput:
 
     # 3. movements toward caught-up clients
     warmups_left = [inp.max_warmup_replicas]
-    caught_up = {t: _caught_up(inp, t) for t in stateful}
-    by_lag = {
-        t: sorted(range(len(clients)), key=lambda c, t=t: (inp.lag[c][t], c)) for t in stateful
-    }
+    caught_up, by_lag = _lag_orders(inp, stateful)
     warmup: list[set[int]] = [set() for _ in clients]
     active_moves = _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp)
     standby_moves = _move_standbys(clients, caught_up, by_lag, warmup, warmups_left, inp)
@@ -128,25 +127,47 @@ def _assigned_loads(clients: list[ClientState]) -> list[float] | None:
     return None if loads is None else loads.assigned
 
 
-def _caught_up(inp: StreamsInput, task: int) -> set[int]:
-    """``tasksToCaughtUpClients``: running active, unbounded acceptable lag, or lag within it."""
+class _ByLag(dict):
+    """Each stateful task's clients by ``(lag, client)``, sorted when first asked for."""
+
+    def __init__(self, lags: np.ndarray, position: dict[int, int]) -> None:
+        super().__init__()
+        self.lags = lags
+        self.position = position
+        self.clients = np.arange(lags.shape[0])
+
+    def __missing__(self, task: int) -> list[int]:
+        column = self.lags[:, self.position[task]]
+        order = np.lexsort((self.clients, column)).tolist()
+        self[task] = order
+        return order
+
+
+def _lag_orders(inp: StreamsInput, stateful: list[int]) -> tuple[dict[int, set[int]], _ByLag]:
+    """``tasksToCaughtUpClients`` (a client is caught up on a task it runs as an active task, on
+    every task when the acceptable lag is unbounded, else within the acceptable lag) and the
+    clients of each stateful task by lag."""
+    if not stateful:
+        return {}, _ByLag(np.zeros((inp.num_clients, 0), dtype=np.int64), {})
+    lags = np.array([[row[t] for t in stateful] for row in inp.lag], dtype=np.int64)
     limit = inp.acceptable_recovery_lag
-    out = set()
-    for c in range(inp.num_clients):
-        lag = inp.lag[c][task]
-        assert lag is not None
-        if lag == LATEST_OFFSET or limit == UNBOUNDED_LAG or 0 <= lag <= limit:
-            out.add(c)
-    return out
+    if limit == UNBOUNDED_LAG:
+        caught = np.ones(lags.shape, dtype=bool)
+    else:
+        caught = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= limit))
+    caught_up = {t: set(np.flatnonzero(caught[:, i]).tolist()) for i, t in enumerate(stateful)}
+    return caught_up, _ByLag(lags, {t: i for i, t in enumerate(stateful)})
 
 
 def _should_move(source: ClientState, destination: ClientState) -> bool:
     """``shouldMoveATask``: the move lowers the skew of tasks per thread without reversing it."""
-    skew = source.assigned_load() - destination.assigned_load()
+    at_source = len(source.active) + len(source.standby)
+    at_destination = len(destination.active) + len(destination.standby)
+    skew = at_source / source.capacity - at_destination / destination.capacity
     if skew <= 0:
         return False
-    at_destination = (destination.assigned_count() + 1.0) / destination.capacity
-    at_source = (source.assigned_count() - 1.0) / source.capacity
+    at_destination = (at_destination + 1.0) / destination.capacity
+    at_source = (at_source - 1.0) / source.capacity
     proposed = at_source - at_destination
     if proposed < 0:
         return False
@@ -160,8 +181,8 @@ def _balance(clients: list[ClientState], standby: bool, allowed) -> None:
         keep = False
         for source in clients:
             for destination in clients:
-                if source is destination:
-                    continue
+                if source is destination or not _should_move(source, destination):
+                    continue  # (the move check below fails at once: no task would move)
                 tasks = sorted(source.standby if standby else source.active)
                 it = iter(tasks)
                 while _should_move(source, destination):

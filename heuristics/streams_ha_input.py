@@ -57,20 +57,17 @@ def streams_input(problem: StreamsProblem) -> tuple[StreamsInput, list[int]]:
             standby_sets[t].add(rank[p])
     previous_standby = [tuple(sorted(s)) for s in standby_sets]
 
-    restore = problem.restore_cost
-    lags = problem.process_lag
+    # each client's lag: a running active task's, the process's own, or the whole changelog
+    rows = np.asarray(order, dtype=np.int64)
+    lags = problem.process_lag[rows]
+    table = np.where(lags >= 0, lags, problem.restore_cost[rows])
+    table[np.asarray(active_process, dtype=np.int64)[None, :] == rows[:, None]] = LATEST_OFFSET
+    stateless = [t for t in range(n_tasks) if not stateful[t]]
     lag_rows: list[tuple[int | None, ...]] = []
-    for p in order:
-        row: list[int | None] = []
-        for t in range(n_tasks):
-            if not stateful[t]:
-                row.append(None)
-            elif active_process[t] == p:
-                row.append(LATEST_OFFSET)
-            elif lags[p, t] >= 0:
-                row.append(int(lags[p, t]))
-            else:
-                row.append(int(restore[p, t]))
+    for values in table.tolist():
+        row: list[int | None] = values
+        for t in stateless:
+            row[t] = None
         lag_rows.append(tuple(row))
 
     members_of = [problem.process_members[p].tolist() for p in order]
