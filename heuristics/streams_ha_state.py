@@ -23,7 +23,7 @@ tasks), and :class:`ConstrainedPrioritySet` Kafka's least-loaded-client queue.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from heuristics.kafka_orders import hash_table_order
@@ -370,3 +370,33 @@ def hash_set_order(hashes: list[int], capacity: int = 16) -> list[int]:
     """Positions of keys (given by their ``hashCode``, in insertion order) in the iteration order
     of a Java ``HashMap``/``HashSet`` that started with ``capacity`` buckets (no removals)."""
     return [int(i) for i in hash_table_order(hashes, capacity)]
+
+
+def spread_set_order(
+    keys: Sequence[int], hashes: Sequence[int], spread: Sequence[int], capacity: int = 16
+) -> list[int]:
+    """``keys`` (distinct, in insertion order) in the iteration order of a Java ``HashSet`` that
+    started with ``capacity`` buckets, ``hashes[key]`` being each key's ``hashCode`` and
+    ``spread[key]`` its ``HashMap.hash`` (:func:`spreads`).
+
+    As :func:`hash_set_order`: bucket by bucket at the table's final size, insertion order within
+    a bucket.  Only a table of 9 to 48 keys that started under 64 buckets can have grown early
+    (a bucket of 9 under 64 buckets), and its size is worked out key by key; any other table's
+    size follows from the key count alone."""
+    n = len(keys)
+    if n < 2:
+        return list(keys)
+    if 9 <= n <= 48 and capacity < 64:
+        return [keys[i] for i in hash_set_order([hashes[k] for k in keys], capacity)]
+    while n > capacity * 3 // 4:
+        capacity *= 2
+    mask = capacity - 1
+    buckets = [spread[k] & mask for k in keys]
+    if all(a <= b for a, b in zip(buckets, buckets[1:])):
+        return list(keys)  # already in bucket order
+    return [keys[i] for i in sorted(range(n), key=buckets.__getitem__)]
+
+
+def spreads(hashes: Sequence[int]) -> list[int]:
+    """``HashMap.hash`` of each ``hashCode``: the high half folded into the low (unsigned)."""
+    return [(h & 0xFFFFFFFF) ^ ((h & 0xFFFFFFFF) >> 16) for h in hashes]

@@ -41,7 +41,7 @@ from heuristics.streams_ha_flow import (
 )
 from heuristics.streams_ha_input import streams_input, to_members
 from heuristics.streams_ha_order import task_hash
-from heuristics.streams_ha_state import StreamsInput, hash_set_order
+from heuristics.streams_ha_state import StreamsInput, hash_set_order, spread_set_order, spreads
 from problems import Result
 from problems.streams import StreamsProblem
 
@@ -66,14 +66,14 @@ class _HashOrder:
     def __init__(self, inp: StreamsInput) -> None:
         self.client_hash = inp.client_hashes()
         self.task_hash = [task_hash(s, p) for s, p in inp.task_ids]
+        self.client_spread = spreads(self.client_hash)
+        self.task_spread = spreads(self.task_hash)
 
     def clients(self, inserted: Sequence[int], capacity: int = 16) -> list[int]:
-        hashes = [self.client_hash[c] for c in inserted]
-        return [inserted[i] for i in hash_set_order(hashes, capacity)]
+        return spread_set_order(inserted, self.client_hash, self.client_spread, capacity)
 
     def tasks(self, inserted: Sequence[int], capacity: int = 16) -> list[int]:
-        hashes = [self.task_hash[t] for t in inserted]
-        return [inserted[i] for i in hash_set_order(hashes, capacity)]
+        return spread_set_order(inserted, self.task_hash, self.task_spread, capacity)
 
 
 def kip924_sticky_assign(
@@ -176,13 +176,18 @@ class _State:
         self.prev_standby_sets = prev_standby_sets
         self.order = order
         self.tasks: list[dict[int, str]] = [{} for _ in range(inp.num_clients)]
+        #: each client's tasks per thread, kept current with ``tasks``
+        self.loads: list[float] = [0.0] * inp.num_clients
         self.locations: dict[int, set[int]] = {}
         n = inp.num_tasks
         self.max_pairs = n * (n - 1) // 2
         self.pairs: set[tuple[int, int]] = set()
 
     def load(self, c: int) -> float:
-        return len(self.tasks[c]) / self.inp.capacity[c]
+        return self.loads[c]
+
+    def _changed(self, c: int) -> None:
+        self.loads[c] = len(self.tasks[c]) / self.inp.capacity[c]
 
     def has_room(self, c: int, n_tasks: int, total_threads: int) -> bool:
         threads = self.inp.capacity[c]
@@ -193,6 +198,7 @@ class _State:
         for other in self.tasks[c]:
             self.pairs.add((other, t) if other < t else (t, other))
         self.tasks[c][t] = kind
+        self._changed(c)
         self.locations.setdefault(t, set()).add(c)
 
     def has_new_pair(self, t: int, c: int) -> bool:
@@ -202,18 +208,20 @@ class _State:
 
     def least_loaded(self, t: int, within: Sequence[int]) -> int | None:
         """``findLeastLoadedClient``: ``within`` in its hash-set order."""
+        loads = self.loads
         least = None
+        least_load = 0.0
         for c in within:
-            load = self.load(c)
+            load = loads[c]
             if load == 0:
                 return c
-            if (least is None or load < self.load(least)) and self.has_new_pair(t, c):
-                least = c
+            if (least is None or load < least_load) and self.has_new_pair(t, c):
+                least, least_load = c, load
         if least is not None:
             return least
         for c in within:
-            if least is None or self.load(c) < self.load(least):
-                least = c
+            if least is None or loads[c] < least_load:
+                least, least_load = c, loads[c]
         return least
 
     def previous_standby(self, t: int, within: Sequence[int]) -> int | None:
@@ -224,10 +232,10 @@ class _State:
         return self.least_loaded(t, self.order.clients(kept, capacity))
 
     def should_balance(self, c: int) -> bool:
-        load = self.load(c)
+        load = self.loads[c]
         if load < 1:
             return False
-        return any(self.load(o) < load for o in self.clients)
+        return min(self.loads) < load
 
     def best_client(self, t: int, within: Sequence[int]) -> int:
         """``findBestClientForTask``."""
@@ -316,6 +324,8 @@ class _State:
         def move(t: int, source: int, destination: int) -> None:
             self.tasks[source].pop(t, None)
             self.tasks[destination][t] = ACTIVE
+            self._changed(source)
+            self._changed(destination)
 
         assign_from_flow(built, move)
 
@@ -343,6 +353,8 @@ class _State:
         def move(t: int, source: int, destination: int) -> None:
             self.tasks[source].pop(t, None)
             self.tasks[destination][t] = STANDBY
+            self._changed(source)
+            self._changed(destination)
 
         cost = self._cost(True, traffic, overlap)
         clients = self.clients
