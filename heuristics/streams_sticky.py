@@ -313,14 +313,7 @@ class _Sticky:
         sizes = np.bincount(problem.member_process, minlength=problem.num_processes)
         self.process_start = np.concatenate(([0], np.cumsum(sizes)))
         self.process_size = sizes
-        held = problem.prev_standby
-        self.held: dict[int, IntArray] = {}
-        if len(held):
-            starts = np.flatnonzero(np.diff(held[:, 0], prepend=-1))
-            for t, members in zip(
-                held[starts, 0].tolist(), np.split(held[:, 1], starts[1:]), strict=True
-            ):
-                self.held[t] = members
+        self.held: dict[int, IntArray] | None = None  # each task's previous standbys, when needed
         has_state = offsets >= 0
         self.reporting = has_state.any(axis=0).tolist()
         self.cache: dict[int, list[int] | IntArray] = {}
@@ -379,6 +372,15 @@ class _Sticky:
         offsets = self.offsets_by_task[task]
         rank = self.rank
         process = self.problem.member_process
+        if self.held is None:
+            self.held = {}
+            pairs = self.problem.prev_standby
+            if len(pairs):
+                starts = np.flatnonzero(np.diff(pairs[:, 0], prepend=-1))
+                for t, members in zip(
+                    pairs[starts, 0].tolist(), np.split(pairs[:, 1], starts[1:]), strict=True
+                ):
+                    self.held[t] = members
         held = self.held.get(task)
         parts = []
         if held is not None:
