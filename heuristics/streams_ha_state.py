@@ -354,16 +354,7 @@ class ConstrainedPrioritySet:
 
     def _hash_set_order(self, clients: list[int]) -> list[int]:
         """The iteration order of a ``HashSet<ProcessId>`` filled with ``clients`` in turn."""
-        n = len(clients)
-        if n < 2:
-            return clients
-        if 9 <= n <= 48:  # a crowded bucket may grow a small table early
-            return [clients[i] for i in hash_set_order([self._hash[c] for c in clients])]
-        capacity = 16
-        while n > capacity * 3 // 4:
-            capacity *= 2
-        spread, mask = self._spread, capacity - 1
-        return sorted(clients, key=lambda c: spread[c] & mask)
+        return spread_set_order(clients, self._hash, self._spread)
 
 
 def hash_set_order(hashes: list[int], capacity: int = 16) -> list[int]:
@@ -381,13 +372,18 @@ def spread_set_order(
 
     As :func:`hash_set_order`: bucket by bucket at the table's final size, insertion order within
     a bucket.  Only a table of 9 to 48 keys that started under 64 buckets can have grown early
-    (a bucket of 9 under 64 buckets), and its size is worked out key by key; any other table's
-    size follows from the key count alone."""
+    (a bucket of 9 under 64 buckets); when one of its first buckets holds 9 keys its size is
+    worked out key by key; any other table's size follows from the key count alone."""
     n = len(keys)
     if n < 2:
         return list(keys)
     if 9 <= n <= 48 and capacity < 64:
-        return [keys[i] for i in hash_set_order([hashes[k] for k in keys], capacity)]
+        # buckets only split as the table grows: no bucket of 9 at the first size, none ever
+        crowd = [0] * capacity
+        for k in keys:
+            crowd[spread[k] & (capacity - 1)] += 1
+        if max(crowd) >= 9:
+            return [keys[i] for i in hash_set_order([hashes[k] for k in keys], capacity)]
     while n > capacity * 3 // 4:
         capacity *= 2
     mask = capacity - 1
