@@ -148,10 +148,19 @@ def kip924_sticky_assign(
     hashes = list(task_info_hashes) if task_info_hashes is not None else order.task_hash
     with_changelog = [t for t in all_tasks if inp.stateful[t]]
     standby_order = [with_changelog[i] for i in hash_set_order([hashes[t] for t in with_changelog])]
+    # ``clients`` is in bucket order at its table's size; a table of more than 48 of them that
+    # has the same size keeps that order (no early growth past 48 keys)
+    full_size = _table_size(n_clients)
     for t in standby_order:
         for _ in range(inp.num_standby_replicas):
             holders = state.locations.get(t, set())
-            candidates = order.clients([c for c in clients if c not in holders])
+            kept = list(clients)
+            for c in holders:
+                kept.remove(c)
+            if len(kept) > 48 and _table_size(len(kept)) == full_size:
+                candidates = kept
+            else:
+                candidates = order.clients(kept)
             if not candidates:
                 break
             state.finalize(t, state.best_client(t, candidates), STANDBY)
@@ -164,6 +173,14 @@ def kip924_sticky_assign(
     active = [{t for t, k in state.tasks[c].items() if k == ACTIVE} for c in range(n_clients)]
     standby = [{t for t, k in state.tasks[c].items() if k == STANDBY} for c in range(n_clients)]
     return active, standby
+
+
+def _table_size(keys: int) -> int:
+    """Buckets of a default ``HashSet`` holding ``keys`` keys, from its load factor alone."""
+    capacity = 16
+    while keys > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
 
 
 class _State:
