@@ -38,6 +38,7 @@ from heuristics.streams_ha_state import (
     ClientLoads,
     ClientState,
     ConstrainedPrioritySet,
+    LagRows,
     StreamsInput,
 )
 
@@ -64,7 +65,7 @@ class HAOutput:
 def high_availability_assign(inp: StreamsInput) -> HAOutput:
     loads = ClientLoads(inp.num_clients)
     clients = [
-        ClientState(c, inp.capacity[c], inp.client_tags[c], inp.lag[c], loads)
+        ClientState(c, inp.capacity[c], inp.client_tags[c], (), loads)
         for c in range(inp.num_clients)
     ]
     if not clients:
@@ -136,6 +137,10 @@ class _ByLag(dict):
         self.position = position
         self.clients = np.arange(lags.shape[0])
 
+    def lag(self, client: int, task: int) -> int:
+        """``lagFor(task)`` of ``client``."""
+        return int(self.lags[client, self.position[task]])
+
     def __missing__(self, task: int) -> list[int]:
         column = self.lags[:, self.position[task]]
         order = np.lexsort((self.clients, column)).tolist()
@@ -149,7 +154,10 @@ def _lag_orders(inp: StreamsInput, stateful: list[int]) -> tuple[dict[int, set[i
     clients of each stateful task by lag."""
     if not stateful:
         return {}, _ByLag(np.zeros((inp.num_clients, 0), dtype=np.int64), {})
-    lags = np.array([[row[t] for t in stateful] for row in inp.lag], dtype=np.int64)
+    if isinstance(inp.lag, LagRows):
+        lags = inp.lag.array()[:, stateful]
+    else:
+        lags = np.array([[row[t] for t in stateful] for row in inp.lag], dtype=np.int64)
     limit = inp.acceptable_recovery_lag
     if limit == UNBOUNDED_LAG:
         caught = np.ones(lags.shape, dtype=bool)
@@ -214,11 +222,11 @@ def _compare_movements(a: _Movement, b: _Movement) -> int:
     return (a.task > b.task) - (a.task < b.task)
 
 
-def _lagging(task: int, client: int, inp: StreamsInput, caught_up: dict, by_lag: dict) -> bool:
+def _lagging(task: int, client: int, inp: StreamsInput, caught_up: dict, by_lag: _ByLag) -> bool:
     """``taskIsNotCaughtUpOnClientAndOtherMoreCaughtUpClientsExist``."""
     if client in caught_up[task]:
         return False
-    return inp.lag[by_lag[task][0]][task] < inp.lag[client][task]
+    return by_lag.lag(by_lag[task][0], task) < by_lag.lag(client, task)
 
 
 def _most_caught_up(by_lag: dict, task: int, destination: int, eligible) -> int | None:

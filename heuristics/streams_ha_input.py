@@ -34,8 +34,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from heuristics.streams_ha_order import process_uuid
-from heuristics.streams_ha_state import LATEST_OFFSET, StreamsInput
-from problems.streams import StreamsAssignment, StreamsProblem
+from heuristics.streams_ha_state import LATEST_OFFSET, LagRows, StreamsInput
+from problems.streams import IntArray, StreamsAssignment, StreamsProblem
 
 
 def streams_input(problem: StreamsProblem) -> tuple[StreamsInput, list[int]]:
@@ -57,18 +57,16 @@ def streams_input(problem: StreamsProblem) -> tuple[StreamsInput, list[int]]:
             standby_sets[t].add(rank[p])
     previous_standby = [tuple(sorted(s)) for s in standby_sets]
 
-    # each client's lag: a running active task's, the process's own, or the whole changelog
-    rows = np.asarray(order, dtype=np.int64)
-    lags = problem.process_lag[rows]
-    table = np.where(lags >= 0, lags, problem.restore_cost[rows])
-    table[np.asarray(active_process, dtype=np.int64)[None, :] == rows[:, None]] = LATEST_OFFSET
+    def lag_table() -> IntArray:
+        """Each client's lag: a running active task's, the process's own, or the whole changelog."""
+        rows = np.asarray(order, dtype=np.int64)
+        lags = problem.process_lag[rows]
+        table = np.where(lags >= 0, lags, problem.restore_cost[rows])
+        running = np.asarray(active_process, dtype=np.int64)[None, :] == rows[:, None]
+        table[running] = LATEST_OFFSET
+        return table
+
     stateless = [t for t in range(n_tasks) if not stateful[t]]
-    lag_rows: list[tuple[int | None, ...]] = []
-    for values in table.tolist():
-        row: list[int | None] = values
-        for t in stateless:
-            row[t] = None
-        lag_rows.append(tuple(row))
 
     members_of = [problem.process_members[p].tolist() for p in order]
     source, changelog = _task_racks(problem)
@@ -83,7 +81,7 @@ def streams_input(problem: StreamsProblem) -> tuple[StreamsInput, list[int]]:
         member_racks=tuple(tuple(problem.racks[m] for m in members) for members in members_of),
         task_ids=task_ids,
         stateful=stateful,
-        lag=tuple(lag_rows),
+        lag=LagRows(lag_table, stateless, len(order)),
         source_racks=source,
         changelog_racks=tuple(racks if stateful[t] else () for t, racks in enumerate(changelog)),
         num_standby_replicas=configs.num_standby_replicas,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, overload
 
 from heuristics.kafka_orders import hash_table_order
 from heuristics.streams_ha_order import JavaPriorityQueue, uuid_hash
@@ -35,6 +36,58 @@ LATEST_OFFSET = -2
 UNBOUNDED_LAG = (1 << 63) - 1
 
 RackSets = tuple[frozenset[str] | None, ...]
+
+
+class LagRows(Sequence[tuple[int | None, ...]]):
+    """``lag[c][t]`` as :class:`StreamsInput` holds it, over a ``(clients, tasks)`` ``int64``
+    table worked out when first read (``None`` at the stateless tasks); equal to the tuple of its
+    rows."""
+
+    __slots__ = ("_compute", "_table", "_rows", "_stateless", "_count")
+
+    def __init__(self, compute: Callable[[], Any], stateless: list[int], clients: int) -> None:
+        self._compute = compute
+        self._table: Any = None
+        self._rows: dict[int, tuple[int | None, ...]] = {}
+        self._stateless = stateless
+        self._count = clients
+
+    def array(self) -> Any:
+        """The table (its stateless columns hold no lags)."""
+        if self._table is None:
+            self._table = self._compute()
+        return self._table
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, c: int) -> tuple[int | None, ...]: ...
+
+    @overload
+    def __getitem__(self, c: slice) -> Sequence[tuple[int | None, ...]]: ...
+
+    def __getitem__(self, c: int | slice) -> Any:
+        if isinstance(c, slice):
+            return [self[i] for i in range(self._count)[c]]
+        if c < 0:
+            c += self._count
+        if not 0 <= c < self._count:
+            raise IndexError(c)
+        row = self._rows.get(c)
+        if row is None:
+            values: list[int | None] = self.array()[c].tolist()
+            for t in self._stateless:
+                values[t] = None
+            row = self._rows[c] = tuple(values)
+        return row
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -53,7 +106,7 @@ class StreamsInput:
     task_ids: tuple[tuple[int, int], ...]
     stateful: tuple[bool, ...]
     #: ``lag[c][t]`` for stateful tasks (``None`` for a stateless task)
-    lag: tuple[tuple[int | None, ...], ...]
+    lag: Sequence[tuple[int | None, ...]]
     #: each task's source topic-partitions' rack sets, and its changelog topic-partitions'
     source_racks: tuple[RackSets, ...]
     changelog_racks: tuple[RackSets, ...]
