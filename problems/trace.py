@@ -765,7 +765,11 @@ def with_claims(
     partitions = to_partition
     keep = (members >= 0) & (partitions >= 0)
     members, partitions = members[keep], partitions[keep]
-    order = np.lexsort((partitions, members))
+    if len(partitions) > 1 and bool((partitions[1:] > partitions[:-1]).all()):
+        # Partitions ascending (topics keep their order in a trace): one stable sort by member.
+        order = np.argsort(members.astype(np.int32), kind="stable")
+    else:
+        order = np.lexsort((partitions, members))
     members, partitions = members[order], partitions[order]
     topics = problem.partition_topic[partitions]
     first = np.ones(len(order), dtype=bool)
@@ -776,7 +780,7 @@ def with_claims(
     flags = np.array(has_generation, dtype=bool)
     result = dataclasses.replace(
         problem,
-        owned_topics=tuple(problem.topics[t] for t in topics[starts].tolist()),
+        owned_topics=tuple(np.array(problem.topics, dtype=object)[topics[starts]].tolist()),
         owned_entry_start=frozen(entry_start),
         owned_start=frozen(np.append(starts, len(order)).astype(np.int64)),
         owned_indices=frozen(problem.partition_index[partitions].astype(np.int64)),
