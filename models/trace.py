@@ -537,7 +537,12 @@ def _horizon(
     loaded: Trace, strategy: str, opts: SolveOptions, lookahead: int | None
 ) -> TraceResult:
     """The horizon solver's answer, re-scored step by step, moves counted here."""
-    from models.horizon import solve_horizon  # type: ignore[import-not-found,unused-ignore]
+    try:
+        from models.horizon import solve_horizon  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError as error:
+        if error.name != "models.horizon":
+            raise
+        raise UsageError("--solver horizon is not available in this installation") from None
 
     started = time.perf_counter()
     answer = solve_horizon(loaded, strategy, opts, lookahead)
