@@ -158,14 +158,17 @@ def _plain_keys(data: bytes, doc: Any) -> bool:
     return data.count(b":") == _count_keys(doc)
 
 
-def _count_keys(node: Any) -> int:
-    if type(node) is dict:
-        return len(node) + sum(_count_keys(value) for value in node.values())
-    if type(node) is list:
-        if node and type(node[0]) in (int, str) and set(map(type, node)) <= {int, str}:
-            return 0  # a list of plain values (lags, indexes): nothing to count
-        return sum(_count_keys(item) for item in node)
-    return 0
+def _count_keys(doc: Any) -> int:
+    """Keys of every object in ``doc`` (lists of plain values are not walked item by item)."""
+    total, stack = 0, [doc]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            total += len(node)
+            stack.extend(v for v in node.values() if type(v) in (dict, list))
+        elif type(node) is list and not (node and set(map(type, node)) <= {int, str}):
+            stack.extend(v for v in node if type(v) in (dict, list))
+    return total
 
 
 def _parse_trace(doc: Any, name: str) -> Trace:
@@ -419,15 +422,15 @@ def _used_ids(trace: Trace) -> set[Any]:
     """Every broker id that a broker or a replica of the trace names."""
     used: set[Any] = set()
     for broker in trace.start.get("brokers", []):
-        if type(broker) is dict:
-            used.add(broker.get("id"))
+        if type(broker) is dict and type(broker.get("id")) is int:
+            used.add(broker["id"])
     for part in trace.start.get("partitions", []):
         if type(part) is dict and type(part.get("replicas")) is list:
             used.update(v for v in part["replicas"] if type(v) is int)
     for step in trace.steps:
         for broker in step.get("add_brokers", []) if type(step.get("add_brokers")) is list else []:
-            if type(broker) is dict:
-                used.add(broker.get("id"))
+            if type(broker) is dict and type(broker.get("id")) is int:
+                used.add(broker["id"])
         parts = step.get("partitions")
         for part in parts if type(parts) is list else []:
             if type(part) is dict and type(part.get("replicas")) is list:
