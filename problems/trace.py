@@ -351,6 +351,9 @@ class _GroupState:
         counts = _by_name(values, field, "topic -> partition count")
         for name, count in counts.items():
             checks.integer(count, f"{field}.{name}")
+        total = sum(n for t, n in self.topics.items() if t not in counts) + sum(counts.values())
+        checks.at_most(total, checks.MAX_PARTITIONS, field, "partitions in all")
+        for name, count in counts.items():
             now = self.topics.get(name)
             if count == 0:
                 if now is None:
