@@ -551,11 +551,10 @@ def _horizon(
     status = Status(answer.status)
     steps: list[TraceStep] = []
     previous: Result | None = None
-    if len(answer.assignments) != len(loaded):
-        raise ValueError(
-            f"the horizon solver answered {len(answer.assignments)} steps of {len(loaded)}"
-        )
-    for k, doc in enumerate(answer.assignments):
+    assignments = list(answer.assignments) or [None] * len(loaded)  # none: no answer at all
+    if len(assignments) != len(loaded):
+        raise ValueError(f"the horizon solver answered {len(assignments)} steps of {len(loaded)}")
+    for k, doc in enumerate(assignments):
         begun = time.perf_counter()
         problem = runner.input(k, previous)
         if doc is None:

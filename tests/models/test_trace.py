@@ -168,3 +168,16 @@ def test_the_horizon_answer_is_rescored_and_its_moves_counted_here(monkeypatch):
     assert result.summary()["bound"] == 5 and result.info["nodes"] == 3
     ahead = models.trace(SMALL, "sticky", lookahead=1)
     assert calls[-1] == ("sticky", 10.0, 1) and ahead.solver == "lookahead=1"
+
+
+def test_a_horizon_without_an_answer_gives_steps_without_answers(monkeypatch):
+    """Tests that an infeasible horizon answer (no assignments) is every step without an answer."""
+    module = types.ModuleType("models.horizon")
+    module.solve_horizon = lambda trace, strategy, options, lookahead=None: types.SimpleNamespace(
+        assignments=[], status="infeasible", bound=None, info={}
+    )
+    monkeypatch.setitem(sys.modules, "models.horizon", module)
+    result = models.trace(SMALL, "sticky", "horizon")
+    assert result.status == "infeasible" and result.moves == 0 and result.objective_sums == ()
+    assert all(s.assignment is None and s.objective == () for s in result.steps)
+    assert next(result.lines())["assignment"] is None
