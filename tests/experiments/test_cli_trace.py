@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -144,3 +145,33 @@ def test_the_real_command():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["summary"]["steps"] == 6
+
+
+def report_examples() -> list[tuple[list[str], list[str]]]:
+    """The ``--report`` commands of docs/traces.md and the tables shown under them."""
+    blocks: list[list[str]] = []
+    inside = False
+    for line in (ROOT / "docs" / "traces.md").read_text().splitlines():
+        if line.startswith("```"):
+            inside = not inside
+            if inside:
+                blocks.append([])
+        elif inside:
+            blocks[-1].append(line)
+    return [
+        (shlex.split(lines[0])[3:], lines[1:])
+        for lines in blocks
+        if len(lines) > 1
+        and lines[0].startswith("$ .venv/bin/rebalance-lab trace --")
+        and "--report" in lines[0]
+    ]
+
+
+@pytest.mark.parametrize("argv, table", report_examples(), ids=lambda v: str(v)[:60])
+def test_the_documented_reports_are_real(argv, table):
+    """Tests that every report table in docs/traces.md is what the command prints (but the time)."""
+    code, _, err = run(*argv)
+    assert code == 0
+    printed = err.splitlines()
+    assert printed[:-1] == table[:-1]
+    assert printed[-1].split(":")[0] == table[-1].split(":")[0]
