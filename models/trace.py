@@ -495,7 +495,11 @@ def trace(
     opts = SolveOptions.of(time_limit=time_limit, **options)
     if solver == "horizon":
         return _horizon(loaded, strategy, opts, lookahead)
-    if solver != "step":
+    # ``step``: a variant names the strategy's heuristic (checked there) and reaches the exact
+    # backend only where it has the variant too (lag-aware's ``sticky``).
+    if solver == "step":
+        check(strategy, "heuristic", replace(opts, extra={}))
+    else:
         check(strategy, solver, opts)
     runner = _Runner(loaded, strategy)
     steps: list[TraceStep] = []
@@ -506,7 +510,9 @@ def trace(
         extra: dict[str, Any] = {}
         if solver == "step":
             exact, backend = step_backend(strategy, problem)
-            raw = run(problem, exact, backend, opts)
+            entry = STRATEGIES[exact].exact[backend]
+            kept = opts if opts.variant in entry.variants else replace(opts, variant=None)
+            raw = run(problem, exact, backend, kept)
             result = replace_strategy(raw, strategy)
             extra["backend"] = f"{exact}/{backend}"
         else:

@@ -140,6 +140,11 @@ def test_usage_errors():
         models.trace(SMALL, "range", "cpsat")
     with pytest.raises(ProblemError, match="a group-trace needs a group strategy"):
         models.trace(SMALL, "kafka-default")
+    with pytest.raises(UsageError, match="--variant nope is not a variant of --strategy sticky"):
+        models.trace(SMALL, "sticky", "step", variant="nope")
+    # A heuristic's variant names the strategy; the per-step optimum is the objective's.
+    step = models.trace(SMALL, "sticky", "step", variant="kafka-9987")
+    assert step.status == "optimal" and step.steps[1].info["backend"] == "sticky/flow"
 
 
 def test_the_horizon_answer_is_rescored_and_its_moves_counted_here(monkeypatch):
