@@ -730,6 +730,21 @@ _CLAIMLESS = frozenset(
 )
 
 
+def partition_map(previous: GroupProblem, current: GroupProblem) -> np.ndarray:
+    """Each partition of ``previous`` as the global id of the same partition (topic name and index)
+    in ``current``; -1 where it no longer exists (its topic deleted)."""
+    mapping = np.full(previous.num_partitions, -1, dtype=np.int64)
+    for t, name in enumerate(previous.topics):
+        now = current.topic_index.get(name)
+        if now is None:
+            continue
+        lo, hi = int(previous.topic_start[t]), int(previous.topic_start[t + 1])
+        count = min(hi - lo, int(current.partition_counts[now]))
+        start = int(current.topic_start[now])
+        mapping[lo : lo + count] = np.arange(start, start + count)
+    return mapping
+
+
 def with_claims(
     problem: GroupProblem,
     previous: GroupProblem,
@@ -756,16 +771,7 @@ def with_claims(
         if claims:
             to_new[p] = m
         has_generation.append(claims)
-    # Previous partition -> partition of problem (-1: its topic is gone).
-    to_partition = np.full(previous.num_partitions, -1, dtype=np.int64)
-    for t, name in enumerate(previous.topics):
-        now = problem.topic_index.get(name)
-        if now is None:
-            continue
-        lo, hi = int(previous.topic_start[t]), int(previous.topic_start[t + 1])
-        count = min(hi - lo, int(problem.partition_counts[now]))
-        start = int(problem.topic_start[now])
-        to_partition[lo : lo + count] = np.arange(start, start + count)
+    to_partition = partition_map(previous, problem)
     owner = np.asarray(owner, dtype=np.int64)
     members = to_new[owner]  # owner -1 -> the last slot, -1
     partitions = to_partition

@@ -16,6 +16,7 @@ from problems.trace import (
     load_trace,
     next_document,
     placement_trace_moves,
+    placement_with_replicas,
     step_documents,
     step_problems,
     trace_moves,
@@ -345,3 +346,20 @@ def test_with_claims_is_what_parsing_next_document_gives():
             assert sorted(zip(*map(np.ndarray.tolist, claims))) == sorted(
                 zip(*map(np.ndarray.tolist, parsed_claims))
             )
+
+
+def test_placement_with_replicas_is_what_parsing_next_document_gives():
+    """Tests the array route of a placement step against the document route."""
+    trace = load_trace(PLACEMENT)
+    problems = step_problems(trace)
+    answer = np.array([3, 2, 2, 3])  # step 1's replicas of t-0 and t-1
+    built = placement_with_replicas(problems[2], problems[1], answer)
+    previous = {
+        "partitions": [
+            {"topic": "t", "partition": 0, "replicas": [3, 2]},
+            {"topic": "t", "partition": 1, "replicas": [2, 3]},
+        ]
+    }
+    parsed = load_problem(next_document(trace, 2, previous))
+    assert built.replica_brokers.tolist() == parsed.replica_brokers.tolist()
+    assert built.replica_start.tolist() == parsed.replica_start.tolist()
