@@ -679,8 +679,9 @@ def trace_moves(previous: dict[str, Any], current: dict[str, Any]) -> int:
 
     ``previous`` and ``current`` are assignment JSONs (``{member: {topic: [partition, ...]}}``).
     Every partition of a member that leaves moves (when another member takes it); a restarted
-    member given its partitions back moves none; a partition that is new at step ``k``, or that
-    nobody owns at step ``k`` (its topic deleted or unsubscribed), does not move.  Where a
+    member given its partitions back moves none; a partition that nobody owned at step ``k - 1``
+    (new, or of a topic nobody subscribed), or that nobody owns at step ``k`` (its topic deleted
+    or unsubscribed), does not move: no member hands it over.  Where a
     partition may have several owners (share groups) each new owner counts once.
     """
     before = _holders(previous)
