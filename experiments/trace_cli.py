@@ -104,7 +104,7 @@ def command(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     write = sys.stdout.write
     for line in result.lines():
-        write(orjson.dumps(line).decode() + "\n")
+        write(orjson.dumps(line, option=orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
     if args.report:
         report(loaded, result, elapsed)
     if any(step.result is None or step.result.answer is None for step in result.steps):
