@@ -21,6 +21,8 @@ import heuristics.share
 import heuristics.sticky
 import heuristics.sticky_replica
 import heuristics.stream_join
+import heuristics.streams_ha
+import heuristics.streams_kip924_sticky
 import heuristics.streams_sticky
 import heuristics.uniform
 from models.options import COMMON, SolveOptions, ignoring
@@ -298,6 +300,9 @@ STRATEGIES: dict[str, Strategy] = {
          "flow": RunnerEntry(flow_share)},
         baselines=("uniform",)),
     "streams-sticky": Strategy("streams", "streams", heuristic(heuristics.streams_sticky)),
+    "streams-ha": Strategy("streams", "streams", heuristic(heuristics.streams_ha)),
+    "streams-kip924-sticky": Strategy(
+        "streams", "streams", heuristic(heuristics.streams_kip924_sticky)),
     "kafka-default": Strategy(
         "placement", "replica",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),

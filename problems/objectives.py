@@ -38,6 +38,8 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "server-range": "sticky",
     "share": "share",
     "streams-sticky": "streams",
+    "streams-ha": "streams",
+    "streams-kip924-sticky": "streams",
     "kafka-default": "replica",
     "sticky-replica": "replica",
 }
