@@ -529,8 +529,9 @@ def _claims_homogeneous(
     keep = subscribed[topic_of[g]]
     member, g = member[keep], g[keep]
     # the partition map: the held partitions as first met, then the others in target order
-    _, first = np.unique(g, return_index=True)
-    met = g[np.sort(first)]
+    first = np.full(width, len(g), dtype=np.int64)
+    np.minimum.at(first, g, np.arange(len(g), dtype=np.int64))
+    met = g[first[g] == np.arange(len(g))]
     unmet = np.ones(width, dtype=bool)
     unmet[met] = False
     inserted = np.concatenate((met, targets[unmet[targets]]))
@@ -564,10 +565,13 @@ def _claims_homogeneous(
         ring, (wants - holding)[ring], keys, short[keys], np.sort(member * width + g), width
     )
     dealt_members, dealt_partitions = dealer.run()
+    # distinct pairs: a member's claims are, and a deal goes to a member not holding the partition
     order = np.asarray(state.order, dtype=np.int64)
-    state.fresh = pairs_array(
-        order[np.concatenate((member, dealt_members))], np.concatenate((g, dealt_partitions))
+    pairs = np.sort(
+        order[np.concatenate((member, dealt_members))] * width
+        + np.concatenate((g, dealt_partitions))
     )
+    state.fresh = np.stack([pairs // width, pairs % width], axis=1)
     return True
 
 
@@ -579,27 +583,20 @@ def _homogeneous(state: _Assignment, vectorized: bool = True) -> None:
         state.final = [set() for _ in state.order]  # an empty GroupAssignment
         return
     subscribed = set(topics)
-    targets = [state.start[t] + p for t in topics for p in range(int(problem.partition_counts[t]))]
-    sharing = (count + len(targets) - 1) // len(targets) if targets else 0
-    wants = list(_wants(len(targets), sharing, count))
-    if (
-        targets
-        and not state.claimed
-        and vectorized
-        and _fresh_homogeneous(
-            state, np.asarray(targets, dtype=np.int64), sharing, np.asarray(wants, dtype=np.int64)
-        )
-    ):
-        return
-    if (
-        vectorized
-        and targets
-        and state.claimed
-        and _claims_homogeneous(
-            state, np.asarray(targets, dtype=np.int64), sharing, np.asarray(wants, dtype=np.int64)
-        )
-    ):
-        return
+    starts = problem.topic_start[topics].astype(np.int64)
+    counts = problem.partition_counts[topics].astype(np.int64)
+    # the target partitions: each subscribed topic's in index order, topics in subscription order
+    target_ids = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+    total = len(target_ids)
+    sharing = (count + total - 1) // total if total else 0
+    wants = _wants(total, sharing, count)
+    if total and vectorized:
+        wanted = np.asarray(wants, dtype=np.int64)
+        if not state.claimed and _fresh_homogeneous(state, target_ids, sharing, wanted):
+            return
+        if state.claimed and _claims_homogeneous(state, target_ids, sharing, wanted):
+            return
+    targets = target_ids.tolist()
     state.start_final()
     tp_hash = state.tp_hash
     by_partition = JavaHashSet(new_hash_map_capacity(len(targets)))
