@@ -651,7 +651,119 @@ def _homogeneous(state: _Assignment, vectorized: bool = True) -> None:
         _fill(state, by_partition, readers, held, unfilled, sharing, wants, int)
 
 
-def _heterogeneous(state: _Assignment) -> None:
+def _vectorized_heterogeneous(state: _Assignment) -> None:
+    """The heterogeneous builder on arrays.  Its topics do not meet (each one's wants, sharing,
+    held partitions and round are its own), so every topic's steps run at once, grouped by topic,
+    and only the round robin runs topic by topic (:class:`_Dealer`).  The tables keyed by
+    ``Integer`` partitions and member indexes (the partition map, the unfilled set) are sized for
+    all their keys: one key a bucket, in the order of their spread hashes."""
+    problem = state.problem
+    count = len(state.order)
+    width = problem.num_partitions
+    topics = problem.num_topics
+    # the subscriptions: (member index, topic) pairs, by topic, members ascending
+    sub_member = np.repeat(
+        np.arange(count, dtype=np.int64), [len(order) for order in state.subscription]
+    )
+    sub_topic = np.asarray(
+        [t for order in state.subscription for t in order], dtype=np.int64
+    ).reshape(-1)
+    if len(sub_topic) == 0:
+        state.fresh = np.zeros((0, 2), dtype=np.int64)  # an empty GroupAssignment
+        return
+    by_topic = np.argsort(sub_topic * count + sub_member, kind="stable")
+    sub_member, sub_topic = sub_member[by_topic], sub_topic[by_topic]
+    takers = np.bincount(sub_topic, minlength=topics)
+    partitions = problem.partition_counts.astype(np.int64)
+    sharing = np.where(partitions > 0, (takers + partitions - 1) // np.maximum(partitions, 1), 0)
+    # each subscriber's want: ceil(x (j + 1)) - ceil(x j), j its place among the topic's takers
+    x = (sharing * partitions)[sub_topic] / takers[sub_topic]
+    j = _rank_in_groups(sub_topic).astype(np.float64)
+    sub_want = (np.ceil(x * (j + 1)) - np.ceil(x * j)).astype(np.int64)
+    sub_codes = sub_member * topics + sub_topic  # sorted: topic-major is not member-major
+    code_order = np.argsort(sub_codes, kind="stable")
+    sorted_codes = sub_codes[code_order]
+
+    def want_of(member: np.ndarray, topic: np.ndarray) -> np.ndarray:
+        codes = member * topics + topic
+        at = np.minimum(np.searchsorted(sorted_codes, codes), len(sorted_codes) - 1)
+        return np.where(sorted_codes[at] == codes, sub_want[code_order[at]], 0)
+
+    # the claims in the members' order, each member's topic's partitions in its set's order
+    members, claimed = previous_claims(problem)
+    rank = np.empty(count, dtype=np.int64)
+    rank[np.asarray(state.order, dtype=np.int64)] = np.arange(count, dtype=np.int64)
+    listed = claims_in_map_order(problem, members, claimed, rank)
+    member, g = rank[members[listed]], claimed[listed]
+    topic_of = problem.partition_topic.astype(np.int64)
+    index_of = problem.partition_index.astype(np.int64)
+    walked = takers[topic_of[g]] > 0  # partitions of a topic nobody subscribes stay put
+    stay_member, stay_g = member[~walked], g[~walked]
+    member, g = member[walked], g[walked]
+    # a topic's claims member by member (its builder walks the members in order)
+    claim_topic = topic_of[g]
+    order = np.argsort(claim_topic * count + member, kind="stable")
+    member, g, claim_topic = member[order], g[order], claim_topic[order]
+    # 2. a member over its want of a topic drops its first partitions of it (in its set's order)
+    group = claim_topic * count + member
+    kept_codes, kept = np.unique(group, return_counts=True)
+    kept_of = kept[np.searchsorted(kept_codes, group)]
+    over = kept_of - want_of(member, claim_topic)
+    in_held = np.empty(len(g), dtype=np.int64)
+    in_held[grouped_hash_order(group, index_of[g])] = _rank_in_groups(group)
+    alive = in_held >= over
+    # 3. a partition read by more than its topic's sharing drops its first readers
+    readers = grouped_hash_order(g, member)
+    readers = readers[alive[readers]]
+    among = _rank_in_groups(g[readers])
+    left = np.bincount(g[readers], minlength=width)
+    limit = sharing[topic_of]
+    dropped = readers[among < (left - limit)[g[readers]]]
+    alive[dropped] = False
+    member, g = member[alive], g[alive]
+    # 4. topic by topic, the partitions short of the sharing take the unfilled subscribers
+    held = np.sort(member * width + g)
+    holding_codes, holding = np.unique(topic_of[g] * count + member, return_counts=True)
+    at = np.minimum(
+        np.searchsorted(holding_codes, sub_topic * count + sub_member), len(holding) - 1
+    )
+    sub_holding = (
+        np.where(holding_codes[at] == sub_topic * count + sub_member, holding[at], 0)
+        if len(holding)
+        else np.zeros(len(sub_topic), dtype=np.int64)
+    )
+    short = limit - np.bincount(g, minlength=width)
+    spread_of = index_of ^ (index_of >> 16)
+    bounds = np.concatenate(([0], np.cumsum(takers)))
+    dealt_members: list[np.ndarray] = []
+    dealt_partitions: list[np.ndarray] = []
+    start = problem.topic_start.astype(np.int64)
+    for t in np.flatnonzero(takers).tolist():
+        first, size = int(start[t]), int(partitions[t])
+        ids = first + np.arange(size, dtype=np.int64)
+        keys = ids[np.argsort(spread_of[ids], kind="stable")]
+        keys = keys[short[keys] > 0]
+        if len(keys) == 0:
+            continue
+        chunk = slice(int(bounds[t]), int(bounds[t + 1]))
+        room = sub_want[chunk] - sub_holding[chunk]
+        unfilled = sub_member[chunk][room > 0]
+        room = room[room > 0]
+        ring = np.argsort(unfilled ^ (unfilled >> 16), kind="stable")
+        dealer = _Dealer(unfilled[ring], room[ring], keys, short[keys], held, width)
+        got_members, got_partitions = dealer.run()
+        dealt_members.append(got_members)
+        dealt_partitions.append(got_partitions)
+    ranked = np.asarray(state.order, dtype=np.int64)
+    everyone = np.concatenate((stay_member, member, *dealt_members))
+    pairs = np.sort(ranked[everyone] * width + np.concatenate((stay_g, g, *dealt_partitions)))
+    state.fresh = np.stack([pairs // width, pairs % width], axis=1)
+
+
+def _heterogeneous(state: _Assignment, vectorized: bool = True) -> None:
+    if vectorized:
+        _vectorized_heterogeneous(state)
+        return
     problem = state.problem
     count = len(state.order)
     all_topics = JavaHashSet()
@@ -744,5 +856,5 @@ def _assign(problem: GroupProblem, vectorized: bool = True) -> Result:
     if homogeneous(problem):
         _homogeneous(state, vectorized)
     else:
-        _heterogeneous(state)
+        _heterogeneous(state, vectorized)
     return state.result()
