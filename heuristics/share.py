@@ -6,6 +6,14 @@ pairs of :mod:`problems.share`.  The homogeneous and heterogeneous builders of K
 every tie in Java's hash-table iteration order (:class:`JavaHashSet`), on the input the group
 coordinator hands the assignor (:mod:`heuristics.server_input`) with every member's current claims
 as given.  The algorithm, its sources and its quirks: docs/strategies/share.md.
+
+:func:`assign` runs the same steps on arrays: every hash table's order computed at once (a table
+that never resizes iterates its keys by bucket; many small tables at once by
+:func:`heuristics.kafka_orders.grouped_hash_order`), the members' drops as ranks in those orders,
+and the last step's round robin dealt as streams known in advance up to the first member that
+already holds its partition or meets it twice (:class:`_Dealer`).  The step-by-step builders stay
+as written (``_assign(problem, vectorized=False)``): they take the homogeneous groups whose
+partition map has fewer than 64 buckets, and the tests hold the vectorized paths to them.
 """
 
 from __future__ import annotations
