@@ -150,8 +150,10 @@ def solve(
             for m in members.tolist():
                 y[c, k, m] = model.new_int_var(0, size, f"y[{c},{k},{m}]")
             model.add(sum(y[c, k, m] for m in members.tolist()) == size)
+    hint_local = [steps.to_local(k, owner) for k, owner in enumerate(hint)]
     for k in range(num_steps):
-        _add_levels(model, steps, k, levels[k], classes, y)
+        hinted = np.bincount(hint_local[k][hint_local[k] >= 0], minlength=len(steps.member_of[k]))
+        _add_levels(model, steps, k, levels[k], classes, y, hinted)
     kept: dict[Key, cp_model.IntVar] = {}
     carried = 0
     prev_owner = _previous_owner(classes, previous)
@@ -172,11 +174,14 @@ def solve(
             if classes.codes[c, k - 1] < 0:
                 continue
             carried += size
+            stay = []
             for m in classes.eligible[c][k].tolist():
                 if (c, k - 1, m) in y:
                     kept[c, k, m] = s = model.new_int_var(0, size, f"s[{c},{k},{m}]")
                     model.add(s <= y[c, k - 1, m])
                     model.add(s <= y[c, k, m])
+                    stay.append(s)
+            model.add(sum(stay) <= size)  # implied; it gives the relaxation moves >= 0
     moves = carried - sum(kept.values())
     _add_hints(model, classes, y, kept, hint, previous)
     ranked = solve_ranked(model, [moves], options, started=started)
@@ -209,8 +214,10 @@ def _add_levels(
     step: StepLevels,
     classes: _Classes,
     y: dict[Key, cp_model.IntVar],
+    hinted: np.ndarray,
 ) -> None:
-    """Hold step ``k`` at its levels."""
+    """Hold step ``k`` at its levels (``hinted``: the hint's count of every member, so that the
+    hint is a complete solution)."""
     problem = steps.problems[k]
     local = steps.local_members(k)
     gets: list[list[cp_model.LinearExprT]] = [[] for _ in range(problem.num_members)]
@@ -223,7 +230,8 @@ def _add_levels(
         _add_lag_levels(model, steps, k, step, classes, terms)
         return
     lo, hi = count_bounds(problem, partition_classes(problem), step.owner)
-    squares, _ = add_member_squares(model, gets, lo, hi)
+    squares, increments = add_member_squares(model, gets, lo, hi)
+    add_hint(model, [(var, hinted[m] >= kk) for (m, kk), var in increments.items()])
     model.add(sum(squares) <= step.levels[0])
     if step.kind == "rack-aware" and problem.has_racks and problem.member_rack is not None:
         lists = problem.partition_rack_lists or ()
@@ -278,29 +286,27 @@ def _add_hints(
     hint: list[np.ndarray],
     previous: np.ndarray | None,
 ) -> None:
-    """The hinted answer's counts and kept partitions."""
+    """The hinted answer's counts and kept partitions, every variable hinted (0 where none)."""
     of_part = classes.of_part
     held = of_part >= 0
     span = max(len(classes.sizes), 1)
+    values: dict[Key, int] = {}
+    stays: dict[Key, int] = {}
     before = previous
     for k, owner in enumerate(hint):
         owner = np.asarray(owner, dtype=np.int64)
         take = held & (owner >= 0)
         count = np.bincount(of_part[take] + span * owner[take])
-        pairs: list[tuple[cp_model.IntVar, int]] = []
         for key in np.flatnonzero(count).tolist():
-            c, m = key % span, key // span
-            if (c, k, m) in y:
-                pairs.append((y[c, k, m], int(count[key])))
+            values[key % span, k, key // span] = int(count[key])
         if before is not None:
             stay = take & (before == owner)
             still = np.bincount(of_part[stay] + span * owner[stay])
             for key in np.flatnonzero(still).tolist():
-                c, m = key % span, key // span
-                if (c, k, m) in kept:
-                    pairs.append((kept[c, k, m], int(still[key])))
-        add_hint(model, pairs)
+                stays[key % span, k, key // span] = int(still[key])
         before = owner
+    add_hint(model, [(var, values.get(key, 0)) for key, var in y.items()])
+    add_hint(model, [(var, stays.get(key, 0)) for key, var in kept.items()])
 
 
 def _realize(
