@@ -17,7 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import models
+from models.cpsat.horizon import count_bound
 from models.horizon import solve_horizon
+from models.horizon_levels import count_box, step_policy
+from models.horizon_steps import group_steps
 from models.options import SolveOptions
 from problems import (
     GroupProblem,
@@ -353,3 +356,19 @@ def test_decommission_beats_the_step_optimum_and_the_heuristic() -> None:
         assert answer.info["moves"] <= total, (strategy, solver)
     lookahead = solve_horizon(trace, "sticky-replica", lookahead=1)
     assert lookahead.info["moves"] >= answer.info["moves"]
+
+
+# ------------------------------------------------------------------ the cuts
+@pytest.mark.parametrize("seed", range(10))
+def test_the_count_box_holds_every_optimum_and_the_count_bound_is_a_bound(seed: int) -> None:
+    trace = load_trace(random_trace(500 + seed, equal=seed % 3 == 0))
+    steps = group_steps([p for p in step_problems(trace) if isinstance(p, GroupProblem)])
+    levels = step_policy(steps, "sticky", SolveOptions(), None)
+    for k, problem in enumerate(steps.problems):
+        owners, _ = _candidates(problem, "sticky")
+        low, high = count_box(problem, levels[k].owner)
+        for row in owners:
+            counts = np.bincount(row[row >= 0], minlength=problem.num_members)
+            assert (low <= counts).all() and (counts <= high).all(), (seed, k)
+        assert (high - low <= 1).all()
+    assert count_bound(steps, levels, None) <= oracle(trace, "sticky")[1]
