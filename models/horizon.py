@@ -48,6 +48,7 @@ from problems import (
     ProblemError,
     Status,
     assignment_json,
+    number_owners,
     reassignment_json,
 )
 from problems.objectives import STRATEGY_OBJECTIVE
@@ -95,8 +96,9 @@ def solve_horizon(
     Raises
     ------
     ProblemError
-        A strategy without a horizon model (``share``, ``stream-join``), or a placement strategy
-        on a group trace and the reverse.
+        A strategy without a horizon model (``share``; ``stream-join`` where members subscribe
+        different topics or partition numbers disappear), or a placement strategy on a group
+        trace and the reverse.
     """
     options = SolveOptions() if options is None else options
     if lookahead is not None and lookahead < 0:
@@ -155,10 +157,15 @@ def _solve_group_window(
         if reason is None:
             owners, moves = flow_horizon.solve(steps, wide_previous)
             return _Window(owners, Status.OPTIMAL, moves, "flow")
+    elif all(kind == "stream-join" for kind in kinds):
+        numbers = None if previous is None else _numbers(steps, previous)
+        reason = flow_horizon.stream_join_refusal(steps, numbers)
+        if reason is None:
+            owners, moves = flow_horizon.solve_stream_join(steps, numbers)
+            return _Window(owners, Status.OPTIMAL, moves, "flow")
+        raise ProblemError("strategy", f"{strategy}: no exact horizon model here ({reason})")
     else:
         reason = "the steps are judged on " + ", ".join(sorted(set(kinds)))
-    if any(kind == "stream-join" for kind in kinds):
-        raise ProblemError("strategy", f"{strategy}: no horizon model here ({reason})")
     levels = step_policy(steps, strategy, options, previous, first_step)
     hint = [steps.to_wide(k, step.owner) for k, step in enumerate(levels)]
     solved = cpsat_horizon.solve(steps, levels, wide_previous, hint, options)
@@ -168,6 +175,17 @@ def _solve_group_window(
         return _Window(hint, Status.FEASIBLE, solved.bound if proven else None, "step", info)
     status = solved.status if proven else Status.FEASIBLE
     return _Window(solved.owners, status, solved.bound if proven else None, "cpsat", info)
+
+
+def _numbers(steps: GroupSteps, previous: tuple[GroupProblem, np.ndarray]) -> flow_horizon.Numbers:
+    """The committed stream-join answer before a window: its numbers' owners (trace-wide) and
+    the topics subscribed then."""
+    problem, owner = previous
+    index = {m: i for i, m in enumerate(steps.member_ids)}
+    wide = np.append(np.array([index[m] for m in problem.members], dtype=np.int64), -1)
+    numbers = wide[number_owners(problem, np.asarray(owner, dtype=np.int64))]
+    subscribed = problem.subscribes.any(axis=0) & (problem.partition_counts > 0)
+    return numbers, [problem.topics[t] for t in np.flatnonzero(subscribed)]
 
 
 def _group(
