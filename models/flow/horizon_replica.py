@@ -20,12 +20,16 @@ all of them).
 
 from __future__ import annotations
 
-import numpy as np
-from ortools.graph.python import max_flow
+import dataclasses
 
+import numpy as np
+from ortools.graph.python import max_flow, min_cost_flow
+
+from models.flow import sticky_replica as replica_flow
 from models.flow.horizon_counts import solve_counts
 from models.flow.sticky_replica import _leaders
 from models.horizon_steps import PlacementSteps
+from models.options import SolveOptions
 from problems import PlacementProblem
 from problems.evaluate import replica_levels
 
@@ -88,7 +92,8 @@ def solve(
         problem = steps.problems[k]
         target = np.zeros(steps.num_brokers, dtype=np.int64)
         target[steps.broker_of[k]] = plan.held[k]
-        chosen, moved = _realize(steps, k, sets, target)
+        realized = (_realize_racks if problem.rack_aware else _realize)(steps, k, sets, target)
+        chosen, moved = realized
         if chosen is None:
             return [], bound, False, {"realized": False, "note": f"step {k}: no matching"}
         replicas = _answer(steps, k, chosen)
@@ -100,17 +105,83 @@ def solve(
             proven = False
             notes.append(f"step {k}: leaders {level3} above the bound {leader_bound(problem)}")
         if problem.rack_aware:
-            proven = False
-            notes.append(f"step {k}: rack spread {level2} not checked against its optimum")
+            best = int(replica_flow.solve(problem, SolveOptions()).objective[1])
+            if level2 != best:
+                proven = False
+                notes.append(f"step {k}: rack spread {level2} above its optimum {best}")
         sets = chosen
     total = sum(moves)
     if total != bound:
         proven = False
         notes.append(f"realised {total} moves, the count flow's bound is {bound}")
+    levels_met = not any("above its optimum" in note for note in notes)
+    if any(problem.rack_aware for problem in steps.problems) and not proven:
+        # The counts ignore racks; the step policy keeps every step's levels: the better one.
+        policy, policy_moves = _step_policy(steps, previous)
+        if not levels_met or sum(policy_moves) < total:
+            answers, moves, total = policy, policy_moves, sum(policy_moves)
+            notes = [f"the counts' answer ({'; '.join(notes)}) gave way to the step policy's"]
+            proven = total == bound and all(
+                replica_levels(p, a)[2] == leader_bound(p) for p, a in zip(steps.problems, answers)
+            )
     info: dict[str, object] = {"step_moves": moves, "count_bound": bound}
     if notes:
         info["notes"] = notes
     return answers, bound, proven, info
+
+
+def _step_policy(
+    steps: PlacementSteps, previous: Sets | None
+) -> tuple[list[np.ndarray], list[int]]:
+    """Each step solved alone by the replica flow, the previous answer as its replicas (the
+    window's first step: ``previous``, or the starting replicas); and its trace moves."""
+    answers: list[np.ndarray] = []
+    moves: list[int] = []
+    sets: Sets | None = previous
+    for k, problem in enumerate(steps.problems):
+        claimed = problem if sets is None else _with_sets(steps, k, sets)
+        result = replica_flow.solve(claimed, SolveOptions())
+        replicas = np.asarray(result.answer)
+        if sets is not None:
+            moves.append(_moves(steps, k, sets, replicas))
+        answers.append(replicas)
+        sets = _sets(steps, k, replicas)
+    return answers, moves
+
+
+def _with_sets(steps: PlacementSteps, k: int, sets: Sets) -> PlacementProblem:
+    """Step ``k``'s placement with each existing partition's replicas taken from ``sets``."""
+    problem = steps.problems[k]
+    ids = np.array(steps.broker_ids, dtype=np.int64)
+    start = problem.replica_start.tolist()
+    flat = problem.replica_brokers.tolist()
+    out: list[int] = []
+    for i, p in enumerate(steps.part_of[k].tolist()):
+        held = sets[p]
+        out.extend(flat[start[i] : start[i + 1]] if held is None else ids[held].tolist())
+    return dataclasses.replace(problem, replica_brokers=np.array(out, dtype=np.int64))
+
+
+def _sets(steps: PlacementSteps, k: int, replicas: np.ndarray) -> Sets:
+    """A ``replicas`` array of step ``k`` as trace-wide broker sets."""
+    problem = steps.problems[k]
+    wide = dict(zip(problem.broker_ids.tolist(), steps.broker_of[k].tolist()))
+    flat = [wide[int(b)] for b in np.asarray(replicas).tolist()]
+    start = problem.replica_start.tolist()
+    sets: Sets = [None] * steps.num_parts
+    for i, p in enumerate(steps.part_of[k].tolist()):
+        sets[p] = flat[start[i] : start[i + 1]]
+    return sets
+
+
+def _moves(steps: PlacementSteps, k: int, before: Sets, replicas: np.ndarray) -> int:
+    """Trace moves into step ``k``: replicas on a broker that did not hold the partition."""
+    after = _sets(steps, k, replicas)
+    return sum(
+        len(set(new) - set(old))
+        for old, new in zip(before, after)
+        if old is not None and new is not None
+    )
 
 
 def _starting(steps: PlacementSteps) -> Sets:
@@ -190,6 +261,99 @@ def _realize(
         old, new = before[p], chosen[p]
         if existed and old is not None and new is not None:
             moved += len(set(new) - set(old))
+    return chosen, moved
+
+
+def _realize_racks(
+    steps: PlacementSteps, k: int, before: Sets, target: np.ndarray
+) -> tuple[Sets | None, int]:
+    """Step ``k``'s replica sets on the planned counts with the least rack spread, then the fewest
+    moves: stage A of :mod:`models.flow.sticky_replica` with every broker's count fixed.
+
+    Partitions with the same replication factor and the same live brokers before (or new) are a
+    class; a class sends its replicas to (class, rack) nodes at the convex cost ``W (2t - 1)`` of
+    the ``t``-th replica on a rack, then to the rack's brokers (cost 1 outside the class's brokers
+    before, 0 for a new partition), each broker taking exactly its planned count; each broker
+    takes at most one replica per partition of the class, so dealing a class's units to its
+    partitions in turn gives every partition distinct brokers."""
+    problem = steps.problems[k]
+    position = np.full(steps.num_brokers, -1, dtype=np.int64)
+    position[steps.broker_of[k]] = np.arange(problem.num_brokers)
+    brokers = problem.num_brokers
+    factors = problem.replication_factors.astype(np.int64)
+    parts = steps.part_of[k].tolist()
+    keys: dict[tuple[int, ...], int] = {}
+    class_of = np.empty(len(parts), dtype=np.int64)
+    for i, (p, factor) in enumerate(zip(parts, factors.tolist())):
+        old = before[p]
+        held = (
+            () if old is None else tuple(sorted(int(position[b]) for b in old if position[b] >= 0))
+        )
+        class_of[i] = keys.setdefault((int(old is None), factor, *held), len(keys))
+    classes = len(keys)
+    key_list = list(keys)
+    sizes = np.bincount(class_of, minlength=classes).astype(np.int64)
+    rack = problem.broker_rack.astype(np.int64)
+    racks = len(problem.rack_names)
+    rack_size = np.bincount(rack, minlength=racks)
+    weight = int(factors.sum()) + 1
+    rack_node = classes + np.arange(classes * racks).reshape(classes, racks)
+    broker_node = classes + classes * racks + np.arange(brokers)
+    nodes = classes + classes * racks + brokers
+    tails, heads, caps, costs = [], [], [], []
+    for c, key in enumerate(key_list):
+        factor = key[1]
+        for r in range(racks):
+            for t in range(1, min(factor, int(rack_size[r])) + 1):
+                tails.append(c)
+                heads.append(int(rack_node[c, r]))
+                caps.append(int(sizes[c]))
+                costs.append(weight * (2 * t - 1))
+    first_broker_arc = len(tails)
+    by_rack = np.argsort(rack, kind="stable")
+    arc_class, arc_broker = [], []
+    for c, key in enumerate(key_list):
+        new, held_set = key[0], set(key[2:])
+        for b in by_rack.tolist():
+            tails.append(int(rack_node[c, rack[b]]))
+            heads.append(int(broker_node[b]))
+            caps.append(int(sizes[c]))
+            costs.append(0 if new or b in held_set else 1)
+            arc_class.append(c)
+            arc_broker.append(b)
+    flow = min_cost_flow.SimpleMinCostFlow()
+    flow.add_arcs_with_capacity_and_unit_cost(
+        np.array(tails, np.int32),
+        np.array(heads, np.int32),
+        np.array(caps, np.int64),
+        np.array(costs, np.int64),
+    )
+    supplies = np.zeros(nodes, dtype=np.int64)
+    supplies[:classes] = sizes * np.array([key[1] for key in key_list], dtype=np.int64)
+    supplies[broker_node] = -target[steps.broker_of[k]]
+    flow.set_nodes_supplies(np.arange(nodes, dtype=np.int32), supplies)
+    if flow.solve() != flow.OPTIMAL:
+        raise RuntimeError(f"step {k}: the rack-aware realisation flow has no solution")
+    units = flow.flows(
+        np.arange(first_broker_arc, first_broker_arc + len(arc_class), dtype=np.int32)
+    )
+    members = np.argsort(class_of, kind="stable")
+    first_member = np.cumsum(sizes) - sizes
+    dealt = np.zeros(classes, dtype=np.int64)
+    chosen: Sets = [None] * steps.num_parts
+    for p in parts:
+        chosen[p] = []
+    moved = 0
+    for c, b, count in zip(arc_class, arc_broker, units.tolist()):
+        for _ in range(count):
+            i = int(members[first_member[c] + dealt[c] % sizes[c]])
+            dealt[c] += 1
+            got = chosen[parts[i]]
+            assert got is not None
+            got.append(int(steps.broker_of[k][b]))
+            old = before[parts[i]]
+            if old is not None and int(steps.broker_of[k][b]) not in old:
+                moved += 1
     return chosen, moved
 
 

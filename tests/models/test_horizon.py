@@ -430,3 +430,36 @@ def test_the_count_box_holds_every_optimum_and_the_count_bound_is_a_bound(seed: 
             assert (low <= counts).all() and (counts <= high).all(), (seed, k)
         assert (high - low <= 1).all()
     assert count_bound(steps, levels, None) <= oracle(trace, "sticky")[1]
+
+
+def test_a_rack_aware_cluster_keeps_every_steps_levels() -> None:
+    """Racks: the counts ignore them, so each step is checked against its optimum; the answer
+    never has more moves than the step policy, and is proven only when it meets the bound."""
+    brokers = [{"id": b + 1, "rack": f"r{b % 3}"} for b in range(9)]
+    parts = [
+        {"topic": "t", "partition": p, "replicas": [(p + i) % 9 + 1 for i in range(3)]}
+        for p in range(30)
+    ]
+    new = {"topic": "u", "partition": 0, "replicas": [], "replication_factor": 3}
+    trace = load_trace(
+        {
+            "kind": "placement-trace",
+            "problem": {"brokers": brokers, "partitions": parts},
+            "steps": [
+                {"remove_brokers": [9]},
+                {"remove_brokers": [8]},
+                {"add_brokers": [{"id": 10, "rack": "r2"}]},
+                {"partitions": [new]},
+            ],
+        }
+    )
+    answer = solve_horizon(trace, "sticky-replica")
+    for k, problem in enumerate(step_problems(trace)):
+        assert isinstance(problem, PlacementProblem)
+        replicas = np.array([b for p in answer.assignments[k]["partitions"] for b in p["replicas"]])
+        verdict = evaluate(problem, replicas, "sticky-replica")
+        best = models.solve(problem, "sticky-replica", "flow")
+        assert verdict.valid and list(verdict.objective[:3]) == best.objective[:3]
+    assert answer.bound is not None and answer.bound <= answer.info["moves"]
+    assert (answer.status == "optimal") == (answer.bound == answer.info["moves"])
+    assert answer.info["moves"] <= models.trace(trace, "sticky-replica", "step").moves
