@@ -231,49 +231,31 @@ def _placement(steps: PlacementSteps, lookahead: int | None) -> HorizonAnswer:
     if lookahead is None or lookahead >= last:
         replicas, bound, proven, info = horizon_replica.solve(steps, None)
         status = Status.OPTIMAL if proven else Status.FEASIBLE
+        step_moves = info.pop("step_moves")
+        assert isinstance(step_moves, list)
+        moves = [0, *step_moves]
     else:
-        replicas, windows_proven = [], 0
-        previous: horizon_replica.Sets | None = None
+        replicas, windows_proven, moves = [], 0, [0]
+        previous: horizon_replica.Placed | None = None
         info = {"lookahead": lookahead, "windows": last + 1}
         for k in range(last + 1):
             part = steps.window(k, min(k + lookahead, last))
             answer, _, proven, _ = horizon_replica.solve(part, previous)
             if not answer:
                 raise RuntimeError(f"step {k}: the placement window was not realised")
+            if previous is not None:
+                moves.append(horizon_replica.trace_moves_into(steps, k, previous, answer[0]))
             replicas.append(answer[0])
             windows_proven += proven
-            previous = _sets_of(steps, k, answer[0])
+            previous = horizon_replica.placed(steps, k, answer[0])
         info["windows_proven"] = windows_proven
         status, bound = Status.FEASIBLE, None
     if not replicas:
         return HorizonAnswer([], Status.INFEASIBLE, None, {**info, "method": "flow+matching"})
     assignments = [reassignment_json(steps.problems[k], replicas[k]) for k in range(last + 1)]
-    moves = [0] + [
-        _placement_moves(steps, k, replicas[k - 1], replicas[k]) for k in range(1, last + 1)
-    ]
     return HorizonAnswer(
         assignments,
         str(status),
         bound,
         {**info, "method": "flow+matching", "moves": sum(moves), "step_moves": moves},
     )
-
-
-def _sets_of(steps: PlacementSteps, k: int, replicas: np.ndarray) -> horizon_replica.Sets:
-    """Step ``k``'s ``replicas`` array as trace-wide broker sets by trace-wide partition."""
-    problem = steps.problems[k]
-    wide = {int(b): int(w) for b, w in zip(problem.broker_ids.tolist(), steps.broker_of[k])}
-    start = problem.replica_start.tolist()
-    flat = [wide[int(b)] for b in np.asarray(replicas).tolist()]
-    sets: horizon_replica.Sets = [None] * steps.num_parts
-    for i, p in enumerate(steps.part_of[k].tolist()):
-        sets[p] = flat[start[i] : start[i + 1]]
-    return sets
-
-
-def _placement_moves(steps: PlacementSteps, k: int, before: np.ndarray, after: np.ndarray) -> int:
-    """Trace moves of placement step ``k``: replicas of partitions of step ``k - 1`` on a broker
-    that did not hold the partition then."""
-    old = _sets_of(steps, k - 1, before)
-    new = _sets_of(steps, k, after)
-    return sum(len(set(n) - set(o)) for o, n in zip(old, new) if o is not None and n is not None)
