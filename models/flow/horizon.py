@@ -1,7 +1,8 @@
 """The sticky horizon of a consumer group with equal subscriptions, exactly, by min-cost flow.
 
-When every member present at a step subscribes the same topics, the step's sum of squared counts
-is least exactly when every member holds ``floor(P/N)`` or ``ceil(P/N)`` partitions, and the
+When every member present at a step subscribes the same topics (members subscribing no topic with
+partitions aside: they take none), the step's sum of squared counts is least exactly when every
+other member holds ``floor(P/N)`` or ``ceil(P/N)`` partitions, and the
 partitions of the step are interchangeable except for who held them one step before.  So the
 horizon objective (every step balanced, then the fewest trace moves) is the count flow of
 :mod:`models.flow.horizon_counts` over (member, step) nodes, as long as no partition stops being
@@ -20,13 +21,18 @@ from problems import GroupProblem, join_partition_count
 
 
 def equal_subscriptions(steps: GroupSteps, k: int) -> bool:
-    """Whether every member of step ``k`` may take every assignable partition of it."""
+    """Whether every member of step ``k`` that may take a partition may take every assignable
+    partition of it (members subscribing no topic with partitions take none: they stand aside)."""
+    taking = _taking(steps.problems[k])
     problem = steps.problems[k]
-    topics = np.flatnonzero(problem.partition_counts > 0)
-    subscribes = problem.subscribes[:, topics]
-    if problem.num_members == 0 or len(topics) == 0:
-        return True
-    return bool((subscribes == subscribes[:1]).all())
+    subscribes = problem.subscribes[np.ix_(taking, problem.partition_counts > 0)]
+    return len(subscribes) == 0 or bool((subscribes == subscribes[:1]).all())
+
+
+def _taking(problem: GroupProblem) -> np.ndarray:
+    """The members (positions) subscribing a topic with partitions."""
+    topics = problem.partition_counts > 0
+    return np.flatnonzero(problem.subscribes[:, topics].any(axis=1))
 
 
 def refusal(steps: GroupSteps, previous: np.ndarray | None) -> str | None:
@@ -60,7 +66,7 @@ def solve(steps: GroupSteps, previous: np.ndarray | None) -> tuple[list[np.ndarr
         alive = kept
     for k in range(len(steps)):
         now = steps.assignable(k)
-        members = steps.member_of[k]
+        members = steps.member_of[k][_taking(steps.problems[k])]
         total, count = int(now.sum()), len(members)
         q, r = divmod(total, count) if count else (0, 0)
         present.append(members)
@@ -80,7 +86,7 @@ def _realize(steps: GroupSteps, previous: np.ndarray | None, plan: CountPlan) ->
     for k in range(len(steps)):
         now = steps.assignable(k)
         owner[~now] = -1
-        members = steps.member_of[k]
+        members = steps.member_of[k][_taking(steps.problems[k])]
         keep_of = np.zeros(steps.num_members + 1, dtype=np.int64)
         keep_of[members] = plan.kept[k]
         held = np.flatnonzero(owner >= 0)
@@ -146,7 +152,7 @@ def solve_stream_join(steps: GroupSteps, previous: Numbers | None) -> tuple[list
         alive = min(len(previous[0]), counts[0])
         before_topics = set(previous[1])
     for k, problem in enumerate(steps.problems):
-        members = steps.member_of[k][problem.subscribes.any(axis=1)]
+        members = steps.member_of[k][_taking(problem)]
         q, r = divmod(counts[k], len(members)) if len(members) else (0, 0)
         present.append(members)
         low.append(np.full(len(members), q, np.int64))

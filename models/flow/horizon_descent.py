@@ -86,6 +86,8 @@ def _best_step(
     low, high, counts = box
     members = problem.num_members
     parts = np.flatnonzero(problem.assignable)
+    if len(parts) == 0:
+        return steps.to_wide(k, np.full(problem.num_partitions, -1, dtype=np.int64))
     wide = steps.part_of[k][parts]
     local = steps.local_members(k)
     none = np.full(len(parts), -1, dtype=np.int64)

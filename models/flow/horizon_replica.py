@@ -366,6 +366,8 @@ def _realize_racks(
 def _answer(steps: PlacementSteps, k: int, chosen: Placed) -> np.ndarray:
     """The ``replicas`` array of step ``k``: brokers ascending, the leader flow's leader first."""
     problem = steps.problems[k]
+    if problem.num_partitions == 0:
+        return problem.replica_brokers.copy()
     position = np.full(steps.num_brokers + 1, -1, dtype=np.int64)
     position[steps.broker_of[k]] = np.arange(problem.num_brokers)
     width = int(problem.replication_factors.max(initial=0))

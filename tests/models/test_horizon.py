@@ -106,7 +106,10 @@ def _subscribes(problem: GroupProblem, m: int, g: int) -> bool:
 
 
 def _wide(
-    problem: GroupProblem, owners: np.ndarray, keys: dict[tuple[str, int], int]
+    problem: GroupProblem,
+    owners: np.ndarray,
+    keys: dict[tuple[str, int], int],
+    ids: dict[str, int],
 ) -> np.ndarray:
     """Owner rows over trace-wide partition keys, members by id code (-1: no owner)."""
     columns = [
@@ -116,7 +119,7 @@ def _wide(
         )
         for g in range(problem.num_partitions)
     ]
-    codes = np.array([int(m[1:]) for m in problem.members] + [-1], dtype=np.int64)
+    codes = np.array([ids.setdefault(m, len(ids)) for m in problem.members] + [-1], dtype=np.int64)
     wide = np.full((len(owners), 64), -1, dtype=np.int64)
     wide[:, columns] = codes[owners]
     return wide
@@ -127,11 +130,12 @@ def oracle(trace: Trace, strategy: str) -> tuple[list[tuple[int, ...]], int]:
     problems = step_problems(trace)
     levels, cost, before = [], None, None
     keys: dict[tuple[str, int], int] = {}
+    ids: dict[str, int] = {}
     for problem in problems:
         assert isinstance(problem, GroupProblem)
         owners, best = _candidates(problem, objective_of(problem, strategy))
         levels.append(best)
-        rows = _wide(problem, owners, keys)
+        rows = _wide(problem, owners, keys, ids)
         if before is None:
             cost = np.zeros(len(rows), dtype=np.int64)
         else:
@@ -283,6 +287,23 @@ def test_stream_join_with_different_subscriptions_is_refused() -> None:
     }
     with pytest.raises(ProblemError, match="stream-join: no exact horizon model here"):
         solve_horizon(load_trace(doc), "stream-join")
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "stream-join"])
+def test_members_subscribing_nothing_stand_aside(strategy: str) -> None:
+    doc = {
+        "kind": "group-trace",
+        "problem": {
+            "topics": {"t": 4, "u": 4},
+            "members": [
+                {"id": "a", "topics": ["t", "u"]},
+                {"id": "b", "topics": []},
+                {"id": "c", "topics": ["t", "u"]},
+            ],
+        },
+        "steps": [{"leave": ["a"]}, {"subscribe": {"b": ["t", "u"]}}, {"topics": {"t": 0}}],
+    }
+    check_against_oracle(doc, strategy)
 
 
 # ------------------------------------------------------------------ the known example
