@@ -306,6 +306,33 @@ def test_members_subscribing_nothing_stand_aside(strategy: str) -> None:
     check_against_oracle(doc, strategy)
 
 
+def test_blocks_of_equal_subscriptions_are_flows() -> None:
+    """Two groups of members on disjoint topics, joins and leaves in both: one flow per block."""
+    doc = {
+        "kind": "group-trace",
+        "problem": {
+            "topics": {"t": 3, "u": 4},
+            "members": [
+                {"id": "a", "topics": ["t"]},
+                {"id": "b", "topics": ["u"]},
+                {"id": "c", "topics": ["u"]},
+            ],
+        },
+        "steps": [
+            {"join": [{"id": "d", "topics": ["t"]}]},
+            {"leave": ["b"], "topics": {"u": 5}},
+            {"leave": ["a"], "join": [{"id": "e", "topics": ["u"]}]},
+        ],
+    }
+    check_against_oracle(doc, "sticky")
+    trace = load_trace(doc)
+    assert solve_horizon(trace, "sticky").info["method"] == "flow"
+    fewest = oracle(trace, "sticky")[1]
+    for lookahead in (0, 1):
+        policy = solve_horizon(trace, "sticky", lookahead=lookahead)
+        assert policy.info["method"] == "flow" and policy.info["moves"] >= fewest
+
+
 # ------------------------------------------------------------------ the known example
 def test_the_leaver_is_given_the_smaller_share() -> None:
     """10 partitions, 3 members, one leaves next: the horizon gives the leaver 3, so 3 move; the
