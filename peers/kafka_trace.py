@@ -100,7 +100,9 @@ def server_trace(trace: Trace | dict[str, Any], assignor: str = "uniform") -> li
     return steps
 
 
-def franz_go_trace(trace: Trace | dict[str, Any], cooperative: bool = False) -> list[dict[str, Any]]:
+def franz_go_trace(
+    trace: Trace | dict[str, Any], cooperative: bool = False
+) -> list[dict[str, Any]]:
     """franz-go's sticky balancer (``kgo.StickyBalancer``, or ``CooperativeStickyBalancer``)
     through ``trace``, each step fed its own previous plan as kgo's members carry it
     (``peers/franz_go/trace.go``): per step ``{"assignment", "first", "rounds"}``."""

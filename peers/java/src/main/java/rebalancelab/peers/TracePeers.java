@@ -209,8 +209,9 @@ public final class TracePeers {
                     received.setGroupInstanceId(Optional.ofNullable(text(member, "instance_id")));
                     subscriptions.put(id, received);
                 }
-                GroupAssignment answer = KafkaPeers.newAssignor(assignorClass)
-                    .assign(cluster, new GroupSubscription(subscriptions));
+                // A group without members has no leader to run an assignor: nothing is assigned.
+                GroupAssignment answer = members.isEmpty() ? new GroupAssignment(Map.of())
+                    : KafkaPeers.newAssignor(assignorClass).assign(cluster, new GroupSubscription(subscriptions));
                 generation++;
                 Map<String, List<TopicPartition>> given = new HashMap<>();
                 for (Map<String, Object> member : members) {
@@ -314,7 +315,8 @@ public final class TracePeers {
             SubscribedTopicDescriber describer = KafkaPeers.describer(ids, counts, null, topicStart);
             ConsumerGroupPartitionAssignor assignor = (ConsumerGroupPartitionAssignor)
                 Class.forName(assignorClass).getDeclaredConstructor().newInstance();
-            Map<String, MemberAssignment> answer = assignor.assign(spec, describer).members();
+            Map<String, MemberAssignment> answer = memberCount == 0 ? Map.of()
+                : assignor.assign(spec, describer).members();
             Map<Uuid, String> byId = new HashMap<>();
             for (int t = 0; t < topicCount; t++)
                 byId.put(ids[t], topics.get(t));
