@@ -1,11 +1,11 @@
-"""A real rolling restart: kafka-python consumers with rebalance-lab's assignors, against ``models.trace``.
+"""A real rolling restart: kafka-python consumers with rebalance-lab's assignors, against ``rebalance-lab trace``.
 
 A group of three kafka-python consumers (one thread each, clients/kafka_python.py's assignor) forms
 on the live KRaft cluster one member at a time, then is restarted member by member.  Each rebalance
 the group's leader answered is one step of the equivalent group-trace, written from what the
 brokers saw (members joining and leaving, by their member ids; the topics the leader's metadata
-held; the racks of the partitions' replicas); ``models.trace`` (what ``rebalance-lab trace``
-prints) runs that trace on its own, fed its own answers, and:
+held; the racks of the partitions' replicas); ``rebalance-lab trace`` (``models.trace``, run in
+this process) runs that trace on its own, fed its own answers, and:
 
 * every step's input is what the consumers really sent: the leader's group document equals the
   trace's step input (:func:`problems.trace.next_document` of the predicted previous answer), up
@@ -39,15 +39,15 @@ scenario runs once more in a fresh group, and every check applies to the run tha
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
 import pytest
 
-import models
 from clients.kafka_python import assignor
 from problems.trace import load_trace, next_document, trace_moves
-from support.kafka_support import create_topic
+from support.kafka_support import create_topic, run_cli
 
 pytestmark = pytest.mark.kafka
 
@@ -302,7 +302,35 @@ def _follow_up(document: dict, given: dict) -> dict:
     return {**document, "members": members}
 
 
-def _check(group: Group, settled: list[dict], restarted: list[Consumer] = ()) -> dict:
+def _first_round(step: dict) -> dict:
+    """A ``rebalance-lab trace`` step's first round: its assignment without what is ``pending``."""
+    first = {}
+    for member, topics in step["assignment"].items():
+        later = step["pending"].get(member, {})
+        kept = {t: [p for p in ps if p not in later.get(t, [])] for t, ps in topics.items()}
+        first[member] = {t: ps for t, ps in kept.items() if ps}
+    return first
+
+
+class Prediction:
+    """``rebalance-lab trace --strategy STRATEGY TRACE.json``, run in this process."""
+
+    def __init__(self, capsys, folder):
+        self.capsys, self.folder = capsys, folder
+
+    def __call__(self, trace: dict, strategy: str, name: str) -> tuple[list[dict], dict]:
+        """The step lines and the summary the command prints for ``trace``."""
+        path = self.folder / f"{name}.json"
+        path.write_text(json.dumps(trace))
+        status, out, err = run_cli(self.capsys, "trace", "--strategy", strategy, str(path))
+        assert status == 0, err
+        lines = [json.loads(line) for line in out.splitlines()]
+        return lines[:-1], lines[-1]["summary"]
+
+
+def _check(
+    group: Group, predict: Prediction, settled: list[dict], restarted: list[Consumer] = ()
+) -> dict:
     """The checks of the module docstring on everything the group did; returns the trace run.
 
     ``restarted``: the new consumers of static members restarted, in order, after the last
@@ -319,21 +347,21 @@ def _check(group: Group, settled: list[dict], restarted: list[Consumer] = ()) ->
     ids = {m.get("instance_id"): m["id"] for rounds in steps for m in rounds[0][0]["members"]}
     doc["steps"] += [{"restart": [ids[consumer.name]]} for consumer in restarted]
     trace = load_trace(doc, f"group {group.name}")
-    predicted = models.trace(trace, group.strategy)
-    assert len(predicted.steps) == len(steps) + len(restarted)
+    predicted, summary = predict(doc, group.strategy, group.name)
+    assert len(predicted) == len(steps) + len(restarted)
     previous = None
-    for k, (rounds, step) in enumerate(zip(steps, predicted.steps)):
+    for k, (rounds, step) in enumerate(zip(steps, predicted)):
         document, answer = rounds[0]
         assert _plain(document) == _plain(next_document(trace, k, previous)), f"step {k}"
         for (before, given), (after, _) in zip(rounds, rounds[1:]):
             assert _plain(after) == _plain(_follow_up(before, given)), f"step {k}"
         if cooperative:
-            assert answer == step.result.assignment, f"step {k}"  # the first round's
-            assert len(rounds) == step.rounds, f"step {k}"
+            assert answer == _first_round(step), f"step {k}"
+            assert len(rounds) == step["rounds"], f"step {k}"
         else:
             assert len(rounds) == 1, f"step {k}"
-        assert rounds[-1][1] == step.assignment, f"step {k}"
-        previous = step.assignment
+        assert rounds[-1][1] == step["assignment"], f"step {k}"
+        previous = step["assignment"]
     # After every change the group settled on the answer to its last rebalance; a static
     # member's restart changed nothing (by instance id: its member id is new).
     answers = [a for _, a in answered]
@@ -341,7 +369,7 @@ def _check(group: Group, settled: list[dict], restarted: list[Consumer] = ()) ->
     assert all(assignment in answers for assignment in settled[:rebalanced])
     instance = {m: i for i, m in ids.items()}
     for k, state in enumerate(settled[rebalanced:], len(steps)):
-        expected = predicted.steps[k].assignment
+        expected = predicted[k]["assignment"]
         assert {group.names[m]: a for m, a in state.items()} == {
             instance[m]: a for m, a in expected.items()
         }
@@ -359,12 +387,12 @@ def _check(group: Group, settled: list[dict], restarted: list[Consumer] = ()) ->
             assert again == generation  # handed its assignment back, no rebalance
             ends.append({**ends[-1], consumer.name: owned})
     moves = [0] + [trace_moves(a, b) for a, b in zip(ends, ends[1:])]
-    assert moves == [step.moves for step in predicted.steps]
-    assert sum(moves) == predicted.summary()["moves"]
+    assert moves == [step["moves"] for step in predicted]
+    assert sum(moves) == summary["moves"]
     return {"trace": trace, "predicted": predicted, "moves": moves, "rebalances": len(answers)}
 
 
-def _dynamic_scenario(kafka_cluster, admin, strategy: str, name: str) -> dict:
+def _dynamic_scenario(kafka_cluster, admin, predict, strategy: str, name: str) -> dict:
     """Three dynamic consumers join one at a time, then each is closed and started anew in turn."""
     group = Group(kafka_cluster, admin, name, strategy, static=False)
     settled = []
@@ -379,10 +407,10 @@ def _dynamic_scenario(kafka_cluster, admin, strategy: str, name: str) -> dict:
             settled.append(group.settle())
     finally:
         group.close()
-    return _check(group, settled)
+    return _check(group, predict, settled)
 
 
-def _static_scenario(kafka_cluster, admin, strategy: str, name: str) -> dict:
+def _static_scenario(kafka_cluster, admin, predict, strategy: str, name: str) -> dict:
     """Three static consumers join one at a time, then each is closed and started anew in turn
     (well within the session timeout)."""
     group = Group(kafka_cluster, admin, name, strategy, static=True)
@@ -397,7 +425,7 @@ def _static_scenario(kafka_cluster, admin, strategy: str, name: str) -> dict:
             settled.append(group.settle())
     finally:
         group.close()
-    return _check(group, settled, restarted)
+    return _check(group, predict, settled, restarted)
 
 
 def _with_retry(scenario) -> dict:
@@ -415,26 +443,33 @@ def topics(admin):
     return TOPICS
 
 
+@pytest.fixture
+def predict(capsys, tmp_path) -> Prediction:
+    return Prediction(capsys, tmp_path)
+
+
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
-def test_dynamic_rolling_restart_follows_the_trace(kafka_cluster, admin, topics, strategy):
+def test_dynamic_rolling_restart_follows_the_trace(kafka_cluster, admin, topics, predict, strategy):
     """Runs the dynamic rolling restart; every rebalance's input, answer, the coordinator's
     assignment and the logged moves are the trace's."""
     run = _with_retry(
-        lambda suffix: _dynamic_scenario(kafka_cluster, admin, strategy, f"roll-{strategy}{suffix}")
+        lambda suffix: _dynamic_scenario(
+            kafka_cluster, admin, predict, strategy, f"roll-{strategy}{suffix}"
+        )
     )
-    assert len(run["predicted"].steps) >= 9  # three joins, then a leave and a join per restart
+    assert len(run["predicted"]) >= 9  # three joins, then a leave and a join per restart
     # Each restart moves what the member held (3 of the 9 partitions) to the others, then 3 of
     # theirs to the new member: a dynamic rolling restart of three members costs 18 moves.
     assert run["moves"][-6:] == [3] * 6
 
 
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
-def test_static_rolling_restart_follows_the_trace(kafka_cluster, admin, topics, strategy):
+def test_static_rolling_restart_follows_the_trace(kafka_cluster, admin, topics, predict, strategy):
     """Runs the static rolling restart: no rebalance, every member keeps its partitions, as the
     trace's static restarts predict (no move)."""
     run = _with_retry(
         lambda suffix: _static_scenario(
-            kafka_cluster, admin, strategy, f"static-{strategy}{suffix}"
+            kafka_cluster, admin, predict, strategy, f"static-{strategy}{suffix}"
         )
     )
     assert run["moves"][-3:] == [0, 0, 0]
