@@ -213,10 +213,18 @@ def _start_problem(trace: Trace) -> GroupProblem | PlacementProblem:
     return problem
 
 
+def _parsed(doc: dict[str, Any]) -> GroupProblem | PlacementProblem:
+    """A step's document (a consumer group or a replica placement, built here) parsed."""
+    problem = parse_problem(doc)
+    if not isinstance(problem, (GroupProblem, PlacementProblem)):
+        raise ProblemError("", "is neither a consumer group nor a replica placement")
+    return problem
+
+
 def _step_problem(doc: dict[str, Any], i: int) -> GroupProblem | PlacementProblem:
     """``doc`` (the document after ``steps[i]``) parsed; an error names the step."""
     try:
-        return parse_problem(doc)
+        return _parsed(doc)
     except ProblemError as error:
         where = f"{error.field}: " if error.field else ""
         raise ProblemError(
@@ -410,7 +418,7 @@ def _build_group(trace: Trace, start: GroupProblem | PlacementProblem) -> _Built
     assert isinstance(start, GroupProblem)
     state = _GroupState(trace.start, start)
     documents = [state.document()]
-    problems: list[GroupProblem | PlacementProblem] = [parse_problem(documents[0])]
+    problems: list[GroupProblem | PlacementProblem] = [_parsed(documents[0])]
     fresh: list[frozenset[str]] = [frozenset()]
     for i, step in enumerate(trace.steps):
         fresh.append(state.apply(step, i))
