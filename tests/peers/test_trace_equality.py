@@ -9,10 +9,10 @@ member a consumer with its own assignor instance (``StickyAssignor``'s user data
 assignment and generation), an eager member revoking everything before it joins and a
 cooperative one the topics it no longer subscribes (``ConsumerCoordinator.onJoinPrepare``),
 a cooperative step taking follow-up rounds until no member revokes anything; for KIP-848's
-``UniformAssignor`` the coordinator's target assignment carried from step to step.  Ours runs the
-same trace through ``models.trace``, fed its own answers.  Every step's assignment must be
-Kafka's (and for ``cooperative-sticky`` its first round and its number of rounds): were one step
-to differ, so would every later input.
+``UniformAssignor`` and server ``RangeAssignor`` the coordinator's target assignment carried from
+step to step.  Ours runs the same trace through ``models.trace``, fed its own answers.  Every
+step's assignment must be Kafka's (and for ``cooperative-sticky`` its first round and its number
+of rounds): were one step to differ, so would every later input.
 
 franz-go (a Go client, not Kafka's Java) has its own sticky algorithm, so its answers are not
 ours; fed its own plans through the same traces (``peers/franz_go/trace.go``), every step is
@@ -167,15 +167,24 @@ def test_cooperative_sticky_along_traces_equals_kafka(kafka_java):
     _client_traces_equal("cooperative-sticky")
 
 
+def _server_traces_equal(strategy: str, assignor: str) -> None:
+    steps = 0
+    for seed in range(TRACES):
+        trace = _trace(seed, "uniform")
+        steps += _steps_equal(trace, strategy, kafka_trace.server_trace(trace, assignor))
+    assert steps > TRACES * STEPS * 0.9
+
+
 def test_uniform_along_traces_equals_kafka(kafka_java):
     """Tests that along :data:`TRACES` random traces every step's target assignment equals
     Kafka's KIP-848 UniformAssignor's, the target carried from step to step as the coordinator
     carries it."""
-    steps = 0
-    for seed in range(TRACES):
-        trace = _trace(seed, "uniform")
-        steps += _steps_equal(trace, "uniform", kafka_trace.server_trace(trace, "uniform"))
-    assert steps > TRACES * STEPS * 0.9
+    _server_traces_equal("uniform", "uniform")
+
+
+def test_server_range_along_traces_equals_kafka(kafka_java):
+    """Tests the same for KIP-848's server RangeAssignor (``server-range``)."""
+    _server_traces_equal("server-range", "range")
 
 
 def test_cooperative_member_dropping_a_topic_gives_it_up_before_joining(kafka_java):
