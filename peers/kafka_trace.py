@@ -53,6 +53,9 @@ def trace_input(trace: Trace | dict[str, Any], topic_ids: bool = False) -> str:
         trace = load_trace(trace)
     if trace.kind != "group-trace":
         raise ValueError(f"{trace.name}: Kafka's assignors run group traces, not {trace.kind}")
+    if any("owned" in m or "generation" in m for m in trace.start["members"]):
+        # Kafka's members hold what Kafka gave them: a trace starts from a group never assigned.
+        raise ValueError(f"{trace.name}: the starting group has claims; Kafka's side has none")
     steps = []
     for k, document in enumerate(step_documents(trace)):
         step: dict[str, Any] = {key: document[key] for key in STEP_FIELDS if key in document}
