@@ -347,28 +347,19 @@ def test_the_leaver_is_given_the_smaller_share() -> None:
     answer = solve_horizon(trace, "sticky")
     assert sum(len(p) for p in answer.assignments[0]["c2"].values()) == 3
     assert (answer.status, answer.bound, answer.info["moves"]) == ("optimal", 3, 3)
-    assert answer.info["moves"] <= run_steps(trace, "sticky", "flow")[1]
+    assert answer.info["moves"] <= run_steps(trace, "sticky", "step")[1]
 
 
 # ------------------------------------------------------------------ the step policy and heuristics
 def run_steps(trace: Trace, strategy: str, solver: str) -> tuple[list[tuple[int, ...]], int]:
-    """Each step solved alone in order, the previous answer as claims: per-step levels above
-    moves, and the total trace moves."""
-    previous: dict[str, Any] | None = None
-    levels, total = [], 0
-    for k, problem in enumerate(step_problems(trace)):
+    """``strategy`` through the trace by ``models.trace`` (each step alone, the previous answer as
+    claims; ``step``: each step's exact optimum): per-step levels above moves, total moves."""
+    result = models.trace(trace, strategy, solver)
+    levels = []
+    for problem, step in zip(step_problems(trace), result.steps):
         assert isinstance(problem, GroupProblem)
-        claimed = parse_problem(next_document(trace, k, previous))
-        result = models.solve(claimed, strategy, solver)
-        assignment = result.assignment
-        assert assignment is not None
-        kind = objective_of(problem, strategy)
-        verdict = evaluate(problem, owner_from_assignment(problem, assignment), strategy)
-        levels.append(tuple(verdict.objective[: ABOVE[kind]]))
-        if previous is not None:
-            total += trace_moves(previous, assignment)
-        previous = assignment
-    return levels, total
+        levels.append(tuple(step.objective[: ABOVE[objective_of(problem, strategy)]]))
+    return levels, result.moves
 
 
 @settings(
@@ -382,9 +373,16 @@ def test_horizon_beats_the_step_optimum_which_beats_the_heuristics(seed: int, eq
     trace = load_trace(random_trace(seed, equal))
     answer = solve_horizon(trace, "sticky", SolveOptions(time_limit=20))
     assert answer.status == "optimal"
-    step_levels, step_total = run_steps(trace, "sticky", "flow")
+    step_levels, step_total = run_steps(trace, "sticky", "step")
     assert answer.info["moves"] <= step_total
-    for strategy in ("sticky", "range", "roundrobin", "uniform"):
+    for strategy in (
+        "sticky",
+        "cooperative-sticky",
+        "range",
+        "roundrobin",
+        "uniform",
+        "server-range",
+    ):
         levels, total = run_steps(trace, strategy, "heuristic")
         if levels == step_levels:  # every step as balanced as it can be
             assert answer.info["moves"] <= total, strategy
