@@ -108,6 +108,12 @@ def command(args: argparse.Namespace) -> int:
         f"{info.scenarios} in {experiment.name}; rows in {info.folder}",
         file=sys.stderr,
     )
+    if info.traces:
+        print(
+            f"run {info.run_id}: {info.traces_computed} traces solved now, "
+            f"{info.traces_skipped} already done, {info.traces} in {experiment.name}",
+            file=sys.stderr,
+        )
     for note in info.notes:
         print(f"note: {note}", file=sys.stderr)
     notes: list[str] = []

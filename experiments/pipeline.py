@@ -15,10 +15,17 @@ from tqdm import tqdm
 
 from experiments.experiment import Experiment, load_suite
 from experiments.experiment_plugins import Plugin, with_plugins
-from experiments.results import done_scenarios, new_run_id, results_folder, write_batch
+from experiments.results import (
+    ALL_COLUMNS,
+    done_scenarios,
+    new_run_id,
+    results_folder,
+    write_batch,
+)
 from experiments.run_lock import hold
-from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
+from experiments.runs import scenario_frame, solve_frame
 from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_job
+from experiments.trace_runs import solve_trace_frame, trace_frame
 from problems import ProblemError
 
 _SPARK_TYPES = {
@@ -28,7 +35,8 @@ _SPARK_TYPES = {
     "int64": "bigint",
     "float64": "double",
 }
-RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in RESULT_COLUMNS.items())
+#: The rows' Spark schema: the result columns, then the trace columns (missing on single rebalances).
+RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in ALL_COLUMNS.items())
 
 
 @dataclass(frozen=True)
@@ -42,13 +50,25 @@ class RunInfo:
     skipped: int
     #: What resuming found odd (damaged batches set aside), one line each.
     notes: tuple[str, ...] = ()
+    #: Trace scenarios: in the experiment, solved now, already done (``scenarios``, ``computed``
+    #: and ``skipped`` count single rebalances).
+    traces: int = 0
+    traces_computed: int = 0
+    traces_skipped: int = 0
 
 
-def _solve_batches(time_limit: float):
+def _solve_batches(time_limit: float, traces: bool = False):
     def solve(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         quiet_pyspark_warnings()
         for batch in batches:
-            yield solve_frame(batch, time_limit)
+            if traces:
+                yield solve_trace_frame(batch, time_limit)
+            else:  # the trace columns, empty
+                yield (
+                    solve_frame(batch, time_limit)
+                    .reindex(columns=list(ALL_COLUMNS))
+                    .astype(ALL_COLUMNS)
+                )
 
     return solve
 
@@ -123,10 +143,13 @@ def run_suite(
         notes: list[str] = []
         done = done_scenarios(folder, notes)
         pending = [s for s in scenarios if s.scenario_id not in done]
+        traces = [t for t in experiment.traces if t.scenario_id not in done]
         if limit is not None:
             pending = pending[:limit]
+            traces = traces[: max(0, limit - len(pending))]
         time_limit = experiment.time_limit if time_limit is None else time_limit
-        if pending:
+        skipped = len(scenarios) - len([s for s in scenarios if s.scenario_id not in done])
+        if pending or traces:
             # Spark's start or its job failing: one line naming Spark's log (exit 2); the progress
             # bar stays on the terminal.
             with spark_job(
@@ -136,22 +159,39 @@ def run_suite(
                 batch_size = batch_size or 16 * cores
                 # Largest scenarios first, so the long tasks do not trail at the end.
                 pending.sort(key=lambda s: -s.size)
+                traces.sort(key=lambda t: -t.size * t.steps)
+                total = len(scenarios) + len(experiment.traces)
                 bar = tqdm(
-                    total=len(scenarios),
-                    initial=len(done),
+                    total=total,
+                    initial=total - len(pending) - len(traces),
                     desc=f"{suite_name} {run_id}",
                     unit="scenario",
                     disable=not progress,
                 )
-                for start in range(0, len(pending), batch_size):
-                    batch = pending[start : start + batch_size]
-                    # One scenario per task: Spark hands tasks to whichever core is free, so a long
-                    # scenario does not hold back the short ones queued behind it in the same task.
-                    tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
-                    rows = tasks.mapInPandas(
-                        _solve_batches(time_limit), schema=RESULT_SCHEMA
-                    ).toPandas()
-                    write_batch(folder, experiment.stamp(rows))
-                    bar.update(len(batch))
+                for tasks_of, items, traced in (
+                    (scenario_frame, pending, False),
+                    (trace_frame, traces, True),
+                ):
+                    for start in range(0, len(items), batch_size):
+                        batch = items[start : start + batch_size]
+                        # One scenario per task: Spark hands tasks to whichever core is free, so a
+                        # long scenario does not hold back the short ones queued behind it.
+                        tasks = spark.createDataFrame(tasks_of(batch)).repartition(len(batch))
+                        rows = tasks.mapInPandas(
+                            _solve_batches(time_limit, traced), schema=RESULT_SCHEMA
+                        ).toPandas()
+                        write_batch(folder, experiment.stamp(rows))
+                        bar.update(len(batch))
                 bar.close()
-        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done), tuple(notes))
+        return RunInfo(
+            folder,
+            run_id,
+            len(scenarios),
+            len(pending),
+            skipped,
+            tuple(notes),
+            traces=len(experiment.traces),
+            traces_computed=len(traces),
+            traces_skipped=len(experiment.traces)
+            - len([t for t in experiment.traces if t.scenario_id not in done]),
+        )
