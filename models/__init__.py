@@ -10,5 +10,14 @@ whose objective is re-scored by the evaluator.
 
 from models.options import DEFAULT_TIME_LIMIT, SolveOptions
 from models.registry import STRATEGIES, UsageError, frontier, solve
+from models.trace import trace
 
-__all__ = ["DEFAULT_TIME_LIMIT", "STRATEGIES", "SolveOptions", "UsageError", "frontier", "solve"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "STRATEGIES",
+    "SolveOptions",
+    "UsageError",
+    "frontier",
+    "solve",
+    "trace",
+]
