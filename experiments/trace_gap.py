@@ -114,10 +114,8 @@ def trace_gaps(rows: pd.DataFrame) -> pd.DataFrame:
     out["step_moves"] = out["scenario_id"].map(step["moves"].astype("float64"))
     length = per_step.groupby("scenario_id")["step"].nunique()
     valid = np.array(out["valid"].astype(object).eq(True), dtype=bool)
-    out["levels_tie"] = (
-        valid
-        & (_floats(out["steps_tied"]) == _floats(out["scenario_id"].map(length)))
-        & np.isfinite(_floats(out["horizon_moves"]))
+    out["levels_tie"] = valid & (
+        _floats(out["steps_tied"]) == _floats(out["scenario_id"].map(length))
     )
     moves = np.where(out["levels_tie"], _floats(out["moves"]), np.nan)
     reference, low_bound = _floats(out["horizon_moves"]), _floats(out["horizon_bound"])

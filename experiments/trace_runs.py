@@ -29,8 +29,7 @@ from experiments.results import ALL_COLUMNS
 from experiments.runs import SCENARIO_COLUMNS, VERSIONS, _describe, _peak_rss_mb, runs_for
 from experiments.scenarios import SUITE_VERSION
 from experiments.trace_scenarios import TraceScenario, build_trace
-from problems import LEVELS, ProblemError, evaluate, load_problem, objective_of
-from problems.result import owner_from_assignment
+from problems import LEVELS, ProblemError, evaluate, objective_of
 
 #: The exact references of a trace run: each step optimal alone, and the horizon optimum.
 EXACT_TRACE_SOLVERS = ("step", "horizon")
@@ -144,9 +143,8 @@ def _step_rows(
 ) -> list[dict[str, Any]]:
     """One row per step of a run: its levels judged on the scenario's strategy, its trace moves."""
     rows = []
-    previous: dict[str, Any] | None = None
     for step in steps:
-        levels, valid = _judged(trace, scenario, run["strategy"], step, previous)
+        levels, valid = _judged(scenario, run["strategy"], step)
         rows.append(
             {
                 **run,
@@ -159,26 +157,20 @@ def _step_rows(
                 **{f"level{i}": v for i, v in enumerate(levels[:LEVELS], start=1)},
             }
         )
-        previous = step.assignment
     return rows
 
 
-def _judged(
-    trace: Any, scenario: TraceScenario, strategy: str, step: Any, previous: dict[str, Any] | None
-) -> tuple[list[int], bool]:
+def _judged(scenario: TraceScenario, strategy: str, step: Any) -> tuple[list[int], bool]:
     """A step's levels and validity on the scenario's strategy: the step's own, re-scored where the
     strategy is judged on another objective than its own (range on lag-aware or stream-join)."""
-    objective = [int(v) for v in (step.objective or ())]
-    valid = bool(step.info.get("valid", step.status not in ("error", "infeasible", "unknown")))
-    if scenario.family == "placement" or strategy == scenario.judged_on or step.assignment is None:
-        return objective, valid and bool(objective)
-    from problems.trace import next_document
-
-    problem = load_problem(next_document(trace, step.step, previous))
+    result = step.result
+    if result is None or result.answer is None:
+        return [], False
+    problem = result.problem
     if objective_of(problem, strategy) == objective_of(problem, scenario.judged_on):
-        return objective, valid and bool(objective)
-    verdict = evaluate(problem, owner_from_assignment(problem, step.assignment), scenario.judged_on)
-    return [int(v) for v in verdict.objective], verdict.valid
+        return [int(v) for v in step.objective], bool(result.valid)
+    verdict = evaluate(problem, result.answer, scenario.judged_on)
+    return [int(v) for v in verdict.objective], bool(verdict.valid)
 
 
 # ------------------------------------------------------------------------ frames
