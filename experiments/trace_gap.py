@@ -138,12 +138,15 @@ def _relative(gap: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 def _steps_tied(per_step: pd.DataFrame) -> pd.Series:
     """Per (scenario, run): how many steps' levels above moves equal the optimum's at that step
-    (the horizon's levels, else the per-step optimum's)."""
+    (a proven step's levels: the horizon's, else the per-step optimum's; unproven, the horizon's)."""
     if per_step.empty:
         return pd.Series(dtype="float64", name="steps_tied")
     exact = per_step[per_step["heuristic"].isin(["horizon", STEP_OPTIMAL])].copy()
-    exact["_rank"] = (exact["heuristic"] != "horizon").astype(int)
     exact = exact[exact["valid"].astype(object).eq(True)]
+    # a proven step first (the horizon's, else the per-step optimum's), then the horizon's
+    exact["_rank"] = 2 * (exact["status"].astype(object) != "optimal").astype(int) + (
+        exact["heuristic"] != "horizon"
+    ).astype(int)
     reference = exact.sort_values("_rank").drop_duplicates(["scenario_id", "step"])
     key = ["scenario_id", "step"]
     level_columns = [f"level{i}" for i in range(1, max(ABOVE_MOVES.values()) + 1)]

@@ -33,7 +33,8 @@ Group families (judged on ``sticky``, ``rack-aware``, ``lag-aware`` or ``stream-
     grows together.  Lag-aware traces get the new partitions' lags in the same step.
 ``lag-drift``
     Lag-aware only: every step every partition's lag drifts (multiplied by a log-normal factor,
-    plus new messages) and one partition drawn from the seed becomes hot (10^6 messages).
+    plus new messages, at most 10^6) and one partition drawn from the seed becomes hot (10^6
+    messages).
 
 Placement families (judged on ``sticky-replica``; ``steps`` counts the brokers involved):
 
@@ -406,8 +407,8 @@ class _GroupEvents:
                 continue
             factors = self.rng.lognormal(0.0, 0.5, size=len(values))
             arrivals = self.rng.integers(0, 1_000, size=len(values))
-            drifted = np.minimum(np.asarray(values, dtype=np.float64) * factors, HOT_LAG)
-            self.lags[topic] = [int(v) for v in np.floor(drifted).astype(np.int64) + arrivals]
+            drifted = np.floor(np.asarray(values, dtype=np.float64) * factors) + arrivals
+            self.lags[topic] = [int(v) for v in np.minimum(drifted, HOT_LAG).astype(np.int64)]
         if cells:
             topic, p = cells[int(self.rng.integers(len(cells)))]
             self.lags[topic][p] = HOT_LAG
