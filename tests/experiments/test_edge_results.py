@@ -281,6 +281,7 @@ def test_compare_resuming_solves_a_damaged_batchs_scenarios_again(
 ):
     """Tests `compare --run-id` on a run whose batch (one scenario) is truncated: a note names it, the
     batch is set aside, that scenario alone is solved again and the run reads whole afterwards."""
+    from experiments.gap import single
     from experiments.scenarios import suite
 
     rows = load_results(smoke_run).drop(columns=["suite", "run_id"])
@@ -299,7 +300,7 @@ def test_compare_resuming_solves_a_damaged_batchs_scenarios_again(
     assert f"note: {folder / 'batch-00.parquet'}: cannot be read" in err
     assert "set aside as batch-00.parquet.damaged, its scenarios are solved again" in err
     assert f"1 scenarios solved now, {len(scenarios) - 1} already done" in err
-    again = load_results(folder)
+    again = single(load_results(folder))  # and the smoke suite's traces, solved now
     assert set(again["scenario_id"]) == set(scenarios) and not again.duplicated(ROW_KEY).any()
     assert (folder / "batch-00.parquet.damaged").exists()
 
