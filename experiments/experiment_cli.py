@@ -117,7 +117,6 @@ def plan(experiment: Experiment, plugins: list[Plugin], time_limit: float | None
             rows += points
             seconds += limit * points
     traced = _trace_plan(experiment, time_limit)
-    rows += traced["rows"]
     exact += traced["exact"]
     seconds += traced["seconds"]
     return {
@@ -127,6 +126,7 @@ def plan(experiment: Experiment, plugins: list[Plugin], time_limit: float | None
         "digest": experiment.digest,
         "scenarios": len(experiment.scenarios),
         "traces": len(experiment.traces),
+        "trace_rows": traced["rows"],
         "rows": rows,
         "exact_runs": exact,
         "largest_size": max(
@@ -190,7 +190,8 @@ def command(args: argparse.Namespace) -> int:
         f"{summary['scenarios']:,} scenarios"
         + (f" and {summary['traces']:,} traces" if summary["traces"] else "")
         + f", {summary['rows']:,} rows "
-        f"({summary['exact_runs']:,} exact solves; largest {summary['largest_size']:,} items)"
+        + (f"and {summary['trace_rows']:,} trace rows " if summary["traces"] else "")
+        + f"({summary['exact_runs']:,} exact solves; largest {summary['largest_size']:,} items)"
     )
     bound = summary["at_most_core_seconds"]
     print(
