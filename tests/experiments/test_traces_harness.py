@@ -218,3 +218,33 @@ def test_the_spark_job_writes_trace_rows_and_resumes_them(spark, tmp_path):
     assert str(traced["moves"].dtype) == "Int64" and traced["step"].isna().sum() == 10
     again = run_suite(experiment, tmp_path, run_id="t", master="local[2]", progress=False)
     assert (again.computed, again.traces_computed, again.traces_skipped) == (0, 0, 1)
+
+
+def test_the_notebook_shows_the_trace_section(tmp_path, monkeypatch, trace_rows):
+    """Tests that notebooks/analysis.ipynb, on a results folder with traces, shows the trace table
+    per objective and the cumulative moves figure, without errors."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from experiments.experiment import load_suite
+
+    folder = results_folder(tmp_path, "tiny", "test")
+    single = solve_frame(scenario_frame(load_suite("smoke").scenarios[:2]), time_limit=1)
+    write_batch(folder, single)
+    write_batch(folder, trace_rows)
+    monkeypatch.setenv("REBALANCE_LAB_RESULTS", str(folder.parents[1]))
+    path = gate.BASELINE.parents[1] / "notebooks" / "analysis.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"]
+    last = notebook.cells[-1].outputs
+    assert "2 traces" in "".join(o.get("text", "") for o in last)
+    shown = "".join(o.get("data", {}).get("text/markdown", "") for o in last)
+    assert "### sticky (traces)" in shown and TRACE_PLOTS["trace_moves"].caption in shown
+    assert sum("image/png" in o.get("data", {}) for o in last) == 1
