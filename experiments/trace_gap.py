@@ -175,10 +175,11 @@ TRACE_COLUMNS = [
     "bounded",
     "mean_moves",
     "mean_horizon_moves",
-    "mean_rel_gap",
+    "mean_excess",
     "ci95_low",
     "ci95_high",
-    "max_rel_gap",
+    "max_excess",
+    "mean_rel_gap",
     "mean_gap_vs_step",
     "share_optimal",
 ]
@@ -192,18 +193,20 @@ def trace_name(run: str) -> str:
 def trace_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
     """Per objective, trace family and run: how many traces, how many tie the optimum's levels at
     every step, and over those with a proven horizon optimum the mean total moves (heuristic and
-    optimum), the mean relative excess moves with a seeded 95% bootstrap interval, its maximum,
-    the mean excess over the per-step optimum and the share of traces matching the optimum."""
+    optimum), the mean excess moves over the optimum with a seeded 95% bootstrap interval, its
+    maximum, the mean relative excess (over the traces whose optimum moves at all), the mean excess
+    over the per-step optimum and the share of traces matching the optimum."""
     records = []
     for (objective, trace, run), group in gap_rows.groupby(
         ["judged_on", "trace", "heuristic"], sort=True
     ):
         tie = group[group["levels_tie"].astype(bool)]
         proven = tie[tie["horizon_status"].astype(object) == "optimal"]
-        gaps = _floats(proven["rel_gap_moves"])
-        gaps = gaps[~np.isnan(gaps)]
-        finite = gaps[np.isfinite(gaps)]
-        low, high = bootstrap_ci(finite, key=f"trace/{objective}/{trace}/{run}", seed=seed)
+        excess = _floats(proven["gap_moves"])
+        excess = excess[~np.isnan(excess)]
+        relative = _floats(proven["rel_gap_moves"])
+        relative = relative[np.isfinite(relative) & (_floats(proven["horizon_moves"]) > 0)]
+        low, high = bootstrap_ci(excess, key=f"trace/{objective}/{trace}/{run}", seed=seed)
         versus_step = _floats(tie["gap_vs_step"])
         versus_step = versus_step[~np.isnan(versus_step)]
         records.append(
@@ -220,10 +223,11 @@ def trace_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
                 "mean_horizon_moves": float(_floats(proven["horizon_moves"]).mean())
                 if len(proven)
                 else math.nan,
-                "mean_rel_gap": float(gaps.mean()) if len(gaps) else math.nan,
+                "mean_excess": float(excess.mean()) if len(excess) else math.nan,
                 "ci95_low": low,
                 "ci95_high": high,
-                "max_rel_gap": float(gaps.max()) if len(gaps) else math.nan,
+                "max_excess": float(excess.max()) if len(excess) else math.nan,
+                "mean_rel_gap": float(relative.mean()) if len(relative) else math.nan,
                 "mean_gap_vs_step": float(versus_step.mean()) if len(versus_step) else math.nan,
                 "share_optimal": float(proven["horizon_optimal"].astype(bool).mean())
                 if len(proven)
@@ -239,8 +243,9 @@ def trace_caption(objective: str) -> str:
         f"Total trace moves against the horizon optimum on the {objective} objective (every step at "
         "its optimum of the levels above moves, then the fewest moves over the trace), per trace "
         "family: compared only over traces where the run ties the optimum's levels at every step; "
-        "relative excess moves over the traces with a proven optimum, seeded 95% bootstrap "
-        "interval of the mean; 'vs step' is the mean excess over each step optimal alone."
+        "excess moves over the traces with a proven optimum, seeded 95% bootstrap interval of the "
+        "mean; relative: over the traces whose optimum moves at all; 'vs step' is the mean excess "
+        "over each step optimal alone."
     )
 
 
@@ -263,13 +268,16 @@ def trace_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
                     f"{number(m)} / {number(h)}" if not math.isnan(m) else "-"
                     for m, h in zip(group["mean_moves"], group["mean_horizon_moves"])
                 ],
-                "mean excess moves over the optimum [95% CI]": [
-                    f"{percent(m)} [{percent(lo)}, {percent(hi)}]" if not math.isnan(m) else "-"
+                "mean excess moves [95% CI]": [
+                    f"{number(m, signed=True)} [{number(lo)}, {number(hi)}]"
+                    if not math.isnan(m)
+                    else "-"
                     for m, lo, hi in zip(
-                        group["mean_rel_gap"], group["ci95_low"], group["ci95_high"]
+                        group["mean_excess"], group["ci95_low"], group["ci95_high"]
                     )
                 ],
-                "max excess": group["max_rel_gap"].map(percent),
+                "max excess": group["max_excess"].map(lambda v: number(v, signed=True)),
+                "mean relative excess": group["mean_rel_gap"].map(percent),
                 "mean moves vs step": group["mean_gap_vs_step"].map(
                     lambda v: number(v, signed=True)
                 ),
