@@ -56,13 +56,16 @@ from problems import (
     owner_from_assignment,
     reassignment_json,
 )
+from problems.group import frozen
 from problems.share import is_pairs, share_assignment_json
 from problems.trace import (
     Trace,
     fresh_members,
     load_trace,
     next_document,
+    partition_map,
     placement_trace_moves,
+    placement_with_replicas,
     step_problems,
     trace_moves,
     with_claims,
@@ -226,26 +229,12 @@ def _member_map(previous: GroupProblem, current: GroupProblem) -> np.ndarray:
     return np.append(mapping, -1)
 
 
-def _partition_map(previous: GroupProblem, current: GroupProblem) -> np.ndarray:
-    """Previous partition -> the same partition of ``current`` (-1: its topic is gone)."""
-    mapping = np.full(previous.num_partitions, -1, dtype=np.int64)
-    for t, name in enumerate(previous.topics):
-        now = current.topic_index.get(name)
-        if now is None:
-            continue
-        lo, hi = int(previous.topic_start[t]), int(previous.topic_start[t + 1])
-        count = min(hi - lo, int(current.partition_counts[now]))
-        start = int(current.topic_start[now])
-        mapping[lo : lo + count] = np.arange(start, start + count)
-    return mapping
-
-
 def group_moves(
     previous: GroupProblem, before: np.ndarray, current: GroupProblem, after: np.ndarray
 ) -> int:
     """:func:`problems.trace.trace_moves` of two owner arrays: partitions owned in ``before``
     (answering ``previous``) that another member, by id, owns in ``after``."""
-    to_partition = _partition_map(previous, current)
+    to_partition = partition_map(previous, current)
     owner = np.asarray(before, dtype=np.int64)
     held = (owner >= 0) & (to_partition >= 0)
     was = _member_map(previous, current)[owner[held]]
@@ -304,12 +293,8 @@ def _with_replicas(
 ) -> PlacementProblem:
     """``problem`` whose partitions of ``previous`` sit where ``replicas`` put them."""
     if not _prefix(previous, problem):  # never for a trace's steps; the general route
-        from problems.trace import placement_with_replicas
-
         return placement_with_replicas(problem, previous, replicas)
     own = problem.replica_brokers[int(previous.replica_start[-1]) :]
-    from problems.group import frozen
-
     flat = frozen(np.concatenate([np.asarray(replicas, dtype=np.int64), own]))
     return replace(problem, replica_brokers=flat)
 
@@ -322,7 +307,6 @@ class _Runner:
         self.trace = trace
         self.strategy = strategy
         self.problems = step_problems(trace)
-        self.share = strategy == "share"
 
     def input(self, k: int, previous: Result | None) -> GroupProblem | PlacementProblem:
         """Step ``k``'s problem with ``previous`` (step ``k - 1``'s answer) as the claims."""
@@ -495,7 +479,11 @@ def trace(
     opts = SolveOptions.of(time_limit=time_limit, **options)
     if solver == "horizon":
         return _horizon(loaded, strategy, opts, lookahead)
-    if solver != "step":
+    # ``step``: a variant names the strategy's heuristic (checked there) and reaches the exact
+    # backend only where it has the variant too (lag-aware's ``sticky``).
+    if solver == "step":
+        check(strategy, "heuristic", replace(opts, extra={}))
+    else:
         check(strategy, solver, opts)
     runner = _Runner(loaded, strategy)
     steps: list[TraceStep] = []
@@ -506,7 +494,9 @@ def trace(
         extra: dict[str, Any] = {}
         if solver == "step":
             exact, backend = step_backend(strategy, problem)
-            raw = run(problem, exact, backend, opts)
+            entry = STRATEGIES[exact].exact[backend]
+            kept = opts if opts.variant in entry.variants else replace(opts, variant=None)
+            raw = run(problem, exact, backend, kept)
             result = replace_strategy(raw, strategy)
             extra["backend"] = f"{exact}/{backend}"
         else:
@@ -537,7 +527,12 @@ def _horizon(
     loaded: Trace, strategy: str, opts: SolveOptions, lookahead: int | None
 ) -> TraceResult:
     """The horizon solver's answer, re-scored step by step, moves counted here."""
-    from models.horizon import solve_horizon  # type: ignore[import-not-found,unused-ignore]
+    try:
+        from models.horizon import solve_horizon  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError as error:
+        if error.name != "models.horizon":
+            raise
+        raise UsageError("--solver horizon is not available in this installation") from None
 
     started = time.perf_counter()
     answer = solve_horizon(loaded, strategy, opts, lookahead)
@@ -546,11 +541,10 @@ def _horizon(
     status = Status(answer.status)
     steps: list[TraceStep] = []
     previous: Result | None = None
-    if len(answer.assignments) != len(loaded):
-        raise ValueError(
-            f"the horizon solver answered {len(answer.assignments)} steps of {len(loaded)}"
-        )
-    for k, doc in enumerate(answer.assignments):
+    assignments = list(answer.assignments) or [None] * len(loaded)  # none: no answer at all
+    if len(assignments) != len(loaded):
+        raise ValueError(f"the horizon solver answered {len(assignments)} steps of {len(loaded)}")
+    for k, doc in enumerate(assignments):
         begun = time.perf_counter()
         problem = runner.input(k, previous)
         if doc is None:

@@ -158,14 +158,17 @@ def _plain_keys(data: bytes, doc: Any) -> bool:
     return data.count(b":") == _count_keys(doc)
 
 
-def _count_keys(node: Any) -> int:
-    if type(node) is dict:
-        return len(node) + sum(_count_keys(value) for value in node.values())
-    if type(node) is list:
-        if node and type(node[0]) in (int, str) and set(map(type, node)) <= {int, str}:
-            return 0  # a list of plain values (lags, indexes): nothing to count
-        return sum(_count_keys(item) for item in node)
-    return 0
+def _count_keys(doc: Any) -> int:
+    """Keys of every object in ``doc`` (lists of plain values are not walked item by item)."""
+    total, stack = 0, [doc]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            total += len(node)
+            stack.extend(v for v in node.values() if type(v) in (dict, list))
+        elif type(node) is list and not (node and set(map(type, node)) <= {int, str}):
+            stack.extend(v for v in node if type(v) in (dict, list))
+    return total
 
 
 def _parse_trace(doc: Any, name: str) -> Trace:
@@ -348,6 +351,9 @@ class _GroupState:
         counts = _by_name(values, field, "topic -> partition count")
         for name, count in counts.items():
             checks.integer(count, f"{field}.{name}")
+        total = sum(n for t, n in self.topics.items() if t not in counts) + sum(counts.values())
+        checks.at_most(total, checks.MAX_PARTITIONS, field, "partitions in all")
+        for name, count in counts.items():
             now = self.topics.get(name)
             if count == 0:
                 if now is None:
@@ -419,15 +425,15 @@ def _used_ids(trace: Trace) -> set[Any]:
     """Every broker id that a broker or a replica of the trace names."""
     used: set[Any] = set()
     for broker in trace.start.get("brokers", []):
-        if type(broker) is dict:
-            used.add(broker.get("id"))
+        if type(broker) is dict and type(broker.get("id")) is int:
+            used.add(broker["id"])
     for part in trace.start.get("partitions", []):
         if type(part) is dict and type(part.get("replicas")) is list:
             used.update(v for v in part["replicas"] if type(v) is int)
     for step in trace.steps:
         for broker in step.get("add_brokers", []) if type(step.get("add_brokers")) is list else []:
-            if type(broker) is dict:
-                used.add(broker.get("id"))
+            if type(broker) is dict and type(broker.get("id")) is int:
+                used.add(broker["id"])
         parts = step.get("partitions")
         for part in parts if type(parts) is list else []:
             if type(part) is dict and type(part.get("replicas")) is list:
@@ -673,8 +679,9 @@ def trace_moves(previous: dict[str, Any], current: dict[str, Any]) -> int:
 
     ``previous`` and ``current`` are assignment JSONs (``{member: {topic: [partition, ...]}}``).
     Every partition of a member that leaves moves (when another member takes it); a restarted
-    member given its partitions back moves none; a partition that is new at step ``k``, or that
-    nobody owns at step ``k`` (its topic deleted or unsubscribed), does not move.  Where a
+    member given its partitions back moves none; a partition that nobody owned at step ``k - 1``
+    (new, or of a topic nobody subscribed), or that nobody owns at step ``k`` (its topic deleted
+    or unsubscribed), does not move: no member hands it over.  Where a
     partition may have several owners (share groups) each new owner counts once.
     """
     before = _holders(previous)
@@ -724,6 +731,21 @@ _CLAIMLESS = frozenset(
 )
 
 
+def partition_map(previous: GroupProblem, current: GroupProblem) -> np.ndarray:
+    """Each partition of ``previous`` as the global id of the same partition (topic name and index)
+    in ``current``; -1 where it no longer exists (its topic deleted)."""
+    mapping = np.full(previous.num_partitions, -1, dtype=np.int64)
+    for t, name in enumerate(previous.topics):
+        now = current.topic_index.get(name)
+        if now is None:
+            continue
+        lo, hi = int(previous.topic_start[t]), int(previous.topic_start[t + 1])
+        count = min(hi - lo, int(current.partition_counts[now]))
+        start = int(current.topic_start[now])
+        mapping[lo : lo + count] = np.arange(start, start + count)
+    return mapping
+
+
 def with_claims(
     problem: GroupProblem,
     previous: GroupProblem,
@@ -750,22 +772,17 @@ def with_claims(
         if claims:
             to_new[p] = m
         has_generation.append(claims)
-    # Previous partition -> partition of problem (-1: its topic is gone).
-    to_partition = np.full(previous.num_partitions, -1, dtype=np.int64)
-    for t, name in enumerate(previous.topics):
-        now = problem.topic_index.get(name)
-        if now is None:
-            continue
-        lo, hi = int(previous.topic_start[t]), int(previous.topic_start[t + 1])
-        count = min(hi - lo, int(problem.partition_counts[now]))
-        start = int(problem.topic_start[now])
-        to_partition[lo : lo + count] = np.arange(start, start + count)
+    to_partition = partition_map(previous, problem)
     owner = np.asarray(owner, dtype=np.int64)
     members = to_new[owner]  # owner -1 -> the last slot, -1
     partitions = to_partition
     keep = (members >= 0) & (partitions >= 0)
     members, partitions = members[keep], partitions[keep]
-    order = np.lexsort((partitions, members))
+    if len(partitions) > 1 and bool((partitions[1:] > partitions[:-1]).all()):
+        # Partitions ascending (topics keep their order in a trace): one stable sort by member.
+        order = np.argsort(members.astype(np.int32), kind="stable")
+    else:
+        order = np.lexsort((partitions, members))
     members, partitions = members[order], partitions[order]
     topics = problem.partition_topic[partitions]
     first = np.ones(len(order), dtype=bool)
@@ -776,7 +793,7 @@ def with_claims(
     flags = np.array(has_generation, dtype=bool)
     result = dataclasses.replace(
         problem,
-        owned_topics=tuple(problem.topics[t] for t in topics[starts].tolist()),
+        owned_topics=tuple(np.array(problem.topics, dtype=object)[topics[starts]].tolist()),
         owned_entry_start=frozen(entry_start),
         owned_start=frozen(np.append(starts, len(order)).astype(np.int64)),
         owned_indices=frozen(problem.partition_index[partitions].astype(np.int64)),
