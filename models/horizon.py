@@ -48,6 +48,7 @@ from problems import (
     ProblemError,
     Status,
     assignment_json,
+    number_owners,
     reassignment_json,
 )
 from problems.objectives import STRATEGY_OBJECTIVE
@@ -95,8 +96,9 @@ def solve_horizon(
     Raises
     ------
     ProblemError
-        A strategy without a horizon model (``share``, ``stream-join``), or a placement strategy
-        on a group trace and the reverse.
+        A strategy without a horizon model (``share``; ``stream-join`` where members subscribe
+        different topics or partition numbers disappear), or a placement strategy on a group
+        trace and the reverse.
     """
     options = SolveOptions() if options is None else options
     if lookahead is not None and lookahead < 0:
@@ -155,10 +157,15 @@ def _solve_group_window(
         if reason is None:
             owners, moves = flow_horizon.solve(steps, wide_previous)
             return _Window(owners, Status.OPTIMAL, moves, "flow")
+    elif all(kind == "stream-join" for kind in kinds):
+        numbers = None if previous is None else _numbers(steps, previous)
+        reason = flow_horizon.stream_join_refusal(steps, numbers)
+        if reason is None:
+            owners, moves = flow_horizon.solve_stream_join(steps, numbers)
+            return _Window(owners, Status.OPTIMAL, moves, "flow")
+        raise ProblemError("strategy", f"{strategy}: no exact horizon model here ({reason})")
     else:
         reason = "the steps are judged on " + ", ".join(sorted(set(kinds)))
-    if any(kind == "stream-join" for kind in kinds):
-        raise ProblemError("strategy", f"{strategy}: no horizon model here ({reason})")
     levels = step_policy(steps, strategy, options, previous, first_step)
     hint = [steps.to_wide(k, step.owner) for k, step in enumerate(levels)]
     solved = cpsat_horizon.solve(steps, levels, wide_previous, hint, options)
@@ -168,6 +175,17 @@ def _solve_group_window(
         return _Window(hint, Status.FEASIBLE, solved.bound if proven else None, "step", info)
     status = solved.status if proven else Status.FEASIBLE
     return _Window(solved.owners, status, solved.bound if proven else None, "cpsat", info)
+
+
+def _numbers(steps: GroupSteps, previous: tuple[GroupProblem, np.ndarray]) -> flow_horizon.Numbers:
+    """The committed stream-join answer before a window: its numbers' owners (trace-wide) and
+    the topics subscribed then."""
+    problem, owner = previous
+    index = {m: i for i, m in enumerate(steps.member_ids)}
+    wide = np.append(np.array([index[m] for m in problem.members], dtype=np.int64), -1)
+    numbers = wide[number_owners(problem, np.asarray(owner, dtype=np.int64))]
+    subscribed = problem.subscribes.any(axis=0) & (problem.partition_counts > 0)
+    return numbers, [problem.topics[t] for t in np.flatnonzero(subscribed)]
 
 
 def _group(
@@ -213,49 +231,31 @@ def _placement(steps: PlacementSteps, lookahead: int | None) -> HorizonAnswer:
     if lookahead is None or lookahead >= last:
         replicas, bound, proven, info = horizon_replica.solve(steps, None)
         status = Status.OPTIMAL if proven else Status.FEASIBLE
+        step_moves = info.pop("step_moves")
+        assert isinstance(step_moves, list)
+        moves = [0, *step_moves]
     else:
-        replicas, windows_proven = [], 0
-        previous: horizon_replica.Sets | None = None
+        replicas, windows_proven, moves = [], 0, [0]
+        previous: horizon_replica.Placed | None = None
         info = {"lookahead": lookahead, "windows": last + 1}
         for k in range(last + 1):
             part = steps.window(k, min(k + lookahead, last))
             answer, _, proven, _ = horizon_replica.solve(part, previous)
             if not answer:
                 raise RuntimeError(f"step {k}: the placement window was not realised")
+            if previous is not None:
+                moves.append(horizon_replica.trace_moves_into(steps, k, previous, answer[0]))
             replicas.append(answer[0])
             windows_proven += proven
-            previous = _sets_of(steps, k, answer[0])
+            previous = horizon_replica.placed(steps, k, answer[0])
         info["windows_proven"] = windows_proven
         status, bound = Status.FEASIBLE, None
     if not replicas:
         return HorizonAnswer([], Status.INFEASIBLE, None, {**info, "method": "flow+matching"})
     assignments = [reassignment_json(steps.problems[k], replicas[k]) for k in range(last + 1)]
-    moves = [0] + [
-        _placement_moves(steps, k, replicas[k - 1], replicas[k]) for k in range(1, last + 1)
-    ]
     return HorizonAnswer(
         assignments,
         str(status),
         bound,
         {**info, "method": "flow+matching", "moves": sum(moves), "step_moves": moves},
     )
-
-
-def _sets_of(steps: PlacementSteps, k: int, replicas: np.ndarray) -> horizon_replica.Sets:
-    """Step ``k``'s ``replicas`` array as trace-wide broker sets by trace-wide partition."""
-    problem = steps.problems[k]
-    wide = {int(b): int(w) for b, w in zip(problem.broker_ids.tolist(), steps.broker_of[k])}
-    start = problem.replica_start.tolist()
-    flat = [wide[int(b)] for b in np.asarray(replicas).tolist()]
-    sets: horizon_replica.Sets = [None] * steps.num_parts
-    for i, p in enumerate(steps.part_of[k].tolist()):
-        sets[p] = flat[start[i] : start[i + 1]]
-    return sets
-
-
-def _placement_moves(steps: PlacementSteps, k: int, before: np.ndarray, after: np.ndarray) -> int:
-    """Trace moves of placement step ``k``: replicas of partitions of step ``k - 1`` on a broker
-    that did not hold the partition then."""
-    old = _sets_of(steps, k - 1, before)
-    new = _sets_of(steps, k, after)
-    return sum(len(set(n) - set(o)) for o, n in zip(old, new) if o is not None and n is not None)

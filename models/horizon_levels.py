@@ -16,8 +16,14 @@ import numpy as np
 from models.horizon_steps import GroupSteps
 from models.options import SolveOptions
 from models.registry import run
+from models.sticky_classes import count_bounds, partition_classes
 from problems import GroupProblem, ProblemError, Status, objective_of
 from problems.trace import with_claims
+
+#: Members up to which :func:`count_box` computes the exchange closure (a boolean matrix product
+#: per doubling, members^3 / 64 word operations); beyond it the box is the looser
+#: :func:`models.sticky_classes.count_bounds`.
+BOX_MEMBERS = 600
 
 #: Per objective: the exact per-step solver, and how many levels stand above moves.
 EXACT: dict[str, tuple[str, int]] = {
@@ -95,3 +101,39 @@ def step_policy(
         )
         previous = (problem, owner)
     return answers
+
+
+def count_box(problem: GroupProblem, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds ``low[m] <= n_m <= high[m]`` that every minimum of ``sum_m n_m^2`` satisfies, from
+    one minimum ``owner``.
+
+    The count vectors of all valid assignments form an M-convex set, and so do its minimisers of
+    ``sum n_m^2`` (Frank and Murota, "Discrete decreasing minimization, Part I", 2022).  If some
+    minimiser ``y`` has ``y_m > x_m`` (``x``: ``owner``'s counts), the exchange axiom gives a
+    member ``b`` with ``x + e_m - e_b`` a minimiser; equal sums of squares force
+    ``x_b = x_m + 1``, and validity needs a chain of partition transfers from ``b`` to ``m``:
+    ``b`` reaches ``m`` in the graph with an arc ``a -> c`` when ``a`` holds a partition ``c`` may
+    take.  So ``n_m`` can exceed ``x_m`` only if such a ``b`` reaches ``m``, and then by one at
+    most (``x + e_m - e_b`` is again a minimiser: repeat); symmetrically below.  Beyond
+    :data:`BOX_MEMBERS` members: :func:`models.sticky_classes.count_bounds`.
+    """
+    members = problem.num_members
+    owner = np.asarray(owner, dtype=np.int64)
+    counts = np.bincount(owner[owner >= 0], minlength=members).astype(np.int64)
+    if members > BOX_MEMBERS:
+        lo, hi = count_bounds(problem, partition_classes(problem), owner)
+        return np.full(members, lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+    held = owner >= 0
+    holds = np.zeros((members, problem.num_topics), dtype=bool)
+    holds[owner[held], problem.partition_topic[held]] = True
+    step = (holds.astype(np.int64) @ problem.subscribes.T.astype(np.int64)) > 0
+    reach = step | np.eye(members, dtype=bool)
+    while True:  # transitive closure by squaring
+        wider = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+        if (wider == reach).all():
+            break
+        reach = wider
+    above = counts[:, None] == counts[None, :] + 1  # [b, m]: x_b = x_m + 1
+    up = (above & reach).any(axis=0)
+    down = (above & reach).any(axis=1)  # [m, b]: x_m = x_b + 1 and m reaches b
+    return counts - down, counts + up

@@ -133,6 +133,8 @@ class PlacementSteps:
         Per step, the trace-wide id of each partition (by position).
     num_parts
         Trace-wide partitions ``(topic, partition)``.
+    width
+        The largest replication factor of the trace.
     """
 
     problems: tuple[PlacementProblem, ...]
@@ -140,6 +142,7 @@ class PlacementSteps:
     broker_of: tuple[np.ndarray, ...]
     part_of: tuple[np.ndarray, ...]
     num_parts: int
+    width: int
 
     def __len__(self) -> int:
         return len(self.problems)
@@ -156,16 +159,8 @@ class PlacementSteps:
             self.broker_of[cut],
             self.part_of[cut],
             self.num_parts,
+            self.width,
         )
-
-    def starting_sets(self, k: int) -> list[list[int]]:
-        """Step ``k``'s replicas as given, trace-wide broker ids (replicas on a broker that is not
-        live at step ``k`` left out: they are to be placed)."""
-        problem = self.problems[k]
-        index = {int(b): int(i) for b, i in zip(problem.broker_ids.tolist(), self.broker_of[k])}
-        flat = [index.get(int(b), -1) for b in problem.replica_brokers.tolist()]
-        start = problem.replica_start.tolist()
-        return [[b for b in flat[start[p] : start[p + 1]] if b >= 0] for p in range(len(start) - 1)]
 
 
 def placement_steps(problems: Sequence[PlacementProblem]) -> PlacementSteps:
@@ -188,6 +183,12 @@ def placement_steps(problems: Sequence[PlacementProblem]) -> PlacementSteps:
                 dtype=np.int64,
             )
         )
+    width = max((int(p.replication_factors.max(initial=0)) for p in problems), default=0)
     return PlacementSteps(
-        tuple(problems), tuple(broker_index), tuple(broker_of), tuple(part_of), len(part_index)
+        tuple(problems),
+        tuple(broker_index),
+        tuple(broker_of),
+        tuple(part_of),
+        len(part_index),
+        width,
     )

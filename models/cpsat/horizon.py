@@ -10,7 +10,8 @@ class in every step's answer changes no level and no move, so the model decides 
 min(y[c, k - 1, m], y[c, k, m])`` of them stay with ``m`` from step ``k - 1`` (a member keeps any
 of its partitions of a class).  The trace moves are the partitions owned at both steps minus the
 kept ones.  Each step is constrained to the levels :mod:`models.horizon_levels` found for it
-(sum of squared counts through unit increments, rack mismatches, per-topic shares and lags); the
+(sum of squared counts through unit increments in the box of
+:func:`models.horizon_levels.count_box`, rack mismatches, per-topic shares and lags); the
 step policy is the hint.  Why the answer is what its status says: docs/design/formulations.md,
 "Horizon".
 """
@@ -23,14 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
-from models.cpsat.ranked import add_hint, add_member_squares, solve_ranked
-from models.horizon_levels import StepLevels
-from models.horizon_steps import GroupSteps
+from models.cpsat.ranked import add_hint, solve_ranked
+from models.horizon_levels import StepLevels, count_box
+from models.horizon_steps import GroupSteps, wide_moves
 from models.options import SolveOptions
-from models.sticky_classes import count_bounds, partition_classes
-from problems import Status
+from problems import GroupProblem, Status
 
 Key = tuple[int, int, int]  # (class, step, trace-wide member)
+#: :func:`count_bound` builds a member x partition table per step up to this many cells (else 0).
+BOUND_CELLS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -133,8 +135,34 @@ def solve(
 
     ``previous``: the trace-wide owner before the window (``None``: its first step is free);
     ``hint``: a valid answer (trace-wide owners per step, e.g. the step policy's).  The status is
-    ``optimal`` only when CP-SAT proves the moves (the levels' own proof is the caller's).
+    ``optimal`` only when CP-SAT proves the moves (the levels' own proof is the caller's), or
+    when the moves meet :func:`count_bound`; else the bound is the larger of the two.
     """
+    lower = count_bound(steps, levels, previous)
+    return _with_bound(_solve_model(steps, levels, previous, hint, options), lower)
+
+
+def _window_moves(owners: list[np.ndarray], before: np.ndarray | None) -> int:
+    chain = ([] if before is None else [before]) + list(owners)
+    return sum(wide_moves(a, b) for a, b in zip(chain, chain[1:]))
+
+
+def _with_bound(solved: HorizonSolve, lower: int) -> HorizonSolve:
+    """``solved`` with the count bound taken in (proven optimal when it meets the moves)."""
+    bound = max(lower, solved.bound or 0)
+    if solved.moves is not None and bound >= solved.moves:
+        return HorizonSolve(solved.owners, Status.OPTIMAL, solved.moves, solved.moves)
+    return HorizonSolve(solved.owners, solved.status, bound, solved.moves)
+
+
+def _solve_model(
+    steps: GroupSteps,
+    levels: list[StepLevels],
+    previous: np.ndarray | None,
+    hint: list[np.ndarray],
+    options: SolveOptions,
+) -> HorizonSolve:
+    """One CP-SAT model of the window (the module docstring)."""
     started = time.perf_counter()
     kinds = [step.kind for step in levels]
     classes = _classes(steps, kinds, previous)
@@ -150,11 +178,13 @@ def solve(
             for m in members.tolist():
                 y[c, k, m] = model.new_int_var(0, size, f"y[{c},{k},{m}]")
             model.add(sum(y[c, k, m] for m in members.tolist()) == size)
+    hint_local = [steps.to_local(k, owner) for k, owner in enumerate(hint)]
     for k in range(num_steps):
-        _add_levels(model, steps, k, levels[k], classes, y)
+        hinted = np.bincount(hint_local[k][hint_local[k] >= 0], minlength=len(steps.member_of[k]))
+        _add_levels(model, steps, k, levels[k], classes, y, hinted)
     kept: dict[Key, cp_model.IntVar] = {}
     carried = 0
-    prev_owner = _previous_owner(classes, previous)
+    prev_owner = _boundary_owner(classes, previous)
     for c in range(num_classes):
         size = int(classes.sizes[c])
         for k in range(num_steps):
@@ -172,11 +202,14 @@ def solve(
             if classes.codes[c, k - 1] < 0:
                 continue
             carried += size
+            stay = []
             for m in classes.eligible[c][k].tolist():
                 if (c, k - 1, m) in y:
                     kept[c, k, m] = s = model.new_int_var(0, size, f"s[{c},{k},{m}]")
                     model.add(s <= y[c, k - 1, m])
                     model.add(s <= y[c, k, m])
+                    stay.append(s)
+            model.add(sum(stay) <= size)  # implied; it gives the relaxation moves >= 0
     moves = carried - sum(kept.values())
     _add_hints(model, classes, y, kept, hint, previous)
     ranked = solve_ranked(model, [moves], options, started=started)
@@ -186,19 +219,93 @@ def solve(
     counts = {key: ranked.value(var) for key, var in y.items()}
     stays = {key: ranked.value(var) for key, var in kept.items()}
     owners = _realize(steps, classes, counts, stays, previous)
-    found = ranked.levels[0]
+    found = _window_moves(owners, previous)  # at most the model's: re-counted
     if ranked.status == Status.OPTIMAL:
         return HorizonSolve(owners, Status.OPTIMAL, found, found)
     bound = max(0, ranked.bound[0]) if ranked.bound else 0
     return HorizonSolve(owners, str(ranked.status), bound, found)
 
 
-def _previous_owner(classes: _Classes, previous: np.ndarray | None) -> np.ndarray:
-    """The owner before the window shared by each class's partitions (-1: none or no window)."""
+def count_bound(steps: GroupSteps, levels: list[StepLevels], previous: np.ndarray | None) -> int:
+    """A lower bound on the window's trace moves from the members' counts alone.
+
+    Into step ``k`` come ``C_k`` partitions owned at ``k - 1`` and assignable at ``k``; member
+    ``m`` keeps at most ``min(n[m, k - 1], n[m, k], E[m, k])`` of them, ``E`` the partitions it
+    may hold at both steps, and every other one moves.  With the counts' boxes of
+    :func:`models.horizon_levels.count_box` (sticky and rack-aware steps; a lag-aware step's box
+    is its reach), ``sum_k max(0, C_k - sum_m min(high[m, k - 1], high[m, k], E[m, k]))``.
+    """
+    total = 0
+    if steps.num_members * steps.num_parts > BOUND_CELLS:
+        return 0
+    before_owner = None if previous is None else np.asarray(previous, dtype=np.int64)
+    before_high = np.zeros(steps.num_members + 1, dtype=np.int64)
+    before_low = np.zeros(steps.num_members + 1, dtype=np.int64)
+    before_may = None
+    before_present = np.zeros(steps.num_members + 1, dtype=bool)
+    before_count = 0 if before_owner is None else int(np.count_nonzero(before_owner >= 0))
+    for k in range(len(steps)):
+        problem = steps.problems[k]
+        may = _may_hold(steps, k)  # [trace-wide member, trace-wide partition]
+        high = np.zeros(steps.num_members + 1, dtype=np.int64)
+        low = np.zeros(steps.num_members + 1, dtype=np.int64)
+        low[steps.member_of[k]], high[steps.member_of[k]] = _box(problem, levels[k])
+        now = steps.assignable(k)
+        present = np.zeros(steps.num_members + 1, dtype=bool)
+        present[steps.member_of[k]] = True
+        if before_owner is not None:
+            owned = (before_owner >= 0) & now
+            carried = int(owned.sum())
+            if before_may is None:  # the owner before the window keeps what it may hold now
+                held = before_owner[owned]
+                both = np.bincount(
+                    held,
+                    weights=may[held, np.flatnonzero(owned)],
+                    minlength=steps.num_members + 1,
+                ).astype(np.int64)
+                before_high = np.bincount(held, minlength=steps.num_members + 1).astype(np.int64)
+                before_low = before_high
+                was = before_high > 0
+            else:
+                both = np.append((before_may & may & owned[None, :]).sum(axis=1), 0)
+                was = before_present
+            keep = int(np.minimum(np.minimum(before_high, high), both)[was & present].sum())
+            # Members that join take at least their low count; members that leave hold at least
+            # theirs, of which all but the partitions gone since are carried and move.
+            joined = int(low[present & ~was].sum())
+            left = max(0, int(before_low[was & ~present].sum()) - (before_count - carried))
+            keep = min(keep, int(now.sum()) - joined, carried - left)
+            total += max(0, carried - keep)
+        before_owner = np.where(now, 0, -1)
+        before_high, before_low, before_may = high, low, may
+        before_present, before_count = present, int(now.sum())
+    return total
+
+
+def _may_hold(steps: GroupSteps, k: int) -> np.ndarray:
+    """``[trace-wide member, trace-wide partition]``: ``m`` may hold the partition at step ``k``."""
+    problem = steps.problems[k]
+    may = np.zeros((steps.num_members, steps.num_parts), dtype=bool)
+    parts = np.flatnonzero(problem.assignable)
+    rows = problem.subscribes[:, problem.partition_topic[parts]]
+    may[np.ix_(steps.member_of[k], steps.part_of[k][parts])] = rows
+    return may
+
+
+def _box(problem: GroupProblem, step: StepLevels) -> tuple[np.ndarray, np.ndarray]:
+    """The fewest and most partitions each member holds at the step's optimum."""
+    if step.kind == "lag-aware":
+        reach: np.ndarray = problem.subscribes[:, problem.partition_topic].sum(axis=1)
+        return np.zeros(problem.num_members, dtype=np.int64), reach.astype(np.int64)
+    return count_box(problem, step.owner)
+
+
+def _boundary_owner(classes: _Classes, boundary: np.ndarray | None) -> np.ndarray:
+    """The owner before the window shared by each class's partitions (-1: none)."""
     owner = np.full(len(classes.sizes), -1, dtype=np.int64)
-    if previous is not None:
+    if boundary is not None:
         held = classes.of_part >= 0
-        owner[classes.of_part[held]] = np.asarray(previous, dtype=np.int64)[held]
+        owner[classes.of_part[held]] = np.asarray(boundary, dtype=np.int64)[held]
     return owner
 
 
@@ -209,8 +316,10 @@ def _add_levels(
     step: StepLevels,
     classes: _Classes,
     y: dict[Key, cp_model.IntVar],
+    hinted: np.ndarray,
 ) -> None:
-    """Hold step ``k`` at its levels."""
+    """Hold step ``k`` at its levels (``hinted``: the hint's count of every member, so that the
+    hint is a complete solution)."""
     problem = steps.problems[k]
     local = steps.local_members(k)
     gets: list[list[cp_model.LinearExprT]] = [[] for _ in range(problem.num_members)]
@@ -222,8 +331,19 @@ def _add_levels(
     if step.kind == "lag-aware":
         _add_lag_levels(model, steps, k, step, classes, terms)
         return
-    lo, hi = count_bounds(problem, partition_classes(problem), step.owner)
-    squares, _ = add_member_squares(model, gets, lo, hi)
+    low, high = count_box(problem, step.owner)
+    squares: list[cp_model.LinearExprT] = []
+    for m, parts in enumerate(gets):
+        if not parts:
+            continue
+        lo, hi = int(low[m]), int(high[m])
+        steps_up = range(lo + 1, hi + 1)
+        b = [model.new_bool_var(f"b[{k},{m},{kk}]") for kk in steps_up]
+        model.add(sum(parts) == lo + sum(b))
+        for later, earlier in zip(b[1:], b):
+            model.add_implication(later, earlier)
+        add_hint(model, [(var, hinted[m] >= kk) for kk, var in zip(steps_up, b)])
+        squares.append(lo * lo + sum((2 * kk - 1) * var for kk, var in zip(steps_up, b)))
     model.add(sum(squares) <= step.levels[0])
     if step.kind == "rack-aware" and problem.has_racks and problem.member_rack is not None:
         lists = problem.partition_rack_lists or ()
@@ -278,29 +398,27 @@ def _add_hints(
     hint: list[np.ndarray],
     previous: np.ndarray | None,
 ) -> None:
-    """The hinted answer's counts and kept partitions."""
+    """The hinted answer's counts and kept partitions, every variable hinted (0 where none)."""
     of_part = classes.of_part
     held = of_part >= 0
     span = max(len(classes.sizes), 1)
+    values: dict[Key, int] = {}
+    stays: dict[Key, int] = {}
     before = previous
     for k, owner in enumerate(hint):
         owner = np.asarray(owner, dtype=np.int64)
         take = held & (owner >= 0)
         count = np.bincount(of_part[take] + span * owner[take])
-        pairs: list[tuple[cp_model.IntVar, int]] = []
         for key in np.flatnonzero(count).tolist():
-            c, m = key % span, key // span
-            if (c, k, m) in y:
-                pairs.append((y[c, k, m], int(count[key])))
+            values[key % span, k, key // span] = int(count[key])
         if before is not None:
             stay = take & (before == owner)
             still = np.bincount(of_part[stay] + span * owner[stay])
             for key in np.flatnonzero(still).tolist():
-                c, m = key % span, key // span
-                if (c, k, m) in kept:
-                    pairs.append((kept[c, k, m], int(still[key])))
-        add_hint(model, pairs)
+                stays[key % span, k, key // span] = int(still[key])
         before = owner
+    add_hint(model, [(var, values.get(key, 0)) for key, var in y.items()])
+    add_hint(model, [(var, stays.get(key, 0)) for key, var in kept.items()])
 
 
 def _realize(

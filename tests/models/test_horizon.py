@@ -17,12 +17,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import models
+from models.cpsat.horizon import count_bound
 from models.horizon import solve_horizon
+from models.horizon_levels import count_box, step_policy
+from models.horizon_steps import group_steps
 from models.options import SolveOptions
 from problems import (
     GroupProblem,
     PlacementProblem,
+    ProblemError,
     evaluate,
+    join_partition_count,
     owner_from_assignment,
     parse_problem,
 )
@@ -36,12 +41,14 @@ from problems.trace import (
     trace_moves,
 )
 
-ABOVE = {"sticky": 1, "rack-aware": 2}
+ABOVE = {"sticky": 1, "rack-aware": 2, "stream-join": 1}
 
 
 # ------------------------------------------------------------------ the oracle
 def _candidates(problem: GroupProblem, kind: str) -> tuple[np.ndarray, tuple[int, ...]]:
     """Every owner array of the step at its optimum of the levels above moves, and those levels."""
+    if kind == "stream-join":
+        return _number_candidates(problem)
     parts = list(range(problem.num_partitions))
     choices = []
     for g in parts:
@@ -68,45 +75,70 @@ def _candidates(problem: GroupProblem, kind: str) -> tuple[np.ndarray, tuple[int
     return owners[keep], tuple(best)
 
 
+def _number_candidates(problem: GroupProblem) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Stream-join: every owner of the partition numbers below K (the smallest partition count of
+    the subscribed topics), ``(t, j)`` to number ``j``'s owner when it subscribes ``t``."""
+    existing = {t for t, n in zip(problem.topics, problem.partition_counts.tolist()) if n > 0}
+    subscribed = {t for sub in problem.subscriptions for t in sub} & existing
+    count = min(
+        (n for t, n in zip(problem.topics, problem.partition_counts) if t in subscribed), default=0
+    )
+    eligible = [m for m in range(problem.num_members) if set(problem.subscriptions[m]) & existing]
+    rows, best = [], None
+    for numbers in itertools.product(eligible, repeat=int(count)):
+        level = sum(numbers.count(m) ** 2 for m in eligible)
+        owner = [-1] * problem.num_partitions
+        for g in range(problem.num_partitions):
+            j = int(problem.partition_index[g])
+            if j < count and _subscribes(problem, numbers[j], g):
+                owner[g] = numbers[j]
+        if best is None or level < best:
+            rows, best = [owner], level
+        elif level == best:
+            rows.append(owner)
+    owners = np.array(rows, dtype=np.int64).reshape(len(rows), problem.num_partitions)
+    return owners, (best or 0,)
+
+
 def _subscribes(problem: GroupProblem, m: int, g: int) -> bool:
     topic = problem.topics[int(problem.partition_topic[g])]
     return topic in problem.subscriptions[m]
 
 
-def _wide(problem: GroupProblem, owners: np.ndarray) -> list[dict[tuple[str, int], str]]:
-    rows = []
-    for row in owners.tolist():
-        rows.append(
-            {
-                (
-                    problem.topics[int(problem.partition_topic[g])],
-                    int(problem.partition_index[g]),
-                ): (problem.members[m])
-                for g, m in enumerate(row)
-                if m >= 0
-            }
+def _wide(
+    problem: GroupProblem, owners: np.ndarray, keys: dict[tuple[str, int], int]
+) -> np.ndarray:
+    """Owner rows over trace-wide partition keys, members by id code (-1: no owner)."""
+    columns = [
+        keys.setdefault(
+            (problem.topics[int(problem.partition_topic[g])], int(problem.partition_index[g])),
+            len(keys),
         )
-    return rows
+        for g in range(problem.num_partitions)
+    ]
+    codes = np.array([int(m[1:]) for m in problem.members] + [-1], dtype=np.int64)
+    wide = np.full((len(owners), 64), -1, dtype=np.int64)
+    wide[:, columns] = codes[owners]
+    return wide
 
 
 def oracle(trace: Trace, strategy: str) -> tuple[list[tuple[int, ...]], int]:
     """Per-step optimal levels and the fewest total trace moves, by enumeration and DP."""
     problems = step_problems(trace)
     levels, cost, before = [], None, None
+    keys: dict[tuple[str, int], int] = {}
     for problem in problems:
         assert isinstance(problem, GroupProblem)
         owners, best = _candidates(problem, objective_of(problem, strategy))
         levels.append(best)
-        rows = _wide(problem, owners)
+        rows = _wide(problem, owners, keys)
         if before is None:
             cost = np.zeros(len(rows), dtype=np.int64)
         else:
-            moves = np.array(
-                [
-                    [sum(1 for key, m in new.items() if old.get(key, m) != m) for new in rows]
-                    for old in before
-                ]
-            )
+            moves = np.zeros((len(before), len(rows)), dtype=np.int64)
+            for u in range(len(keys)):
+                old, new = before[:, u][:, None], rows[:, u][None, :]
+                moves += (old >= 0) & (new >= 0) & (old != new)
             cost = (cost[:, None] + moves).min(axis=0)
         before = rows
     assert cost is not None
@@ -114,60 +146,62 @@ def oracle(trace: Trace, strategy: str) -> tuple[list[tuple[int, ...]], int]:
 
 
 # ------------------------------------------------------------------ random traces
-def random_trace(seed: int, equal: bool, racks: bool = False) -> dict[str, Any]:
-    """A tiny group trace: 2-4 members, at most 8 partitions, 1-4 steps of joins, leaves,
-    restarts, topic growth and deletion, new subscriptions."""
+def random_trace(
+    seed: int, equal: bool, racks: bool = False, deletions: bool = True
+) -> dict[str, Any]:
+    """A tiny group trace: 2-4 members, at most 7 partitions, 1-4 steps of one or two events
+    (joins, leaves, restarts, topic growth and deletion, new subscriptions)."""
     rng = random.Random(seed)
-    topics = {f"t{i}": rng.randint(1, 3) for i in range(rng.randint(1, 2))}
+    topics = {f"t{i}": rng.randint(2, 3) for i in range(rng.randint(1, 2))}
     names = list(topics)
 
     def subscription() -> list[str]:
         return list(names) if equal else rng.sample(names, rng.randint(1, len(names)))
 
+    def rack() -> str:
+        return rng.choice(["r0", "r1"])
+
     members = [{"id": f"m{i}", "topics": subscription()} for i in range(rng.randint(2, 3))]
     if racks:
         for member in members:
-            member["rack"] = rng.choice(["r0", "r1"])
+            member["rack"] = rack()
     problem: dict[str, Any] = {"topics": dict(topics), "members": members}
     if racks:
-        problem["partition_racks"] = {
-            t: [[rng.choice(["r0", "r1"])] for _ in range(n)] for t, n in topics.items()
-        }
+        problem["partition_racks"] = {t: [[rack()] for _ in range(n)] for t, n in topics.items()}
     present = [m["id"] for m in members]
     fresh = len(members)
     steps = []
-    for _ in range(rng.randint(1, 3)):
-        events = ["join", "leave", "restart", "subscribe"]
+    for _ in range(rng.randint(1, 4)):
+        events = ["join", "join", "leave", "leave", "restart", "subscribe"]
         if not racks:
-            events += ["grow", "grow", "delete"]
-        event = rng.choice(events)
+            events += ["grow", "grow"] + ["delete"] * deletions
         step: dict[str, Any] = {}
-        if event == "join" and len(present) < 4:
-            member: dict[str, Any] = {"id": f"m{fresh}", "topics": subscription()}
-            if racks:
-                member["rack"] = rng.choice(["r0", "r1"])
-            step["join"] = [member]
-            present.append(f"m{fresh}")
-            fresh += 1
-        elif event == "leave" and len(present) > 2:
-            gone = rng.choice(present)
-            present.remove(gone)
-            step["leave"] = [gone]
-        elif event == "restart":
-            step["restart"] = [rng.choice(present)]
-        elif event == "subscribe" and not equal:
-            step["subscribe"] = {rng.choice(present): subscription()}
-        elif event == "grow" and sum(topics.values()) < 8:
-            name = rng.choice(names + ["t9"] * (len(names) < 2 and equal))
-            topics[name] = topics.get(name, 0) + rng.randint(1, 8 - sum(topics.values()))
-            if name not in names:
-                names.append(name)
-                step["subscribe"] = {m: list(names) for m in present}
-            step["topics"] = {name: topics[name]}
-        elif event == "delete" and len(names) > 1:
-            name = names.pop()
-            del topics[name]
-            step["topics"] = {name: 0}
+        for event in rng.sample(events, rng.randint(1, 2)):
+            if event == "join" and len(present) < 4 and "join" not in step:
+                member: dict[str, Any] = {"id": f"m{fresh}", "topics": subscription()}
+                if racks:
+                    member["rack"] = rack()
+                step["join"] = [member]
+                present.append(f"m{fresh}")
+                fresh += 1
+            elif event in ("leave", "restart") and len(present) > 1 and not step:
+                gone = rng.choice(present)
+                if event == "leave":
+                    present.remove(gone)
+                step[event] = [gone]
+            elif event == "subscribe" and not equal and "subscribe" not in step:
+                step["subscribe"] = {rng.choice(present): subscription()}
+            elif event == "grow" and sum(topics.values()) < 7 and "topics" not in step:
+                name = rng.choice(names + ["t9"] * (len(names) < 2 and equal))
+                topics[name] = topics.get(name, 0) + rng.randint(1, 7 - sum(topics.values()))
+                if name not in names:
+                    names.append(name)
+                    step["subscribe"] = {m: list(names) for m in present}
+                step["topics"] = {name: topics[name]}
+            elif event == "delete" and len(names) > 1 and not step:
+                name = names.pop()
+                del topics[name]
+                step["topics"] = {name: 0}
         steps.append(step)
     return {"kind": "group-trace", "problem": problem, "steps": steps}
 
@@ -224,6 +258,31 @@ def test_the_flow_answers_equal_subscriptions_without_deletions() -> None:
     answer = solve_horizon(load_trace(doc), "sticky")
     assert answer.info["method"] == "flow"
     assert (answer.status, answer.bound, answer.info["step_moves"]) == ("optimal", 3, [0, 3, 0, 0])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_stream_join_numbers_match_the_oracle(seed: int) -> None:
+    doc = random_trace(600 + seed, equal=True, deletions=False)
+    counts = [join_partition_count(p) for p in step_problems(load_trace(doc))]
+    if any(b < a for a, b in zip(counts, counts[1:])):  # a new topic with fewer partitions
+        with pytest.raises(ProblemError, match="partition numbers fall"):
+            solve_horizon(load_trace(doc), "stream-join")
+        return
+    check_against_oracle(doc, "stream-join")
+    assert solve_horizon(load_trace(doc), "stream-join").info["method"] == "flow"
+
+
+def test_stream_join_with_different_subscriptions_is_refused() -> None:
+    doc = {
+        "kind": "group-trace",
+        "problem": {
+            "topics": {"a": 2, "b": 2},
+            "members": [{"id": "x", "topics": ["a", "b"]}, {"id": "y", "topics": ["a"]}],
+        },
+        "steps": [{"leave": ["x"]}],
+    }
+    with pytest.raises(ProblemError, match="stream-join: no exact horizon model here"):
+        solve_horizon(load_trace(doc), "stream-join")
 
 
 # ------------------------------------------------------------------ the known example
@@ -292,7 +351,9 @@ def test_lookahead_keeps_every_step_optimal_and_sees_the_whole_trace_at_full_len
     levels, fewest = oracle(trace, "sticky")
     for lookahead in (0, 1):
         answer = solve_horizon(trace, "sticky", lookahead=lookahead)
-        assert answer.status == "feasible" and answer.info["moves"] >= fewest
+        policy = lookahead < len(trace) - 1  # else the window is the whole trace
+        assert answer.status == ("feasible" if policy else "optimal")
+        assert answer.info["moves"] >= fewest
         for k, (problem, assignment) in enumerate(zip(step_problems(trace), answer.assignments)):
             assert isinstance(problem, GroupProblem)
             verdict = evaluate(problem, owner_from_assignment(problem, assignment), "sticky")
@@ -353,3 +414,52 @@ def test_decommission_beats_the_step_optimum_and_the_heuristic() -> None:
         assert answer.info["moves"] <= total, (strategy, solver)
     lookahead = solve_horizon(trace, "sticky-replica", lookahead=1)
     assert lookahead.info["moves"] >= answer.info["moves"]
+
+
+# ------------------------------------------------------------------ the cuts
+@pytest.mark.parametrize("seed", range(10))
+def test_the_count_box_holds_every_optimum_and_the_count_bound_is_a_bound(seed: int) -> None:
+    trace = load_trace(random_trace(500 + seed, equal=seed % 3 == 0))
+    steps = group_steps([p for p in step_problems(trace) if isinstance(p, GroupProblem)])
+    levels = step_policy(steps, "sticky", SolveOptions(), None)
+    for k, problem in enumerate(steps.problems):
+        owners, _ = _candidates(problem, "sticky")
+        low, high = count_box(problem, levels[k].owner)
+        for row in owners:
+            counts = np.bincount(row[row >= 0], minlength=problem.num_members)
+            assert (low <= counts).all() and (counts <= high).all(), (seed, k)
+        assert (high - low <= 1).all()
+    assert count_bound(steps, levels, None) <= oracle(trace, "sticky")[1]
+
+
+def test_a_rack_aware_cluster_keeps_every_steps_levels() -> None:
+    """Racks: the counts ignore them, so each step is checked against its optimum; the answer
+    never has more moves than the step policy, and is proven only when it meets the bound."""
+    brokers = [{"id": b + 1, "rack": f"r{b % 3}"} for b in range(9)]
+    parts = [
+        {"topic": "t", "partition": p, "replicas": [(p + i) % 9 + 1 for i in range(3)]}
+        for p in range(30)
+    ]
+    new = {"topic": "u", "partition": 0, "replicas": [], "replication_factor": 3}
+    trace = load_trace(
+        {
+            "kind": "placement-trace",
+            "problem": {"brokers": brokers, "partitions": parts},
+            "steps": [
+                {"remove_brokers": [9]},
+                {"remove_brokers": [8]},
+                {"add_brokers": [{"id": 10, "rack": "r2"}]},
+                {"partitions": [new]},
+            ],
+        }
+    )
+    answer = solve_horizon(trace, "sticky-replica")
+    for k, problem in enumerate(step_problems(trace)):
+        assert isinstance(problem, PlacementProblem)
+        replicas = np.array([b for p in answer.assignments[k]["partitions"] for b in p["replicas"]])
+        verdict = evaluate(problem, replicas, "sticky-replica")
+        best = models.solve(problem, "sticky-replica", "flow")
+        assert verdict.valid and list(verdict.objective[:3]) == best.objective[:3]
+    assert answer.bound is not None and answer.bound <= answer.info["moves"]
+    assert (answer.status == "optimal") == (answer.bound == answer.info["moves"])
+    assert answer.info["moves"] <= models.trace(trace, "sticky-replica", "step").moves
