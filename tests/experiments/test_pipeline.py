@@ -18,7 +18,8 @@ from experiments.results import done_scenarios, load_results, results_folder, wr
 from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
 from experiments.scenarios import suite
 
-KEY = ["scenario_id", "strategy", "variant", "solver", "step"]  # step: a trace's rows
+KEY = ["scenario_id", "strategy", "variant", "solver"]
+ROW = [*KEY, "step"]  # a trace's rows: one per step
 ROOT = Path(__file__).parents[2]
 
 
@@ -30,7 +31,7 @@ def test_smoke_suite_end_to_end_matches_plain_pandas(spark, tmp_path, smoke_run)
     assert info.computed == len(suite("smoke")) and info.skipped == 0
     assert info.traces_computed == info.traces == len(load_suite("smoke").traces) > 0
     assert single(rows)["scenario_id"].nunique() == len(suite("smoke"))
-    assert not rows.duplicated(KEY).any()
+    assert not rows.duplicated(ROW).any()
     assert set(rows["suite"]) == {"smoke"} and set(rows["run_id"]) == {"e2e"}
     # The workers ran the same code as a plain pandas call (runtimes aside).
     plain = load_results(smoke_run)  # the smoke suite through solve_frame, once per test run
@@ -107,5 +108,5 @@ def test_kill_9_then_resume_never_duplicates_or_recomputes(tmp_path):
         assert (folder / name).stat().st_mtime_ns == mtime
     rows = load_results(folder)
     assert rows["scenario_id"].nunique() == len(suite("smoke")) + traces
-    assert not rows.duplicated(KEY).any()
+    assert not rows.duplicated(ROW).any()
     assert list(rows.columns[: len(RESULT_COLUMNS)]) == list(RESULT_COLUMNS)
