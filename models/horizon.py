@@ -62,7 +62,8 @@ class HorizonAnswer:
     Attributes
     ----------
     assignments
-        Per step 0..T, the assignment JSON (groups) or the reassignment JSON (placements).
+        Per step 0..T, the assignment JSON (groups) or the reassignment JSON (placements);
+        empty when there is no answer (``infeasible``).
     status
         ``optimal`` (levels and total moves proven), ``feasible`` (a valid answer; ``bound``
         holds what is proven) or ``infeasible``; a lookahead policy is ``feasible`` (it is not
@@ -74,7 +75,7 @@ class HorizonAnswer:
         ``step_moves``, ``seconds``, and per model what it measured.
     """
 
-    assignments: list[dict[str, Any]]
+    assignments: list[dict[str, Any] | None]
     status: str
     bound: int | None
     info: dict[str, Any] = field(default_factory=dict)
@@ -210,7 +211,7 @@ def _group(
         status, bound, method = Status.FEASIBLE, None, "+".join(sorted(methods))
         info = {"lookahead": lookahead, "windows_proven": proven, "windows": last + 1}
     moves = [0] + [wide_moves(owners[k - 1], owners[k]) for k in range(1, last + 1)]
-    assignments = [
+    assignments: list[dict[str, Any] | None] = [
         assignment_json(steps.problems[k], steps.to_local(k, owners[k])) for k in range(last + 1)
     ]
     if status == Status.OPTIMAL and bound != sum(moves):  # the models count what is re-scored
@@ -252,7 +253,9 @@ def _placement(steps: PlacementSteps, lookahead: int | None) -> HorizonAnswer:
         status, bound = Status.FEASIBLE, None
     if not replicas:
         return HorizonAnswer([], Status.INFEASIBLE, None, {**info, "method": "flow+matching"})
-    assignments = [reassignment_json(steps.problems[k], replicas[k]) for k in range(last + 1)]
+    assignments: list[dict[str, Any] | None] = [
+        reassignment_json(steps.problems[k], replicas[k]) for k in range(last + 1)
+    ]
     return HorizonAnswer(
         assignments,
         str(status),

@@ -135,10 +135,8 @@ class TraceStep:
         """The step's output JSON: an assignment (group) or a reassignment (placement), the
         completed one for ``cooperative-sticky``; ``None`` without an answer (built on first
         access)."""
-        result = self.result
-        if result is None or result.answer is None:
-            return None
-        return _answer_json(result.problem, result.answer)
+        answered = _answered(self.result)
+        return None if answered is None else _answer_json(*answered)
 
     def to_json(self) -> dict[str, Any]:
         """The step's line of ``rebalance-lab trace``."""
@@ -218,6 +216,20 @@ def _answer_json(problem: GroupProblem | PlacementProblem, answer: np.ndarray) -
     if is_pairs(answer):
         return share_assignment_json(problem, answer)
     return dict(assignment_json(problem, answer))
+
+
+def _answered(
+    result: Result | None,
+) -> tuple[GroupProblem | PlacementProblem, np.ndarray] | None:
+    """The problem and the answer (an array) of a step's result; ``None`` without an answer."""
+    if result is None or result.answer is None:
+        return None
+    problem, answer = result.problem, result.answer
+    if not isinstance(problem, (GroupProblem, PlacementProblem)) or not isinstance(
+        answer, np.ndarray
+    ):
+        raise TypeError(f"{result.strategy}: not an answer to a group or a placement")
+    return problem, answer
 
 
 def _member_map(previous: GroupProblem, current: GroupProblem) -> np.ndarray:
@@ -311,35 +323,39 @@ class _Runner:
     def input(self, k: int, previous: Result | None) -> GroupProblem | PlacementProblem:
         """Step ``k``'s problem with ``previous`` (step ``k - 1``'s answer) as the claims."""
         if k == 0:
-            start: GroupProblem | PlacementProblem = load_problem(self.trace.start)
+            start = load_problem(self.trace.start)
+            assert isinstance(start, (GroupProblem, PlacementProblem))  # the trace checked it
             return start
         base = self.problems[k]
-        if previous is None or previous.answer is None:
+        answered = _answered(previous)
+        if answered is None:
             return base
-        before = previous.problem
+        before, answer = answered
         if isinstance(base, PlacementProblem):
             assert isinstance(before, PlacementProblem)
-            return _with_replicas(base, before, previous.answer)
+            return _with_replicas(base, before, answer)
         assert isinstance(before, GroupProblem)
-        if is_pairs(previous.answer):  # a share answer: through the documents
-            doc = _answer_json(before, previous.answer)
+        if is_pairs(answer):  # a share answer: through the documents
+            doc = _answer_json(before, answer)
             problem = load_problem(next_document(self.trace, k, doc))
             assert isinstance(problem, GroupProblem)
             return problem
-        return with_claims(base, before, previous.answer, k, fresh_members(self.trace, k))
+        cooperative = self.strategy == "cooperative-sticky"  # claims as such a consumer sends them
+        return with_claims(
+            base, before, answer, k, fresh_members(self.trace, k), cooperative=cooperative
+        )
 
     def moves(self, previous: Result | None, current: Result) -> int:
-        if previous is None or previous.answer is None or current.answer is None:
+        old, new = _answered(previous), _answered(current)
+        if old is None or new is None:
             return 0
-        before, after = previous.problem, current.problem
+        (before, was), (after, now) = old, new
         if isinstance(before, PlacementProblem) and isinstance(after, PlacementProblem):
-            return placement_moves(before, previous.answer, after, current.answer)
+            return placement_moves(before, was, after, now)
         assert isinstance(before, GroupProblem) and isinstance(after, GroupProblem)
-        if is_pairs(previous.answer) or is_pairs(current.answer):
-            return trace_moves(
-                _answer_json(before, previous.answer), _answer_json(after, current.answer)
-            )
-        return group_moves(before, previous.answer, after, current.answer)
+        if is_pairs(was) or is_pairs(now):
+            return trace_moves(_answer_json(before, was), _answer_json(after, now))
+        return group_moves(before, was, after, now)
 
 
 def _step(

@@ -19,13 +19,14 @@ step policy is the hint.  Why the answer is what its status says: docs/design/fo
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import add_hint, solve_ranked
-from models.horizon_levels import StepLevels, count_box
+from models.flow import horizon_descent
+from models.horizon_levels import BOX_MEMBERS, StepLevels, count_box
 from models.horizon_steps import GroupSteps, wide_moves
 from models.options import SolveOptions
 from problems import GroupProblem, Status
@@ -136,10 +137,25 @@ def solve(
     ``previous``: the trace-wide owner before the window (``None``: its first step is free);
     ``hint``: a valid answer (trace-wide owners per step, e.g. the step policy's).  The status is
     ``optimal`` only when CP-SAT proves the moves (the levels' own proof is the caller's), or
-    when the moves meet :func:`count_bound`; else the bound is the larger of the two.
+    when the moves meet :func:`count_bound`; else the bound is the larger of the two.  Where every
+    step is judged on ``sticky``, the hint is first lowered by the step-by-step descent of
+    :mod:`models.flow.horizon_descent` (at most :data:`DESCENT_SHARE` of the time limit).
     """
+    started = time.perf_counter()
     lower = count_bound(steps, levels, previous)
-    return _with_bound(_solve_model(steps, levels, previous, hint, options), lower)
+    if horizon_descent.applies(steps, levels):
+        until = started + DESCENT_SHARE * options.time_limit
+        hint = horizon_descent.descend(steps, levels, previous, hint, until)
+        found = _window_moves(hint, previous)
+        if found <= lower:  # the count bound is met: nothing to search
+            return HorizonSolve(hint, Status.OPTIMAL, found, found)
+    left = max(0.01, options.time_limit - (time.perf_counter() - started))
+    solved = _solve_model(steps, levels, previous, hint, replace(options, time_limit=left))
+    return _with_bound(solved, lower)
+
+
+#: The share of the time limit the descent (:mod:`models.flow.horizon_descent`) may take.
+DESCENT_SHARE = 0.3
 
 
 def _window_moves(owners: list[np.ndarray], before: np.ndarray | None) -> int:
@@ -332,19 +348,36 @@ def _add_levels(
         _add_lag_levels(model, steps, k, step, classes, terms)
         return
     low, high = count_box(problem, step.owner)
-    squares: list[cp_model.LinearExprT] = []
-    for m, parts in enumerate(gets):
-        if not parts:
-            continue
-        lo, hi = int(low[m]), int(high[m])
-        steps_up = range(lo + 1, hi + 1)
-        b = [model.new_bool_var(f"b[{k},{m},{kk}]") for kk in steps_up]
-        model.add(sum(parts) == lo + sum(b))
-        for later, earlier in zip(b[1:], b):
-            model.add_implication(later, earlier)
-        add_hint(model, [(var, hinted[m] >= kk) for kk, var in zip(steps_up, b)])
-        squares.append(lo * lo + sum((2 * kk - 1) * var for kk, var in zip(steps_up, b)))
-    model.add(sum(squares) <= step.levels[0])
+    if problem.num_members <= BOX_MEMBERS:
+        # Exact boxes: the optima are the counts in them with each group's sum fixed.
+        counts = np.bincount(step.owner[step.owner >= 0], minlength=problem.num_members)
+        groups: dict[int, list[cp_model.LinearExprT]] = {}
+        for m, parts in enumerate(gets):
+            if not parts:  # no partition it may take: its box is [0, 0]
+                continue
+            if high[m] == low[m]:
+                model.add(sum(parts) == int(low[m]))
+            else:
+                groups.setdefault(int(low[m]), []).extend(parts)
+        for lo, parts in groups.items():
+            members = (high > low) & (low == lo)
+            model.add(sum(parts) == int(counts[members].sum()))
+            for m in np.flatnonzero(members).tolist():
+                model.add_linear_constraint(sum(gets[m]), lo, lo + 1)
+    else:
+        squares: list[cp_model.LinearExprT] = []
+        for m, parts in enumerate(gets):
+            if not parts:
+                continue
+            lo, hi = int(low[m]), int(high[m])
+            steps_up = range(lo + 1, hi + 1)
+            b = [model.new_bool_var(f"b[{k},{m},{kk}]") for kk in steps_up]
+            model.add(sum(parts) == lo + sum(b))
+            for later, earlier in zip(b[1:], b):
+                model.add_implication(later, earlier)
+            add_hint(model, [(var, hinted[m] >= kk) for kk, var in zip(steps_up, b)])
+            squares.append(lo * lo + sum((2 * kk - 1) * var for kk, var in zip(steps_up, b)))
+        model.add(sum(squares) <= step.levels[0])
     if step.kind == "rack-aware" and problem.has_racks and problem.member_rack is not None:
         lists = problem.partition_rack_lists or ()
         mismatched = []

@@ -8,7 +8,7 @@ moves of any placement whose steps are level-1 optimal (it leaves out that a par
 sit on distinct brokers).  Each step is then realised on those counts: a broker keeps its planned
 number of replicas, and the others are matched to the brokers that take replicas, never to one
 that already holds the partition (a bipartite b-matching, by max flow); the leaders come from the
-per-step leader flow (:func:`models.flow.sticky_replica._leaders`).  When every step is realised
+per-step leader flow (:func:`models.flow.sticky_replica.balanced_leaders`).  When every step is realised
 with the planned moves, the rack spread of every step is its optimum (always so without racks)
 and the leaders meet their bound, the answer is proven optimal; otherwise it is reported
 ``feasible`` with the flow's bound.  Why: docs/design/formulations.md, "Horizon".
@@ -28,7 +28,7 @@ from ortools.graph.python import max_flow, min_cost_flow
 
 from models.flow import sticky_replica as replica_flow
 from models.flow.horizon_counts import solve_counts
-from models.flow.sticky_replica import _leaders
+from models.flow.sticky_replica import balanced_leaders
 from models.horizon_steps import PlacementSteps
 from models.options import SolveOptions
 from problems import PlacementProblem
@@ -366,6 +366,8 @@ def _realize_racks(
 def _answer(steps: PlacementSteps, k: int, chosen: Placed) -> np.ndarray:
     """The ``replicas`` array of step ``k``: brokers ascending, the leader flow's leader first."""
     problem = steps.problems[k]
+    if problem.num_partitions == 0:
+        return problem.replica_brokers.copy()
     position = np.full(steps.num_brokers + 1, -1, dtype=np.int64)
     position[steps.broker_of[k]] = np.arange(problem.num_brokers)
     width = int(problem.replication_factors.max(initial=0))
@@ -373,7 +375,7 @@ def _answer(steps: PlacementSteps, k: int, chosen: Placed) -> np.ndarray:
     table = np.where(table >= 0, table, problem.num_brokers)
     table.sort(axis=1)
     table = np.where(table < problem.num_brokers, table, -1)
-    leaders = _leaders(problem, table)
+    leaders = balanced_leaders(problem, table)
     first = np.argmax(table == leaders[:, None], axis=1)
     rows = np.arange(problem.num_partitions)
     lead = table[rows, first].copy()
