@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.atlas_tables import ATLAS_TITLE, atlas_table, is_atlas
 from experiments.experiment_tables import facet_tables
 from experiments.gap import disagreements, gaps, runtime_scaling, summary
 from experiments.plots import PLOTS, save
@@ -88,7 +89,11 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
         errors=rows.loc[rows["status"] == "error", [c for c in ERROR_COLUMNS if c in rows]],
         detail=detail_table(gap_rows),
         runtime=runtime_table(runtime_scaling(rows)),
-        facets=facet_tables(gap_rows),
+        facets=(
+            {ATLAS_TITLE: atlas_table(gap_rows), **facet_tables(gap_rows)}
+            if is_atlas(rows)
+            else facet_tables(gap_rows)
+        ),
     )
     return content, gap_rows
 
