@@ -108,7 +108,7 @@ def test_atlas_rows_are_certified_and_tabled_by_kafka_event():
     experiment = load_suite("kafka-atlas")
     sample = experiment.scenarios[:: len(experiment.scenarios) // 60][:60]
     rows = pd.DataFrame(
-        [row for s in sample for row in solve_scenario(s, 10.0)], columns=list(RESULT_COLUMNS)
+        [row for s in sample for row in solve_scenario(s, 2.0)], columns=list(RESULT_COLUMNS)
     )
     exact = rows[rows["role"] == "exact"]
     assert (exact["status"] == "optimal").all() and len(exact) == len(sample)
