@@ -96,3 +96,24 @@ def atlas_table(gap_rows: pd.DataFrame) -> pd.DataFrame:
             ),
         }
     ).reset_index(drop=True)
+
+
+def atlas_overview(gap_rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per objective, one line per assignor and topic sizes, one column per Kafka event: the share
+    of instances (proven optimum) where the assignor's answer is optimal on every level."""
+    found = atlas_numbers(gap_rows)
+    tables = {}
+    for judged_on, part in found.groupby("judged_on", sort=True):
+        wide = part.pivot_table(
+            index=["heuristic", "topology"], columns="churn", values="optimal", aggfunc="first"
+        )
+        wide = wide[[c for c in KAFKA_EVENTS if c in wide.columns]]
+        table = pd.DataFrame(
+            {
+                "assignor": [heuristic_name(h) for h, _ in wide.index],
+                "topics": [t.upper() for _, t in wide.index],
+                **{KAFKA_EVENTS[c]: wide[c].map(percent).to_numpy() for c in wide.columns},
+            }
+        )
+        tables[str(judged_on)] = table
+    return tables

@@ -140,3 +140,21 @@ def test_long_runs_are_batched_in_about_twenty_jobs_and_short_ones_as_before():
     assert default_batch_size(536, 2) == TASKS_PER_CORE * 2
     assert default_batch_size(104_160, 2) == MAX_BATCH
     assert default_batch_size(20_000, 2) == 1_000
+
+
+def test_the_overview_has_one_column_per_kafka_event_and_a_line_per_assignor_and_topics():
+    """Tests the findings' overview: per objective, assignor x topic sizes by Kafka's events."""
+    from experiments.atlas_tables import atlas_overview
+    from experiments.gap import gaps
+
+    experiment = load_suite("kafka-atlas")
+    sample = [s for s in experiment.scenarios if s.topics == 5][::500][:40]
+    rows = pd.DataFrame(
+        [row for s in sample for row in solve_scenario(s, 2.0)], columns=list(RESULT_COLUMNS)
+    )
+    tables = atlas_overview(gaps(rows))
+    assert set(tables) == {s.judged_on for s in sample}
+    for table in tables.values():
+        assert list(table.columns[:2]) == ["assignor", "topics"]
+        assert set(table.columns[2:]) <= set(KAFKA_EVENTS.values())
+        assert table.iloc[:, 2:].stack().str.endswith("%").all()
