@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from experiments.scenarios import (
+    GRID_PATTERNS,
     GROUP_CHURN,
     KIP848_PATTERNS,
     LAGS,
     PATTERNS,
     PLACEMENT_CHURN,
     RACKS,
+    TOPOLOGIES,
     TWO_MOVE_LIMIT,
     Scenario,
 )
@@ -62,6 +64,7 @@ SCENARIO_FACTORS = (
     "pattern",
     "lags",
     "racks",
+    "topology",
 )
 SIZE_PARTS = ("partitions", "members", "topics")
 #: Trace factors: a block with ``trace`` makes trace scenarios (:mod:`experiments.trace_scenarios`),
@@ -86,7 +89,7 @@ OPTION_TYPES: dict[str, type] = {
     "max_moves": int,
     "start_index": int,
 }
-DEFAULTS: dict[str, Any] = {"pattern": "equal", "lags": "zero", "racks": 0}
+DEFAULTS: dict[str, Any] = {"pattern": "equal", "lags": "zero", "racks": 0, "topology": "equal"}
 #: Where the shipped suites live (packaged with ``experiments``).
 SUITES_PACKAGE = "experiments.suites"
 
@@ -225,18 +228,27 @@ def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>"
 
 def _assemble(expanded, **fields) -> Experiment:
     """Scenarios with their run settings; run factors that vary become part of the ids."""
+    # Blocks share one run-settings object per combination of run factors (:func:`_block`), so
+    # each distinct object is written out once.
+    distinct = {id(run): run for _, run, _ in expanded}.values()
     varied = {
         f
         for f in RUN_FACTORS
-        if len({json.dumps(run.get(f), sort_keys=True) for _, run, _ in expanded}) > 1
+        if len({json.dumps(run.get(f), sort_keys=True) for run in distinct}) > 1
+    }
+    texts: dict[int, tuple[str, str]] = {
+        id(run): (
+            "".join(f"~{f}={_level_text(run.get(f))}" for f in RUN_FACTORS if f in varied),
+            json.dumps(run, sort_keys=True, separators=(",", ":")) if run else "",
+        )
+        for run in distinct
     }
     scenarios: dict[Scenario, None] = {}
     traces: dict[TraceScenario, None] = {}
     seen: dict[str, tuple[str, str]] = {}
     factors: dict[str, list[Any]] = {}
     for scenario, run, where in expanded:
-        tag = "".join(f"~{f}={_level_text(run.get(f))}" for f in RUN_FACTORS if f in varied)
-        settings = json.dumps(run, sort_keys=True, separators=(",", ":")) if run else ""
+        tag, settings = texts[id(run)]
         final = dataclasses.replace(scenario, settings=settings, tag=tag)
         if final in scenarios or final in traces:
             continue
@@ -277,6 +289,7 @@ def _factor_values(
         "pattern": s.pattern,
         "lags": s.lags,
         "racks": s.replication if s.family == "group" else 0,
+        "topology": getattr(s, "topology", "equal"),
         "time_limit": run.get("time_limit", time_limit),
         "options": _level_text(run.get("options", {})),
     }
@@ -303,6 +316,10 @@ def _block(
     """The scenarios of one block, with the run settings each is solved with."""
     _known(block, BLOCK_KEYS, where)
     traced = "trace" in block or "steps" in block
+    if traced and "topology" in block:
+        raise ProblemError(
+            f"{where}.topology", "a trace starts from equal topic sizes (topology is not a factor)"
+        )
     if traced and "churn" in block:
         raise ProblemError(
             f"{where}.churn", "a trace block has no churn event (its trace family is its events)"
@@ -337,6 +354,7 @@ def _block(
     }
     groups = _groups(list(levels), block.get("zip", []), levels, where)
     excluded = _exclusions(block.get("exclude", []), levels, where)
+    runs: dict[tuple[str, ...], dict[str, Any]] = {}  # one settings object per run-factor levels
     for combination in itertools.product(*(_rows(g, levels) for g in groups)):
         point = {k: v for part in combination for k, v in part.items()}
         if any(all(point[k] in allowed for k, allowed in rule.items()) for rule in excluded):
@@ -353,7 +371,11 @@ def _block(
             problem = check_trace(scenario)
             if problem is not None:
                 raise ProblemError(where, f"{scenario.scenario_id}: {problem}")
-        yield scenario, _run(point, selections)
+        key = tuple(repr(point[k]) for k in RUN_FACTORS if k in point)
+        run = runs.get(key)
+        if run is None:
+            run = runs[key] = _run(point, selections)
+        yield scenario, run
 
 
 def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
@@ -381,7 +403,14 @@ def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
         return Scenario(family, judged_on, point["churn"], p, b, r, point["seed"], replication=rf)
     p, m, t = point["size"]
     # Levels that do not apply collapse (the same scenario, kept once): lags are drawn for
-    # lag-aware only, stream joins subscribe every member to every topic, racks are rack-aware's.
+    # lag-aware only, stream joins subscribe every member to every topic, racks are rack-aware's;
+    # with one topic, skewed sizes and the grid's heterogeneous subscriptions are the equal ones.
+    pattern = point.get("pattern", "equal")
+    if judged_on == "stream-join" or (t == 1 and pattern in GRID_PATTERNS):
+        pattern = "equal"
+    topology = point.get("topology", "equal")
+    if judged_on == "stream-join" or t == 1:
+        topology = "equal"
     return Scenario(
         family,
         judged_on,
@@ -390,9 +419,10 @@ def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
         m,
         t,
         point["seed"],
-        point.get("pattern", "equal") if judged_on != "stream-join" else "equal",
+        pattern,
         point.get("lags", "zero") if judged_on == "lag-aware" else "zero",
         point.get("racks", 0) if judged_on == "rack-aware" else 0,
+        topology,
     )
 
 
@@ -471,7 +501,7 @@ def _levels(name: str, value: Any, where: str) -> list[Any]:
 
 
 def _level(name: str, value: Any, where: str) -> Any:
-    if name in ("judged_on", "churn", "pattern", "lags", "trace"):
+    if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology"):
         if not isinstance(value, str):
             raise ProblemError(where, f"must be a string, got {_shown(value)}")
         if name == "judged_on" and value not in JUDGED_ON:
@@ -517,11 +547,12 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
     churns = GROUP_CHURN if family == "group" else (*PLACEMENT_CHURN, TWO_MOVE_LIMIT)
     allowed = {
         "churn": churns,
-        "pattern": (*PATTERNS, *(p for p in KIP848_PATTERNS if p not in PATTERNS)),
+        "pattern": tuple(dict.fromkeys((*PATTERNS, *KIP848_PATTERNS, *GRID_PATTERNS))),
         "lags": LAGS,
+        "topology": TOPOLOGIES,
     }
     if family == "placement":
-        for name in ("pattern", "lags", "racks", *SIZE_PARTS):
+        for name in ("pattern", "lags", "racks", "topology", *SIZE_PARTS):
             if name in levels:
                 raise ProblemError(
                     f"{where}.{name}", "is a consumer-group factor; this block is placements"

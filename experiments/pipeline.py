@@ -35,6 +35,11 @@ _SPARK_TYPES = {
     "int64": "bigint",
     "float64": "double",
 }
+#: Spark tasks per core and batch; the default batch is one scenario per task.
+TASKS_PER_CORE = 16
+#: A long run is written in about this many batches (resuming repeats at most the unfinished one).
+BATCHES = 20
+MAX_BATCH = 2048
 #: The rows' Spark schema: the result columns, then the trace columns (missing on single rebalances).
 RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in ALL_COLUMNS.items())
 
@@ -55,6 +60,13 @@ class RunInfo:
     traces: int = 0
     traces_computed: int = 0
     traces_skipped: int = 0
+
+
+def default_batch_size(pending: int, cores: int) -> int:
+    """Scenarios per batch: one per task (:data:`TASKS_PER_CORE` per core), or, for a run of many
+    scenarios, about :data:`BATCHES` batches (each a Spark job, whose start costs a fraction of a
+    second) of at most :data:`MAX_BATCH` scenarios."""
+    return max(TASKS_PER_CORE * cores, min(pending // BATCHES, MAX_BATCH))
 
 
 def _solve_batches(time_limit: float, traces: bool = False):
@@ -120,8 +132,9 @@ def run_suite(
     master
         Spark master (``local[*]`` by default).
     batch_size
-        Scenarios per atomically written batch (default: 16 per Spark core); each
-        scenario is one Spark task.
+        Scenarios per atomically written batch (default: 16 per Spark core, or a twentieth of
+        the pending scenarios up to 2,048 when that is more); a batch is shared out in up to 16
+        Spark tasks per core (one scenario per task in a default batch).
     time_limit
         Seconds per exact solver and scenario where the experiment's blocks set none (default:
         the file's ``time_limit``, for the suites ``experiments.runs.TIME_LIMITS``).
@@ -156,7 +169,7 @@ def run_suite(
                 str(folder), master, f"rebalance-lab compare {suite_name}", quiet=False
             ) as spark:
                 cores = default_parallelism(spark)
-                batch_size = batch_size or 16 * cores
+                batch_size = batch_size or default_batch_size(len(pending), cores)
                 # Largest scenarios first, so the long tasks do not trail at the end.
                 pending.sort(key=lambda s: -s.size)
                 traces.sort(key=lambda t: -t.size * t.steps)
@@ -174,9 +187,14 @@ def run_suite(
                 ):
                     for start in range(0, len(items), batch_size):
                         batch = items[start : start + batch_size]
-                        # One scenario per task: Spark hands tasks to whichever core is free, so a
-                        # long scenario does not hold back the short ones queued behind it.
-                        tasks = spark.createDataFrame(tasks_of(batch)).repartition(len(batch))
+                        # Up to TASKS_PER_CORE tasks per core (one scenario each in a default
+                        # batch): Spark hands tasks to whichever core is free, so a long scenario
+                        # does not hold back the short ones queued behind it; a large batch of
+                        # small scenarios (an atlas) shares them out instead of paying a task's
+                        # start per scenario.
+                        tasks = spark.createDataFrame(tasks_of(batch)).repartition(
+                            min(len(batch), TASKS_PER_CORE * cores)
+                        )
                         rows = tasks.mapInPandas(
                             _solve_batches(time_limit, traced), schema=RESULT_SCHEMA
                         ).toPandas()

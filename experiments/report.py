@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.atlas_tables import ATLAS_TITLE, atlas_table, is_atlas
 from experiments.experiment_tables import facet_tables
 from experiments.gap import disagreements, gaps, runtime_scaling, single, summary
 from experiments.plots import PLOTS, TRACE_PLOTS, save
@@ -115,7 +116,11 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
         errors=rows.loc[rows["status"] == "error", [c for c in ERROR_COLUMNS if c in rows]],
         detail=detail_table(gap_rows),
         runtime=runtime_table(runtime_scaling(rows)),
-        facets=facet_tables(gap_rows),
+        facets=(
+            {ATLAS_TITLE: atlas_table(gap_rows), **facet_tables(gap_rows)}
+            if is_atlas(rows)
+            else facet_tables(gap_rows)
+        ),
         traces=trace_tables(traced),
         trace_numbers=traced,
     )

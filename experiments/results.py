@@ -57,6 +57,11 @@ ALL_COLUMNS = {**RESULT_COLUMNS, **TRACE_COLUMNS}
 #: The suffix a damaged batch is renamed with when a run resumes (no longer read as a batch).
 DAMAGED_SUFFIX = ".damaged"
 #: The Arrow types each result column's pandas type is read from (null: a column of missing values).
+#: Result columns added after rows were first stored: a batch written before has none of them, and
+#: reads as if each were missing in every row (levels 5 and 6 came with the six-level objectives,
+#: ``topology`` with skewed topic sizes).
+ADDED_COLUMNS = ("topology", "level5", "level6", "bound5", "bound6")
+_ADDED_TYPES = {"string": pa.string(), "Int64": pa.int64()}
 _ARROW_TYPES = {
     "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t),
     "Int64": lambda t: pa.types.is_integer(t) or pa.types.is_null(t),
@@ -104,7 +109,7 @@ def _renamed(table: pa.Table) -> pa.Table:
 
 def read_batch(path: Path) -> pa.Table:
     """The rows of one batch file as an Arrow table, with every result column (:data:`RENAMED_COLUMNS`
-    renamed).
+    renamed, :data:`ADDED_COLUMNS` missing from older batches added as nulls).
 
     Raises
     ------
@@ -125,6 +130,9 @@ def read_batch(path: Path) -> pa.Table:
     table = _renamed(table)
     types = dict(zip(table.column_names, table.schema.types))
     for column, kind in ALL_COLUMNS.items():
+        if column not in types and column in ADDED_COLUMNS:
+            table = table.append_column(column, pa.nulls(len(table), _ADDED_TYPES[kind]))
+            continue
         if column not in types:
             if column in TRACE_COLUMNS:  # optional: a batch without trace rows may lack them
                 continue

@@ -26,6 +26,7 @@ import experiments.compare
 import experiments.report
 from experiments.cli import main
 from experiments.results import (
+    ADDED_COLUMNS,
     DAMAGED_SUFFIX,
     ROW_KEY,
     done_scenarios,
@@ -128,7 +129,9 @@ def folders(draw) -> list[tuple[str, str, int, object]]:
             elif how in ("garbage", "footer"):
                 detail = draw(st.binary(max_size=64))
             elif how in ("missing", "retyped"):
-                detail = draw(st.sampled_from(list(RESULT_COLUMNS)))
+                detail = draw(
+                    st.sampled_from([c for c in RESULT_COLUMNS if c not in ADDED_COLUMNS])
+                )
             files.append((name, how, batch, detail))
             continue
         files.append((name, "intact", batch, None))
@@ -233,6 +236,20 @@ def test_report_on_a_batch_lacking_a_column_names_it(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"error: {folder / 'batch-0.parquet'}: level1: missing column (a damaged batch)\n"
     )
+
+
+def test_a_batch_written_before_columns_were_added_reads_them_as_missing(tmp_path):
+    """Tests a batch without the columns added later (levels 5-6, topology): its rows load, those
+    columns empty, and resuming does not set the batch aside."""
+    old = BATCHES[0].drop(columns=list(ADDED_COLUMNS))
+    folder = run_folder(tmp_path, parquet_bytes(old))
+    rows = load_results(folder)
+    assert len(rows) == len(old)
+    for column in ADDED_COLUMNS:
+        assert rows[column].isna().all()
+    assert rows["level1"].tolist() == old["level1"].tolist()
+    notes: list[str] = []
+    assert done_scenarios(folder, notes) == set(old["scenario_id"]) and notes == []
 
 
 def test_report_counts_a_repeated_batch_once_with_a_note(tmp_path, monkeypatch, capsys):
