@@ -80,7 +80,8 @@ def _multisets(counts: tuple[int, ...], take: int) -> np.ndarray:
         used = (used[:, None] + k[None, :]).reshape(-1)
         keep = used <= take
         rows, used = rows[keep], used[keep]
-    return rows[used == take]
+    chosen: np.ndarray = rows[used == take]
+    return chosen
 
 
 @dataclass
@@ -348,17 +349,22 @@ def _boxed(total: int, boxes: list[tuple[int, int]]) -> int:
         return 0
     ends = sorted({v for box in boxes for v in box})
 
+    def clamp(level: Fraction, a: int, b: int) -> Fraction:
+        return min(max(level, Fraction(a)), Fraction(b))
+
     def filled(level: Fraction) -> Fraction:
-        return sum((min(max(level, a), b) for a, b in boxes), Fraction(0))
+        return sum((clamp(level, a, b) for a, b in boxes), Fraction(0))
 
     # The segment [ends[k], ends[k + 1]] where the filled total reaches ``total``; linear on it.
     level = Fraction(ends[0])
     for a, b in zip(ends, ends[1:]):
         low, high = filled(Fraction(a)), filled(Fraction(b))
         if low <= total <= high:
-            level = Fraction(a) + (b - a) * (total - low) / (high - low) if high > low else a
+            level = (
+                Fraction(a) + (b - a) * (total - low) / (high - low) if high > low else Fraction(a)
+            )
             break
-    return math.ceil(sum(((min(max(level, a), b)) ** 2 for a, b in boxes), Fraction(0)))
+    return math.ceil(sum((clamp(level, a, b) ** 2 for a, b in boxes), Fraction(0)))
 
 
 def _least(low: int, high: int, decide: Callable[[int], int | None]) -> int:
@@ -385,8 +391,10 @@ def search(
     (the answer is lexicographically optimal), else the best answer found (never worse than
     ``owner``) and ``False`` (out of time, or too large to enumerate)."""
     owner = np.array(owner)
+    if problem.num_members < 2 or problem.lags is None:
+        return owner, True  # one valid answer, or every answer (0, 0)
     lags = search_lags(problem)
-    if lags is None:
+    if lags is None:  # member totals beyond 62 bits
         return owner, False
     scale = math.gcd(*lags.tolist()) or 1  # both levels scale by a constant
     group = _Group.of(problem, lags // scale)

@@ -231,6 +231,12 @@ def _excess(total: int, target: int) -> int:
     return max(0, total - target) ** 2
 
 
+#: A candidate exchange: ``(pair excess after, a's partitions to b, b's partitions to a)``.
+Found = tuple[float, list[int], list[int]]
+#: Exchanges of ``k`` swaps: per swap the partitions of a and of b (arrays), and the differences.
+Sums = tuple[list[np.ndarray], list[np.ndarray], np.ndarray]
+
+
 def _exchange(
     problem: GroupProblem,
     owner: np.ndarray,
@@ -245,12 +251,46 @@ def _exchange(
     """The best exchange between ``a`` and ``b``: ``(pair excess after, a's partitions to b, b's
     partitions to a)``, or ``None`` when they have nothing to exchange.
 
-    ``depth`` 0: single swaps and moves; 1: up to 4 swaps; 2: up to 6 swaps."""
+    ``depth`` 0: single swaps, moves and a chain of disjoint swaps; 1: up to 4 swaps; 2: up to 6
+    swaps."""
     la, lb = int(totals[a]), int(totals[b])
-    if la - target <= target - lb:  # a difference in [la - target, target - lb] clears both
-        centre = (la - target + target - lb) / 2
-    else:  # both stay above: the most even split
-        centre = (la - lb) / 2
+    found = _singles(problem, owner, lags, a, b)
+    if found is None:
+        return None
+    x, y, d, moves = found
+    best = _Best(la, lb, target)
+    best.consider(d, [x], [y])
+    if moves:
+        m = np.array(moves)
+        best.consider(lags[m], [m], [])
+    if depth == 0 and la > target and (best.found is None or best.found[0] > 0):
+        best.chain(x, y, d)
+    if depth == 0 or best.clears:
+        return best.exact(lags)
+    # Pairs of swaps over the (sampled) single swaps, then 3 and 4 swaps by meet in the middle.
+    singles, pairs = _pairs(x, y, d, rng)
+    if pairs is None:
+        return best.exact(lags)
+    best.consider(pairs[2], pairs[0], pairs[1])
+    if best.clears:
+        return best.exact(lags)
+    searches = [(singles, pairs), (pairs, pairs)]
+    if depth == 2 and len(singles[2]) > 2:  # triples of the first singles, for 5 and 6 swaps
+        triples = _triples(singles)
+        searches += [(pairs, triples), (triples, triples)]
+    for half, other in searches:
+        best.meet(half, other)
+        if best.clears:
+            break
+    return best.exact(lags)
+
+
+def _singles(
+    problem: GroupProblem, owner: np.ndarray, lags: np.ndarray, a: int, b: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]] | None:
+    """The single same-topic swaps between ``a`` and ``b`` that change the totals (``a``'s
+    partition, ``b``'s, the difference ``d``), and ``a``'s partitions that may move to ``b``
+    within their topic's floor/ceiling share; ``None`` when there are neither."""
     topic = problem.partition_topic
     mine, theirs = np.flatnonzero(owner == a), np.flatnonzero(owner == b)
     xs, ys = [], []
@@ -274,31 +314,46 @@ def _exchange(
     y = np.concatenate(ys) if ys else np.zeros(0, np.int64)
     d = lags[x] - lags[y]
     keep = d != 0
-    x, y, d = x[keep], y[keep], d[keep]
-    best: tuple[float, list[int], list[int]] | None = None
+    return x[keep], y[keep], d[keep], moves
+
+
+class _Best:
+    """The best exchange between a member of total ``la`` and one of ``lb`` seen so far: least
+    pair excess over ``target``, ties nearest the ``centre`` of the differences that help most."""
+
+    def __init__(self, la: int, lb: int, target: int) -> None:
+        self.la, self.lb, self.target = la, lb, target
+        if la - target <= target - lb:  # a difference in [la - target, target - lb] clears both
+            self.centre = (la - target + target - lb) / 2
+        else:  # both stay above: the most even split
+            self.centre = (la - lb) / 2
+        self.found: Found | None = None
+
+    @property
+    def clears(self) -> bool:
+        """Whether the best exchange leaves neither member above the target."""
+        return self.found is not None and self.found[0] == 0
 
     def consider(
-        values: np.ndarray, parts: list[np.ndarray], theirs_parts: list[np.ndarray]
+        self, values: np.ndarray, parts: list[np.ndarray], theirs_parts: list[np.ndarray]
     ) -> None:
-        nonlocal best
+        """The best of the exchanges of differences ``values`` (per exchange, its partitions of a
+        in ``parts`` and of b in ``theirs_parts``), kept if better than the best so far."""
         if len(values) == 0:
             return
-        after = _pair_excess(la, lb, values.astype(np.float64), target)
-        i = int(np.argmin(after - 1e-9 * np.abs(values - centre)))
-        i = int(np.argmin(np.where(after == after[i], np.abs(values - centre), np.inf)))
-        if best is None or after[i] < best[0]:
-            best = (
+        after = _pair_excess(self.la, self.lb, values.astype(np.float64), self.target)
+        i = int(np.argmin(after - 1e-9 * np.abs(values - self.centre)))
+        i = int(np.argmin(np.where(after == after[i], np.abs(values - self.centre), np.inf)))
+        if self.found is None or after[i] < self.found[0]:
+            self.found = (
                 float(after[i]),
                 [int(p[i]) for p in parts],
                 [int(q[i]) for q in theirs_parts],
             )
 
-    consider(d, [x], [y])
-    if moves:
-        m = np.array(moves)
-        consider(lags[m], [m], [])
-    if depth == 0 and la > target and (best is None or best[0] > 0):
-        # A chain of disjoint single swaps, largest differences first, up to the cap.
+    def chain(self, x: np.ndarray, y: np.ndarray, d: np.ndarray) -> None:
+        """A chain of disjoint single swaps, largest differences first, up to the cap."""
+        la, lb, target = self.la, self.lb, self.target
         lo = la - target
         cap = target - lb if lo <= target - lb else (la - lb) // 2
         used_x: set[int] = set()
@@ -318,46 +373,18 @@ def _exchange(
                 moved += dk
         if len(chain_x) > 1:
             after = _excess(la - moved, target) + _excess(lb + moved, target)
-            if best is None or after < best[0]:
-                best = (float(after), chain_x, chain_y)
-    if depth == 0 or (best is not None and best[0] == 0):
-        return None if best is None else _exact(la, lb, lags, best, target)
-    # Pairs of swaps over the (sampled) single swaps, then 3 and 4 swaps by meet in the middle.
-    if len(d) > COMBINED:
-        pick = rng.choice(len(d), COMBINED, replace=False)
-        x1, y1, d1 = x[pick], y[pick], d[pick]
-    else:
-        x1, y1, d1 = x, y, d
-    i, j = np.triu_indices(len(d1), 1)
-    ok = (x1[i] != x1[j]) & (y1[i] != y1[j])
-    i, j = i[ok], j[ok]
-    if len(i) == 0:
-        return None if best is None else _exact(la, lb, lags, best, target)
-    d2 = d1[i] + d1[j]
-    order = np.argsort(d2, kind="stable")
-    i, j, d2 = i[order], j[order], d2[order]
-    consider(d2, [x1[i], x1[j]], [y1[i], y1[j]])
-    if best is not None and best[0] == 0:
-        return _exact(la, lb, lags, best, target)
-    singles = ([x1], [y1], d1)
-    pairs = ([x1[i], x1[j]], [y1[i], y1[j]], d2)
-    searches = [(singles, pairs), (pairs, pairs)]
-    if depth == 2 and len(d1) > 2:  # triples of the first singles, for 5 and 6 swaps
-        n = min(len(d1), TRIPLED)
-        ijk = np.array(list(combinations(range(n), 3)), dtype=np.int64).T
-        ok = np.ones(ijk.shape[1], dtype=bool)
-        for u, v in ((0, 1), (0, 2), (1, 2)):
-            ok &= (x1[ijk[u]] != x1[ijk[v]]) & (y1[ijk[u]] != y1[ijk[v]])
-        ijk = ijk[:, ok]
-        d3 = d1[ijk[0]] + d1[ijk[1]] + d1[ijk[2]]
-        order = np.argsort(d3, kind="stable")
-        ijk, d3 = ijk[:, order], d3[order]
-        triples = ([x1[r] for r in ijk], [y1[r] for r in ijk], d3)
-        searches += [(pairs, triples), (triples, triples)]
-    for (qx, qy, qd), (tx, ty, td) in searches:
+            if self.found is None or after < self.found[0]:
+                self.found = (float(after), chain_x, chain_y)
+
+    def meet(self, half: Sums, other: Sums) -> None:
+        """Exchanges of one of ``half`` and one of ``other`` (sorted by difference), disjoint:
+        for each of ``half``, the few of ``other`` whose differences bring the sum nearest the
+        centre (a binary search)."""
+        qx, qy, qd = half
+        tx, ty, td = other
         if len(td) == 0:
-            continue
-        at = np.searchsorted(td, centre - qd)
+            return
+        at = np.searchsorted(td, self.centre - qd)
         for shift in (-2, -1, 0, 1):
             k = np.clip(at + shift, 0, len(td) - 1)
             xs_all = qx + [c[k] for c in tx]
@@ -367,10 +394,50 @@ def _exchange(
                 for v in range(u + 1, len(xs_all)):
                     ok &= (xs_all[u] != xs_all[v]) & (ys_all[u] != ys_all[v])
             if ok.any():
-                consider((qd + td[k])[ok], [p[ok] for p in xs_all], [q[ok] for q in ys_all])
-        if best is not None and best[0] == 0:
-            break
-    return None if best is None else _exact(la, lb, lags, best, target)
+                self.consider((qd + td[k])[ok], [p[ok] for p in xs_all], [q[ok] for q in ys_all])
+
+    def exact(self, lags: np.ndarray) -> tuple[int, list[int], list[int]] | None:
+        """The best exchange with its pair excess recomputed in integers (``None``: none)."""
+        return (
+            None if self.found is None else _exact(self.la, self.lb, lags, self.found, self.target)
+        )
+
+
+def _pairs(
+    x: np.ndarray, y: np.ndarray, d: np.ndarray, rng: np.random.Generator
+) -> tuple[Sums, Sums | None]:
+    """The single swaps (``COMBINED`` of them drawn at random beyond that many) and the disjoint
+    pairs of them, sorted by difference (``None`` when there is no pair)."""
+    if len(d) > COMBINED:
+        pick = rng.choice(len(d), COMBINED, replace=False)
+        x1, y1, d1 = x[pick], y[pick], d[pick]
+    else:
+        x1, y1, d1 = x, y, d
+    singles: Sums = ([x1], [y1], d1)
+    i, j = np.triu_indices(len(d1), 1)
+    ok = (x1[i] != x1[j]) & (y1[i] != y1[j])
+    i, j = i[ok], j[ok]
+    if len(i) == 0:
+        return singles, None
+    d2 = d1[i] + d1[j]
+    order = np.argsort(d2, kind="stable")
+    i, j, d2 = i[order], j[order], d2[order]
+    return singles, ([x1[i], x1[j]], [y1[i], y1[j]], d2)
+
+
+def _triples(singles: Sums) -> Sums:
+    """The disjoint triples of the first ``TRIPLED`` single swaps, sorted by difference."""
+    (x1,), (y1,), d1 = singles
+    n = min(len(d1), TRIPLED)
+    ijk = np.array(list(combinations(range(n), 3)), dtype=np.int64).T
+    ok = np.ones(ijk.shape[1], dtype=bool)
+    for u, v in ((0, 1), (0, 2), (1, 2)):
+        ok &= (x1[ijk[u]] != x1[ijk[v]]) & (y1[ijk[u]] != y1[ijk[v]])
+    ijk = ijk[:, ok]
+    d3 = d1[ijk[0]] + d1[ijk[1]] + d1[ijk[2]]
+    order = np.argsort(d3, kind="stable")
+    ijk, d3 = ijk[:, order], d3[order]
+    return [x1[r] for r in ijk], [y1[r] for r in ijk], d3
 
 
 def _pair_excess(la: int, lb: int, d: np.ndarray, target: int) -> np.ndarray:
