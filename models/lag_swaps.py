@@ -465,11 +465,13 @@ def even_out(
     answers stay valid, level 1 never rises).
 
     Each step takes the pair of members sharing a topic with the widest lag gap not yet found
-    stuck and the exchange of :func:`balance` (single swaps, moves within the topics'
-    floor/ceiling shares, then up to 4 swaps) whose difference ``d`` comes nearest half the gap:
-    with ``0 < d < lag_a - lag_b`` both new lags lie between the old ones, so the pair's squares
-    fall and the largest lag does not rise.  It stops when the sum of squares meets ``target`` (a
-    lower bound), no pair has an improving exchange, or time runs out.
+    stuck and the exchange of :func:`balance` whose difference ``d`` comes nearest half the gap:
+    single swaps, moves within the topics' floor/ceiling shares and chains, tried on every pair
+    before sums of up to 4 swaps are tried on any (most pairs of a skewed group have no exchange
+    at all, and the sums cost the most).  With ``0 < d < lag_a - lag_b`` both new lags lie between
+    the old ones, so the pair's squares fall and the largest lag does not rise.  It stops when the
+    sum of squares meets ``target`` (a lower bound), no pair has an improving exchange, or time
+    runs out.
     """
     owner = np.array(owner)
     lags = search_lags(problem)
@@ -479,27 +481,16 @@ def even_out(
     rng = np.random.default_rng(seed)
     deadline = time.perf_counter() + max_seconds
     shared = problem.subscribes.astype(np.int64) @ problem.subscribes.T.astype(np.int64) > 0
-    stuck: set[tuple[int, int]] = set()
+    stuck: set[tuple[int, int, int]] = set()  # (a, b, depth) without an exchange that helps
     while time.perf_counter() < deadline:
         if sum(int(v) ** 2 for v in totals.tolist()) <= target:
             break
         order = np.argsort(-totals, kind="stable").tolist()
-        step: tuple[int, int, list[int], list[int]] | None = None
-        for a in order:
-            for b in reversed(order):
-                if totals[a] - totals[b] < 2 or time.perf_counter() >= deadline:
-                    break
-                if (a, b) in stuck or not shared[a, b]:
-                    continue
-                before = int(totals[a]) ** 2 + int(totals[b]) ** 2
-                for depth in (0, 1):
-                    found = _exchange(problem, owner, lags, totals, a, b, 0, rng, depth)
-                    if found is not None and found[0] < before:
-                        step = (a, b, found[1], found[2])
-                        break
-                if step is not None:
-                    break
-                stuck.add((a, b))
+        step = None
+        for depth in (0, 1):  # every pair's single swaps and moves before any pair's sums
+            step = _even_step(
+                problem, owner, lags, totals, order, shared, stuck, depth, deadline, rng
+            )
             if step is not None:
                 break
         if step is None:
@@ -510,5 +501,34 @@ def even_out(
         moved = int(lags[ours].sum() - lags[theirs].sum())
         totals[a] -= moved
         totals[b] += moved
-        stuck = {pair for pair in stuck if a not in pair and b not in pair}
+        stuck = {key for key in stuck if a not in key[:2] and b not in key[:2]}
     return owner
+
+
+def _even_step(
+    problem: GroupProblem,
+    owner: np.ndarray,
+    lags: np.ndarray,
+    totals: np.ndarray,
+    order: list[int],
+    shared: np.ndarray,
+    stuck: set[tuple[int, int, int]],
+    depth: int,
+    deadline: float,
+    rng: np.random.Generator,
+) -> tuple[int, int, list[int], list[int]] | None:
+    """The first pair (widest gap first) with an exchange of :func:`_exchange` at ``depth`` that
+    lowers its sum of squares: ``(a, b, a's partitions to b, b's to a)``; pairs without one join
+    ``stuck``."""
+    for a in order:
+        for b in reversed(order):
+            if totals[a] - totals[b] < 2 or time.perf_counter() >= deadline:
+                break
+            if (a, b, depth) in stuck or not shared[a, b]:
+                continue
+            before = int(totals[a]) ** 2 + int(totals[b]) ** 2
+            found = _exchange(problem, owner, lags, totals, a, b, 0, rng, depth)
+            if found is not None and found[0] < before:
+                return a, b, found[1], found[2]
+            stuck.add((a, b, depth))
+    return None
