@@ -196,7 +196,9 @@ class LagModel:
     def best_heuristic(self) -> Result:
         """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its
         variants) and ``start``, improved by :func:`models.lag_swaps.improve` (swaps on the largest
-        member, at most ``SWAP_SECONDS``), then within ``balance_seconds`` by
+        member, at most ``SWAP_SECONDS``); for level 2 of squared lags, the optimum of
+        :func:`models.lag_search.search` when it runs to its end within ``search_seconds`` (small
+        groups), else its best answer; then within what is left of ``balance_seconds`` by
         :func:`models.lag_swaps.balance` towards the level-1 bound and (level 2 of squared lags)
         :func:`models.lag_swaps.even_out` towards the level-2 bound."""
         found = [heuristic.assign(self.problem, variant=v) for v in HINTS]
