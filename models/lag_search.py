@@ -145,13 +145,25 @@ class _Group:
 
 class _Decision:
     """Whether some answer has a largest total at most ``level1`` and (unless ``None``) a sum of
-    squares at most ``level2``: a depth-first search over the members' bundles."""
+    squares at most ``level2``: a depth-first search over the members' bundles.
 
-    def __init__(self, group: _Group, level1: int, level2: int | None, deadline: float) -> None:
+    With ``least``, the least sum of squares at most ``level2`` instead (branch and bound: each
+    answer found lowers ``level2`` below its own and the search goes on; ``best`` is the last)."""
+
+    def __init__(
+        self,
+        group: _Group,
+        level1: int,
+        level2: int | None,
+        deadline: float,
+        least: bool = False,
+    ) -> None:
         self.group = group
         self.level1 = level1
         self.level2 = level2
         self.deadline = deadline
+        self.least = least
+        self.best: np.ndarray | None = None
         problem = group.problem
         start = problem.topic_start
         lags = group.lags
@@ -200,7 +212,8 @@ class _Decision:
             raise _Stop
         group = self.group
         if i == len(group.members):
-            raise _Found
+            self._found(squares)
+            return
         if self.level2 is not None and squares + self._rest(i, left) > (self.level2):
             return
         low, high = self._window(i, left, squares, previous)
@@ -209,7 +222,9 @@ class _Decision:
         if i == len(group.members) - 1:  # the last member takes what is left
             parts = [np.array(self.remaining[t], dtype=np.int64) for t in group.topics[i]]
             self._take(i, parts)
-            raise _Found
+            self._found(squares + left * left)
+            self._take(i, parts, undo=True)
+            return
         bundles = self._bundles(i, low, high)
         rest = len(group.members) - i - 1
         for k, total in enumerate(bundles.totals.tolist()):
@@ -222,10 +237,20 @@ class _Decision:
             self._descend(i + 1, left - total, squares + total * total, total)
             self._take(i, parts, undo=True)
 
+    def _found(self, squares: int) -> None:
+        """An answer (in ``owner``) with sum of squares ``squares``: the decision ends, or the
+        least sum of squares searched for goes below it."""
+        if not self.least:
+            raise _Found
+        self.best = self.owner.copy()
+        self.level2 = squares - 1
+
     def _rest(self, i: int, left: int) -> int:
         """A lower bound of the sum of squares of the totals of the members from ``i`` on
         (``left`` lag): the larger of the majorant bound of :mod:`models.lag_bounds` over the
-        remaining partitions and the even split within each member's least and most total."""
+        remaining partitions and the boxed bound, the least over the members who may take the
+        largest free partition of the even split within each member's least and most total
+        (that member's least raised by it)."""
         group, lags = self.group, self.group.lags
         members = len(group.members) - i
         top = sorted(
@@ -233,18 +258,41 @@ class _Decision:
         )[:members]
         if not top:
             return 0
+        held = [int(v) for v in np.cumsum(top).tolist()]
+        majorant = _majorant(left, members, top[0], held)
+        largest = max(
+            (t for t in self.remaining if self.remaining[t]),
+            key=lambda t: (int(lags[self.remaining[t][0]]), -t),
+        )
+        hot = int(lags[self.remaining[largest][0]])
         boxes = []
+        raised = []  # per member: its least total when it takes the largest free partition
         for topics in group.topics[i:]:
             least = most = 0
+            holding = None if largest not in topics else hot
             for t in topics:
                 q = self.remaining[t]
                 floor = group.floor[t]
                 ceiling = floor + (self.extra_left[t] > 0)
-                least += sum(int(lags[p]) for p in q[len(q) - floor :]) if floor else 0
+                smallest = [int(lags[p]) for p in q[len(q) - floor :]] if floor else []
+                least += sum(smallest)
                 most += sum(int(lags[p]) for p in q[:ceiling])
+                if t == largest and holding is not None:
+                    # It holds the largest and at least floor - 1 more of t, the smallest.
+                    holding += sum(smallest[1:]) if len(q) > floor else sum(smallest) - hot
+                elif holding is not None:
+                    holding += sum(smallest)
             boxes.append((least, most))
-        held = [int(v) for v in np.cumsum(top).tolist()]
-        return max(_majorant(left, members, top[0], held), _boxed(left, boxes))
+            raised.append(holding)
+        boxed = min(
+            (
+                _boxed(left, boxes[:j] + [(max(boxes[j][0], lift), boxes[j][1])] + boxes[j + 1 :])
+                for j, lift in enumerate(raised)
+                if lift is not None and lift <= boxes[j][1]
+            ),
+            default=0,
+        )
+        return max(majorant, boxed)
 
     def _bundles(self, i: int, low: int, high: int) -> _Bundles:
         """Every choice of member ``i`` (per topic floor or ceiling of the remaining partitions,
@@ -419,7 +467,13 @@ def search(
 
     try:
         level1 = _least(-(-bound[0] // scale), _levels(group, owner)[0], lambda v: decide(v, None))
-        _least(-(-bound[1] // scale**2), _levels(group, best)[1], lambda v: decide(level1, v))
+        squares = _levels(group, best)[1]
+        floor = -(-bound[1] // scale**2)
+        if squares > floor and decide(level1, floor) is None:  # the bound first, then below best
+            least = _Decision(group, level1, squares - 1, deadline, least=True)
+            least.run()
+            if least.best is not None:
+                best = least.best
     except _Stop:
         return (best if _levels(group, best) < _levels(group, owner) else owner), False
     return best, True
