@@ -39,6 +39,7 @@ from experiments.tables import (
     to_latex,
     to_markdown,
 )
+from problems import LEVELS
 
 FORMATS = ("html", "markdown", "latex")
 FILES = {"html": "report.html", "markdown": "report.md", "latex": "report.tex"}
@@ -104,7 +105,7 @@ def disagreement_table(found: pd.DataFrame) -> pd.DataFrame:
             "reason": found["reason"] if "reason" in found else "",
         }
     )
-    for level in range(1, 5):
+    for level in range(1, LEVELS + 1):
         values = pd.to_numeric(found[f"level{level}"], errors="coerce").astype(float)
         if values.notna().any():
             table[f"level {level}"] = values.map(number)

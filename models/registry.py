@@ -21,9 +21,13 @@ import heuristics.share
 import heuristics.sticky
 import heuristics.sticky_replica
 import heuristics.stream_join
+import heuristics.streams_ha
+import heuristics.streams_kip924_sticky
+import heuristics.streams_sticky
 import heuristics.uniform
 from models.options import COMMON, SolveOptions, ignoring
 from problems import GroupProblem, PlacementProblem, Result
+from problems.streams import StreamsProblem
 
 #: The common options CP-SAT models use, and those the PuLP models use (no search workers).
 CPSAT = ("time_limit", "workers", "seed", "log", "hint")
@@ -123,7 +127,8 @@ class Strategy:
     Attributes
     ----------
     family
-        ``"group"`` (``rebalance-lab assign``) or ``"placement"`` (``reassign``).
+        ``"group"`` (``rebalance-lab assign``), ``"streams"`` (``assign`` on a streams group) or
+        ``"placement"`` (``reassign``).
     objective
         The objective its answers are judged on (a key of ``problems.OBJECTIVES``).
     heuristic
@@ -294,6 +299,10 @@ STRATEGIES: dict[str, Strategy] = {
          "mip": RunnerEntry(mip_share, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_share)},
         baselines=("uniform",)),
+    "streams-sticky": Strategy("streams", "streams", heuristic(heuristics.streams_sticky)),
+    "streams-ha": Strategy("streams", "streams", heuristic(heuristics.streams_ha)),
+    "streams-kip924-sticky": Strategy(
+        "streams", "streams", heuristic(heuristics.streams_kip924_sticky)),
     "kafka-default": Strategy(
         "placement", "replica",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),
@@ -318,7 +327,7 @@ SOLVERS: tuple[str, ...] = (
 
 
 def strategies(family: str) -> list[str]:
-    """The strategies of a family (``group`` or ``placement``), in table order."""
+    """The strategies of a family (``group``, ``streams`` or ``placement``), in table order."""
     return [name for name, entry in STRATEGIES.items() if entry.family == family]
 
 
@@ -372,7 +381,12 @@ def _passed(
     if options.variant in runner.aliases:
         options = replace(options, variant=runner.aliases[options.variant])
     if "hint" in runner.uses and options.hint is not None:
-        if options.hint_answer(problem, strategy) is None:  # no answer, or not a valid one
+        hinted = (
+            options.hint_streams(problem, strategy)
+            if isinstance(problem, StreamsProblem)
+            else options.hint_answer(problem, strategy)
+        )
+        if hinted is None:  # no answer, or not a valid one
             options, ignored = replace(options, hint=None), [*ignored, "hint"]
     return options, ignored
 
