@@ -258,9 +258,10 @@ class LagModel:
             }
             return Result(self.problem, "lag-aware", answer, Status.FEASIBLE, bound[:1], info)
         status = Status.OPTIMAL if tuple(best.objective) == bound else Status.FEASIBLE
-        # As a model would say: level 2 beyond the backend's range is the size-free bound.
-        level2 = {} if self.squares_in_range or self._proven else {"level2": "bounded"}
+        # The search's proof, or the size-free bounds; as a model would say, level 2 beyond the
+        # backend's range is then the size-free bound.
         method = "search" if self._proven and bound != lower_bound(self.problem) else "bounds"
+        level2 = {"level2": "bounded"} if method == "bounds" and not self.squares_in_range else {}
         return Result(
             self.problem, "lag-aware", answer, status, bound, {"method": method, **level2}
         )
