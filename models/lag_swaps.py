@@ -464,14 +464,15 @@ def even_out(
     """``owner`` with its sum of squared member lags lowered towards ``target`` (a copy; valid
     answers stay valid, level 1 never rises).
 
-    Each step takes the pair of members sharing a topic with the widest lag gap not yet found
-    stuck and the exchange of :func:`balance` whose difference ``d`` comes nearest half the gap:
-    single swaps, moves within the topics' floor/ceiling shares and chains, tried on every pair
-    before sums of up to 4 swaps are tried on any (most pairs of a skewed group have no exchange
-    at all, and the sums cost the most).  With ``0 < d < lag_a - lag_b`` both new lags lie between
-    the old ones, so the pair's squares fall and the largest lag does not rise.  It stops when the
-    sum of squares meets ``target`` (a lower bound), no pair has an improving exchange, or time
-    runs out.
+    Each sweep goes over the pairs of members sharing a topic, widest lag gap first, skipping
+    those found stuck since neither member changed, and takes for each the exchange of
+    :func:`balance` whose difference ``d`` comes nearest half the gap, when it helps: single
+    swaps, moves within the topics' floor/ceiling shares and chains in one sweep, sums of up to
+    4 swaps only in a sweep after one where no pair had a single exchange (most pairs of a
+    skewed group have no exchange at all, and the sums cost the most).  With
+    ``0 < d < lag_a - lag_b`` both new lags lie between the old ones, so the pair's squares fall
+    and the largest lag does not rise.  It stops when the sum of squares meets ``target`` (a
+    lower bound), no pair has an improving exchange, or time runs out.
     """
     owner = np.array(owner)
     lags = search_lags(problem)
@@ -486,49 +487,59 @@ def even_out(
         if sum(int(v) ** 2 for v in totals.tolist()) <= target:
             break
         order = np.argsort(-totals, kind="stable").tolist()
-        step = None
         for depth in (0, 1):  # every pair's single swaps and moves before any pair's sums
-            step = _even_step(
-                problem, owner, lags, totals, order, shared, stuck, depth, deadline, rng
-            )
-            if step is not None:
+            sweep = _EvenSweep(problem, owner, lags, totals, shared, stuck, target, rng)
+            if sweep.run(order, depth, deadline):
                 break
-        if step is None:
-            break
-        a, b, ours, theirs = step
-        owner[ours] = b
-        owner[theirs] = a
-        moved = int(lags[ours].sum() - lags[theirs].sum())
-        totals[a] -= moved
-        totals[b] += moved
-        stuck = {key for key in stuck if a not in key[:2] and b not in key[:2]}
+        else:
+            break  # no pair has an exchange that helps
     return owner
 
 
-def _even_step(
-    problem: GroupProblem,
-    owner: np.ndarray,
-    lags: np.ndarray,
-    totals: np.ndarray,
-    order: list[int],
-    shared: np.ndarray,
-    stuck: set[tuple[int, int, int]],
-    depth: int,
-    deadline: float,
-    rng: np.random.Generator,
-) -> tuple[int, int, list[int], list[int]] | None:
-    """The first pair (widest gap first) with an exchange of :func:`_exchange` at ``depth`` that
-    lowers its sum of squares: ``(a, b, a's partitions to b, b's to a)``; pairs without one join
-    ``stuck``."""
-    for a in order:
-        for b in reversed(order):
-            if totals[a] - totals[b] < 2 or time.perf_counter() >= deadline:
-                break
-            if (a, b, depth) in stuck or not shared[a, b]:
-                continue
-            before = int(totals[a]) ** 2 + int(totals[b]) ** 2
-            found = _exchange(problem, owner, lags, totals, a, b, 0, rng, depth)
-            if found is not None and found[0] < before:
-                return a, b, found[1], found[2]
-            stuck.add((a, b, depth))
-    return None
+class _EvenSweep:
+    """One pass of :func:`even_out` over the pairs, widest gap first, taking every exchange that
+    lowers a pair's sum of squares as it is found (``owner`` and ``totals`` change in place)."""
+
+    def __init__(
+        self,
+        problem: GroupProblem,
+        owner: np.ndarray,
+        lags: np.ndarray,
+        totals: np.ndarray,
+        shared: np.ndarray,
+        stuck: set[tuple[int, int, int]],
+        target: int,
+        rng: np.random.Generator,
+    ) -> None:
+        self.problem, self.owner, self.lags, self.totals = problem, owner, lags, totals
+        self.shared, self.stuck, self.target, self.rng = shared, stuck, target, rng
+
+    def run(self, order: list[int], depth: int, deadline: float) -> bool:
+        """Whether an exchange was taken (pairs without one at ``depth`` join ``stuck``)."""
+        owner, lags, totals, stuck = self.owner, self.lags, self.totals, self.stuck
+        taken = False
+        for a in order:
+            for b in reversed(order):
+                if time.perf_counter() >= deadline:
+                    return taken
+                if totals[a] - totals[b] < 2:
+                    break
+                if (a, b, depth) in stuck or not self.shared[a, b]:
+                    continue
+                before = int(totals[a]) ** 2 + int(totals[b]) ** 2
+                found = _exchange(self.problem, owner, lags, totals, a, b, 0, self.rng, depth)
+                if found is None or found[0] >= before:
+                    stuck.add((a, b, depth))
+                    continue
+                _, ours, theirs = found
+                owner[ours] = b
+                owner[theirs] = a
+                moved = int(lags[ours].sum() - lags[theirs].sum())
+                totals[a] -= moved
+                totals[b] += moved
+                taken = True
+                for key in [key for key in stuck if a in key[:2] or b in key[:2]]:
+                    stuck.discard(key)
+                if sum(int(v) ** 2 for v in totals.tolist()) <= self.target:
+                    return True
+        return taken
