@@ -169,6 +169,8 @@ def balance(
             (partners, partners[:DEEP_PARTNERS], partners[:DEEP_PARTNERS])
         ):
             for b in tried:
+                if time.perf_counter() >= deadline:  # a step of deep exchanges takes seconds
+                    break
                 found = _exchange(problem, owner, lags, totals, a, b, target, rng, depth)
                 gain = _excess(int(totals[a]), target) + _excess(int(totals[b]), target)
                 if found is not None and found[0] < gain and (best is None or found[0] < best[0]):
@@ -177,6 +179,8 @@ def balance(
                         break
             if best is not None:
                 break
+        if best is None and time.perf_counter() >= deadline:
+            break
         before = _excess(int(totals[a]), target)
         if best is not None:
             before += _excess(int(totals[best[3]]), target)
