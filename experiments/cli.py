@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -329,6 +330,10 @@ def _parser(command_modules: bool) -> argparse.ArgumentParser:
     return build_parser(command_modules=command_modules)
 
 
+#: Exit status after the reader of stdout went away (128 + SIGPIPE, as the shell reports it).
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rebalance-lab`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -344,6 +349,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"rebalance-lab {args.command}: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly, as a program killed by SIGPIPE would,
+        # and keep Python from reporting the failed flush of stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

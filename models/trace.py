@@ -340,7 +340,10 @@ class _Runner:
             problem = load_problem(next_document(self.trace, k, doc))
             assert isinstance(problem, GroupProblem)
             return problem
-        return with_claims(base, before, answer, k, fresh_members(self.trace, k))
+        cooperative = self.strategy == "cooperative-sticky"  # claims as such a consumer sends them
+        return with_claims(
+            base, before, answer, k, fresh_members(self.trace, k), cooperative=cooperative
+        )
 
     def moves(self, previous: Result | None, current: Result) -> int:
         old, new = _answered(previous), _answered(current)

@@ -754,12 +754,31 @@ def partition_map(previous: GroupProblem, current: GroupProblem) -> np.ndarray:
     return mapping
 
 
+def _stale_claims(
+    problem: GroupProblem, previous: GroupProblem, members: np.ndarray, partitions: np.ndarray
+) -> np.ndarray:
+    """Partitions of ``previous`` (positions) whose topic is deleted while their claimant (member
+    position in ``problem``, -1 none) still subscribes it by name."""
+    gone = np.flatnonzero((members >= 0) & (partitions < 0))
+    if not len(gone):
+        return gone
+    topic = previous.partition_topic[gone]
+    keep = np.zeros(len(gone), dtype=bool)
+    pairs = np.unique(np.stack([members[gone], topic]), axis=1)
+    for member, t in pairs.T.tolist():  # one check per (member, deleted topic)
+        if previous.topics[t] in problem.subscriptions[member]:
+            keep |= (members[gone] == member) & (topic == t)
+    return gone[keep]
+
+
 def with_claims(
     problem: GroupProblem,
     previous: GroupProblem,
     owner: np.ndarray,
     generation: int,
     fresh: Iterable[str] = (),
+    *,
+    cooperative: bool = False,
 ) -> GroupProblem:
     """``problem`` (a step's problem, no claims) with ``owner`` (step ``k - 1``'s owner of every
     partition of ``previous``, member positions, -1 for none) as the members' claims.
@@ -768,6 +787,11 @@ def with_claims(
     ``problem`` that is in ``previous`` and not in ``fresh`` claims its partitions that still
     exist, at ``generation``; the others send no claims and no generation.  Claims on partitions
     of deleted topics are left out (parsing drops them as stale: the objective is the same).
+
+    ``cooperative``: the claims as a cooperative consumer sends them (Kafka's
+    ``ConsumerCoordinator.onJoinPrepare``): partitions of topics the member no longer subscribes
+    are revoked before it joins (not claimed); partitions of a deleted topic it still subscribes
+    are still owned, so claimed by name (stale), which makes it rejoin after the round.
     """
     prev_index = previous.member_index
     dropped = set(fresh)
@@ -782,17 +806,33 @@ def with_claims(
         has_generation.append(claims)
     to_partition = partition_map(previous, problem)
     owner = np.asarray(owner, dtype=np.int64)
-    members = to_new[owner]  # owner -1 -> the last slot, -1
+    claimant = members = to_new[owner]  # owner -1 -> the last slot, -1
     partitions = to_partition
     keep = (members >= 0) & (partitions >= 0)
+    if cooperative:
+        subscribed = np.zeros(len(keep), dtype=bool)
+        rows = np.flatnonzero(keep)
+        subscribed[rows] = problem.subscribes[
+            members[rows], problem.partition_topic[partitions[rows]]
+        ]
+        stale = _stale_claims(problem, previous, members, partitions)
+        keep &= subscribed
     members, partitions = members[keep], partitions[keep]
-    if len(partitions) > 1 and bool((partitions[1:] > partitions[:-1]).all()):
+    topics = problem.partition_topic[partitions].astype(np.int64)
+    indices = problem.partition_index[partitions].astype(np.int64)
+    names = problem.topics
+    if cooperative and len(stale):  # deleted topics' claims, by their topics' names in previous
+        members = np.concatenate([members, claimant[stale]])
+        topics = np.concatenate([topics, problem.num_topics + previous.partition_topic[stale]])
+        indices = np.concatenate([indices, previous.partition_index[stale].astype(np.int64)])
+        names = (*problem.topics, *previous.topics)
+        order = np.lexsort((indices, topics, members))
+    elif len(partitions) > 1 and bool((partitions[1:] > partitions[:-1]).all()):
         # Partitions ascending (topics keep their order in a trace): one stable sort by member.
         order = np.argsort(members.astype(np.int32), kind="stable")
     else:
         order = np.lexsort((partitions, members))
-    members, partitions = members[order], partitions[order]
-    topics = problem.partition_topic[partitions]
+    members, topics, indices = members[order], topics[order], indices[order]
     first = np.ones(len(order), dtype=bool)
     first[1:] = (members[1:] != members[:-1]) | (topics[1:] != topics[:-1])
     starts = np.flatnonzero(first)
@@ -801,10 +841,10 @@ def with_claims(
     flags = np.array(has_generation, dtype=bool)
     result = dataclasses.replace(
         problem,
-        owned_topics=tuple(np.array(problem.topics, dtype=object)[topics[starts]].tolist()),
+        owned_topics=tuple(np.array(names, dtype=object)[topics[starts]].tolist()),
         owned_entry_start=frozen(entry_start),
         owned_start=frozen(np.append(starts, len(order)).astype(np.int64)),
-        owned_indices=frozen(problem.partition_index[partitions].astype(np.int64)),
+        owned_indices=frozen(indices),
         generations=frozen(np.where(flags, generation, -1).astype(np.int64)),
         has_generation=tuple(has_generation),
         notes=(),

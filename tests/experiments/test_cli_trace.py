@@ -175,3 +175,28 @@ def test_the_documented_reports_are_real(argv, table):
     printed = err.splitlines()
     assert printed[:-1] == table[:-1]
     assert printed[-1].split(":")[0] == table[-1].split(":")[0]
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """Tests `trace ... | head`: the command stops with SIGPIPE's status and no traceback."""
+    members = [{"id": f"c{m:03d}", "topics": ["t0"]} for m in range(200)]
+    steps = [{"restart": [f"c{m:03d}"]} for m in range(40)]
+    path = tmp_path / "big.json"
+    path.write_text(
+        json.dumps(
+            {
+                "kind": "group-trace",
+                "problem": {"topics": {"t0": 20000}, "members": members},
+                "steps": steps,
+            }
+        )
+    )
+    command = [sys.executable, "-m", "experiments.cli", "trace", "--strategy", "range", str(path)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        first = process.stdout.readline()
+        process.stdout.close()  # the reader goes away after one line
+        error = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 141
+    assert json.loads(first)["step"] == 0
+    assert "Traceback" not in error and error == ""
