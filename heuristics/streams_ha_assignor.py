@@ -141,6 +141,13 @@ class _ByLag(dict):
         """``lagFor(task)`` of ``client``."""
         return int(self.lags[client, self.position[task]])
 
+    def least(self, task: int) -> int:
+        """The first client by ``(lag, client)`` on ``task``."""
+        order = self.get(task)
+        if order is not None:
+            return order[0]
+        return int(np.argmin(self.lags[:, self.position[task]]))
+
     def __missing__(self, task: int) -> list[int]:
         column = self.lags[:, self.position[task]]
         order = np.lexsort((self.clients, column)).tolist()
@@ -226,7 +233,7 @@ def _lagging(task: int, client: int, inp: StreamsInput, caught_up: dict, by_lag:
     """``taskIsNotCaughtUpOnClientAndOtherMoreCaughtUpClientsExist``."""
     if client in caught_up[task]:
         return False
-    return by_lag.lag(by_lag[task][0], task) < by_lag.lag(client, task)
+    return by_lag.lag(by_lag.least(task), task) < by_lag.lag(client, task)
 
 
 def _most_caught_up(by_lag: dict, task: int, destination: int, eligible) -> int | None:
@@ -246,16 +253,17 @@ def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
         inp.client_hashes(),
         _assigned_loads(clients),
     )
-    movements: JavaPriorityQueue[_Movement] = JavaPriorityQueue(_compare_movements)
+    planned: list[_Movement] = []
     for state in clients:
         for task in sorted(state.active):
             if _lagging(task, state.index, inp, caught_up, by_lag):
-                movements.offer(_Movement(task, state.index, len(caught_up[task])))
+                planned.append(_Movement(task, state.index, len(caught_up[task])))
         queue.offer(state.index)
-    needed = len(movements)
-    while len(movements):
-        m = movements.poll()
-        assert m is not None
+    needed = len(planned)
+    # every movement is queued before the first is taken, and no two share a task (a task has
+    # one active client): Kafka's queue gives them in (caught-up clients, task) order
+    planned.sort(key=lambda m: (m.caught_up, m.task))
+    for m in planned:
         task, destination = m.task, m.destination
         source = queue.poll(task, lambda c, task=task: task in clients[c].standby)
         if source is not None:
