@@ -292,18 +292,23 @@ def _move_standbys(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int
         inp.client_hashes(),
         _assigned_loads(clients),
     )
-    movements: JavaPriorityQueue[_Movement] = JavaPriorityQueue(_compare_movements)
+    planned: list[_Movement] = []
     for state in clients:
         for task in sorted(state.standby):
             if task in warmup[state.index]:
                 continue
             if _lagging(task, state.index, inp, caught_up, by_lag):
-                movements.offer(_Movement(task, state.index, len(caught_up[task])))
+                planned.append(_Movement(task, state.index, len(caught_up[task])))
         queue.offer(state.index)
+    if len({m.task for m in planned}) == len(planned):
+        # all queued before the first is taken, no two alike: Kafka's queue gives them sorted
+        planned.sort(key=lambda m: (m.caught_up, m.task))
+    else:  # two standbys of one task tie: the heap's layout orders them
+        movements: JavaPriorityQueue[_Movement] = JavaPriorityQueue(_compare_movements)
+        movements.offer_all(planned)
+        planned = [movements.poll() for _ in range(len(planned))]  # type: ignore[misc]
     made = 0
-    while len(movements):
-        m = movements.poll()
-        assert m is not None
+    for m in planned:
         task, destination = m.task, m.destination
 
         def eligible(c: int, task: int = task) -> bool:
