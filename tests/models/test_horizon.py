@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import models
-from models.cpsat.horizon import count_bound
+from models.cpsat.horizon import count_bound, trace_classes
 from models.horizon import solve_horizon
+from models.horizon_bound import lp_bound
 from models.horizon_levels import count_box, step_policy
 from models.horizon_steps import group_steps
 from models.options import SolveOptions
@@ -476,6 +477,42 @@ def test_the_count_box_holds_every_optimum_and_the_count_bound_is_a_bound(seed: 
             assert (low <= counts).all() and (counts <= high).all(), (seed, k)
         assert (high - low <= 1).all()
     assert count_bound(steps, levels, None) <= oracle(trace, "sticky")[1]
+
+
+def test_the_relaxation_bound_is_a_bound_and_mostly_meets_the_optimum() -> None:
+    met = 0
+    for seed in range(16):
+        racks = seed % 4 == 3
+        strategy = "rack-aware" if racks else "sticky"
+        trace = load_trace(random_trace(600 + seed, equal=seed % 3 == 0, racks=racks))
+        steps = group_steps([p for p in step_problems(trace) if isinstance(p, GroupProblem)])
+        levels = step_policy(steps, strategy, SolveOptions(), None)
+        classes = trace_classes(steps, [step.kind for step in levels], None)
+        bound = lp_bound(steps, levels, None, classes, 10.0)
+        fewest = oracle(trace, strategy)[1]
+        assert count_bound(steps, levels, None) <= fewest and bound <= fewest, seed
+        met += bound == fewest
+    assert met >= 12
+
+
+def test_the_relaxation_bound_sees_more_than_the_counts() -> None:
+    """A member swaps subscriptions: every partition of the topic it drops must move, which the
+    per-topic counts of the relaxation see and the members' totals do not."""
+    doc = {
+        "kind": "group-trace",
+        "problem": {
+            "topics": {"a": 2, "b": 2},
+            "members": [{"id": "x", "topics": ["a"]}, {"id": "y", "topics": ["a", "b"]}],
+        },
+        "steps": [{"subscribe": {"x": ["b"]}}],
+    }
+    trace = load_trace(doc)
+    steps = group_steps([p for p in step_problems(trace) if isinstance(p, GroupProblem)])
+    levels = step_policy(steps, "sticky", SolveOptions(), None)
+    classes = trace_classes(steps, [step.kind for step in levels], None)
+    fewest = oracle(trace, "sticky")[1]
+    assert lp_bound(steps, levels, None, classes, 10.0) == fewest
+    assert count_bound(steps, levels, None) < fewest
 
 
 def test_a_rack_aware_cluster_keeps_every_steps_levels() -> None:
