@@ -268,4 +268,4 @@ seed = 1
     )
     assert main(["experiment", "show", "kafka-benchmark-grid", "--json"]) == 0
     grid = json.loads(capsys.readouterr().out)
-    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 960, 20000)
+    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 4032, 20000)
