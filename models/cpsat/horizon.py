@@ -154,6 +154,11 @@ def solve(
     if found > lower:
         seconds = BOUND_SHARE * options.time_limit
         lower = max(lower, horizon_bound.lp_bound(steps, levels, previous, classes, seconds))
+    if found > lower and len(steps) > ROLL_STEPS:
+        until = time.perf_counter() + ROLL_SHARE * options.time_limit
+        rolled = _rolling(steps, levels, previous, hint, options, until)
+        if _window_moves(rolled, previous) < found:
+            hint, found = rolled, _window_moves(rolled, previous)
     if found <= lower:  # a bound is met: nothing to search
         return HorizonSolve(hint, Status.OPTIMAL, found, found)
     left = max(0.01, options.time_limit - (time.perf_counter() - started))
@@ -166,6 +171,56 @@ def solve(
 DESCENT_SHARE = 0.3
 #: The share of the time limit the relaxation's bound (:mod:`models.horizon_bound`) may take.
 BOUND_SHARE = 0.25
+#: Windows longer than this many steps are first solved in pieces of this many steps
+#: (:func:`_rolling`), each committing its first :data:`ROLL_COMMIT` steps.
+ROLL_STEPS = 6
+ROLL_COMMIT = 4
+#: The share of the time limit the pieces may take together.
+ROLL_SHARE = 0.3
+
+
+def _rolling(
+    steps: GroupSteps,
+    levels: list[StepLevels],
+    previous: np.ndarray | None,
+    hint: list[np.ndarray],
+    options: SolveOptions,
+    until: float,
+) -> list[np.ndarray]:
+    """A valid answer built piece by piece: the window ``first .. first + ROLL_STEPS - 1`` is
+    solved by :func:`solve` from the answer committed before it, its first :data:`ROLL_COMMIT`
+    steps are committed, and the next piece starts there (the last piece commits all its steps).
+    Every step keeps its levels, so the answer is valid; it only proposes a hint (small windows
+    are solved far better than the whole one, whose search starts from the step policy)."""
+    owners: list[np.ndarray] = []
+    before = previous
+    first, count = 0, len(steps)
+    while first < count:
+        last = min(first + ROLL_STEPS, count) - 1
+        left = until - time.perf_counter()
+        pieces = -(-(count - first - ROLL_STEPS) // ROLL_COMMIT) + 1 if last < count - 1 else 1
+        if left <= 0:
+            owners.extend(hint[first:])
+            break
+        window, window_levels = steps.window(first, last), levels[first : last + 1]
+        window_hint = hint[first : last + 1]
+        if before is not None and horizon_descent.applies(window, window_levels):
+            # The step policy again, from the committed answer: the given hint's first step
+            # would move whatever the two answers label differently.
+            window_hint = horizon_descent.forward(window, window_levels, before)
+        part = solve(
+            window,
+            window_levels,
+            before,
+            window_hint,
+            replace(options, time_limit=left / max(1, pieces)),
+        )
+        answer = part.owners if part.owners is not None else hint[first : last + 1]
+        commit = answer if last == count - 1 else answer[:ROLL_COMMIT]
+        owners.extend(commit)
+        before = commit[-1]
+        first += len(commit)
+    return owners
 
 
 def _window_moves(owners: list[np.ndarray], before: np.ndarray | None) -> int:
