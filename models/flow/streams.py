@@ -1,0 +1,359 @@
+"""Streams-group task assignment (KIP-1071) by min-cost flow: levels 1-2 of ``streams`` always
+proven, the rest proven or bounded.
+
+Two networks (OR-Tools ``SimpleMinCostFlow``), the levels of each folded into one cost by weights
+that exceed every lower level's range (:func:`_weights`):
+
+* **actives** (:func:`active_flow`): one unit per task, an arc ``t -> m`` per task and member
+  costing level 1 (restore), level 4 (cross-rack traffic) and level 5 (a move), members into
+  their balance group, and per group unit arcs to the sink of marginal cost
+  ``w_g (2k - 1)`` (level 2, convex).  This is KIP-925's min-traffic network without its fixed
+  per-client counts: the counts are decided by the balance level instead of copied from a
+  heuristic's answer.  Its optimum is the exact optimum of levels 1 and 2 of the whole problem:
+  those levels depend on the actives alone, and every active assignment has standbys (a task needs
+  at most one standby per other process).  With standbys fixed (``exclude``: the processes that
+  hold one of ``t``'s standbys), it is the exact optimum of the actives given the standbys.
+* **standbys** (:func:`standby_flow`): ``standbys[t]`` units per task, an arc per task and member
+  (at most one per process: a node per task and process where a process has several members)
+  costing level 4 (the standby's traffic) and level 6 (not keeping a previous standby), members
+  into their process and unit arcs of marginal cost ``2k - 1`` (level 3).  Given the actives, its
+  optimum is the exact optimum of the standbys; without the actives' processes excluded (the
+  *relaxed* network) it bounds levels 3, 4 (the standbys' part) and 6 of every answer.
+
+The answer is the active flow's, then the standby flow's given it.  Each level's proven bound is
+the active flow's value (levels 1, 2, and the actives' parts of 4 and 5) or the relaxed standby
+flow's (level 3, the standbys' part of 4, level 6); a level's bound holds given the levels above
+at their bound, so the status is ``optimal`` when the answer meets every bound, and otherwise
+``feasible`` with the bound up to the first level it does not meet.  Without standbys (stateless
+topologies, ``num_standby_replicas = 0``) levels 3 and 6 are 0 and every answer is proven.  When
+the weighted costs could pass OR-Tools' 64-bit range, the lowest levels are dropped from the
+network until they fit, and the dropped levels are reported unproven.
+
+Min-cost flow is polynomial: 1,000 tasks on 1,000 members is a million task arcs and solves in
+seconds.  The networks and why they are exact: docs/design/formulations.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from ortools.graph.python import min_cost_flow
+
+from models.options import SolveOptions
+from models.streams_data import BoolArray, IntArray, StreamsData, streams_data, streams_result
+from problems import Result, Status
+
+#: OR-Tools computes costs in int64 and scales them by the nodes: every cost, times the nodes + 1,
+#: and every total stay below this.
+COST_LIMIT = 2**62
+
+
+@dataclass(frozen=True)
+class FlowAnswer:
+    """A network's optimum: the chosen arcs' level values and how many levels it proved."""
+
+    pairs: IntArray  # (task, member) rows of the units sent
+    levels: tuple[int, ...]  # the network's levels, as it minimised them
+    proven: int  # how many of those levels the weights covered (the rest were dropped)
+
+
+def solve(problem: object, options: SolveOptions) -> Result:
+    """Solve the ``streams`` objective by min-cost flow (no option is used: polynomial).
+
+    Returns
+    -------
+    Result
+        ``optimal`` when the answer meets every level's bound (always without standbys), else
+        ``feasible`` with the proven lexicographic bound; ``info["proven_levels"]`` counts the
+        levels proven.
+    """
+    data = streams_data(problem)
+    active, standby, status, bound = solve_data(data)
+    return streams_result(problem, status, bound, active, standby, {"proven_levels": len(bound)})
+
+
+def solve_data(data: StreamsData) -> tuple[IntArray, IntArray, Status, tuple[int, ...]]:
+    """The flows' answer to ``data``: ``(active, standby rows, status, proven bound)``."""
+    actives = active_flow(data)
+    active = np.empty(data.num_tasks, dtype=np.int64)
+    active[actives.pairs[:, 0]] = actives.pairs[:, 1]
+    standbys = standby_flow(data, active)
+    relaxed = standby_flow(data, None)
+    achieved = data.levels(active, standbys.pairs)
+    l1, l2, l4a, l5 = actives.levels
+    l3r, l4sr, l6r = relaxed.levels
+    bounds = [l1, l2, l3r, l4a + l4sr, l5, l6r]
+    # How far each bound is proven: the active flow covers levels 1, 2, 4, 5 in that order, the
+    # relaxed standby flow levels 3, 4, 6.
+    sound = [
+        actives.proven >= 1,
+        actives.proven >= 2,
+        relaxed.proven >= 1,
+        actives.proven >= 3 and relaxed.proven >= 2,
+        actives.proven >= 4,
+        relaxed.proven >= 3,
+    ]
+    bound: list[int] = []
+    for level, (value, limit, ok) in enumerate(zip(achieved, bounds, sound)):
+        if not ok:
+            break
+        if value < limit:  # a bound above an answer: the network is wrong
+            raise RuntimeError(f"level {level + 1}: answer {value} below its bound {limit}")
+        bound.append(limit)
+        if value != limit:
+            break
+    status = Status.OPTIMAL if tuple(bound) == achieved else Status.FEASIBLE
+    return active, standbys.pairs, status, tuple(bound)
+
+
+def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnswer:
+    """The actives minimising levels 1, 2, 4 (actives' part) and 5, in that order.
+
+    ``exclude``: ``bool[T, P]``, process ``p`` may not run task ``t`` (it holds one of its
+    standbys); ``None``: no exclusion.
+    """
+    tasks, members, groups = data.num_tasks, data.num_members, data.num_groups
+    task = np.repeat(np.arange(tasks, dtype=np.int64), members)
+    member = np.tile(np.arange(members, dtype=np.int64), tasks)
+    process = data.member_process[member]
+    if exclude is not None:
+        keep = ~exclude[task, process]
+        task, member, process = task[keep], member[keep], process[keep]
+    restore = data.restore[process, task]
+    traffic = data.traffic[task, member]
+    moved = ((data.prev_active[task] >= 0) & (data.prev_active[task] != member)).astype(np.int64)
+    # A tie-break below level 5: an active on a process that kept one of the task's standbys
+    # (the standby must then move, level 6).
+    displaced = _previous_standbys_by_process(data)[task, process]
+    # Level 2's unit arcs: group g's k-th active, k = 1 .. tasks.
+    ladder_group = np.repeat(np.arange(groups, dtype=np.int64), tasks)
+    ladder_k = np.tile(np.arange(1, tasks + 1, dtype=np.int64), groups)
+    marginal = data.balance_weight[ladder_group] * (2 * ladder_k - 1)
+    ranges = [
+        _range(restore, task, tasks),
+        int(data.balance_weight.max(initial=0)) * tasks * tasks,
+        _range(traffic, task, tasks),
+        int((data.prev_active >= 0).sum()),
+        int(data.prev_standby.sum()),
+    ]
+    first_member, first_group = tasks, tasks + members
+    sink = first_group + groups
+    nodes = sink + 1
+    pair_costs = [restore, np.zeros_like(restore), traffic, moved, displaced]
+    none = np.zeros_like(marginal)
+    ladder_costs = [none, marginal, none, none, none]
+    weights, proven = _weights(
+        ranges,
+        [_largest(c) for c in pair_costs],
+        [_largest(c) for c in ladder_costs],
+        nodes,
+        tasks,
+    )
+    tails = [task, first_member + np.arange(members), first_group + ladder_group]
+    heads = [
+        first_member + member,
+        first_group + data.balance_group,
+        np.full(len(ladder_group), sink),
+    ]
+    caps = [
+        np.ones(len(task), np.int64),
+        np.full(members, tasks, np.int64),
+        np.ones(len(ladder_group), np.int64),
+    ]
+    costs = [
+        _combine(pair_costs, weights),
+        np.zeros(members, np.int64),
+        _combine(ladder_costs, weights),
+    ]
+    supplies = np.zeros(nodes, np.int64)
+    supplies[:tasks] = 1
+    supplies[sink] = -tasks
+    flows = _solve(tails, heads, caps, costs, supplies)
+    used = flows[: len(task)] > 0
+    chosen_task, chosen_member = task[used], member[used]
+    if len(chosen_task) != tasks:
+        raise ValueError("some task has no process it may run on")
+    counts = np.bincount(data.balance_group[chosen_member], minlength=groups)
+    levels = (
+        int(restore[used].sum()),
+        int((data.balance_weight * counts * counts).sum()),
+        int(traffic[used].sum()),
+        int(moved[used].sum()),
+    )
+    return FlowAnswer(np.stack([chosen_task, chosen_member], axis=1), levels, proven)
+
+
+def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
+    """The standbys minimising levels 3, 4 (standbys' part) and 6, in that order, given the
+    actives (their processes excluded); ``None``: the relaxed network (no process excluded)."""
+    with_standbys = np.flatnonzero(data.standbys > 0)
+    n, members, processes = len(with_standbys), data.num_members, data.num_processes
+    if n == 0:
+        return FlowAnswer(np.zeros((0, 2), np.int64), (0, 0, int(data.prev_standby.sum())), 3)
+    slot = np.repeat(np.arange(n, dtype=np.int64), members)
+    member = np.tile(np.arange(members, dtype=np.int64), n)
+    task = with_standbys[slot]
+    process = data.member_process[member]
+    if active is not None:
+        keep = data.member_process[active[task]] != process
+        slot, member, task, process = slot[keep], member[keep], task[keep], process[keep]
+    traffic = data.standby_traffic[task, member]
+    fresh = (~data.prev_standby[task, member]).astype(np.int64)
+    total = int(data.standbys.sum())
+    ladder_process = np.repeat(np.arange(processes, dtype=np.int64), n)
+    ladder_k = np.tile(np.arange(1, n + 1, dtype=np.int64), processes)
+    marginal = 2 * ladder_k - 1
+    ranges = [n * n, _range(traffic, slot, n, total), total]
+    # Nodes: slots, (slot, process) pairs where a process has several members, members,
+    # processes, sink.
+    crowded = np.bincount(data.member_process, minlength=processes) > 1
+    via = crowded[process]
+    pair_key = slot[via] * processes + process[via]
+    keys, pair_of = np.unique(pair_key, return_inverse=True)
+    first_pair = n
+    first_member = first_pair + len(keys)
+    first_process = first_member + members
+    sink = first_process + processes
+    nodes = sink + 1
+    pair_costs = [np.zeros_like(traffic), traffic, fresh]
+    ladder_costs = [marginal, np.zeros_like(marginal), np.zeros_like(marginal)]
+    weights, proven = _weights(
+        ranges,
+        [_largest(c) for c in pair_costs],
+        [_largest(c) for c in ladder_costs],
+        nodes,
+        total,
+    )
+    combined = _combine(pair_costs, weights)
+    direct, crossing = np.flatnonzero(~via), np.flatnonzero(via)
+    # Arcs: slot -> member (a process of one member) or slot -> (slot, process) -> member (the
+    # pair node passes on one unit: one copy per process), member -> process, process -> sink.
+    tails = [
+        slot[direct],
+        keys // processes,
+        first_pair + pair_of,
+        first_member + np.arange(members),
+        first_process + ladder_process,
+    ]
+    heads = [
+        first_member + member[direct],
+        first_pair + np.arange(len(keys)),
+        first_member + member[crossing],
+        first_process + data.member_process,
+        np.full(len(ladder_process), sink),
+    ]
+    caps = [
+        np.ones(len(direct), np.int64),
+        np.ones(len(keys), np.int64),
+        np.ones(len(crossing), np.int64),
+        np.full(members, n, np.int64),
+        np.ones(len(ladder_process), np.int64),
+    ]
+    costs = [
+        combined[direct],
+        np.zeros(len(keys), np.int64),
+        combined[crossing],
+        np.zeros(members, np.int64),
+        _combine(ladder_costs, weights),
+    ]
+    supplies = np.zeros(nodes, np.int64)
+    supplies[:n] = data.standbys[with_standbys]
+    supplies[sink] = -total
+    flows = _solve(tails, heads, caps, costs, supplies)
+    used = np.zeros(len(slot), bool)
+    used[direct] = flows[: len(direct)] > 0
+    start = len(direct) + len(keys)
+    used[crossing] = flows[start : start + len(crossing)] > 0
+    if int(used.sum()) != total:
+        raise ValueError("some task has fewer processes left than standbys to place")
+    counts = np.bincount(process[used], minlength=processes)
+    levels = (int(counts @ counts), int(traffic[used].sum()), int(fresh[used].sum()))
+    levels = (levels[0], levels[1], levels[2] + int(data.prev_standby.sum()) - total)
+    order = np.lexsort((member[used], task[used]))
+    rows = np.stack([task[used][order], member[used][order]], axis=1)
+    return FlowAnswer(rows, levels, proven)
+
+
+def _previous_standbys_by_process(data: StreamsData) -> IntArray:
+    """``int64[T, P]``: the previous standbys of each task on each process."""
+    out = np.zeros((data.num_tasks, data.num_processes), dtype=np.int64)
+    tasks, members = np.nonzero(data.prev_standby)
+    np.add.at(out, (tasks, data.member_process[members]), 1)
+    return out
+
+
+def _range(cost: IntArray, owner: IntArray, owners: int, units: int | None = None) -> int:
+    """How far the level ``cost`` (per arc, arcs of each ``owner``) can vary over the answers:
+    the sum over owners of their largest minus their smallest arc cost, times the units an owner
+    sends (one each; ``units`` in total, at most, when given)."""
+    if len(cost) == 0:
+        return 0
+    high = np.full(owners, np.iinfo(np.int64).min, np.int64)
+    low = np.full(owners, np.iinfo(np.int64).max, np.int64)
+    np.maximum.at(high, owner, cost)
+    np.minimum.at(low, owner, cost)
+    spread = np.where(high >= low, high - low, 0)
+    if units is None:
+        return int(spread.sum())
+    return int(spread.max(initial=0)) * units
+
+
+def _largest(cost: npt.NDArray[np.int64]) -> int:
+    return int(np.abs(cost).max(initial=0))
+
+
+def _weights(
+    ranges: list[int], pair_max: list[int], ladder_max: list[int], nodes: int, units: int
+) -> tuple[list[int], int]:
+    """The weight of each level (the lowest 1, each above it more than the levels below can
+    change), and how many levels, from the top, fit OR-Tools' exact range (the others get
+    weight 0 and are not proven)."""
+    for kept in range(len(ranges), 0, -1):
+        weights = [0] * len(ranges)
+        w = 1
+        for level in reversed(range(kept)):
+            weights[level] = w
+            w *= ranges[level] + 1
+        arc = max(
+            sum(wi * c for wi, c in zip(weights, pair_max)),
+            sum(wi * c for wi, c in zip(weights, ladder_max)),
+        )
+        total = arc * 2 * max(units, 1)
+        if arc * (nodes + 1) < COST_LIMIT and total < COST_LIMIT:
+            return weights, kept
+    return [0] * len(ranges), 0
+
+
+def _combine(costs: list[IntArray], weights: list[int]) -> IntArray:
+    out = np.zeros(len(costs[0]), dtype=np.int64)
+    for c, w in zip(costs, weights):
+        if w:
+            out += w * c
+    return out
+
+
+def _solve(
+    tails: list[npt.ArrayLike],
+    heads: list[npt.ArrayLike],
+    caps: list[npt.ArrayLike],
+    costs: list[npt.ArrayLike],
+    supplies: IntArray,
+) -> IntArray:
+    """Solve the network; the flow on every arc, in the order given."""
+    flow = min_cost_flow.SimpleMinCostFlow()
+    flow.add_arcs_with_capacity_and_unit_cost(
+        np.concatenate([np.asarray(a, np.int64) for a in tails]).astype(np.int32),
+        np.concatenate([np.asarray(a, np.int64) for a in heads]).astype(np.int32),
+        np.concatenate([np.asarray(a, np.int64) for a in caps]),
+        np.concatenate([np.asarray(a, np.int64) for a in costs]),
+    )
+    flow.set_nodes_supplies(np.arange(len(supplies), dtype=np.int32), supplies)
+    status = flow.solve()
+    if status == flow.INFEASIBLE:
+        raise ValueError("the network has no flow: some task cannot be placed")
+    if status != flow.OPTIMAL:
+        raise RuntimeError(f"min-cost flow failed with status {status}")
+    result: IntArray = flow.flows(np.arange(flow.num_arcs(), dtype=np.int32)).astype(np.int64)
+    return result
