@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 #: The strategy streams scenarios are judged on (its objective: ``streams``).
-JUDGED_ON = "streams-ha"
+JUDGED_ON = "streams-sticky"
 #: What happened since the previous assignment.
 CHURN = ("fresh", "member-joins", "member-leaves", "several-leave", "scale-out")
 #: Topology and client shapes.
@@ -115,14 +115,12 @@ def streams_document(
             "rack_aware_assignment_strategy": "min_traffic" if pattern == "racked" else "none",
         },
     }
-    if pattern == "racked":
-        doc["partition_racks"] = {
-            n: [
-                [f"rack{(f + j) % RACKS}" for j in range(2)]
-                for f in rng.integers(RACKS, size=int(c)).tolist()
-            ]
-            for n, c in zip(names, counts.tolist())
-        }
+    if pattern == "racked":  # KIP-925: each task's source partition on 2 of the 3 racks
+        for n, c in zip(names, counts.tolist()):
+            firsts = rng.integers(RACKS, size=int(c)).tolist()
+            subs[n]["partition_racks"] = {
+                f"{n}-source": [[f"rack{(f + j) % RACKS}" for j in range(2)] for f in firsts]
+            }
     return doc
 
 

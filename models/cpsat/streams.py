@@ -68,11 +68,12 @@ def solve_data(
     for m, g in enumerate(data.balance_group.tolist()):
         gets[g].extend(x[t][m] for t in range(tasks))
     balance = _ladder(model, gets, [int(w) for w in data.balance_weight], tasks, "a")
-    holds: list[list[cp_model.LinearExprT]] = [[] for _ in range(data.num_processes)]
+    holds: list[list[cp_model.LinearExprT]] = [[] for _ in range(data.num_standby_groups)]
     for t, row in y.items():
         for m, var in enumerate(row):
-            holds[int(data.member_process[m])].append(var)
-    standby_balance = _ladder(model, holds, [1] * data.num_processes, len(y), "s")
+            holds[int(data.standby_group[m])].append(var)
+    standby_weights = [int(w) for w in data.standby_weight]
+    standby_balance = _ladder(model, holds, standby_weights, len(y), "s")
     restore = sum(
         int(data.restore[data.member_process[m], t]) * x[t][m]
         for t in range(tasks)
@@ -92,8 +93,9 @@ def solve_data(
     )
     owned = np.flatnonzero(data.prev_active >= 0).tolist()
     moves = len(owned) - sum(x[t][int(data.prev_active[t])] for t in owned)
-    pairs = np.argwhere(data.prev_standby).tolist()
-    standby_moves = len(pairs) - sum(y[t][m] for t, m in pairs if t in y)
+    standby_moves = sum(
+        row[m] for t, row in y.items() for m in range(members) if data.standby_new[t, m]
+    )
     if hint is not None:
         active, standby = hint
         chosen = {(int(t), int(m)) for t, m in standby.tolist()}

@@ -122,26 +122,36 @@ def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnsw
         keep = ~exclude[task, process]
         task, member, process = task[keep], member[keep], process[keep]
     restore = data.restore[process, task]
+    # Level 1 is a sum over tasks of a cost of the task's own process, and nothing else binds the
+    # actives together: its optimum is every task on a process of least restore cost, and the
+    # answers at that optimum are exactly those (the arcs to other processes are dropped).
+    least = np.full(tasks, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(least, task, restore)
+    keep = restore == least[task]
+    task, member, process, restore = task[keep], member[keep], process[keep], restore[keep]
     traffic = data.traffic[task, member]
     moved = ((data.prev_active[task] >= 0) & (data.prev_active[task] != member)).astype(np.int64)
-    # A tie-break below level 5: an active on a process that kept one of the task's standbys
-    # (the standby must then move, level 6).
-    displaced = _previous_standbys_by_process(data)[task, process]
-    # Level 2's unit arcs: group g's k-th active, k = 1 .. tasks.
-    ladder_group = np.repeat(np.arange(groups, dtype=np.int64), tasks)
-    ladder_k = np.tile(np.arange(1, tasks + 1, dtype=np.int64), groups)
+    # A tie-break below level 5: an active on a process whose members held the task before (a
+    # standby there would be no new copy, level 6).
+    displaced = _known_by_process(data)[task, process]
+    # Level 2's unit arcs: group g's k-th active, k = 1 .. the tasks that may go to g.
+    reach = np.bincount(
+        np.unique(task * groups + data.balance_group[member]) % groups, minlength=groups
+    )
+    ladder_group = np.repeat(np.arange(groups, dtype=np.int64), reach)
+    ladder_k = np.arange(len(ladder_group), dtype=np.int64) - np.repeat(np.cumsum(reach) - reach, reach) + 1
     marginal = data.balance_weight[ladder_group] * (2 * ladder_k - 1)
     ranges = [
-        _range(restore, task, tasks),
-        int(data.balance_weight.max(initial=0)) * tasks * tasks,
+        0,  # level 1 is fixed by the arcs kept
+        int((data.balance_weight * reach * reach).max(initial=0)),
         _range(traffic, task, tasks),
         int((data.prev_active >= 0).sum()),
-        int(data.prev_standby.sum()),
+        int((~data.standby_new).sum()),
     ]
     first_member, first_group = tasks, tasks + members
     sink = first_group + groups
     nodes = sink + 1
-    pair_costs = [restore, np.zeros_like(restore), traffic, moved, displaced]
+    pair_costs = [np.zeros_like(restore), np.zeros_like(restore), traffic, moved, displaced]
     none = np.zeros_like(marginal)
     ladder_costs = [none, marginal, none, none, none]
     weights, proven = _weights(
@@ -191,7 +201,7 @@ def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
     with_standbys = np.flatnonzero(data.standbys > 0)
     n, members, processes = len(with_standbys), data.num_members, data.num_processes
     if n == 0:
-        return FlowAnswer(np.zeros((0, 2), np.int64), (0, 0, int(data.prev_standby.sum())), 3)
+        return FlowAnswer(np.zeros((0, 2), np.int64), (0, 0, 0), 3)
     slot = np.repeat(np.arange(n, dtype=np.int64), members)
     member = np.tile(np.arange(members, dtype=np.int64), n)
     task = with_standbys[slot]
@@ -200,22 +210,27 @@ def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
         keep = data.member_process[active[task]] != process
         slot, member, task, process = slot[keep], member[keep], task[keep], process[keep]
     traffic = data.standby_traffic[task, member]
-    fresh = (~data.prev_standby[task, member]).astype(np.int64)
+    fresh = data.standby_new[task, member].astype(np.int64)
     total = int(data.standbys.sum())
-    ladder_process = np.repeat(np.arange(processes, dtype=np.int64), n)
-    ladder_k = np.tile(np.arange(1, n + 1, dtype=np.int64), processes)
-    marginal = 2 * ladder_k - 1
-    ranges = [n * n, _range(traffic, slot, n, total), total]
+    groups = data.num_standby_groups
+    ladder_group = np.repeat(np.arange(groups, dtype=np.int64), n)
+    ladder_k = np.tile(np.arange(1, n + 1, dtype=np.int64), groups)
+    marginal = data.standby_weight[ladder_group] * (2 * ladder_k - 1)
+    ranges = [
+        int(data.standby_weight.max(initial=0)) * n * n,
+        _range(traffic, slot, n, total),
+        total,
+    ]
     # Nodes: slots, (slot, process) pairs where a process has several members, members,
-    # processes, sink.
+    # standby groups, sink.
     crowded = np.bincount(data.member_process, minlength=processes) > 1
     via = crowded[process]
     pair_key = slot[via] * processes + process[via]
     keys, pair_of = np.unique(pair_key, return_inverse=True)
     first_pair = n
     first_member = first_pair + len(keys)
-    first_process = first_member + members
-    sink = first_process + processes
+    first_group = first_member + members
+    sink = first_group + groups
     nodes = sink + 1
     pair_costs = [np.zeros_like(traffic), traffic, fresh]
     ladder_costs = [marginal, np.zeros_like(marginal), np.zeros_like(marginal)]
@@ -229,27 +244,27 @@ def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
     combined = _combine(pair_costs, weights)
     direct, crossing = np.flatnonzero(~via), np.flatnonzero(via)
     # Arcs: slot -> member (a process of one member) or slot -> (slot, process) -> member (the
-    # pair node passes on one unit: one copy per process), member -> process, process -> sink.
+    # pair node passes on one unit: one copy per process), member -> group, group -> sink.
     tails = [
         slot[direct],
         keys // processes,
         first_pair + pair_of,
         first_member + np.arange(members),
-        first_process + ladder_process,
+        first_group + ladder_group,
     ]
     heads = [
         first_member + member[direct],
         first_pair + np.arange(len(keys)),
         first_member + member[crossing],
-        first_process + data.member_process,
-        np.full(len(ladder_process), sink),
+        first_group + data.standby_group,
+        np.full(len(ladder_group), sink),
     ]
     caps = [
         np.ones(len(direct), np.int64),
         np.ones(len(keys), np.int64),
         np.ones(len(crossing), np.int64),
         np.full(members, n, np.int64),
-        np.ones(len(ladder_process), np.int64),
+        np.ones(len(ladder_group), np.int64),
     ]
     costs = [
         combined[direct],
@@ -268,18 +283,22 @@ def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
     used[crossing] = flows[start : start + len(crossing)] > 0
     if int(used.sum()) != total:
         raise ValueError("some task has fewer processes left than standbys to place")
-    counts = np.bincount(process[used], minlength=processes)
-    levels = (int(counts @ counts), int(traffic[used].sum()), int(fresh[used].sum()))
-    levels = (levels[0], levels[1], levels[2] + int(data.prev_standby.sum()) - total)
+    counts = np.bincount(data.standby_group[member[used]], minlength=groups)
+    levels = (
+        int((data.standby_weight * counts * counts).sum()),
+        int(traffic[used].sum()),
+        int(fresh[used].sum()),
+    )
     order = np.lexsort((member[used], task[used]))
     rows = np.stack([task[used][order], member[used][order]], axis=1)
     return FlowAnswer(rows, levels, proven)
 
 
-def _previous_standbys_by_process(data: StreamsData) -> IntArray:
-    """``int64[T, P]``: the previous standbys of each task on each process."""
+def _known_by_process(data: StreamsData) -> IntArray:
+    """``int64[T, P]``: the members of each process that held each task before (a standby there
+    is no new copy)."""
     out = np.zeros((data.num_tasks, data.num_processes), dtype=np.int64)
-    tasks, members = np.nonzero(data.prev_standby)
+    tasks, members = np.nonzero(~data.standby_new)
     np.add.at(out, (tasks, data.member_process[members]), 1)
     return out
 

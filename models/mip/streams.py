@@ -61,11 +61,12 @@ def solve_data(
     for m, g in enumerate(data.balance_group.tolist()):
         gets[g].extend(x[t][m] for t in range(tasks))
     balance = _ladder(model, gets, [int(w) for w in data.balance_weight], tasks, "a")
-    holds: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_processes)]
+    holds: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_standby_groups)]
     for t, row in y.items():
         for m, var in enumerate(row):
-            holds[int(data.member_process[m])].append(var)
-    standby_balance = _ladder(model, holds, [1] * data.num_processes, len(y), "s")
+            holds[int(data.standby_group[m])].append(var)
+    standby_weights = [int(w) for w in data.standby_weight]
+    standby_balance = _ladder(model, holds, standby_weights, len(y), "s")
     restore = pulp.lpSum(
         int(data.restore[data.member_process[m], t]) * x[t][m]
         for t in range(tasks)
@@ -85,8 +86,9 @@ def solve_data(
     )
     owned = np.flatnonzero(data.prev_active >= 0).tolist()
     moves = len(owned) - pulp.lpSum(x[t][int(data.prev_active[t])] for t in owned)
-    pairs = np.argwhere(data.prev_standby).tolist()
-    standby_moves = len(pairs) - pulp.lpSum(y[t][m] for t, m in pairs if t in y)
+    standby_moves = pulp.lpSum(
+        row[m] for t, row in y.items() for m in range(members) if data.standby_new[t, m]
+    )
     objectives = [
         pulp.LpAffineExpression(e)
         for e in (restore, balance, standby_balance, traffic, moves, standby_moves)

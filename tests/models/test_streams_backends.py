@@ -35,7 +35,8 @@ def tiny_group(seed: int) -> StreamsData:
     tasks = rng.randint(2, 4) if members <= 4 else rng.randint(2, 3)
     standby = rng.randint(0, 1)
     stateful = [rng.random() < 0.7 for _ in range(tasks)]
-    threads = [rng.choice([1, 2]) for _ in range(processes)]
+    members = len(member_process)
+    threads = [rng.choice([1, 2]) for _ in range(members)]
     return StreamsData(
         member_process=member_process,
         num_processes=processes,
@@ -44,12 +45,14 @@ def tiny_group(seed: int) -> StreamsData:
             [[rng.choice([0, 0, 5, 10]) if s else 0 for s in stateful] for _ in range(processes)],
             np.int64,
         ),
-        balance_group=member_process.copy(),
+        balance_group=np.arange(members),
         balance_weight=np.array([2 // t for t in threads], np.int64),
+        standby_group=np.arange(members),
+        standby_weight=np.array([2 // t for t in threads], np.int64),
         traffic=np.array([[rng.choice([0, 1, 2]) for _ in range(members)] for _ in range(tasks)]),
         standby_traffic=np.array([[rng.choice([0, 1]) for _ in range(members)] for _ in range(tasks)]),
         prev_active=np.array([rng.choice([-1, *range(members)]) for _ in range(tasks)], np.int64),
-        prev_standby=np.array([[rng.random() < 0.3 for _ in range(members)] for _ in range(tasks)]),
+        standby_new=np.array([[rng.random() < 0.7 for _ in range(members)] for _ in range(tasks)]),
     )
 
 
@@ -127,7 +130,7 @@ def test_flow_without_standbys_is_the_optimum(seed):
         **{
             **data.__dict__,
             "standbys": np.zeros_like(data.standbys),
-            "prev_standby": np.zeros_like(data.prev_standby),
+            "standby_new": np.ones_like(data.standby_new),
         }
     )
     active, standby, status, bound = flow_solve(bare)
