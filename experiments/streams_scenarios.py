@@ -79,7 +79,8 @@ def streams_document(
         for i in range(subtopologies)
     ]
     subs = {
-        n: {"partitions": int(c), "stateful": s} for n, c, s in zip(names, counts.tolist(), stateful)
+        n: {"partitions": int(c), "stateful": s}
+        for n, c, s in zip(names, counts.tolist(), stateful)
     }
     ids = [f"client{m:04d}" for m in range(clients)]
     threads = (

@@ -254,6 +254,34 @@ def flow_share() -> Backend:
     return share
 
 
+def cpsat_streams() -> Backend:
+    from models.cpsat import streams
+
+    return streams
+
+
+def mip_streams() -> Backend:
+    from models.mip import streams
+
+    return streams
+
+
+def flow_streams() -> Backend:
+    from models.flow import streams
+
+    return streams
+
+
+#: The exact backends of every streams strategy (all judged on the ``streams`` objective).
+STREAMS_EXACT: dict[str, RunnerEntry] = {
+    "cpsat": RunnerEntry(cpsat_streams, uses=CPSAT),
+    "mip": RunnerEntry(mip_streams, uses=MIP, takes=("backend",)),
+    "flow": RunnerEntry(flow_streams),
+}
+#: The streams strategies, and the baselines compared on the first one's scenarios.
+STREAMS_STRATEGIES = ("streams-sticky", "streams-ha", "streams-kip924-sticky")
+
+
 # fmt: off
 STRATEGIES: dict[str, Strategy] = {
     "range": Strategy("group", "sticky", heuristic(heuristics.range)),
@@ -309,6 +337,17 @@ STRATEGIES: dict[str, Strategy] = {
         baselines=("kafka-default",)),
 }
 # fmt: on
+# The streams strategies registered above get the exact backends of their objective; the first
+# one's scenarios also compare the others' heuristics.
+for _name in STREAMS_STRATEGIES:
+    if _name in STRATEGIES:
+        _entry = STRATEGIES[_name]
+        _others = tuple(n for n in STREAMS_STRATEGIES if n != _name and n in STRATEGIES)
+        STRATEGIES[_name] = replace(
+            _entry,
+            exact={**STREAMS_EXACT, **_entry.exact},
+            baselines=_entry.baselines or (_others if _name == STREAMS_STRATEGIES[0] else ()),
+        )
 
 #: ``heuristic`` and every exact backend of some strategy.
 SOLVERS: tuple[str, ...] = (

@@ -100,7 +100,9 @@ def solve_data(
         active, standby = hint
         chosen = {(int(t), int(m)) for t, m in standby.tolist()}
         add_hint(model, [(x[t][m], active[t] == m) for t in range(tasks) for m in range(members)])
-        add_hint(model, [(row[m], (t, m) in chosen) for t, row in y.items() for m in range(members)])
+        add_hint(
+            model, [(row[m], (t, m) in chosen) for t, row in y.items() for m in range(members)]
+        )
     objectives: Sequence[cp_model.LinearExprT] = [
         restore,
         balance,

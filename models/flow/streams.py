@@ -139,7 +139,11 @@ def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnsw
         np.unique(task * groups + data.balance_group[member]) % groups, minlength=groups
     )
     ladder_group = np.repeat(np.arange(groups, dtype=np.int64), reach)
-    ladder_k = np.arange(len(ladder_group), dtype=np.int64) - np.repeat(np.cumsum(reach) - reach, reach) + 1
+    ladder_k = (
+        np.arange(len(ladder_group), dtype=np.int64)
+        - np.repeat(np.cumsum(reach) - reach, reach)
+        + 1
+    )
     marginal = data.balance_weight[ladder_group] * (2 * ladder_k - 1)
     ranges = [
         0,  # level 1 is fixed by the arcs kept

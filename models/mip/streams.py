@@ -45,7 +45,9 @@ def solve_data(
     model = pulp.LpProblem("streams", pulp.LpMinimize)
     tasks, members = data.num_tasks, data.num_members
     by_process = data.process_members()
-    x = [[pulp.LpVariable(f"x_{t}_{m}", cat="Binary") for m in range(members)] for t in range(tasks)]
+    x = [
+        [pulp.LpVariable(f"x_{t}_{m}", cat="Binary") for m in range(members)] for t in range(tasks)
+    ]
     y: dict[int, list[pulp.LpVariable]] = {}
     for t in np.flatnonzero(data.standbys > 0).tolist():
         y[t] = [pulp.LpVariable(f"y_{t}_{m}", cat="Binary") for m in range(members)]

@@ -50,7 +50,9 @@ def tiny_group(seed: int) -> StreamsData:
         standby_group=np.arange(members),
         standby_weight=np.array([2 // t for t in threads], np.int64),
         traffic=np.array([[rng.choice([0, 1, 2]) for _ in range(members)] for _ in range(tasks)]),
-        standby_traffic=np.array([[rng.choice([0, 1]) for _ in range(members)] for _ in range(tasks)]),
+        standby_traffic=np.array(
+            [[rng.choice([0, 1]) for _ in range(members)] for _ in range(tasks)]
+        ),
         prev_active=np.array([rng.choice([-1, *range(members)]) for _ in range(tasks)], np.int64),
         standby_new=np.array([[rng.random() < 0.7 for _ in range(members)] for _ in range(tasks)]),
     )

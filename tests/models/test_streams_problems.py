@@ -31,9 +31,7 @@ def tiny_document(seed: int) -> dict:
     members = []
     for p in range(processes):
         for k in range(rng.randint(1, 2) if processes < 3 else 1):
-            members.append(
-                {"id": f"m{p}{k}", "process": f"p{p}", "threads": rng.randint(1, 2)}
-            )
+            members.append({"id": f"m{p}{k}", "process": f"p{p}", "threads": rng.randint(1, 2)})
     racks = rng.random() < 0.5
     if racks:
         for member in members:
