@@ -64,7 +64,7 @@ def solve_data(
         gets[g].extend(x[t][m] for t in range(tasks))
     balance = _ladder(model, gets, [int(w) for w in data.balance_weight], tasks, "a")
     holds: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_standby_groups)]
-    for t, row in y.items():
+    for row in y.values():
         for m, var in enumerate(row):
             holds[int(data.standby_group[m])].append(var)
     standby_weights = [int(w) for w in data.standby_weight]

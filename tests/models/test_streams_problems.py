@@ -47,7 +47,7 @@ def tiny_document(seed: int) -> dict:
             }
         subs[f"s{s}"] = sub
     by_process: dict[str, dict] = {}
-    for s, (name, sub) in enumerate(subs.items()):
+    for name, sub in subs.items():
         for k in range(sub["partitions"]):
             owner = rng.choice([None, *members])
             if owner is not None:
