@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 
 from problems import GroupProblem, PlacementProblem, evaluate
+from problems.streams import StreamsAssignment, StreamsProblem
 
 if TYPE_CHECKING:
     from problems import Result
@@ -165,7 +166,7 @@ class SolveOptions:
     ) -> np.ndarray | None:
         """The hint's answer when it is a valid answer to ``problem`` under ``strategy``, else ``None``."""
         hint = self.hint
-        if hint is None or hint.answer is None:
+        if hint is None or hint.answer is None or isinstance(hint.answer, StreamsAssignment):
             return None
         if hint.problem is problem and hint.strategy == strategy:
             return hint.answer if hint.valid else None
@@ -179,11 +180,24 @@ class SolveOptions:
             return None
         return answer if verdict.valid else None
 
+    def hint_streams(self, problem: StreamsProblem, strategy: str) -> StreamsAssignment | None:
+        """:meth:`hint_answer` for a streams group: the hint's answer when it is a valid answer to
+        ``problem`` under ``strategy``, else ``None``."""
+        hint = self.hint
+        if hint is None or not isinstance(hint.answer, StreamsAssignment):
+            return None
+        answer = hint.answer
+        if hint.problem is problem and hint.strategy == strategy:
+            return answer if hint.valid else None
+        return answer if evaluate(problem, answer, strategy).valid else None
+
 
 def answer_of(result: Result) -> np.ndarray:
-    """The answer of a result that has one (a heuristic's always has)."""
+    """The array answer of a result that has one (a heuristic's always has)."""
     if result.answer is None:
         raise ValueError(f"{result.strategy}: no answer ({result.status})")
+    if isinstance(result.answer, StreamsAssignment):
+        raise ValueError(f"{result.strategy}: a streams answer, not an array")
     return result.answer
 
 

@@ -24,6 +24,7 @@ import heuristics.stream_join
 import heuristics.uniform
 from models.options import COMMON, SolveOptions, ignoring
 from problems import GroupProblem, PlacementProblem, Result
+from problems.streams import StreamsProblem
 
 #: The common options CP-SAT models use, and those the PuLP models use (no search workers).
 CPSAT = ("time_limit", "workers", "seed", "log", "hint")
@@ -411,7 +412,12 @@ def _passed(
     if options.variant in runner.aliases:
         options = replace(options, variant=runner.aliases[options.variant])
     if "hint" in runner.uses and options.hint is not None:
-        if options.hint_answer(problem, strategy) is None:  # no answer, or not a valid one
+        hinted = (
+            options.hint_streams(problem, strategy)
+            if isinstance(problem, StreamsProblem)
+            else options.hint_answer(problem, strategy)
+        )
+        if hinted is None:  # no answer, or not a valid one
             options, ignored = replace(options, hint=None), [*ignored, "hint"]
     return options, ignored
 

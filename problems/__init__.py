@@ -27,6 +27,7 @@ from problems.objectives import (
     PLACEMENT_STRATEGIES,
     RACK_JUDGED,
     STRATEGY_OBJECTIVE,
+    STREAMS_STRATEGIES,
     objective_of,
 )
 from problems.ownership import (
@@ -46,6 +47,16 @@ from problems.result import (
     owner_from_assignment,
     reassignment_json,
 )
+from problems.streams import (
+    STREAMS_LEVELS,
+    StreamsAssignment,
+    StreamsConfigs,
+    StreamsProblem,
+    evaluate_streams,
+    load_streams_problem,
+    streams_answer_from_json,
+    streams_assignment_json,
+)
 
 __all__ = [
     "GROUP_STRATEGIES",
@@ -53,6 +64,11 @@ __all__ = [
     "OBJECTIVES",
     "PLACEMENT_STRATEGIES",
     "STRATEGY_OBJECTIVE",
+    "STREAMS_LEVELS",
+    "STREAMS_STRATEGIES",
+    "StreamsAssignment",
+    "StreamsConfigs",
+    "StreamsProblem",
     "Evaluation",
     "GroupProblem",
     "PlacementProblem",
@@ -62,9 +78,11 @@ __all__ = [
     "Status",
     "assignment_json",
     "evaluate",
+    "evaluate_streams",
     "is_kip54_balanced",
     "join_partition_count",
     "load_problem",
+    "load_streams_problem",
     "member_counts",
     "member_lags",
     "member_topic_counts",
@@ -79,5 +97,7 @@ __all__ = [
     "reassignment_json",
     "replica_levels",
     "resolve_claims",
+    "streams_answer_from_json",
+    "streams_assignment_json",
     "topic_partitions",
 ]

@@ -15,6 +15,7 @@ from problems.objectives import OBJECTIVES, objective_of
 from problems.ownership import number_owners, previous_number_owners, previous_owners
 from problems.placement import PlacementProblem
 from problems.share import owner_pairs, share_levels, share_shape_problem, share_validity
+from problems.streams import StreamsAssignment, StreamsProblem, evaluate_streams
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,9 @@ def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[s
 
 # ============================================================ entry point
 def evaluate(
-    problem: GroupProblem | PlacementProblem, answer: np.ndarray, strategy: str
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
+    answer: np.ndarray | StreamsAssignment,
+    strategy: str,
 ) -> Evaluation:
     """Check ``answer`` against ``strategy``'s hard constraints and score it.
 
@@ -261,8 +264,8 @@ def evaluate(
         The problem the answer is for.
     answer
         An ``owner`` array (consumer group), ``(member, partition)`` pairs (share group; an
-        ``owner`` array is judged as the pairs of its owned partitions) or a ``replicas`` array
-        (placement).
+        ``owner`` array is judged as the pairs of its owned partitions), a ``replicas`` array
+        (placement) or a :class:`~problems.streams.StreamsAssignment` (streams group).
     strategy
         A key of :data:`problems.objectives.STRATEGY_OBJECTIVE`; it selects the hard
         constraints and the objective (:func:`problems.objectives.objective_of`: a
@@ -276,6 +279,10 @@ def evaluate(
     """
     kind = objective_of(problem, strategy)
     names = OBJECTIVES[kind]
+    if kind == "streams":  # problems/streams.py
+        assert isinstance(problem, StreamsProblem), "streams strategies take a streams group"
+        return evaluate_streams(problem, answer)
+    assert not isinstance(answer, StreamsAssignment), "a streams answer needs a streams strategy"
     answer = np.asarray(answer)
     if kind == "replica":
         assert isinstance(problem, PlacementProblem), "replica strategies take a placement problem"

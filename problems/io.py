@@ -31,8 +31,10 @@ from problems import checks
 from problems.errors import ProblemError
 from problems.group import GroupProblem, frozen
 from problems.placement import PlacementProblem
+from problems.streams import KIND as STREAMS_KIND
+from problems.streams import StreamsProblem, parse_streams
 
-Problem = GroupProblem | PlacementProblem
+Problem = GroupProblem | PlacementProblem | StreamsProblem
 
 
 # ------------------------------------------------------------------ helpers
@@ -797,9 +799,13 @@ def _partitions_one_by_one(
 
 
 # ------------------------------------------------------------------- public
-def parse_problem(doc: Any) -> GroupProblem | PlacementProblem:
+def parse_problem(doc: Any) -> GroupProblem | PlacementProblem | StreamsProblem:
     """Build a problem from a parsed JSON document (errors name no file)."""
     checks.expect(doc, dict, "", "a JSON object")
+    if doc.get("kind") == STREAMS_KIND:  # problems/streams.py
+        return parse_streams(doc)
+    if "subtopologies" in doc:
+        raise ProblemError("kind", f"must be {STREAMS_KIND!r} in a streams group (subtopologies)")
     if "brokers" in doc or "partitions" in doc:
         unknown = doc.keys() - {"brokers", "partitions"}
         if unknown:
@@ -944,7 +950,7 @@ def read_problem_source(
 
 def load_problem(
     source: str | os.PathLike[str] | dict[str, Any],
-) -> GroupProblem | PlacementProblem:
+) -> GroupProblem | PlacementProblem | StreamsProblem:
     """Load a problem from a path, JSON text or a parsed ``dict``.
 
     Every entry point goes through the same checks (:mod:`problems.checks`):
@@ -985,8 +991,12 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def problem_to_json(problem: GroupProblem | PlacementProblem) -> dict[str, Any]:
+def problem_to_json(problem: GroupProblem | PlacementProblem | StreamsProblem) -> dict[str, Any]:
     """The JSON document of ``problem`` (the inverse of :func:`parse_problem`)."""
+    if isinstance(problem, StreamsProblem):
+        from problems.streams import streams_problem_to_json
+
+        return streams_problem_to_json(problem)
     if isinstance(problem, PlacementProblem):
         brokers = []
         for broker_id, rack in zip(problem.broker_ids.tolist(), problem.broker_racks):

@@ -8,6 +8,8 @@ from here.
 
 from __future__ import annotations
 
+from problems.streams import STREAMS_LEVELS
+
 #: Objective levels of each objective kind, in lexicographic order.
 OBJECTIVES: dict[str, tuple[str, ...]] = {
     "sticky": ("sum_sq_counts", "moves"),
@@ -16,6 +18,7 @@ OBJECTIVES: dict[str, tuple[str, ...]] = {
     "rack-aware": ("sum_sq_counts", "rack_mismatches", "moves"),
     "replica": ("sum_sq_broker_replicas", "sum_sq_rack_replicas", "sum_sq_broker_leaders", "moves"),
     "share": ("sum_sq_counts", "sum_sq_readers", "moves"),
+    "streams": STREAMS_LEVELS,
 }
 #: The most levels any objective has: the ``level1 .. levelN`` columns of a results row.
 LEVELS = max(len(names) for names in OBJECTIVES.values())
@@ -38,8 +41,11 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "sticky-replica": "replica",
 }
 
-GROUP_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o != "replica")
+GROUP_STRATEGIES = tuple(
+    s for s, o in STRATEGY_OBJECTIVE.items() if o not in ("replica", "streams")
+)
 PLACEMENT_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o == "replica")
+STREAMS_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o == "streams")
 
 #: The baselines of docs/design/objectives.md judged on ``rack-aware`` when the document has
 #: ``partition_racks``, on ``sticky`` otherwise (names not registered yet are harmless).

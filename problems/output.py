@@ -99,12 +99,13 @@ def _decimal(values: np.ndarray, width: int) -> np.ndarray:
 
 def result_bytes(result: Result) -> bytes:
     """``json.dumps(result.to_json()).encode()``: what ``rebalance-lab assign`` prints (one line)."""
+    answer = result.answer
     if (
-        result.answer is None
+        not isinstance(answer, np.ndarray)  # none, or a streams group's answer
         or not isinstance(result.problem, GroupProblem)
-        or result.answer.ndim != 1  # a share group's (member, partition) pairs
+        or answer.ndim != 1  # a share group's (member, partition) pairs
     ):
         return json.dumps(result.to_json()).encode()
     rest = json.dumps(result.json_fields()).encode()  # b'{"status": ...}'
-    shown = result.answer if result.shown is None else result.shown
+    shown = answer if result.shown is None else result.shown
     return b'{"assignment": ' + assignment_bytes(result.problem, shown) + b", " + rest[1:]

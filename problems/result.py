@@ -43,6 +43,7 @@ from problems.evaluate import Evaluation, evaluate
 from problems.group import GroupProblem
 from problems.placement import PlacementProblem
 from problems.share import is_pairs, share_assignment_json
+from problems.streams import StreamsAssignment, StreamsProblem, streams_assignment_json
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -81,7 +82,8 @@ class Result:
         The strategy whose constraints and objective judge the answer.
     answer
         ``owner`` array (group), ``(member, partition)`` pairs (a share group:
-        :mod:`problems.share`) or ``replicas`` array (placement); ``None`` when
+        :mod:`problems.share`), ``replicas`` array (placement) or a
+        :class:`~problems.streams.StreamsAssignment` (streams group); ``None`` when
         a solver found nothing (status ``infeasible`` or ``unknown``).
     status
         ``"heuristic"``, or a solver's ``"optimal"`` (proven), ``"feasible"``
@@ -98,9 +100,9 @@ class Result:
         the answer is printed.
     """
 
-    problem: GroupProblem | PlacementProblem
+    problem: GroupProblem | PlacementProblem | StreamsProblem
     strategy: str
-    answer: np.ndarray | None
+    answer: np.ndarray | StreamsAssignment | None
     status: Status = Status.HEURISTIC
     bound: tuple[int, ...] | None = None
     info: dict[str, Any] = field(default_factory=dict)
@@ -134,13 +136,19 @@ class Result:
         Built on first access (:func:`assignment_json`, :func:`reassignment_json`);
         ``None`` without an answer.
         """
-        if self.answer is None:
+        answer = self.answer
+        if answer is None:
             return None
-        if isinstance(self.problem, PlacementProblem):
-            return reassignment_json(self.problem, self.answer)
-        if is_pairs(self.answer):  # a share group's (member, partition) pairs
-            return share_assignment_json(self.problem, self.answer)
-        return assignment_json(self.problem, self.answer if self.shown is None else self.shown)
+        if isinstance(answer, StreamsAssignment):
+            assert isinstance(self.problem, StreamsProblem), "a streams answer to another problem"
+            return streams_assignment_json(self.problem, answer)
+        problem = self.problem
+        assert not isinstance(problem, StreamsProblem), "a streams problem needs a streams answer"
+        if isinstance(problem, PlacementProblem):
+            return reassignment_json(problem, answer)
+        if is_pairs(answer):  # a share group's (member, partition) pairs
+            return share_assignment_json(problem, answer)
+        return assignment_json(problem, answer if self.shown is None else self.shown)
 
     def assignment_table(self) -> pa.Table | None:
         """The answer as a pyarrow ``Table``; ``None`` without one.
@@ -153,11 +161,14 @@ class Result:
         topic), one row per replica.  ``.to_pandas()`` gives a frame with
         categorical names.
         """
-        if self.answer is None:
+        answer, problem = self.answer, self.problem
+        if answer is None:
             return None
-        if isinstance(self.problem, PlacementProblem):
-            return reassignment_table(self.problem, self.answer)
-        return assignment_table(self.problem, self.answer if self.shown is None else self.shown)
+        if isinstance(answer, StreamsAssignment) or isinstance(problem, StreamsProblem):
+            raise TypeError("a streams answer has no assignment table")
+        if isinstance(problem, PlacementProblem):
+            return reassignment_table(problem, answer)
+        return assignment_table(problem, answer if self.shown is None else self.shown)
 
     def to_json(self) -> dict[str, Any]:
         """What ``rebalance-lab assign`` prints (:func:`problems.output.result_bytes` writes it fast)."""

@@ -11,6 +11,7 @@ from problems.objectives import (
     PLACEMENT_STRATEGIES,
     RACK_JUDGED,
     STRATEGY_OBJECTIVE,
+    STREAMS_STRATEGIES,
     objective_of,
 )
 
@@ -23,10 +24,14 @@ def test_every_registered_strategy_has_its_registry_objective():
 
 
 def test_families_split_the_strategies_and_levels_fit_every_objective():
-    """Tests that group and placement strategies partition the catalogue, and LEVELS is the widest objective."""
+    """Tests that the group, placement and streams strategies partition the catalogue, and LEVELS
+    is the widest objective."""
     assert set(GROUP_STRATEGIES).isdisjoint(PLACEMENT_STRATEGIES)
-    assert set(GROUP_STRATEGIES) | set(PLACEMENT_STRATEGIES) == set(STRATEGY_OBJECTIVE)
-    assert LEVELS == len(OBJECTIVES["replica"]) == 4
+    assert set(GROUP_STRATEGIES).isdisjoint(STREAMS_STRATEGIES)
+    assert set(GROUP_STRATEGIES) | set(PLACEMENT_STRATEGIES) | set(STREAMS_STRATEGIES) == set(
+        STRATEGY_OBJECTIVE
+    )
+    assert LEVELS == len(OBJECTIVES["streams"]) == 6
     assert RACK_JUDGED <= set(GROUP_STRATEGIES)
 
 
