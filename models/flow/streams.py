@@ -36,6 +36,7 @@ seconds.  The networks and why they are exact: docs/design/formulations.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -115,81 +116,62 @@ def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnsw
     standbys); ``None``: no exclusion.
     """
     tasks, members, groups = data.num_tasks, data.num_members, data.num_groups
-    task = np.repeat(np.arange(tasks, dtype=np.int64), members)
-    member = np.tile(np.arange(members, dtype=np.int64), tasks)
-    process = data.member_process[member]
-    if exclude is not None:
-        keep = ~exclude[task, process]
-        task, member, process = task[keep], member[keep], process[keep]
-    restore = data.restore[process, task]
+    restore_tm = data.restore[data.member_process].T  # [T, M]
+    allowed = (
+        np.ones((tasks, members), dtype=bool)
+        if exclude is None
+        else ~exclude[:, data.member_process]
+    )
     # Level 1 is a sum over tasks of a cost of the task's own process, and nothing else binds the
     # actives together: its optimum is every task on a process of least restore cost, and the
     # answers at that optimum are exactly those (the arcs to other processes are dropped).
-    least = np.full(tasks, np.iinfo(np.int64).max, np.int64)
-    np.minimum.at(least, task, restore)
-    keep = restore == least[task]
-    task, member, process, restore = task[keep], member[keep], process[keep], restore[keep]
+    least = np.where(allowed, restore_tm, _HIGH).min(axis=1, initial=_HIGH)
+    if (least == _HIGH).any():
+        raise ValueError("some task has no process it may run on")
+    keep = allowed & (restore_tm == least[:, None])
+    task, member = np.nonzero(keep)
+    task, member = task.astype(np.int64), member.astype(np.int64)
+    process = data.member_process[member]
+    restore = restore_tm[task, member]
     traffic = data.traffic[task, member]
     moved = ((data.prev_active[task] >= 0) & (data.prev_active[task] != member)).astype(np.int64)
     # A tie-break below level 5: an active on a process whose members held the task before (a
     # standby there would be no new copy, level 6).
-    displaced = _known_by_process(data)[task, process]
+    known = _by_column_group(~data.standby_new, data.member_process, data.num_processes, np.add)
+    displaced = known[task, process]
     # Level 2's unit arcs: group g's k-th active, k = 1 .. the tasks that may go to g.
-    reach = np.bincount(
-        np.unique(task * groups + data.balance_group[member]) % groups, minlength=groups
-    )
-    ladder_group = np.repeat(np.arange(groups, dtype=np.int64), reach)
-    ladder_k = (
-        np.arange(len(ladder_group), dtype=np.int64)
-        - np.repeat(np.cumsum(reach) - reach, reach)
-        + 1
-    )
-    marginal = data.balance_weight[ladder_group] * (2 * ladder_k - 1)
+    reach = _by_column_group(keep, data.balance_group, groups, np.logical_or).sum(axis=0)
     ranges = [
         0,  # level 1 is fixed by the arcs kept
         int((data.balance_weight * reach * reach).max(initial=0)),
-        _range(traffic, task, tasks),
+        _spread(data.traffic, keep),
         int((data.prev_active >= 0).sum()),
         int((~data.standby_new).sum()),
     ]
     first_member, first_group = tasks, tasks + members
     sink = first_group + groups
-    nodes = sink + 1
     pair_costs = [np.zeros_like(restore), np.zeros_like(restore), traffic, moved, displaced]
-    none = np.zeros_like(marginal)
-    ladder_costs = [none, marginal, none, none, none]
+    biggest = int((data.balance_weight * (2 * reach - 1)).max(initial=0))
     weights, proven = _weights(
         ranges,
         [_largest(c) for c in pair_costs],
-        [_largest(c) for c in ladder_costs],
-        nodes,
+        [0, biggest, 0, 0, 0],
+        sink + 1,
         tasks,
     )
-    tails = [task, first_member + np.arange(members), first_group + ladder_group]
-    heads = [
-        first_member + member,
-        first_group + data.balance_group,
-        np.full(len(ladder_group), sink),
-    ]
-    caps = [
-        np.ones(len(task), np.int64),
-        np.full(members, tasks, np.int64),
-        np.ones(len(ladder_group), np.int64),
-    ]
-    costs = [
-        _combine(pair_costs, weights),
-        np.zeros(members, np.int64),
-        _combine(ladder_costs, weights),
-    ]
-    supplies = np.zeros(nodes, np.int64)
+    supplies = np.zeros(sink + 1, np.int64)
     supplies[:tasks] = 1
     supplies[sink] = -tasks
-    flows = _solve(tails, heads, caps, costs, supplies)
+    flows, counts = _solve_with_ladders(
+        [task, first_member + np.arange(members)],
+        [first_member + member, first_group + data.balance_group],
+        [np.ones(len(task), np.int64), np.full(members, tasks, np.int64)],
+        [_combine(pair_costs, weights), np.zeros(members, np.int64)],
+        supplies,
+        _Ladders(first_group, sink, weights[1] * data.balance_weight, reach),
+    )
     used = flows[: len(task)] > 0
     chosen_task, chosen_member = task[used], member[used]
-    if len(chosen_task) != tasks:
-        raise ValueError("some task has no process it may run on")
-    counts = np.bincount(data.balance_group[chosen_member], minlength=groups)
     levels = (
         int(restore[used].sum()),
         int((data.balance_weight * counts * counts).sum()),
@@ -206,88 +188,74 @@ def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
     n, members, processes = len(with_standbys), data.num_members, data.num_processes
     if n == 0:
         return FlowAnswer(np.zeros((0, 2), np.int64), (0, 0, 0), 3)
-    slot = np.repeat(np.arange(n, dtype=np.int64), members)
-    member = np.tile(np.arange(members, dtype=np.int64), n)
+    allowed = np.ones((n, members), dtype=bool)
+    if active is not None:
+        allowed = (
+            data.member_process[active[with_standbys]][:, None] != data.member_process[None, :]
+        )
+    slot, member = np.nonzero(allowed)
+    slot, member = slot.astype(np.int64), member.astype(np.int64)
     task = with_standbys[slot]
     process = data.member_process[member]
-    if active is not None:
-        keep = data.member_process[active[task]] != process
-        slot, member, task, process = slot[keep], member[keep], task[keep], process[keep]
     traffic = data.standby_traffic[task, member]
     fresh = data.standby_new[task, member].astype(np.int64)
-    total = int(data.standbys.sum())
+    need = data.standbys[with_standbys]
+    total = int(need.sum())
     groups = data.num_standby_groups
-    ladder_group = np.repeat(np.arange(groups, dtype=np.int64), n)
-    ladder_k = np.tile(np.arange(1, n + 1, dtype=np.int64), groups)
-    marginal = data.standby_weight[ladder_group] * (2 * ladder_k - 1)
+    reach = _by_column_group(allowed, data.standby_group, groups, np.logical_or).sum(axis=0)
     ranges = [
-        int(data.standby_weight.max(initial=0)) * n * n,
-        _range(traffic, slot, n, total),
+        int((data.standby_weight * reach * reach).max(initial=0)),
+        int(((_spread(data.standby_traffic[with_standbys], allowed, per_row=True)) * need).sum()),
         total,
     ]
     # Nodes: slots, (slot, process) pairs where a process has several members, members,
     # standby groups, sink.
     crowded = np.bincount(data.member_process, minlength=processes) > 1
     via = crowded[process]
-    pair_key = slot[via] * processes + process[via]
-    keys, pair_of = np.unique(pair_key, return_inverse=True)
+    keys, pair_of = np.unique(slot[via] * processes + process[via], return_inverse=True)
     first_pair = n
     first_member = first_pair + len(keys)
     first_group = first_member + members
     sink = first_group + groups
-    nodes = sink + 1
     pair_costs = [np.zeros_like(traffic), traffic, fresh]
-    ladder_costs = [marginal, np.zeros_like(marginal), np.zeros_like(marginal)]
+    biggest = int((data.standby_weight * (2 * reach - 1)).max(initial=0))
     weights, proven = _weights(
-        ranges,
-        [_largest(c) for c in pair_costs],
-        [_largest(c) for c in ladder_costs],
-        nodes,
-        total,
+        ranges, [_largest(c) for c in pair_costs], [biggest, 0, 0], sink + 1, total
     )
     combined = _combine(pair_costs, weights)
     direct, crossing = np.flatnonzero(~via), np.flatnonzero(via)
     # Arcs: slot -> member (a process of one member) or slot -> (slot, process) -> member (the
     # pair node passes on one unit: one copy per process), member -> group, group -> sink.
-    tails = [
-        slot[direct],
-        keys // processes,
-        first_pair + pair_of,
-        first_member + np.arange(members),
-        first_group + ladder_group,
-    ]
-    heads = [
-        first_member + member[direct],
-        first_pair + np.arange(len(keys)),
-        first_member + member[crossing],
-        first_group + data.standby_group,
-        np.full(len(ladder_group), sink),
-    ]
-    caps = [
-        np.ones(len(direct), np.int64),
-        np.ones(len(keys), np.int64),
-        np.ones(len(crossing), np.int64),
-        np.full(members, n, np.int64),
-        np.ones(len(ladder_group), np.int64),
-    ]
-    costs = [
-        combined[direct],
-        np.zeros(len(keys), np.int64),
-        combined[crossing],
-        np.zeros(members, np.int64),
-        _combine(ladder_costs, weights),
-    ]
-    supplies = np.zeros(nodes, np.int64)
-    supplies[:n] = data.standbys[with_standbys]
+    supplies = np.zeros(sink + 1, np.int64)
+    supplies[:n] = need
     supplies[sink] = -total
-    flows = _solve(tails, heads, caps, costs, supplies)
+    flows, counts = _solve_with_ladders(
+        [slot[direct], keys // processes, first_pair + pair_of, first_member + np.arange(members)],
+        [
+            first_member + member[direct],
+            first_pair + np.arange(len(keys)),
+            first_member + member[crossing],
+            first_group + data.standby_group,
+        ],
+        [
+            np.ones(len(direct), np.int64),
+            np.ones(len(keys), np.int64),
+            np.ones(len(crossing), np.int64),
+            np.full(members, n, np.int64),
+        ],
+        [
+            combined[direct],
+            np.zeros(len(keys), np.int64),
+            combined[crossing],
+            np.zeros(members, np.int64),
+        ],
+        supplies,
+        _Ladders(first_group, sink, weights[0] * data.standby_weight, reach),
+    )
     used = np.zeros(len(slot), bool)
     used[direct] = flows[: len(direct)] > 0
     start = len(direct) + len(keys)
     used[crossing] = flows[start : start + len(crossing)] > 0
-    if int(used.sum()) != total:
-        raise ValueError("some task has fewer processes left than standbys to place")
-    counts = np.bincount(data.standby_group[member[used]], minlength=groups)
     levels = (
         int((data.standby_weight * counts * counts).sum()),
         int(traffic[used].sum()),
@@ -298,29 +266,88 @@ def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
     return FlowAnswer(rows, levels, proven)
 
 
-def _known_by_process(data: StreamsData) -> IntArray:
-    """``int64[T, P]``: the members of each process that held each task before (a standby there
-    is no new copy)."""
-    out = np.zeros((data.num_tasks, data.num_processes), dtype=np.int64)
-    tasks, members = np.nonzero(~data.standby_new)
-    np.add.at(out, (tasks, data.member_process[members]), 1)
+_HIGH = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class _Ladders:
+    """The convex balance level of a network: group ``g`` (node ``first + g``) sends its ``k``-th
+    unit to ``sink`` at cost ``weight[g] * (2k - 1)``, for ``k`` up to ``reach[g]``."""
+
+    first: int
+    sink: int
+    weight: IntArray
+    reach: IntArray
+
+
+def _solve_with_ladders(
+    tails: list[IntArray],
+    heads: list[IntArray],
+    caps: list[IntArray],
+    costs: list[IntArray],
+    supplies: IntArray,
+    ladders: _Ladders,
+) -> tuple[IntArray, IntArray]:
+    """Solve the network with each group's unit arcs cut at a window, widened until no group fills
+    its window: a window that does not bind at the optimum of the convex (linear) program does not
+    change it, so the answer is the optimum with every unit arc.  Returns the flow on the given
+    arcs and each group's count.
+
+    The first window is twice the even share of the units (a group rarely needs more), so a
+    group's ladder is not a unit arc per task it could take (a million arcs at 1,000 x 1,000).
+    """
+    reach = ladders.reach.astype(np.int64)
+    units = int(supplies[supplies > 0].sum())
+    share = -(-units // max(int(np.count_nonzero(reach)), 1))
+    top = np.minimum(reach, 2 * share + 2)
+    given = sum(len(t) for t in tails)
+    while True:
+        group = np.repeat(np.arange(len(reach), dtype=np.int64), top)
+        k = np.arange(len(group), dtype=np.int64) - np.repeat(np.cumsum(top) - top, top) + 1
+        flows = _solve(
+            [*tails, ladders.first + group],
+            [*heads, np.full(len(group), ladders.sink)],
+            [*caps, np.ones(len(group), np.int64)],
+            [*costs, ladders.weight[group] * (2 * k - 1)],
+            supplies,
+        )
+        if flows is None:  # the windows hold fewer units than there are: widen them all
+            if (top >= reach).all():
+                raise ValueError("the network has no flow: some task cannot be placed")
+            top = np.minimum(reach, 2 * top + 1)
+            continue
+        counts = np.bincount(group, weights=flows[given:], minlength=len(reach)).astype(np.int64)
+        full = (counts >= top) & (top < reach)
+        if not full.any():
+            return flows[:given], counts
+        top = np.where(full, np.minimum(reach, 2 * top), top)
+
+
+def _by_column_group(
+    matrix: npt.NDArray[Any], group_of_column: IntArray, groups: int, op: np.ufunc
+) -> npt.NDArray[Any]:
+    """``matrix``'s columns reduced by ``op`` within each group (``[rows, groups]``; a group
+    without a column gets ``op``'s identity)."""
+    if groups == matrix.shape[1] and np.array_equal(group_of_column, np.arange(groups)):
+        return matrix
+    order = np.argsort(group_of_column, kind="stable")
+    sorted_groups = group_of_column[order]
+    present, starts = np.unique(sorted_groups, return_index=True)
+    reduced = op.reduceat(matrix[:, order], starts, axis=1)
+    out = np.full((matrix.shape[0], groups), op.identity, dtype=reduced.dtype)
+    out[:, present] = reduced
     return out
 
 
-def _range(cost: IntArray, owner: IntArray, owners: int, units: int | None = None) -> int:
-    """How far the level ``cost`` (per arc, arcs of each ``owner``) can vary over the answers:
-    the sum over owners of their largest minus their smallest arc cost, times the units an owner
-    sends (one each; ``units`` in total, at most, when given)."""
-    if len(cost) == 0:
-        return 0
-    high = np.full(owners, np.iinfo(np.int64).min, np.int64)
-    low = np.full(owners, np.iinfo(np.int64).max, np.int64)
-    np.maximum.at(high, owner, cost)
-    np.minimum.at(low, owner, cost)
+def _spread(cost: IntArray, allowed: BoolArray, per_row: bool = False) -> Any:
+    """How far a level of per-arc costs ``cost[r, c]`` (arcs ``allowed``) can vary: per row, its
+    largest minus its smallest allowed cost; summed over rows unless ``per_row``."""
+    high = np.where(allowed, cost, np.iinfo(np.int64).min).max(
+        axis=1, initial=np.iinfo(np.int64).min
+    )
+    low = np.where(allowed, cost, _HIGH).min(axis=1, initial=_HIGH)
     spread = np.where(high >= low, high - low, 0)
-    if units is None:
-        return int(spread.sum())
-    return int(spread.max(initial=0)) * units
+    return spread if per_row else int(spread.sum())
 
 
 def _largest(cost: npt.NDArray[np.int64]) -> int:
@@ -363,8 +390,8 @@ def _solve(
     caps: list[npt.ArrayLike],
     costs: list[npt.ArrayLike],
     supplies: IntArray,
-) -> IntArray:
-    """Solve the network; the flow on every arc, in the order given."""
+) -> IntArray | None:
+    """Solve the network; the flow on every arc, in the order given (``None``: no flow)."""
     flow = min_cost_flow.SimpleMinCostFlow()
     flow.add_arcs_with_capacity_and_unit_cost(
         np.concatenate([np.asarray(a, np.int64) for a in tails]).astype(np.int32),
@@ -375,7 +402,7 @@ def _solve(
     flow.set_nodes_supplies(np.arange(len(supplies), dtype=np.int32), supplies)
     status = flow.solve()
     if status == flow.INFEASIBLE:
-        raise ValueError("the network has no flow: some task cannot be placed")
+        return None
     if status != flow.OPTIMAL:
         raise RuntimeError(f"min-cost flow failed with status {status}")
     result: IntArray = flow.flows(np.arange(flow.num_arcs(), dtype=np.int32)).astype(np.int64)

@@ -1,0 +1,234 @@
+"""Streams groups (KIP-1071 task assignment): the exact models at Kafka's scale, and KIP-925's
+rack-aware assignment against the optimum.
+
+Two parts.
+
+**KIP-925 against the optimum** (racked groups, ``--kip925``): 3 racks, clients on rack
+``m mod 3``, each task's source partition on 2 of the 3 racks, every subtopology stateless (so
+levels 1 and 3 tie at 0), fresh and after a client joined.  Kafka Streams'
+``HighAvailabilityTaskAssignor`` with ``rack.aware.assignment.strategy = min_traffic`` (the
+``streams-ha`` heuristic) balances the tasks, then moves them by KIP-925's min-cost flow with
+each client's task count fixed; the exact flow (``models/flow/streams.py``) minimises the same
+cross-rack traffic with the counts left free, at the optimal balance.  Printed: the balance of
+each (level 2, equal when the heuristic's balance is optimal), the cross-rack traffic of each, the
+share of the heuristic's traffic the optimum avoids, and the seconds each took.
+
+**Targets at Kafka's StreamsAssignmentScaleTest sizes** (``--target``): one stateful subtopology
+over 1,000 partitions on 1,000 clients of one thread (``testLargeNumConsumers``), on 100 clients
+with 50 standbys (``testManyStandbys``) and on 10 clients of 1,000 threads
+(``testManyThreadsPerClient``), each fresh and as the second assignment (the clients holding a
+round-robin deal; holders caught up, standby holders 0-1,000 behind, the others a full
+100,000-record changelog behind, Kafka's test's end offsets).  Each prints ``target met`` or
+``target MISSED`` for: every streams heuristic no slower than Kafka's own Java assignor in the
+same run (best of 3 after 3 JIT warm-up calls, where the heuristic and its peer are registered),
+and the exact flow proven within 10 s, or, where it is not proven, its answer within 1% of its
+proven bound at the first unproven level within 60 s.
+
+    .venv/bin/python benchmarks/streams.py [--kip925] [--target]
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.flow import streams as flow_streams
+from models.options import SolveOptions
+from models.registry import STRATEGIES
+from problems import load_problem
+
+#: Kafka's StreamsAssignmentScaleTest: (name, partitions, clients, threads per client, standbys).
+SCALE = (
+    ("testLargeNumConsumers: 1,000 partitions, 1,000 clients", 1_000, 1_000, 1, 1),
+    ("testManyStandbys: 1,000 partitions, 100 clients, 50 standbys", 1_000, 100, 1, 50),
+    ("testManyThreadsPerClient: 1,000 partitions, 10 clients x 1,000 threads", 1_000, 10, 1_000, 1),
+)
+#: The exact model must prove the optimum within this many seconds where the flow proves it ...
+PROVEN_SECONDS = 10.0
+#: ... and elsewhere bound its answer within this relative gap within this many seconds.
+BOUNDED_GAP = 0.01
+BOUNDED_SECONDS = 60.0
+#: Kafka's test's changelog end offset: what a client without the task's state must restore.
+FULL_CHANGELOG = 100_000
+#: The streams heuristics and their Kafka peers (module, function) where they exist.
+HEURISTICS = ("streams-sticky", "streams-ha", "streams-kip924-sticky")
+RACKS = 3
+
+
+def scale_document(
+    partitions: int, clients: int, threads: int, standbys: int, second: bool
+) -> dict[str, Any]:
+    """One stateful subtopology on ``clients`` clients; ``second``: they hold a round-robin deal."""
+    rng = np.random.default_rng(partitions + clients)
+    members: list[dict[str, Any]] = [
+        {"id": f"client{c:04d}", "process": f"process{c:04d}", "threads": threads}
+        for c in range(clients)
+    ]
+    if second:
+        lags = np.full((clients, partitions), FULL_CHANGELOG, dtype=np.int64)
+        for t in range(partitions):
+            owner = t % clients
+            members[owner].setdefault("active", {"s0": []})["s0"].append(t)
+            lags[owner, t] = 0
+            for j in range(1, min(standbys, clients - 1) + 1):
+                holder = (t + j) % clients
+                members[holder].setdefault("standby", {"s0": []})["s0"].append(t)
+                lags[holder, t] = int(rng.integers(0, 1_000))
+        for c, member in enumerate(members):
+            member["lags"] = {"s0": lags[c].tolist()}
+    return {
+        "kind": "streams-group",
+        "subtopologies": {"s0": {"partitions": partitions, "stateful": True}},
+        "members": members,
+        "configs": {"num_standby_replicas": standbys},
+    }
+
+
+def racked_document(tasks: int, clients: int, subtopologies: int, seed: int) -> dict[str, Any]:
+    """A fresh stateless group on 3 racks with KIP-925's ``min_traffic``."""
+    rng = np.random.default_rng(seed)
+    counts = np.full(subtopologies, tasks // subtopologies)
+    counts[: tasks % subtopologies] += 1
+    subs = {}
+    for s, count in enumerate(counts.tolist()):
+        firsts = rng.integers(RACKS, size=count).tolist()
+        subs[f"s{s}"] = {
+            "partitions": count,
+            "stateful": False,
+            "partition_racks": {
+                f"topic{s}": [[f"rack{(f + j) % RACKS}" for j in range(2)] for f in firsts]
+            },
+        }
+    return {
+        "kind": "streams-group",
+        "subtopologies": subs,
+        "members": [
+            {"id": f"client{c:04d}", "process": f"process{c:04d}", "rack": f"rack{c % RACKS}"}
+            for c in range(clients)
+        ],
+        "configs": {"rack_aware_assignment_strategy": "min_traffic"},
+    }
+
+
+def timed(run: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    began = time.perf_counter()
+    result = run(*args)
+    return result, time.perf_counter() - began
+
+
+def first_gap(objective: list[int], bound: tuple[int, ...]) -> float:
+    """The relative gap of the answer to its bound at the first level the bound leaves open."""
+    for value, low in zip(objective, bound):
+        if value != low:
+            return (value - low) / low if low else float("inf")
+    return float("inf") if len(bound) < len(objective) else 0.0
+
+
+def kip925(
+    sizes: tuple[tuple[int, int, int], ...] = ((24, 6, 2), (60, 12, 3), (300, 30, 3)),
+) -> None:
+    """KIP-925's fixed-count flow (``streams-ha``, ``min_traffic``) against the global optimum."""
+    if "streams-ha" not in STRATEGIES:
+        print("streams-ha is not registered: KIP-925 comparison not run")
+        return
+    import models
+
+    print(
+        "| tasks x clients | groups | balance (HA = optimum) | cross-rack traffic HA | optimum "
+        "| avoided | HA s | flow s |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for tasks, clients, subs in sizes:
+        same, traffic, best, ha_s, flow_s = 0, [], [], [], []
+        for seed in range(5):
+            problem = load_problem(racked_document(tasks, clients, subs, seed))
+            ha, seconds = timed(models.solve, problem, "streams-ha")
+            ha_s.append(seconds)
+            exact, seconds = timed(flow_streams.solve, problem, SolveOptions())
+            flow_s.append(seconds)
+            assert exact.status == "optimal"
+            same += ha.objective[:4] == exact.objective[:4] or ha.objective[1] == exact.objective[1]
+            traffic.append(ha.objective[3])
+            best.append(exact.objective[3])
+        avoided = 1 - sum(best) / sum(traffic) if sum(traffic) else 0.0
+        print(
+            f"| {tasks} x {clients} | 5 | {same}/5 | {np.mean(traffic):.1f} | {np.mean(best):.1f} "
+            f"| {avoided:.1%} | {np.mean(ha_s):.3f} | {np.mean(flow_s):.3f} |",
+            flush=True,
+        )
+
+
+def _peer(name: str) -> Callable[[Any], Any] | None:
+    """Kafka's own assignor of heuristic ``name`` as ``run(problem)``, where a peer module has it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the peers package
+    for module in ("peers.kafka_streams", "peers.kafka_streams_client"):
+        try:
+            peer = importlib.import_module(module)
+        except ImportError:
+            continue
+        runner = getattr(peer, "peer_runner", None)
+        if runner is not None:
+            found = runner(name)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
+    return None
+
+
+def target() -> bool:
+    """The target lines; True when every target is met."""
+    import models
+
+    met = True
+    for name, partitions, clients, threads, standbys in SCALE:
+        for second in (False, True):
+            round_name = f"{name}, {'second' if second else 'first'} assignment"
+            problem = load_problem(scale_document(partitions, clients, threads, standbys, second))
+            for strategy in HEURISTICS:
+                if strategy not in STRATEGIES:
+                    print(f"{round_name}: {strategy} not registered: target MISSED")
+                    met = False
+                    continue
+                ours = min(timed(models.solve, problem, strategy)[1] for _ in range(3))
+                java_run = _peer(strategy)
+                if java_run is None:
+                    print(f"{round_name}: {strategy} {ours:.3f} s, no Kafka peer: target MISSED")
+                    met = False
+                    continue
+                for _ in range(3):  # JIT warm-up
+                    java_run(problem)
+                java = min(timed(java_run, problem)[1] for _ in range(3))
+                ok = ours <= java
+                met &= ok
+                print(
+                    f"{round_name}: {strategy} {ours:.3f} s, Kafka {java:.3f} s: "
+                    f"{'target met' if ok else 'target MISSED'}",
+                    flush=True,
+                )
+            exact, seconds = timed(flow_streams.solve, problem, SolveOptions())
+            if exact.status == "optimal":
+                ok = seconds <= PROVEN_SECONDS
+                what = f"flow optimal {exact.objective} in {seconds:.2f} s (limit {PROVEN_SECONDS:g} s)"
+            else:
+                gap = first_gap(exact.objective, exact.bound or ())
+                ok = gap <= BOUNDED_GAP and seconds <= BOUNDED_SECONDS
+                what = (
+                    f"flow feasible {exact.objective}, bound {list(exact.bound or ())}, gap "
+                    f"{gap:.2%} in {seconds:.2f} s (limits {BOUNDED_GAP:.0%}, {BOUNDED_SECONDS:g} s)"
+                )
+            met &= ok
+            print(f"{round_name}: {what}: {'target met' if ok else 'target MISSED'}", flush=True)
+    return met
+
+
+if __name__ == "__main__":
+    arguments = set(sys.argv[1:])
+    if not arguments or "--kip925" in arguments:
+        kip925()
+    if not arguments or "--target" in arguments:
+        target()
