@@ -37,6 +37,7 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "uniform": "sticky",
     "server-range": "sticky",
     "share": "share",
+    "streams-sticky": "streams",
     "kafka-default": "replica",
     "sticky-replica": "replica",
 }

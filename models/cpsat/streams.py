@@ -22,9 +22,10 @@ from models.cpsat.ranked import Ranked, add_hint, solve_ranked
 from models.options import SolveOptions
 from models.streams_data import IntArray, StreamsData, streams_data, streams_hint, streams_result
 from problems import Result
+from problems.streams import StreamsProblem
 
 
-def solve(problem: object, options: SolveOptions) -> Result:
+def solve(problem: StreamsProblem, options: SolveOptions) -> Result:
     """Solve the ``streams`` objective exactly with CP-SAT (every level within ``options.time_limit``).
 
     Returns

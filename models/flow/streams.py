@@ -45,6 +45,7 @@ from ortools.graph.python import min_cost_flow
 from models.options import SolveOptions
 from models.streams_data import BoolArray, IntArray, StreamsData, streams_data, streams_result
 from problems import Result, Status
+from problems.streams import StreamsProblem
 
 #: OR-Tools computes costs in int64 and scales them by the nodes: every cost, times the nodes + 1,
 #: and every total stay below this.
@@ -60,7 +61,7 @@ class FlowAnswer:
     proven: int  # how many of those levels the weights covered (the rest were dropped)
 
 
-def solve(problem: object, options: SolveOptions) -> Result:
+def solve(problem: StreamsProblem, options: SolveOptions) -> Result:
     """Solve the ``streams`` objective by min-cost flow (no option is used: polynomial).
 
     Returns

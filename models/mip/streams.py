@@ -19,9 +19,10 @@ from models.mip.ranked import Ranked, solve_ranked
 from models.options import SolveOptions
 from models.streams_data import IntArray, StreamsData, streams_data, streams_result
 from problems import Result
+from problems.streams import StreamsProblem
 
 
-def solve(problem: object, options: SolveOptions) -> Result:
+def solve(problem: StreamsProblem, options: SolveOptions) -> Result:
     """Solve the ``streams`` objective exactly with a MIP (every level within ``options.time_limit``).
 
     Returns
