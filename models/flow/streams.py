@@ -4,33 +4,35 @@ proven, the rest proven or bounded.
 Two networks (OR-Tools ``SimpleMinCostFlow``), the levels of each folded into one cost by weights
 that exceed every lower level's range (:func:`_weights`):
 
-* **actives** (:func:`active_flow`): one unit per task, an arc ``t -> m`` per task and member
-  costing level 1 (restore), level 4 (cross-rack traffic) and level 5 (a move), members into
-  their balance group, and per group unit arcs to the sink of marginal cost
+* **actives** (:func:`active_flow`): one unit per task, an arc ``t -> m`` per task and member on a
+  process of least restore cost (level 1 needs no weight: nothing but the task's own process sets
+  its cost, so its optimum is exactly those arcs), costing level 4 (cross-rack traffic) and level
+  5 (a move); members into their balance group, and per group unit arcs to the sink of cost
   ``w_g (2k - 1)`` (level 2, convex).  This is KIP-925's min-traffic network without its fixed
   per-client counts: the counts are decided by the balance level instead of copied from a
   heuristic's answer.  Its optimum is the exact optimum of levels 1 and 2 of the whole problem:
-  those levels depend on the actives alone, and every active assignment has standbys (a task needs
-  at most one standby per other process).  With standbys fixed (``exclude``: the processes that
-  hold one of ``t``'s standbys), it is the exact optimum of the actives given the standbys.
+  those levels depend on the actives alone, and every active assignment has standbys (a task
+  needs at most one standby per other process).  With standbys fixed (``exclude``: the processes
+  that hold one of ``t``'s standbys), it is the exact optimum of the actives given the standbys.
 * **standbys** (:func:`standby_flow`): ``standbys[t]`` units per task, an arc per task and member
   (at most one per process: a node per task and process where a process has several members)
-  costing level 4 (the standby's traffic) and level 6 (not keeping a previous standby), members
-  into their process and unit arcs of marginal cost ``2k - 1`` (level 3).  Given the actives, its
-  optimum is the exact optimum of the standbys; without the actives' processes excluded (the
-  *relaxed* network) it bounds levels 3, 4 (the standbys' part) and 6 of every answer.
+  costing level 4 (the standby's traffic) and level 6 (a new copy); members into their standby
+  group and unit arcs of cost ``w_g (2k - 1)`` (level 3).  Given the actives, its optimum is the
+  exact optimum of the standbys; without the actives' processes excluded (the *relaxed* network)
+  it bounds levels 3, 4 (the standbys' part) and 6 of every answer.
 
 The answer is the active flow's, then the standby flow's given it.  Each level's proven bound is
 the active flow's value (levels 1, 2, and the actives' parts of 4 and 5) or the relaxed standby
 flow's (level 3, the standbys' part of 4, level 6); a level's bound holds given the levels above
 at their bound, so the status is ``optimal`` when the answer meets every bound, and otherwise
 ``feasible`` with the bound up to the first level it does not meet.  Without standbys (stateless
-topologies, ``num_standby_replicas = 0``) levels 3 and 6 are 0 and every answer is proven.  When
-the weighted costs could pass OR-Tools' 64-bit range, the lowest levels are dropped from the
-network until they fit, and the dropped levels are reported unproven.
+topologies, or none required) levels 3 and 6 are 0 and every answer is proven.  When the weighted
+costs could pass OR-Tools' 64-bit range, the lowest levels are dropped from the network until they
+fit, and the dropped levels are reported unproven.
 
-Min-cost flow is polynomial: 1,000 tasks on 1,000 members is a million task arcs and solves in
-seconds.  The networks and why they are exact: docs/design/formulations.md.
+Min-cost flow is polynomial; the balance ladders are cut at windows widened until they do not
+bind (:func:`_solve_with_ladders`), so 1,000 tasks on 1,000 members (a million task arcs) solves
+in seconds.  The networks and why they are exact: docs/design/formulations.md.
 """
 
 from __future__ import annotations
