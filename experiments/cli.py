@@ -25,6 +25,7 @@ from problems import (
     GroupProblem,
     PlacementProblem,
     ProblemError,
+    StreamsProblem,
     evaluate,
     load_problem,
 )
@@ -46,6 +47,16 @@ problem formats (JSON; see docs/formats.md):
   replica placement (reassign):
     {"brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}],
      "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2]}]}
+
+  streams group (assign --strategy streams-sticky):
+    {"kind": "streams-group",
+     "subtopologies": {"s0": {"partitions": 4, "stateful": true},
+                       "s1": {"partitions": 2, "stateful": false}},
+     "members": [
+       {"id": "m0", "process": "p0", "active": {"s0": [0, 1]},
+        "standby": {"s0": [2]}, "lags": {"s0": [0, 0, 500, -1]}},
+       {"id": "m1", "process": "p1"}],
+     "configs": {"num_standby_replicas": 1}}
 
 output of assign:
     {"assignment": {"c0": {"t0": [0], "t1": [0, 1]}, "c1": {"t0": [1, 2]}},
@@ -69,14 +80,21 @@ def _load(args: argparse.Namespace, kind: type):
         raise (error if isinstance(source, str) else error.with_source(path)) from None
     args.problem = path
     if not isinstance(problem, kind):
-        other = "reassign" if isinstance(problem, PlacementProblem) else "assign"
-        what = (
-            "a replica placement" if isinstance(problem, PlacementProblem) else "a consumer group"
-        )
-        raise ProblemError("", f"is {what}; use `rebalance-lab {other}`", path)
+        raise ProblemError("", _other_kind(problem, kind, args.strategy), path)
     for note in getattr(problem, "notes", ()):
         print(f"note: {path}: {note}", file=sys.stderr)
     return problem
+
+
+def _other_kind(problem, kind: type, strategy: str) -> str:
+    """What to say when ``problem`` is not the ``kind`` of problem ``strategy`` takes."""
+    if isinstance(problem, PlacementProblem):
+        return "is a replica placement; use `rebalance-lab reassign`"
+    if isinstance(problem, StreamsProblem):
+        return f"is a streams group; use a streams strategy ({', '.join(strategies('streams'))})"
+    if kind is StreamsProblem:
+        return f"is a consumer group; --strategy {strategy} takes a streams group"
+    return "is a consumer group; use `rebalance-lab assign`"
 
 
 def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
@@ -108,7 +126,8 @@ def _flag(option: str) -> str:
 
 
 def _command_assign(args: argparse.Namespace) -> int:
-    problem = _load(args, GroupProblem)
+    streams = args.strategy in strategies("streams")
+    problem = _load(args, StreamsProblem if streams else GroupProblem)
     options = {
         "variant": args.variant,
         "time_limit": args.time_limit,
@@ -253,12 +272,12 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
 
     assign = commands.add_parser(
         "assign",
-        help="assign a consumer group's partitions to its members",
+        help="assign a consumer group's partitions (or a streams group's tasks) to its members",
         description="Assign a consumer group's partitions; prints {assignment, status, objective}.",
         epilog=FORMATS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _common(assign, strategies("group"))
+    _common(assign, strategies("group") + strategies("streams"))
     add_cluster_arguments(assign, group=True)
     assign.set_defaults(handler=_command_assign)
 

@@ -21,6 +21,7 @@ import heuristics.share
 import heuristics.sticky
 import heuristics.sticky_replica
 import heuristics.stream_join
+import heuristics.streams_sticky
 import heuristics.uniform
 from models.options import COMMON, SolveOptions, ignoring
 from problems import GroupProblem, PlacementProblem, Result
@@ -124,7 +125,8 @@ class Strategy:
     Attributes
     ----------
     family
-        ``"group"`` (``rebalance-lab assign``) or ``"placement"`` (``reassign``).
+        ``"group"`` (``rebalance-lab assign``), ``"streams"`` (``assign`` on a streams group) or
+        ``"placement"`` (``reassign``).
     objective
         The objective its answers are judged on (a key of ``problems.OBJECTIVES``).
     heuristic
@@ -323,6 +325,7 @@ STRATEGIES: dict[str, Strategy] = {
          "mip": RunnerEntry(mip_share, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_share)},
         baselines=("uniform",)),
+    "streams-sticky": Strategy("streams", "streams", heuristic(heuristics.streams_sticky)),
     "kafka-default": Strategy(
         "placement", "replica",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),
@@ -358,7 +361,7 @@ SOLVERS: tuple[str, ...] = (
 
 
 def strategies(family: str) -> list[str]:
-    """The strategies of a family (``group`` or ``placement``), in table order."""
+    """The strategies of a family (``group``, ``streams`` or ``placement``), in table order."""
     return [name for name, entry in STRATEGIES.items() if entry.family == family]
 
 
