@@ -21,6 +21,8 @@ import heuristics.share
 import heuristics.sticky
 import heuristics.sticky_replica
 import heuristics.stream_join
+import heuristics.streams_ha
+import heuristics.streams_kip924_sticky
 import heuristics.streams_sticky
 import heuristics.uniform
 from models.options import COMMON, SolveOptions, ignoring
@@ -339,6 +341,9 @@ STRATEGIES: dict[str, Strategy] = {
          "flow": RunnerEntry(flow_sticky_replica, uses=REPLICA_FLOW, takes=("max_moves", "beat"),
                              frontier=flow_sticky_replica)},
         baselines=("kafka-default",)),
+    "streams-ha": Strategy("streams", "streams", heuristic(heuristics.streams_ha)),
+    "streams-kip924-sticky": Strategy(
+        "streams", "streams", heuristic(heuristics.streams_kip924_sticky)),
 }
 # fmt: on
 # The streams strategies registered above get the exact backends of their objective; the first

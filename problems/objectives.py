@@ -40,6 +40,8 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "streams-sticky": "streams",
     "kafka-default": "replica",
     "sticky-replica": "replica",
+    "streams-ha": "streams",
+    "streams-kip924-sticky": "streams",
 }
 
 GROUP_STRATEGIES = tuple(
