@@ -73,7 +73,7 @@ and the problem.
 # ----------------------------------------------------------------- commands
 def _load(args: argparse.Namespace, kind: type):
     """The problem of ``args``: its file, or the document read from ``--bootstrap-server``."""
-    source, path = problem_source(args, "group" if kind is GroupProblem else "placement")
+    source, path = problem_source(args, "placement" if kind is PlacementProblem else "group")
     try:
         problem = load_problem(source)
     except ProblemError as error:

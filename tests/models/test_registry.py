@@ -26,6 +26,7 @@ from problems import (
     GROUP_STRATEGIES,
     PLACEMENT_STRATEGIES,
     STRATEGY_OBJECTIVE,
+    STREAMS_STRATEGIES,
     evaluate,
     load_problem,
 )
@@ -33,8 +34,9 @@ from problems import (
 EXAMPLE = {
     "group": "examples/group/kip-169-three-lags.json",
     "placement": "examples/placement/pr-18903-two-move-limit.json",
+    "streams": "examples/streams/stateful-standbys.json",
 }
-COMMAND = {"group": "assign", "placement": "reassign"}
+COMMAND = {"group": "assign", "placement": "reassign", "streams": "assign"}
 VARIANTS = sorted(
     {
         v
@@ -59,7 +61,8 @@ def test_the_table_agrees_with_the_evaluators_catalogue():
     assert set(STRATEGIES) == set(STRATEGY_OBJECTIVE)
     for name, entry in STRATEGIES.items():
         assert entry.objective == STRATEGY_OBJECTIVE[name], name
-        assert name in (GROUP_STRATEGIES if entry.family == "group" else PLACEMENT_STRATEGIES), name
+        family = {"group": GROUP_STRATEGIES, "streams": STREAMS_STRATEGIES}
+        assert name in family.get(entry.family, PLACEMENT_STRATEGIES), name
         assert all(
             STRATEGIES[b].family == entry.family and not STRATEGIES[b].exact
             for b in entry.baselines
@@ -98,7 +101,7 @@ def _check(status: int, out: str, err: str, accepted: bool, family: str) -> None
         document = json.loads(out)
         assert (
             document["status"] in ("optimal", "heuristic")
-            if family == "group"
+            if family != "placement"
             else "partitions" in document
         )
     else:
@@ -129,14 +132,14 @@ def test_every_option_is_honoured_or_a_usage_error(capsys, strategy):
     for solver in entry.solvers:
         runner = entry.runner(solver)
         for option, flag in FLAGS.items():
-            if option in ("start_index", "max_moves") and entry.family == "group":
+            if option in ("start_index", "max_moves") and entry.family != "placement":
                 continue  # reassign's flags: argparse refuses them on assign
             status, out, err = _run(capsys, entry.family, strategy, "--solver", solver, *flag)
             _check(status, out, err, runner.accepts(option), entry.family)
             if option in COMMON and option not in runner.uses:
                 summary = err.splitlines()[-1]
                 assert summary.endswith(f"(not used: {flag[0]})"), summary
-                if entry.family == "group":
+                if entry.family != "placement":
                     assert json.loads(out)["ignored_options"] == [option]
 
 
@@ -251,6 +254,6 @@ def test_every_pair_takes_the_common_options(capsys, strategy, solver):
 
     status, out, err = _run(capsys, entry.family, strategy, "--solver", solver, "--time-limit", "5")
     _check(status, out, err, True, entry.family)
-    if entry.family == "group":
+    if entry.family != "placement":
         assert json.loads(out).get("ignored_options", []) == unused
     assert err.splitlines()[-1].endswith("(not used: --time-limit)") == bool(unused)
