@@ -283,7 +283,7 @@ STREAMS_EXACT: dict[str, RunnerEntry] = {
     "mip": RunnerEntry(mip_streams, uses=MIP, takes=("backend",)),
     "flow": RunnerEntry(flow_streams),
 }
-#: The streams strategies, and the baselines compared on the first one's scenarios.
+#: The streams strategies (the harness compares their heuristics on the first one's scenarios).
 STREAMS_STRATEGIES = ("streams-sticky", "streams-ha", "streams-kip924-sticky")
 
 
@@ -346,16 +346,11 @@ STRATEGIES: dict[str, Strategy] = {
         "streams", "streams", heuristic(heuristics.streams_kip924_sticky)),
 }
 # fmt: on
-# The streams strategies registered above get the exact backends of their objective; the first
-# one's scenarios also compare the others' heuristics.
+# Every streams strategy registered above is answered exactly by the streams models.
 for _name in STREAMS_STRATEGIES:
     if _name in STRATEGIES:
-        _entry = STRATEGIES[_name]
-        _others = tuple(n for n in STREAMS_STRATEGIES if n != _name and n in STRATEGIES)
         STRATEGIES[_name] = replace(
-            _entry,
-            exact={**STREAMS_EXACT, **_entry.exact},
-            baselines=_entry.baselines or (_others if _name == STREAMS_STRATEGIES[0] else ()),
+            STRATEGIES[_name], exact={**STREAMS_EXACT, **STRATEGIES[_name].exact}
         )
 
 #: ``heuristic`` and every exact backend of some strategy.
