@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from problems import LEVELS
+
 
 def row(scenario, strategy, solver, status, levels, bound=None, valid=True, variant=""):
     """One result row of ``scenario`` (sticky objective) with the given levels and bounds."""
@@ -21,7 +23,7 @@ def row(scenario, strategy, solver, status, levels, bound=None, valid=True, vari
         "valid": valid,
         "runtime_s": 0.1,
     }
-    for i in range(1, 5):
+    for i in range(1, LEVELS + 1):
         out[f"level{i}"] = levels[i - 1] if i <= len(levels) else pd.NA
         out[f"bound{i}"] = bound[i - 1] if bound and i <= len(bound) else pd.NA
     return out
@@ -30,7 +32,7 @@ def row(scenario, strategy, solver, status, levels, bound=None, valid=True, vari
 def frame(*rows):
     """Rows as the pipeline's frame (levels and bounds as nullable integers)."""
     out = pd.DataFrame(rows)
-    for i in range(1, 5):
+    for i in range(1, LEVELS + 1):
         out[f"level{i}"] = out[f"level{i}"].astype("Int64")
         out[f"bound{i}"] = out[f"bound{i}"].astype("Int64")
     return out
