@@ -328,6 +328,9 @@ STRATEGIES: dict[str, Strategy] = {
          "flow": RunnerEntry(flow_share)},
         baselines=("uniform",)),
     "streams-sticky": Strategy("streams", "streams", heuristic(heuristics.streams_sticky)),
+    "streams-ha": Strategy("streams", "streams", heuristic(heuristics.streams_ha)),
+    "streams-kip924-sticky": Strategy(
+        "streams", "streams", heuristic(heuristics.streams_kip924_sticky)),
     "kafka-default": Strategy(
         "placement", "replica",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),
@@ -341,9 +344,6 @@ STRATEGIES: dict[str, Strategy] = {
          "flow": RunnerEntry(flow_sticky_replica, uses=REPLICA_FLOW, takes=("max_moves", "beat"),
                              frontier=flow_sticky_replica)},
         baselines=("kafka-default",)),
-    "streams-ha": Strategy("streams", "streams", heuristic(heuristics.streams_ha)),
-    "streams-kip924-sticky": Strategy(
-        "streams", "streams", heuristic(heuristics.streams_kip924_sticky)),
 }
 # fmt: on
 # Every streams strategy registered above is answered exactly by the streams models.

@@ -38,10 +38,10 @@ STRATEGY_OBJECTIVE: dict[str, str] = {
     "server-range": "sticky",
     "share": "share",
     "streams-sticky": "streams",
-    "kafka-default": "replica",
-    "sticky-replica": "replica",
     "streams-ha": "streams",
     "streams-kip924-sticky": "streams",
+    "kafka-default": "replica",
+    "sticky-replica": "replica",
 }
 
 GROUP_STRATEGIES = tuple(
