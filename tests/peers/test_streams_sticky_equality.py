@@ -12,13 +12,17 @@ assignor does not read), and 0 to 2 standby replicas.  The answers must be equal
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from heuristics import streams_sticky
 from problems import evaluate, load_problem, streams_assignment_json
 
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "streams").glob("*.json"))
 SUBTOPOLOGY_NAMES = ["0", "1", "2", "10", "11", "s0", "s1", "sub-a", "Sub-B", "\u00e9t\u00e9"]
 ID_LETTERS = list("abcXYZ019-_")
 
@@ -152,3 +156,13 @@ def test_kip_441_scale_out_equals_kafka(kafka_java):
         "c": {"active": {"s0": [3]}, "standby": {"s0": [0]}, "warmup": {}},
     }
     assert verdict.objective == (10, 6, 6, 0, 1, 1)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_examples_equal_kafka(kafka_java, path):
+    """Tests every example of examples/streams/ against Kafka's class (their answers are pinned in
+    tests/heuristics/test_streams_sticky.py)."""
+    from peers import kafka_streams
+
+    problem = load_problem(path)
+    assert streams_sticky.assign(problem).answer == kafka_streams.sticky_assign(problem)

@@ -1,7 +1,7 @@
 """A mutation property test of the input contract: valid documents, damaged at random.
 
-Every example is a valid problem (the examples, and a group and a cluster with
-every optional field) with one mutation: a value swapped for one of another type
+Every example is a valid problem (the examples, and a group, a streams group and a
+cluster with every optional field) with one mutation: a value swapped for one of another type
 or an extreme integer, a key or list item deleted, a key renamed, a key given
 twice, a string made invalid (lone surrogate, invalid UTF-8) or a value nested
 100,000 deep.  The damaged document goes to the command line in process
@@ -28,11 +28,20 @@ from hypothesis import strategies as st
 
 import models
 from experiments.cli import main
-from problems import GroupProblem, ProblemError, evaluate, load_problem, owner_from_assignment
+from problems import (
+    GroupProblem,
+    ProblemError,
+    StreamsProblem,
+    evaluate,
+    load_problem,
+    owner_from_assignment,
+    streams_answer_from_json,
+)
 
 ROOT = Path(__file__).parents[2]
 GROUP_STRATEGIES = ("range", "roundrobin", "sticky", "lag-aware", "stream-join")
 PLACEMENT_STRATEGIES = ("kafka-default", "sticky-replica")
+STREAMS_STRATEGIES = ("streams-sticky",)
 FULL_GROUP = {
     "topics": {"t0": 3, "t1": 2},
     "members": [
@@ -54,7 +63,41 @@ FULL_CLUSTER = {
         {"topic": "t", "partition": 1, "replicas": [9, 3]},
     ],
 }
-BASES = [FULL_GROUP, FULL_CLUSTER] + [
+FULL_STREAMS = {
+    "kind": "streams-group",
+    "subtopologies": {
+        "s0": {
+            "partitions": 3,
+            "stateful": True,
+            "partition_racks": {"orders": [["r1"], ["r1", "r2"], ["r2"]]},
+        },
+        "s1": {"partitions": 2, "stateful": False},
+    },
+    "members": [
+        {
+            "id": "m0",
+            "process": "p0",
+            "threads": 2,
+            "rack": "r1",
+            "client_tags": {"zone": "a"},
+            "active": {"s0": [0, 1], "s1": [0]},
+            "standby": {"s0": [2]},
+            "lags": {"s0": [0, 0, 500]},
+        },
+        {"id": "m1", "process": "p1", "warmup": {"s0": [0]}, "lags": {"s0": [10, -1, 0]}},
+        {"id": "m2", "process": "p1", "active": {"s0": [2]}},
+    ],
+    "configs": {
+        "num_standby_replicas": 1,
+        "acceptable_recovery_lag": 10000,
+        "max_warmup_replicas": 2,
+        "rack_aware_assignment_strategy": "none",
+        "rack_aware_assignment_tags": ["zone"],
+        "traffic_cost": 10,
+        "non_overlap_cost": 1,
+    },
+}
+BASES = [FULL_GROUP, FULL_CLUSTER, FULL_STREAMS] + [
     json.loads(p.read_text()) for p in sorted((ROOT / "examples").glob("*/*.json"))
 ]
 DEEP = 100_000
@@ -176,7 +219,10 @@ def check_outcome(code: int, out: str, err: str, path: Path, strategy: str) -> N
         assert line.startswith(("note: ", f"{strategy}/heuristic: ")), line
     problem = load_problem(path)
     answer = json.loads(out)
-    if isinstance(problem, GroupProblem):
+    if isinstance(problem, StreamsProblem):
+        parsed = streams_answer_from_json(problem, answer["assignment"])
+        assert evaluate(problem, parsed, strategy).valid
+    elif isinstance(problem, GroupProblem):
         owner = owner_from_assignment(problem, answer["assignment"])
         assert evaluate(problem, owner, strategy).valid
     else:
@@ -190,16 +236,24 @@ def check_dict(doc: dict, strategy: str) -> None:
     except ProblemError as error:
         assert "\n" not in str(error)
         return
-    kind = "assign" if isinstance(problem, GroupProblem) else "reassign"
-    if (kind == "assign") != (strategy in GROUP_STRATEGIES):
+    if isinstance(problem, StreamsProblem) != (strategy in STREAMS_STRATEGIES):
+        return
+    kind = "assign" if isinstance(problem, GroupProblem | StreamsProblem) else "reassign"
+    if (kind == "assign") != (strategy in GROUP_STRATEGIES + STREAMS_STRATEGIES):
         return
     result = models.solve(problem, strategy)
     assert result.valid, result.evaluation.violations
 
 
 def argv_of(base: dict, path: Path, strategy_pick: int) -> tuple[list[str], str]:
-    group = "topics" in base
-    strategies = GROUP_STRATEGIES if group else PLACEMENT_STRATEGIES
+    group = "topics" in base or "subtopologies" in base
+    strategies = (
+        STREAMS_STRATEGIES
+        if "subtopologies" in base
+        else GROUP_STRATEGIES
+        if group
+        else PLACEMENT_STRATEGIES
+    )
     strategy = strategies[strategy_pick % len(strategies)]
     return ["assign" if group else "reassign", "--strategy", strategy, str(path)], strategy
 
