@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 
 import numpy as np
 import pytest
@@ -144,3 +145,29 @@ def test_model_levels_equal_the_evaluator(seed):
         answer = answers[i]
         expected = tuple(evaluate(problem, answer, STRATEGY).objective)
         assert data.levels(answer.active, answer.standby) == expected
+
+
+@pytest.mark.parametrize("backend", ["cpsat", "mip"])
+def test_out_of_time_answers_are_feasible_with_a_bound_below_the_optimum(backend):
+    """Tests that a streams model stopped by its time limit says ``feasible`` (or ``unknown``
+    without an answer), never ``optimal`` unproven, with a bound at or below the flow's proven
+    optimum, and stops within its limit plus the solvers' grace."""
+    from experiments.streams_scenarios import streams_document
+
+    problem = load_problem(
+        streams_document(120, 12, 4, 3, churn="member-leaves", pattern="racked", lags="zipf")
+    )
+    best = flow_streams.solve(problem, SolveOptions())
+    assert best.status == "optimal"  # no standbys required: the flow proves every level
+    module = cpsat_streams if backend == "cpsat" else mip_streams
+    limit = 0.3
+    started = time.perf_counter()
+    result = module.solve(problem, SolveOptions(time_limit=limit))
+    assert time.perf_counter() - started < limit + 5.0
+    if result.status == "optimal":
+        assert result.objective == best.objective
+    elif result.status == "feasible":
+        assert result.valid and tuple(result.objective) >= tuple(best.objective)
+        assert tuple(result.bound) <= tuple(best.objective)[: len(result.bound)]
+    else:
+        assert result.status == "unknown" and result.answer is None
