@@ -20,8 +20,9 @@ from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import Ranked, add_hint, solve_ranked
 from models.options import SolveOptions
+from models.ranked_outcome import Deadline, OutOfTime
 from models.streams_data import IntArray, StreamsData, streams_data, streams_hint, streams_result
-from problems import Result
+from problems import Result, Status
 from problems.streams import StreamsProblem
 
 
@@ -54,12 +55,42 @@ def solve_data(
     started = time.perf_counter() if started is None else started
     model = cp_model.CpModel()
     tasks, members = data.num_tasks, data.num_members
+    try:
+        x, y, objectives = _build(model, data, hint, Deadline(started + options.time_limit))
+    except OutOfTime:  # the model did not fit the time limit
+        return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
+    ranked = solve_ranked(model, objectives, options, started=started)
+    if not ranked.has_solution:
+        return ranked, None, None
+    active = np.array(
+        [next(m for m in range(members) if ranked.value(x[t][m])) for t in range(tasks)],
+        dtype=np.int64,
+    )
+    rows = [(t, m) for t, row in y.items() for m in range(members) if ranked.value(row[m])]
+    return ranked, active, np.array(rows, dtype=np.int64).reshape(-1, 2)
+
+
+def _build(
+    model: cp_model.CpModel,
+    data: StreamsData,
+    hint: tuple[IntArray, IntArray] | None,
+    deadline: Deadline,
+) -> tuple[
+    list[list[cp_model.IntVar]], dict[int, list[cp_model.IntVar]], list[cp_model.LinearExprT]
+]:
+    """The model's variables ``x`` and ``y`` and its six levels (:class:`OutOfTime` past the
+    deadline)."""
+    tasks, members = data.num_tasks, data.num_members
     by_process = data.process_members()
-    x = [[model.new_bool_var(f"x[{t},{m}]") for m in range(members)] for t in range(tasks)]
+    x: list[list[cp_model.IntVar]] = []
+    for t in range(tasks):
+        deadline.check()
+        x.append([model.new_bool_var(f"x[{t},{m}]") for m in range(members)])
     y: dict[int, list[cp_model.IntVar]] = {}
     for t in np.flatnonzero(data.standbys > 0).tolist():
         y[t] = [model.new_bool_var(f"y[{t},{m}]") for m in range(members)]
     for t in range(tasks):
+        deadline.check()
         model.add_exactly_one(x[t])
         if t in y:
             model.add(sum(y[t]) == int(data.standbys[t]))
@@ -104,6 +135,7 @@ def solve_data(
         add_hint(
             model, [(row[m], (t, m) in chosen) for t, row in y.items() for m in range(members)]
         )
+    deadline.check()
     objectives: Sequence[cp_model.LinearExprT] = [
         restore,
         balance,
@@ -112,15 +144,7 @@ def solve_data(
         moves,
         standby_moves,
     ]
-    ranked = solve_ranked(model, objectives, options, started=started)
-    if not ranked.has_solution:
-        return ranked, None, None
-    active = np.array(
-        [next(m for m in range(members) if ranked.value(x[t][m])) for t in range(tasks)],
-        dtype=np.int64,
-    )
-    rows = [(t, m) for t, row in y.items() for m in range(members) if ranked.value(row[m])]
-    return ranked, active, np.array(rows, dtype=np.int64).reshape(-1, 2)
+    return x, y, list(objectives)
 
 
 def _ladder(

@@ -17,8 +17,9 @@ import pulp
 
 from models.mip.ranked import Ranked, solve_ranked
 from models.options import SolveOptions
+from models.ranked_outcome import Deadline, OutOfTime
 from models.streams_data import IntArray, StreamsData, streams_data, streams_result
-from problems import Result
+from problems import Result, Status
 from problems.streams import StreamsProblem
 
 
@@ -45,14 +46,39 @@ def solve_data(
     started = time.perf_counter() if started is None else started
     model = pulp.LpProblem("streams", pulp.LpMinimize)
     tasks, members = data.num_tasks, data.num_members
+    try:
+        x, y, objectives = _build(model, data, Deadline(started + options.time_limit))
+    except OutOfTime:  # the model did not fit the time limit
+        return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
+    ranked = solve_ranked(model, objectives, options, started=started)
+    if not ranked.has_solution:
+        return ranked, None, None
+    active = np.array(
+        [next(m for m in range(members) if ranked.value(x[t][m])) for t in range(tasks)],
+        dtype=np.int64,
+    )
+    rows = [(t, m) for t, row in y.items() for m in range(members) if ranked.value(row[m])]
+    return ranked, active, np.array(rows, dtype=np.int64).reshape(-1, 2)
+
+
+def _build(
+    model: pulp.LpProblem, data: StreamsData, deadline: Deadline
+) -> tuple[
+    list[list[pulp.LpVariable]], dict[int, list[pulp.LpVariable]], list[pulp.LpAffineExpression]
+]:
+    """The model's variables ``x`` and ``y`` and its six levels (:class:`OutOfTime` past the
+    deadline)."""
+    tasks, members = data.num_tasks, data.num_members
     by_process = data.process_members()
-    x = [
-        [pulp.LpVariable(f"x_{t}_{m}", cat="Binary") for m in range(members)] for t in range(tasks)
-    ]
+    x: list[list[pulp.LpVariable]] = []
+    for t in range(tasks):
+        deadline.check()
+        x.append([pulp.LpVariable(f"x_{t}_{m}", cat="Binary") for m in range(members)])
     y: dict[int, list[pulp.LpVariable]] = {}
     for t in np.flatnonzero(data.standbys > 0).tolist():
         y[t] = [pulp.LpVariable(f"y_{t}_{m}", cat="Binary") for m in range(members)]
     for t in range(tasks):
+        deadline.check()
         model += pulp.lpSum(x[t]) == 1, f"active_{t}"
         if t in y:
             model += pulp.lpSum(y[t]) == int(data.standbys[t]), f"standbys_{t}"
@@ -92,19 +118,12 @@ def solve_data(
     standby_moves = pulp.lpSum(
         row[m] for t, row in y.items() for m in range(members) if data.standby_new[t, m]
     )
+    deadline.check()
     objectives = [
         pulp.LpAffineExpression(e)
         for e in (restore, balance, standby_balance, traffic, moves, standby_moves)
     ]
-    ranked = solve_ranked(model, objectives, options, started=started)
-    if not ranked.has_solution:
-        return ranked, None, None
-    active = np.array(
-        [next(m for m in range(members) if ranked.value(x[t][m])) for t in range(tasks)],
-        dtype=np.int64,
-    )
-    rows = [(t, m) for t, row in y.items() for m in range(members) if ranked.value(row[m])]
-    return ranked, active, np.array(rows, dtype=np.int64).reshape(-1, 2)
+    return x, y, objectives
 
 
 def _ladder(
