@@ -23,7 +23,8 @@ that exceed every lower level's range (:func:`_weights`):
 
 The answer is the active flow's, then the standby flow's given it.  Each level's proven bound is
 the active flow's value (levels 1, 2, and the actives' parts of 4 and 5) or the relaxed standby
-flow's (level 3, the standbys' part of 4, level 6); a level's bound holds given the levels above
+flow's (level 3, the standbys' part of 4, level 6; the relaxed network still excludes a task's
+process where level 1 pins it to one); a level's bound holds given the levels above
 at their bound, so the status is ``optimal`` when the answer meets every bound, and otherwise
 ``feasible`` with the bound up to the first level it does not meet.  Without standbys (stateless
 topologies, or none required) levels 3 and 6 are 0 and every answer is proven.  When the weighted
@@ -84,7 +85,7 @@ def solve_data(data: StreamsData) -> tuple[IntArray, IntArray, Status, tuple[int
     active = np.empty(data.num_tasks, dtype=np.int64)
     active[actives.pairs[:, 0]] = actives.pairs[:, 1]
     standbys = standby_flow(data, active)
-    relaxed = standby_flow(data, None)
+    relaxed = standby_flow(data, None, pinned_processes(data))
     achieved = data.levels(active, standbys.pairs)
     l1, l2, l4a, l5 = actives.levels
     l3r, l4sr, l6r = relaxed.levels
@@ -184,9 +185,12 @@ def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnsw
     return FlowAnswer(np.stack([chosen_task, chosen_member], axis=1), levels, proven)
 
 
-def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
+def standby_flow(
+    data: StreamsData, active: IntArray | None, pinned: IntArray | None = None
+) -> FlowAnswer:
     """The standbys minimising levels 3, 4 (standbys' part) and 6, in that order, given the
-    actives (their processes excluded); ``None``: the relaxed network (no process excluded)."""
+    actives (their processes excluded); ``None``: the relaxed network, where only ``pinned[t]``
+    (a process every level-1 optimum runs ``t`` on, -1 for none) is excluded."""
     with_standbys = np.flatnonzero(data.standbys > 0)
     n, members, processes = len(with_standbys), data.num_members, data.num_processes
     if n == 0:
@@ -196,6 +200,8 @@ def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
         allowed = (
             data.member_process[active[with_standbys]][:, None] != data.member_process[None, :]
         )
+    elif pinned is not None:
+        allowed = pinned[with_standbys][:, None] != data.member_process[None, :]
     slot, member = np.nonzero(allowed)
     slot, member = slot.astype(np.int64), member.astype(np.int64)
     task = with_standbys[slot]
@@ -270,6 +276,16 @@ def standby_flow(data: StreamsData, active: IntArray | None) -> FlowAnswer:
 
 
 _HIGH = np.iinfo(np.int64).max
+
+
+def pinned_processes(data: StreamsData) -> IntArray:
+    """Per task, the one process of least restore cost (where level 1's optimum runs it in every
+    answer), -1 where several processes tie: the relaxed standby network excludes it, a bound
+    that holds for every answer at level 1's optimum, the only answers the later bounds speak of."""
+    least = data.restore.min(axis=0, initial=_HIGH)
+    ties = data.restore == least[None, :]
+    one = ties.sum(axis=0) == 1
+    return np.where(one, ties.argmax(axis=0), -1).astype(np.int64)
 
 
 @dataclass(frozen=True)
