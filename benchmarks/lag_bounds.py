@@ -14,8 +14,13 @@ answered at Kafka's lag magnitudes.
 3. Lag magnitudes: lags uniform in [0, 10**6) on 2,000 partitions x 40 members (one topic; the
    squared level 2 leaves 64 bits) and in [0, 10**9) on the part-1 size, with both exact solvers:
    every answer valid with an honest status (``optimal`` only if both levels meet their bounds).
+4. The harness's lag-aware rows: every lag-aware scenario of the ``--suite`` suite solved as the
+   harness does (``models.solve(..., "lag-aware", backend, time_limit=--suite-limit)``) with
+   CP-SAT and the MIP: how many are ``optimal``, and each other one with its gap.  Target: every
+   row ``optimal`` within the limit.
 
     .venv/bin/python benchmarks/lag_bounds.py [--partitions 100000] [--members 1000] [--topics 10]
+        [--parts 1234]
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from lag_aware import group, group_document
 import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
 import models.mip.lag_aware as mip
+from experiments.scenarios import build_problem, suite
+from models import solve
 from models.lag_aware_data import LagModel, balance_share
 from models.lag_bounds import lower_bound
 from models.options import SolveOptions
@@ -52,16 +59,16 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--large-limit", type=float, default=10.0)
     parser.add_argument("--magnitude-limit", type=float, default=20.0)
+    parser.add_argument("--suite", default="default")
+    parser.add_argument("--suite-limit", type=float, default=10.0)
+    parser.add_argument("--parts", default="1234", help="which parts to run (digits 1 to 4)")
     args = parser.parse_args()
     print(f"load average before: {load_average()}\n")
-    targets = large(args)
-    print_targets(targets, "after part 1")
-    print()
-    targets = small(args)
-    print_targets(targets, "after part 2")
-    print()
-    targets = magnitudes(args)
-    print_targets(targets, "after part 3")
+    parts = (large, small, magnitudes, harness_rows)
+    for k, part in enumerate(parts, 1):
+        if str(k) in args.parts:
+            print_targets(part(args), f"after part {k}")
+            print()
 
 
 def large(args: argparse.Namespace) -> list[str]:
@@ -188,6 +195,47 @@ def magnitudes(args: argparse.Namespace) -> list[str]:
                     f"{result.status}, level 1 {'at' if level[0] == bound[0] else 'above'} its bound",
                 )
             )
+    return lines
+
+
+def harness_rows(args: argparse.Namespace) -> list[str]:
+    scenarios = [s for s in suite(args.suite) if s.judged_on == "lag-aware"]
+    problems = [(s.scenario_id, load_problem(build_problem(s))) for s in scenarios]
+    print(
+        f"| {args.suite} suite, {len(problems)} lag-aware rows, {args.suite_limit:g} s | optimal "
+        "| feasible | other | slowest s | total s |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    lines, missed = [], []
+    for backend in ("cpsat", "mip"):
+        counts = {"optimal": 0, "feasible": 0, "other": 0}
+        times = []
+        for name, problem in problems:
+            started = time.perf_counter()
+            result = solve(problem, "lag-aware", backend, time_limit=args.suite_limit)
+            times.append(time.perf_counter() - started)
+            status = str(result.status)
+            counts[status if status in counts else "other"] += 1
+            if status != "optimal":
+                gaps = [
+                    f"{(v - b) / b:.6%}" if b else f"{v - b:,}"
+                    for v, b in zip(result.objective, result.bound or (0, 0))
+                ]
+                missed.append(f"{backend} {name}: {status}, gaps {' / '.join(gaps)}")
+        print(
+            f"| {backend} | {counts['optimal']} | {counts['feasible']} | {counts['other']} "
+            f"| {max(times):.1f} | {sum(times):.1f} |"
+        )
+        lines.append(
+            target(
+                f"{backend}: every {args.suite} lag-aware row optimal within {args.suite_limit:g} s",
+                counts["optimal"] == len(problems) and max(times) <= args.suite_limit + 1,
+                f"{counts['optimal']} of {len(problems)}, slowest {max(times):.1f} s",
+            )
+        )
+    if missed:
+        print()
+        print("\n".join(missed))
     return lines
 
 

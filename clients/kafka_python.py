@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -26,7 +26,7 @@ from models import solve
 from problems import load_problem
 
 #: The strategies available as assignors.
-STRATEGIES = ("range", "roundrobin", "sticky", "lag-aware", "stream-join")
+STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "stream-join")
 #: Our assignors' protocol names are the strategy names with this prefix.
 PREFIX = "rebalance-lab-"
 #: ConsumerProtocol subscription version 3: owned partitions, generation, rack.
@@ -89,6 +89,13 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
     @property
     def name(self) -> str:
         return PREFIX + self.strategy
+
+    def supported_protocols(self) -> list[RebalanceProtocol]:
+        """KIP-429's cooperative protocol for ``cooperative-sticky`` (members keep their partitions
+        through a rebalance and give up only those the answer moves, then rejoin), else eager."""
+        if self.strategy == "cooperative-sticky":
+            return [RebalanceProtocol.COOPERATIVE]
+        return [RebalanceProtocol.EAGER]
 
     def metadata(self, topics) -> ConsumerProtocolSubscription:
         owned = [

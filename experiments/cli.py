@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -308,9 +309,11 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         )
         add_cluster_arguments(reassign, placement=True)
         reassign.set_defaults(handler=_command_reassign)
-    from experiments import experiment_cli  # light: reading experiment files needs no Spark
+    # Light: reading experiment files and traces needs no Spark.
+    from experiments import experiment_cli, trace_cli
 
     experiment_cli.register(commands)
+    trace_cli.register(commands)
     if command_modules:
         # Imported here, not at the top: pandas, Spark and matplotlib take seconds to import,
         # and `assign`/`reassign` need none of them.
@@ -327,12 +330,16 @@ def _parser(command_modules: bool) -> argparse.ArgumentParser:
     return build_parser(command_modules=command_modules)
 
 
+#: Exit status after the reader of stdout went away (128 + SIGPIPE, as the shell reports it).
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rebalance-lab`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
-    builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment")
+    builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace")
     args = _parser(not builtin).parse_args(argv)
     try:
         return args.handler(args)
@@ -342,6 +349,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"rebalance-lab {args.command}: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly, as a program killed by SIGPIPE would,
+        # and keep Python from reporting the failed flush of stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

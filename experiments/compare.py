@@ -18,6 +18,7 @@ from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS
 from experiments.scenarios import SUITES
 from experiments.tables import headline_numbers, headline_tables, to_markdown
+from experiments.trace_gap import trace_gaps, trace_numbers, trace_tables
 from problems import ProblemError
 from problems.checks import INT32_MAX
 
@@ -108,6 +109,12 @@ def command(args: argparse.Namespace) -> int:
         f"{info.scenarios} in {experiment.name}; rows in {info.folder}",
         file=sys.stderr,
     )
+    if info.traces:
+        print(
+            f"run {info.run_id}: {info.traces_computed} traces solved now, "
+            f"{info.traces_skipped} already done, {info.traces} in {experiment.name}",
+            file=sys.stderr,
+        )
     for note in info.notes:
         print(f"note: {note}", file=sys.stderr)
     notes: list[str] = []
@@ -116,6 +123,8 @@ def command(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     for objective, table in headline_tables(headline_numbers(gaps(rows))).items():
         print(f"{objective}\n\n{to_markdown(table)}\n")
+    for objective, table in trace_tables(trace_numbers(trace_gaps(rows))).items():
+        print(f"{objective}, over a trace\n\n{to_markdown(table)}\n")
     contradicted = disagreements(rows)
     if len(contradicted):
         shown = contradicted[["scenario_id", "solver", "status", "reason"]]

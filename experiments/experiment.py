@@ -11,6 +11,7 @@ Details: docs/harness.md.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -24,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from experiments.scenarios import (
+    GRID_PATTERNS,
     GROUP_CHURN,
     KIP848_PATTERNS,
     LAGS,
     PATTERNS,
     PLACEMENT_CHURN,
     RACKS,
+    TOPOLOGIES,
     TWO_MOVE_LIMIT,
     Scenario,
 )
@@ -37,6 +40,8 @@ from experiments.streams_scenarios import CHURN as STREAMS_CHURN
 from experiments.streams_scenarios import JUDGED_ON as STREAMS_JUDGED_ON
 from experiments.streams_scenarios import MAX_STANDBYS
 from experiments.streams_scenarios import PATTERNS as STREAMS_PATTERNS
+from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
+from experiments.trace_scenarios import check as check_trace
 from problems import ProblemError
 
 #: Strategies a scenario can be judged on, and the family of their problems.
@@ -64,16 +69,22 @@ SCENARIO_FACTORS = (
     "pattern",
     "lags",
     "racks",
+    "topology",
     "standbys",
 )
 SIZE_PARTS = ("partitions", "members", "topics")
+#: Trace factors: a block with ``trace`` makes trace scenarios (:mod:`experiments.trace_scenarios`),
+#: each a trace family over ``steps`` rebalances, in place of single rebalances after a churn event.
+TRACE_FACTORS = ("trace", "steps")
+#: The runs of a trace: heuristics through the trace, the per-step optimum and the horizon optimum.
+TRACE_SOLVERS = ("heuristic", "step", "horizon")
 #: Run factors: how each scenario is solved.  Varied across an experiment, they are part of the
 #: scenario id (``~time_limit=2``), so each level is a scenario of its own with its own reference.
 RUN_FACTORS = ("time_limit", "options")
 #: Selections (not crossed): which of the runs judged on a scenario's strategy are made.
 SELECTIONS = ("strategies", "solvers")
 RULES = ("exclude", "zip")
-BLOCK_KEYS = ("family", *SCENARIO_FACTORS, *RUN_FACTORS, *SELECTIONS, *RULES)
+BLOCK_KEYS = ("family", *SCENARIO_FACTORS, *TRACE_FACTORS, *RUN_FACTORS, *SELECTIONS, *RULES)
 TOP_KEYS = ("name", "description", "tier", "time_limit", "plugins", "scenarios")
 #: Solver options an experiment may set, with their types (``time_limit`` is a factor of its own).
 OPTION_TYPES: dict[str, type] = {
@@ -84,7 +95,13 @@ OPTION_TYPES: dict[str, type] = {
     "max_moves": int,
     "start_index": int,
 }
-DEFAULTS: dict[str, Any] = {"pattern": "equal", "lags": "zero", "racks": 0, "standbys": 0}
+DEFAULTS: dict[str, Any] = {
+    "pattern": "equal",
+    "lags": "zero",
+    "racks": 0,
+    "topology": "equal",
+    "standbys": 0,
+}
 #: Where the shipped suites live (packaged with ``experiments``).
 SUITES_PACKAGE = "experiments.suites"
 
@@ -101,6 +118,8 @@ class Experiment:
         Seconds per exact solver and scenario where a block sets none.
     scenarios
         The expanded scenarios, in the file's order, each once.
+    traces
+        The expanded trace scenarios (blocks with a ``trace`` factor), in the file's order.
     factors
         Every factor's levels across the experiment, in first-seen order.
     plugins
@@ -121,6 +140,7 @@ class Experiment:
     digest: str = ""
     source: str = ""
     blocks: int = field(default=0)
+    traces: list[TraceScenario] = field(default_factory=list)
 
     def stamp(self, rows):
         """``rows`` (a result DataFrame) marked as this experiment's: its name and file digest."""
@@ -196,7 +216,7 @@ def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>"
     blocks = document.get("scenarios")
     if not isinstance(blocks, list) or not blocks:
         raise ProblemError("scenarios", "at least one [[scenarios]] block is needed")
-    expanded: list[tuple[Scenario, dict[str, Any], str]] = []
+    expanded: list[tuple[Scenario | TraceScenario, dict[str, Any], str]] = []
     for b, block in enumerate(blocks):
         where = f"scenarios[{b}]"
         if not isinstance(block, dict):
@@ -220,19 +240,29 @@ def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>"
 
 def _assemble(expanded, **fields) -> Experiment:
     """Scenarios with their run settings; run factors that vary become part of the ids."""
+    # Blocks share one run-settings object per combination of run factors (:func:`_block`), so
+    # each distinct object is written out once.
+    distinct = {id(run): run for _, run, _ in expanded}.values()
     varied = {
         f
         for f in RUN_FACTORS
-        if len({json.dumps(run.get(f), sort_keys=True) for _, run, _ in expanded}) > 1
+        if len({json.dumps(run.get(f), sort_keys=True) for run in distinct}) > 1
+    }
+    texts: dict[int, tuple[str, str]] = {
+        id(run): (
+            "".join(f"~{f}={_level_text(run.get(f))}" for f in RUN_FACTORS if f in varied),
+            json.dumps(run, sort_keys=True, separators=(",", ":")) if run else "",
+        )
+        for run in distinct
     }
     scenarios: dict[Scenario, None] = {}
+    traces: dict[TraceScenario, None] = {}
     seen: dict[str, tuple[str, str]] = {}
     factors: dict[str, list[Any]] = {}
     for scenario, run, where in expanded:
-        tag = "".join(f"~{f}={_level_text(run.get(f))}" for f in RUN_FACTORS if f in varied)
-        settings = json.dumps(run, sort_keys=True, separators=(",", ":")) if run else ""
-        final = Scenario(**{**scenario.__dict__, "settings": settings, "tag": tag})
-        if final in scenarios:
+        tag, settings = texts[id(run)]
+        final = dataclasses.replace(scenario, settings=settings, tag=tag)
+        if final in scenarios or final in traces:
             continue
         earlier = seen.get(final.scenario_id)
         if earlier is not None:
@@ -242,28 +272,37 @@ def _assemble(expanded, **fields) -> Experiment:
                 "strategies or solvers",
             )
         seen[final.scenario_id] = (where, settings)
-        scenarios[final] = None
+        if isinstance(final, TraceScenario):
+            traces[final] = None
+        else:
+            scenarios[final] = None
         for name, value in _factor_values(final, run, fields["time_limit"]).items():
             levels = factors.setdefault(name, [])
             if value not in levels:
                 levels.append(value)
-    return Experiment(scenarios=list(scenarios), factors=factors, **fields)
+    return Experiment(scenarios=list(scenarios), factors=factors, traces=list(traces), **fields)
 
 
-def _factor_values(s: Scenario, run: dict[str, Any], time_limit: float) -> dict[str, Any]:
+def _factor_values(
+    s: Scenario | TraceScenario, run: dict[str, Any], time_limit: float
+) -> dict[str, Any]:
     size = [s.partitions, s.members, s.topics] + (
         [s.replication] if s.family == "placement" else []
     )
     streams = s.judged_on == STREAMS_JUDGED_ON
+    events = (
+        {"trace": s.trace, "steps": s.steps} if isinstance(s, TraceScenario) else {"churn": s.churn}
+    )
     values = {
         "family": s.family,
         "judged_on": s.judged_on,
-        "churn": s.churn,
+        **events,
         "size": "x".join(map(str, size)),
         "seed": s.seed,
         "pattern": s.pattern,
         "lags": s.lags,
         "racks": s.replication if s.family == "group" and not streams else 0,
+        "topology": getattr(s, "topology", "equal"),
         "time_limit": run.get("time_limit", time_limit),
         "options": _level_text(run.get("options", {})),
     }
@@ -287,10 +326,21 @@ def _level_text(value: Any) -> str:
 
 
 # ------------------------------------------------------------------ blocks
-def _block(block: dict[str, Any], where: str) -> Iterable[tuple[Scenario, dict[str, Any]]]:
+def _block(
+    block: dict[str, Any], where: str
+) -> Iterable[tuple[Scenario | TraceScenario, dict[str, Any]]]:
     """The scenarios of one block, with the run settings each is solved with."""
     _known(block, BLOCK_KEYS, where)
-    for required in ("judged_on", "churn", "seed"):
+    traced = "trace" in block or "steps" in block
+    if traced and "topology" in block:
+        raise ProblemError(
+            f"{where}.topology", "a trace starts from equal topic sizes (topology is not a factor)"
+        )
+    if traced and "churn" in block:
+        raise ProblemError(
+            f"{where}.churn", "a trace block has no churn event (its trace family is its events)"
+        )
+    for required in ("judged_on", *(TRACE_FACTORS if traced else ("churn",)), "seed"):
         if required not in block:
             raise ProblemError(f"{where}.{required}", "is required")
     parts = [k for k in SIZE_PARTS if k in block]
@@ -302,7 +352,7 @@ def _block(block: dict[str, Any], where: str) -> Iterable[tuple[Scenario, dict[s
     levels = {
         key: _levels(key, block[key], f"{where}.{key}")
         for key in block
-        if key in SCENARIO_FACTORS or key in RUN_FACTORS
+        if key in SCENARIO_FACTORS or key in RUN_FACTORS or key in TRACE_FACTORS
     }
     families = {JUDGED_ON[j] for j in levels["judged_on"]}
     family = block.get("family", next(iter(families)) if len(families) == 1 else None)
@@ -315,9 +365,12 @@ def _block(block: dict[str, Any], where: str) -> Iterable[tuple[Scenario, dict[s
             f"not {family!r}",
         )
     _check_levels(levels, family, where)
-    selections = {key: _names(block[key], f"{where}.{key}") for key in SELECTIONS if key in block}
+    selections = {
+        key: _names(block[key], f"{where}.{key}", traced) for key in SELECTIONS if key in block
+    }
     groups = _groups(list(levels), block.get("zip", []), levels, where)
     excluded = _exclusions(block.get("exclude", []), levels, where)
+    runs: dict[tuple[str, ...], dict[str, Any]] = {}  # one settings object per run-factor levels
     for combination in itertools.product(*(_rows(g, levels) for g in groups)):
         point = {k: v for part in combination for k, v in part.items()}
         if any(all(point[k] in allowed for k, allowed in rule.items()) for rule in excluded):
@@ -329,11 +382,38 @@ def _block(block: dict[str, Any], where: str) -> Iterable[tuple[Scenario, dict[s
                     where,
                     f"more topics ({point['topics']}) than partitions ({point['partitions']})",
                 )
-        yield _scenario(family, point), _run(point, selections)
+        scenario = _scenario(family, point)
+        if isinstance(scenario, TraceScenario):
+            problem = check_trace(scenario)
+            if problem is not None:
+                raise ProblemError(where, f"{scenario.scenario_id}: {problem}")
+        key = tuple(repr(point[k]) for k in RUN_FACTORS if k in point)
+        run = runs.get(key)
+        if run is None:
+            run = runs[key] = _run(point, selections)
+        yield scenario, run
 
 
-def _scenario(family: str, point: dict[str, Any]) -> Scenario:
+def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
     judged_on = point["judged_on"]
+    if "trace" in point:
+        start = _scenario(
+            family, {k: v for k, v in point.items() if k != "trace"} | {"churn": "fresh"}
+        )
+        assert isinstance(start, Scenario)
+        return TraceScenario(
+            family,
+            judged_on,
+            point["trace"],
+            start.partitions,
+            start.members,
+            start.topics,
+            point["steps"],
+            start.seed,
+            start.pattern,
+            start.lags,
+            start.replication,
+        )
     if family == "placement":
         p, b, r, rf = point["size"]
         return Scenario(family, judged_on, point["churn"], p, b, r, point["seed"], replication=rf)
@@ -352,7 +432,14 @@ def _scenario(family: str, point: dict[str, Any]) -> Scenario:
             point.get("standbys", 0),
         )
     # Levels that do not apply collapse (the same scenario, kept once): lags are drawn for
-    # lag-aware only, stream joins subscribe every member to every topic, racks are rack-aware's.
+    # lag-aware only, stream joins subscribe every member to every topic, racks are rack-aware's;
+    # with one topic, skewed sizes and the grid's heterogeneous subscriptions are the equal ones.
+    pattern = point.get("pattern", "equal")
+    if judged_on == "stream-join" or (t == 1 and pattern in GRID_PATTERNS):
+        pattern = "equal"
+    topology = point.get("topology", "equal")
+    if judged_on == "stream-join" or t == 1:
+        topology = "equal"
     return Scenario(
         family,
         judged_on,
@@ -361,9 +448,10 @@ def _scenario(family: str, point: dict[str, Any]) -> Scenario:
         m,
         t,
         point["seed"],
-        point.get("pattern", "equal") if judged_on != "stream-join" else "equal",
+        pattern,
         point.get("lags", "zero") if judged_on == "lag-aware" else "zero",
         point.get("racks", 0) if judged_on == "rack-aware" else 0,
+        topology,
     )
 
 
@@ -442,11 +530,17 @@ def _levels(name: str, value: Any, where: str) -> list[Any]:
 
 
 def _level(name: str, value: Any, where: str) -> Any:
-    if name in ("judged_on", "churn", "pattern", "lags"):
+    if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology"):
         if not isinstance(value, str):
             raise ProblemError(where, f"must be a string, got {_shown(value)}")
         if name == "judged_on" and value not in JUDGED_ON:
             raise ProblemError(where, f"must be one of {', '.join(JUDGED_ON)}, got {value!r}")
+        if name == "trace" and value not in TRACE_FAMILIES:
+            raise ProblemError(where, f"must be one of {', '.join(TRACE_FAMILIES)}, got {value!r}")
+        return value
+    if name == "steps":
+        if type(value) is not int or value <= 0:
+            raise ProblemError(where, f"must be an integer > 0, got {_shown(value)}")
         return value
     if name in SIZE_PARTS:
         if type(value) is not int or value <= 0:
@@ -488,8 +582,9 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
     churns = GROUP_CHURN if family == "group" else (*PLACEMENT_CHURN, TWO_MOVE_LIMIT)
     allowed = {
         "churn": churns,
-        "pattern": (*PATTERNS, *(p for p in KIP848_PATTERNS if p not in PATTERNS)),
+        "pattern": tuple(dict.fromkeys((*PATTERNS, *KIP848_PATTERNS, *GRID_PATTERNS))),
         "lags": LAGS,
+        "topology": TOPOLOGIES,
     }
     streams = [j == STREAMS_JUDGED_ON for j in levels["judged_on"]]
     if any(streams) and not all(streams):
@@ -504,11 +599,17 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
             f"{where}.standbys", f"standbys apply to scenarios judged on {STREAMS_JUDGED_ON}"
         )
     if family == "placement":
-        for name in ("pattern", "lags", "racks", *SIZE_PARTS):
+        for name in ("pattern", "lags", "racks", "topology", *SIZE_PARTS):
             if name in levels:
                 raise ProblemError(
                     f"{where}.{name}", "is a consumer-group factor; this block is placements"
                 )
+    for i, value in enumerate(levels.get("trace", [])):
+        if TRACE_FAMILIES[value] != family:
+            raise ProblemError(
+                f"{where}.trace[{i}]",
+                f"{value!r} is a {TRACE_FAMILIES[value]} trace; this block is {family}s",
+            )
     for name, choices in allowed.items():
         for i, value in enumerate(levels.get(name, [])):
             if value not in choices:
@@ -559,12 +660,13 @@ def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
     return value
 
 
-def _names(value: Any, where: str) -> list[str]:
+def _names(value: Any, where: str, traced: bool = False) -> list[str]:
     from models.registry import SOLVERS, STRATEGIES
 
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise ProblemError(where, f"must be a non-empty list of names, got {_shown(value)}")
-    known, kind = (SOLVERS, "solver") if where.endswith("solvers") else (STRATEGIES, "strategy")
+    solvers = TRACE_SOLVERS if traced else SOLVERS
+    known, kind = (solvers, "solver") if where.endswith("solvers") else (STRATEGIES, "strategy")
     for i, name in enumerate(value):
         if name not in known:
             raise ProblemError(f"{where}[{i}]", f"not a {kind} ({', '.join(known)}), got {name!r}")

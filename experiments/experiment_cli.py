@@ -116,18 +116,50 @@ def plan(experiment: Experiment, plugins: list[Plugin], time_limit: float | None
             points = _frontier_rows(scenario)
             rows += points
             seconds += limit * points
+    traced = _trace_plan(experiment, time_limit)
+    exact += traced["exact"]
+    seconds += traced["seconds"]
     return {
         "name": experiment.name,
         "description": experiment.description,
         "tier": experiment.tier,
         "digest": experiment.digest,
         "scenarios": len(experiment.scenarios),
+        "traces": len(experiment.traces),
+        "trace_rows": traced["rows"],
         "rows": rows,
         "exact_runs": exact,
-        "largest_size": max(s.size for s in experiment.scenarios),
+        "largest_size": max(
+            (s.size for s in [*experiment.scenarios, *experiment.traces]), default=0
+        ),
         "at_most_core_seconds": seconds,
         "varied": {name: experiment.factors[name] for name in experiment.varied},
     }
+
+
+def _trace_plan(experiment: Experiment, time_limit: float | None) -> dict:
+    """Rows, exact runs and the rough cost of the trace scenarios: every run a row per rebalance and
+    one per trace; heuristics and the per-step optimum at their rough cost per rebalance, the
+    horizon at most its time limit."""
+    from experiments.trace_runs import trace_runs_for
+    from experiments.trace_scenarios import trace_length
+
+    rows = exact = 0
+    seconds = 0.0
+    for trace in experiment.traces:
+        settings = json.loads(trace.settings) if trace.settings else {}
+        limit = float(settings.get("time_limit", time_limit or experiment.time_limit))
+        rebalances = trace_length(trace)
+        seconds += SCENARIO_SECONDS
+        for _strategy, _variant, solver in trace_runs_for(trace.judged_on, settings):
+            rows += rebalances + 1
+            exact += solver != "heuristic"
+            if solver == "horizon":
+                seconds += limit
+                continue
+            cost = HEURISTIC_SECONDS if solver == "heuristic" else UNLIMITED_EXACT_SECONDS
+            seconds += rebalances * (cost[0] + cost[1] * trace.size)
+    return {"rows": rows, "exact": exact, "seconds": seconds}
 
 
 def _duration(seconds: float) -> str:
@@ -155,8 +187,11 @@ def command(args: argparse.Namespace) -> int:
     if plugins:
         print(f"plugins: {', '.join(p.name for p in plugins)}")
     print(
-        f"{summary['scenarios']:,} scenarios, {summary['rows']:,} rows "
-        f"({summary['exact_runs']:,} exact solves; largest {summary['largest_size']:,} items)"
+        f"{summary['scenarios']:,} scenarios"
+        + (f" and {summary['traces']:,} traces" if summary["traces"] else "")
+        + f", {summary['rows']:,} rows "
+        + (f"and {summary['trace_rows']:,} trace rows " if summary["traces"] else "")
+        + f"({summary['exact_runs']:,} exact solves; largest {summary['largest_size']:,} items)"
     )
     bound = summary["at_most_core_seconds"]
     print(

@@ -2,7 +2,7 @@
 
 Which factors vary is read from the rows themselves (a column with more than one value), so a
 results folder of any experiment, old or new, is faceted by what it actually varies: the
-subscription pattern, lag distribution, racks, seed, time limit and solver options.  The churn
+subscription pattern, lag distribution, topic sizes, racks, seed, time limit and solver options.  The churn
 event and the size are the detail table's own (:func:`experiments.tables.detail_table`).
 """
 
@@ -17,6 +17,7 @@ from experiments.tables import heuristic_name, number, percent
 FACET_COLUMNS = {
     "pattern": "subscription pattern",
     "lags": "lag distribution",
+    "topology": "topic sizes",
     "replication": "racks (groups) or replication factor (placements)",
     "seed": "seed",
     "time_limit_s": "time limit (s)",

@@ -6,7 +6,8 @@ row with status ``optimal`` when there is one (all optimal rows of a scenario mu
 lexicographically best ``feasible`` row, whose proven bound turns the level-1 gap into an interval
 ``[H - E, H - B]`` (H heuristic, E incumbent, B bound): columns ``gap1_low``, ``gap1_high``,
 ``rel_gap1`` (low, over E), ``rel_gap1_high`` (high, over B) and ``certified_width1`` (``E - B``).
-Everything here is plain pandas over the Parquet rows.
+Everything here is plain pandas over the Parquet rows.  A trace's rows (a per-step and a per-trace row
+per run) are left out here (:func:`single`); :mod:`experiments.trace_gap` analyses them.
 """
 
 from __future__ import annotations
@@ -25,12 +26,20 @@ def label(rows: pd.DataFrame) -> pd.Series:
     return rows["strategy"].where(variant == "", rows["strategy"] + "[" + variant + "]")
 
 
+def single(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of single rebalances: ``rows`` less a trace's (those naming a trace family)."""
+    if "trace" not in rows:
+        return rows
+    return rows[rows["trace"].astype(object).fillna("").astype(str) == ""]
+
+
 def _lexicographic_key(frame: pd.DataFrame) -> list[str]:
     return [c for c in LEVEL if c in frame and frame[c].notna().any()]
 
 
 def reference(rows: pd.DataFrame) -> pd.DataFrame:
     """One exact reference row per scenario (optimal preferred, then lexicographically best)."""
+    rows = single(rows)
     exact = rows[
         (rows["role"] == "exact") & rows["status"].isin(["optimal", "feasible"]) & rows["valid"]
     ].copy()
@@ -62,6 +71,7 @@ def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
     heuristic, a frontier point) lexicographically better than an ``optimal``
     one.  Returns the contradicted ``optimal`` rows with a ``reason`` column.
     """
+    rows = single(rows)
     optimal = rows[(rows["role"] == "exact") & (rows["status"] == "optimal")]
     key = _lexicographic_key(optimal)
     if optimal.empty or not key:
@@ -93,6 +103,7 @@ def disagreements(rows: pd.DataFrame) -> pd.DataFrame:
 
 def gaps(rows: pd.DataFrame) -> pd.DataFrame:
     """Heuristic rows with their gap to the reference, per level, absolute and relative."""
+    rows = single(rows)
     heuristic = rows[rows["role"] == "heuristic"].copy()
     heuristic["heuristic"] = label(heuristic)
     merged = heuristic.merge(reference(rows), on="scenario_id", how="left")
@@ -216,6 +227,7 @@ def headline(gap_rows: pd.DataFrame) -> pd.DataFrame:
 
 def runtime_scaling(rows: pd.DataFrame) -> pd.DataFrame:
     """Median runtime per (strategy judged on, strategy, solver, size): for log-log plots."""
+    rows = single(rows)
     frame = rows[rows["status"] != "error"].copy()
     frame["run"] = label(frame) + "/" + frame["solver"]
     return (

@@ -7,7 +7,8 @@ them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table o
 otherwise; ``--update`` rewrites the baseline.
 
 Why the statistics do not depend on the machine, what counts as worse and what a baseline must hold
-(checked before anything is solved, :func:`parse_baseline`): docs/harness.md.
+(checked before anything is solved, :func:`parse_baseline`): docs/harness.md.  The suite's traces are
+judged too, on their total moves against the horizon optimum (:mod:`experiments.trace_gate`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import math
 import os
 import sys
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,18 @@ from experiments.gap import disagreements, gaps, summary
 from experiments.options import integer_in, seconds
 from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
-from experiments.scenarios import SUITE_VERSION, SUITES, build_problem, suite
+from experiments.scenarios import SCENARIOS_SINCE, SUITE_VERSION, SUITES, build_problem, suite
+from experiments.trace_gate import (
+    TRACE_DIRECTION,
+    gate_trace_rows,
+    judged_traces,
+    parse_trace_optima,
+    parse_traces,
+    proven_trace_optima,
+    trace_digests,
+    trace_disagreements,
+    trace_statistics,
+)
 from problems import LEVELS, ProblemError
 
 BASELINE = Path(__file__).parents[1] / "baselines" / "gate.json"
@@ -151,9 +163,12 @@ def statistics(
 
 
 def regressions(
-    baseline: dict[str, dict[str, float]], current: dict[str, dict[str, float]]
+    baseline: dict[str, dict[str, float]],
+    current: dict[str, dict[str, float]],
+    direction: dict[str, int] = DIRECTION,
 ) -> pd.DataFrame:
-    """One row per statistic that got worse (beyond ``TOLERANCE``) or heuristic that disappeared."""
+    """One row per statistic that got worse (beyond ``TOLERANCE``) or heuristic that disappeared
+    (``direction``: the statistics judged, :data:`DIRECTION`, or the traces' ``TRACE_DIRECTION``)."""
     worse = []
     for name, before in sorted(baseline.items()):
         now = current.get(name)
@@ -162,8 +177,8 @@ def regressions(
                 {"heuristic": name, "statistic": "(missing)", "baseline": "present", "now": "gone"}
             )
             continue
-        for statistic, direction in DIRECTION.items():
-            if direction * (now[statistic] - before[statistic]) > TOLERANCE:
+        for statistic, sign in direction.items():
+            if sign * (now[statistic] - before[statistic]) > TOLERANCE:
                 worse.append(
                     {
                         "heuristic": name,
@@ -215,6 +230,10 @@ class Baseline:
 
     heuristics: dict[str, dict[str, float]]
     optima: dict[str, dict[str, Any]]
+    #: Each trace heuristic's statistics, and the recorded horizon optima (none in a baseline
+    #: written before the suites had traces).
+    traces: dict[str, dict[str, float]] = field(default_factory=dict)
+    trace_optima: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _type_name(value: object) -> str:
@@ -245,7 +264,9 @@ def _document(data: bytes, source: str, suite_name: str) -> dict[str, Any]:
             f"must be a JSON object, got {_type_name(document)}; re-create it with --update",
             source,
         )
-    if document.get("suite_version") != SUITE_VERSION or document.get("suite") != suite_name:
+    version = document.get("suite_version")
+    known = type(version) is int and SCENARIOS_SINCE <= version <= SUITE_VERSION
+    if not known or document.get("suite") != suite_name:
         raise ProblemError(
             "",
             f"baseline is for suite {document.get('suite')!r} version "
@@ -332,7 +353,12 @@ def parse_baseline(data: bytes, source: str, suite_name: str) -> Baseline:
     """
     document = _document(data, source, suite_name)
     heuristics = _heuristics(document, source)
-    return Baseline(heuristics=heuristics, optima=_optima(document, source))
+    return Baseline(
+        heuristics=heuristics,
+        optima=_optima(document, source),
+        traces=parse_traces(document, source),
+        trace_optima=parse_trace_optima(document, source),
+    )
 
 
 def read_baseline(path: Path, suite_name: str) -> Baseline:
@@ -362,20 +388,55 @@ def _recorded(path: Path, suite_name: str) -> dict[str, dict[str, Any]]:
         return {}
 
 
+def _recorded_trace_optima(path: Path, suite_name: str) -> dict[str, dict[str, Any]]:
+    """The trace optima an existing baseline records (none when it has none or is malformed)."""
+    try:
+        return parse_trace_optima(_document(path.read_bytes(), str(path), suite_name), str(path))
+    except (OSError, ProblemError):
+        return {}
+
+
 def command(args: argparse.Namespace) -> int:
     path = Path(args.baseline)
     judged: dict[str, dict[str, float]] = {}  # the baseline's statistics (none with --update)
+    judged_trace_stats: dict[str, dict[str, float]] | None = None  # None: no traces recorded
     if args.update:  # the baseline's folder is checked before any solving
         check_writable(path.parent)
         if path.is_dir():
             raise ProblemError("", "cannot write the baseline: it is a folder", str(path))
         recorded = _recorded(path, args.suite)
+        recorded_traces = _recorded_trace_optima(path, args.suite)
     else:  # the baseline is read and checked before any solving
         baseline = read_baseline(path, args.suite)
         recorded, judged = baseline.optima, baseline.heuristics
+        recorded_traces = baseline.trace_optima
+        judged_trace_stats = baseline.traces if baseline.traces else None
     rows = gate_rows(
         args.suite, args.time_limit, progress=not args.no_progress, processes=args.processes
     )
+    trace_run = gate_trace_rows(
+        args.suite, args.time_limit, progress=not args.no_progress, processes=args.processes
+    )
+    trace_ids = trace_digests(args.suite)
+    trace_optima = {
+        sid: entry["moves"]
+        for sid, entry in recorded_traces.items()
+        if trace_ids.get(sid) == entry["digest"]
+    }
+    proven_traces = proven_trace_optima(trace_run)
+    if args.update:
+        trace_optima.update(proven_traces)
+    trace_gap_rows = judged_traces(trace_run, trace_optima)
+    beaten = trace_disagreements(trace_gap_rows)
+    if len(beaten):  # a horizon "optimum" that a run with the same levels beats is wrong
+        shown = beaten[["scenario_id", "heuristic", "moves", "horizon_moves"]]
+        print(
+            f"gate: FAILED, a run beats the horizon optimum on {beaten['scenario_id'].nunique()} "
+            f"traces:\n{shown.to_string(index=False)}",
+            file=sys.stderr,
+        )
+        return 1
+    current_traces = trace_statistics(trace_gap_rows)
     digests = scenario_digests(args.suite)
     proven = proven_optima(rows)
     optima = {
@@ -412,10 +473,16 @@ def command(args: argparse.Namespace) -> int:
             "optima": {
                 sid: {"digest": digests[sid], "levels": optima[sid]} for sid in sorted(optima)
             },
+            "traces": current_traces,
+            "trace_optima": {
+                sid: {"digest": trace_ids[sid], "moves": trace_optima[sid]}
+                for sid in sorted(trace_optima)
+            },
         }
         path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
         print(
-            f"gate: baseline written to {path} ({len(current)} heuristics, {len(optima)} optima)",
+            f"gate: baseline written to {path} ({len(current)} heuristics, {len(optima)} optima, "
+            f"{len(current_traces)} trace heuristics, {len(trace_optima)} trace optima)",
             file=sys.stderr,
         )
         return 0
@@ -433,6 +500,29 @@ def command(args: argparse.Namespace) -> int:
     worse = regressions(judged, current)
     table = pd.DataFrame.from_dict(current, orient="index")
     print(table.to_string(float_format=lambda v: f"{v:.4g}"))
+    if current_traces:
+        print(
+            pd.DataFrame.from_dict(current_traces, orient="index").to_string(
+                float_format=lambda v: f"{v:.4g}"
+            )
+        )
+    if judged_trace_stats is None:
+        if current_traces:
+            print(
+                "gate: the baseline records no trace totals; traces not judged until --update",
+                file=sys.stderr,
+            )
+    else:
+        worse = pd.concat(
+            [worse, regressions(judged_trace_stats, current_traces, TRACE_DIRECTION)],
+            ignore_index=True,
+        )
+        new_traces = sorted(set(current_traces) - set(judged_trace_stats))
+        if new_traces:
+            print(
+                f"gate: traces not in the baseline yet (not judged): {', '.join(new_traces)}",
+                file=sys.stderr,
+            )
     new = sorted(set(current) - set(judged))
     if new:
         print(f"gate: not in the baseline yet (not judged): {', '.join(new)}", file=sys.stderr)

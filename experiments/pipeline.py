@@ -15,10 +15,17 @@ from tqdm import tqdm
 
 from experiments.experiment import Experiment, load_suite
 from experiments.experiment_plugins import Plugin, with_plugins
-from experiments.results import done_scenarios, new_run_id, results_folder, write_batch
+from experiments.results import (
+    ALL_COLUMNS,
+    done_scenarios,
+    new_run_id,
+    results_folder,
+    write_batch,
+)
 from experiments.run_lock import hold
-from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
+from experiments.runs import scenario_frame, solve_frame
 from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_job
+from experiments.trace_runs import solve_trace_frame, trace_frame
 from problems import ProblemError
 
 _SPARK_TYPES = {
@@ -28,7 +35,13 @@ _SPARK_TYPES = {
     "int64": "bigint",
     "float64": "double",
 }
-RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in RESULT_COLUMNS.items())
+#: Spark tasks per core and batch; the default batch is one scenario per task.
+TASKS_PER_CORE = 16
+#: A long run is written in about this many batches (resuming repeats at most the unfinished one).
+BATCHES = 20
+MAX_BATCH = 2048
+#: The rows' Spark schema: the result columns, then the trace columns (missing on single rebalances).
+RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in ALL_COLUMNS.items())
 
 
 @dataclass(frozen=True)
@@ -42,13 +55,32 @@ class RunInfo:
     skipped: int
     #: What resuming found odd (damaged batches set aside), one line each.
     notes: tuple[str, ...] = ()
+    #: Trace scenarios: in the experiment, solved now, already done (``scenarios``, ``computed``
+    #: and ``skipped`` count single rebalances).
+    traces: int = 0
+    traces_computed: int = 0
+    traces_skipped: int = 0
 
 
-def _solve_batches(time_limit: float):
+def default_batch_size(pending: int, cores: int) -> int:
+    """Scenarios per batch: one per task (:data:`TASKS_PER_CORE` per core), or, for a run of many
+    scenarios, about :data:`BATCHES` batches (each a Spark job, whose start costs a fraction of a
+    second) of at most :data:`MAX_BATCH` scenarios."""
+    return max(TASKS_PER_CORE * cores, min(pending // BATCHES, MAX_BATCH))
+
+
+def _solve_batches(time_limit: float, traces: bool = False):
     def solve(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         quiet_pyspark_warnings()
         for batch in batches:
-            yield solve_frame(batch, time_limit)
+            if traces:
+                yield solve_trace_frame(batch, time_limit)
+            else:  # the trace columns, empty
+                yield (
+                    solve_frame(batch, time_limit)
+                    .reindex(columns=list(ALL_COLUMNS))
+                    .astype(ALL_COLUMNS)
+                )
 
     return solve
 
@@ -100,8 +132,9 @@ def run_suite(
     master
         Spark master (``local[*]`` by default).
     batch_size
-        Scenarios per atomically written batch (default: 16 per Spark core); each
-        scenario is one Spark task.
+        Scenarios per atomically written batch (default: 16 per Spark core, or a twentieth of
+        the pending scenarios up to 2,048 when that is more); a batch is shared out in up to 16
+        Spark tasks per core (one scenario per task in a default batch).
     time_limit
         Seconds per exact solver and scenario where the experiment's blocks set none (default:
         the file's ``time_limit``, for the suites ``experiments.runs.TIME_LIMITS``).
@@ -123,35 +156,60 @@ def run_suite(
         notes: list[str] = []
         done = done_scenarios(folder, notes)
         pending = [s for s in scenarios if s.scenario_id not in done]
+        traces = [t for t in experiment.traces if t.scenario_id not in done]
         if limit is not None:
             pending = pending[:limit]
+            traces = traces[: max(0, limit - len(pending))]
         time_limit = experiment.time_limit if time_limit is None else time_limit
-        if pending:
+        skipped = len(scenarios) - len([s for s in scenarios if s.scenario_id not in done])
+        if pending or traces:
             # Spark's start or its job failing: one line naming Spark's log (exit 2); the progress
             # bar stays on the terminal.
             with spark_job(
                 str(folder), master, f"rebalance-lab compare {suite_name}", quiet=False
             ) as spark:
                 cores = default_parallelism(spark)
-                batch_size = batch_size or 16 * cores
+                batch_size = batch_size or default_batch_size(len(pending), cores)
                 # Largest scenarios first, so the long tasks do not trail at the end.
                 pending.sort(key=lambda s: -s.size)
+                traces.sort(key=lambda t: -t.size * t.steps)
+                total = len(scenarios) + len(experiment.traces)
                 bar = tqdm(
-                    total=len(scenarios),
-                    initial=len(done),
+                    total=total,
+                    initial=total - len(pending) - len(traces),
                     desc=f"{suite_name} {run_id}",
                     unit="scenario",
                     disable=not progress,
                 )
-                for start in range(0, len(pending), batch_size):
-                    batch = pending[start : start + batch_size]
-                    # One scenario per task: Spark hands tasks to whichever core is free, so a long
-                    # scenario does not hold back the short ones queued behind it in the same task.
-                    tasks = spark.createDataFrame(scenario_frame(batch)).repartition(len(batch))
-                    rows = tasks.mapInPandas(
-                        _solve_batches(time_limit), schema=RESULT_SCHEMA
-                    ).toPandas()
-                    write_batch(folder, experiment.stamp(rows))
-                    bar.update(len(batch))
+                for tasks_of, items, traced in (
+                    (scenario_frame, pending, False),
+                    (trace_frame, traces, True),
+                ):
+                    for start in range(0, len(items), batch_size):
+                        batch = items[start : start + batch_size]
+                        # Up to TASKS_PER_CORE tasks per core (one scenario each in a default
+                        # batch): Spark hands tasks to whichever core is free, so a long scenario
+                        # does not hold back the short ones queued behind it; a large batch of
+                        # small scenarios (an atlas) shares them out instead of paying a task's
+                        # start per scenario.
+                        tasks = spark.createDataFrame(tasks_of(batch)).repartition(
+                            min(len(batch), TASKS_PER_CORE * cores)
+                        )
+                        rows = tasks.mapInPandas(
+                            _solve_batches(time_limit, traced), schema=RESULT_SCHEMA
+                        ).toPandas()
+                        write_batch(folder, experiment.stamp(rows))
+                        bar.update(len(batch))
                 bar.close()
-        return RunInfo(folder, run_id, len(scenarios), len(pending), len(done), tuple(notes))
+        return RunInfo(
+            folder,
+            run_id,
+            len(scenarios),
+            len(pending),
+            skipped,
+            tuple(notes),
+            traces=len(experiment.traces),
+            traces_computed=len(traces),
+            traces_skipped=len(experiment.traces)
+            - len([t for t in experiment.traces if t.scenario_id not in done]),
+        )

@@ -27,6 +27,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from experiments.gap import runtime_scaling  # noqa: E402
 from experiments.scenarios import TWO_MOVE_LIMIT  # noqa: E402
 from experiments.tables import heuristic_name, level_names  # noqa: E402
+from experiments.trace_gap import cumulative_moves, trace_name  # noqa: E402
 
 #: At most this many series in one panel (more would repeat colours or markers).
 MAX_SERIES = 8
@@ -384,6 +385,92 @@ PLOTS: dict[str, Plot] = {
         "The largest member lag each lag-aware heuristic leaves against the proven optimum, one dot per scenario "
         "on log-log axes (messages); dots on the grey diagonal are optimal, dots above it are not.",
         draw_lag_balance,
+    ),
+}
+
+
+# ------------------------------------------------------------------- traces
+#: Panels of the trace figure: one per trace family, at most this many.
+TRACE_PANELS = 12
+#: The objective a trace family's panel shows, where the rows have it on several (first found).
+TRACE_OBJECTIVES = ("sticky", "sticky-replica", "rack-aware", "stream-join", "lag-aware")
+#: How the exact trace runs are drawn: the horizon optimum as the reference line.
+REFERENCE_STYLE = {
+    "horizon": {"color": "black", "linestyle": "--", "linewidth": 2.4, "zorder": 4},
+    "step-optimal": {"color": "grey", "linestyle": ":", "linewidth": 2.0, "zorder": 3},
+}
+
+
+def _trace_panel_scenarios(moves: pd.DataFrame) -> list[str]:
+    """One trace per family: of the first objective of :data:`TRACE_OBJECTIVES` the rows have it
+    on, the longest, then the largest, then by id."""
+    scenarios = moves.groupby("scenario_id").agg(
+        judged_on=("judged_on", "first"), trace=("trace", "first"), steps=("step", "max")
+    )
+    scenarios["size"] = [
+        int(part[1:]) if part[:1] == "p" else 0
+        for part in (sid.split("/")[4].split("-")[0] for sid in scenarios.index)
+    ]
+    order = {name: i for i, name in enumerate(TRACE_OBJECTIVES)}
+    scenarios = scenarios.reset_index()
+    scenarios["rank"] = scenarios["judged_on"].map(order).fillna(len(order))
+    scenarios = scenarios.sort_values(
+        ["trace", "rank", "steps", "size", "scenario_id"],
+        ascending=[True, True, False, False, True],
+    )
+    chosen = scenarios.drop_duplicates(["trace"])["scenario_id"]
+    return list(chosen)[:TRACE_PANELS]
+
+
+def draw_trace_moves(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
+    """Cumulative trace moves per step: each run's line, the horizon optimum as the reference,
+    one panel per trace family (runs whose lines coincide share one)."""
+    moves = cumulative_moves(rows)
+    if moves.empty:
+        return empty("no trace rows in these rows")
+    scenarios = _trace_panel_scenarios(moves)
+    figure, axes_list = panels(len(scenarios), columns=2, legend_width=3.2)
+    for axes, scenario in zip(axes_list, scenarios):
+        data = moves[moves["scenario_id"] == scenario]
+        curves: dict[tuple[float, ...], list[str]] = {}
+        for run, series in data.groupby("run", sort=True):
+            curves.setdefault(tuple(series.sort_values("step")["moves"]), []).append(str(run))
+        heuristics = [
+            (curve, names)
+            for curve, names in curves.items()
+            if not set(names) & set(REFERENCE_STYLE)
+        ]
+        for index, (curve, names) in enumerate(heuristics[: MAX_SERIES - len(REFERENCE_STYLE)]):
+            shown = [trace_name(n) for n in names]
+            text = shown[0] + (f" (+{len(shown) - 1} identical)" if len(shown) > 1 else "")
+            axes.plot(
+                range(len(curve)), curve, markersize=4, linewidth=1.3, label=text, **style(index)
+            )
+        for run, look in REFERENCE_STYLE.items():
+            series = data[data["run"] == run].sort_values("step")
+            if len(series):
+                same = [trace_name(n) for n in curves[tuple(series["moves"])] if n != run]
+                text = trace_name(run) + (f" (+{len(same)} identical)" if same else "")
+                axes.plot(series["step"], series["moves"], label=text, **look)
+        parts = scenario.split("/")
+        axes.set_title(f"{parts[1]}: {parts[2]} ({parts[4]})", fontsize=9)
+        axes.set_xlabel("step")
+        axes.set_ylabel("cumulative moves")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_ylim(bottom=0)
+        legend_outside(axes)
+    return figure
+
+
+#: The trace figures, drawn when the rows hold traces.
+TRACE_PLOTS: dict[str, Plot] = {
+    "trace_moves": Plot(
+        "Moves over a trace",
+        "Partitions (replicas for placements) moved so far at each step of a trace by each run, "
+        "the horizon optimum (dashed black) as the reference and each step optimal alone (dotted "
+        "grey), one panel per trace family; a line above the dashed one moves more than the trace "
+        "needs, a line below it misses the optimum of the levels above moves at some step.",
+        draw_trace_moves,
     ),
 }
 

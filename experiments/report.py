@@ -8,6 +8,11 @@ chosen renderings (``report.html``, self-contained; ``report.md``;
 alone for ``\\input``), every figure as PNG and SVG, the tables as CSV and the
 headline numbers as ``summary.json``.  ``rebalance-lab report RESULTS_DIR``
 re-renders any results folder without solving anything again.
+
+When the rows hold traces (:mod:`experiments.trace_runs`), the report adds their section: per
+objective a table of each run's total trace moves against the horizon optimum, by trace family
+(:mod:`experiments.trace_gap`), and the cumulative moves per step (:data:`experiments.plots.TRACE_PLOTS`);
+``traces.csv`` and ``trace_gaps.csv`` hold their numbers.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.atlas_tables import ATLAS_TITLE, atlas_table, is_atlas
 from experiments.experiment_tables import facet_tables
-from experiments.gap import disagreements, gaps, runtime_scaling, summary
-from experiments.plots import PLOTS, save
+from experiments.gap import disagreements, gaps, runtime_scaling, single, summary
+from experiments.plots import PLOTS, TRACE_PLOTS, save
 from experiments.tables import (
     SEED,
     detail_table,
@@ -39,6 +45,8 @@ from experiments.tables import (
     to_latex,
     to_markdown,
 )
+from experiments.trace_gap import trace_caption, trace_gaps, trace_numbers, trace_rows, trace_tables
+from problems import LEVELS
 
 FORMATS = ("html", "markdown", "latex")
 FILES = {"html": "report.html", "markdown": "report.md", "latex": "report.tex"}
@@ -60,6 +68,24 @@ class Content:
     detail: pd.DataFrame
     runtime: pd.DataFrame
     facets: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: Per objective, the trace table (total moves against the horizon optimum; empty: no traces).
+    traces: dict[str, pd.DataFrame] = field(default_factory=dict)
+    trace_numbers: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def scenarios(self) -> int:
+        """Single-rebalance scenarios in the rows."""
+        return int(single(self.rows)["scenario_id"].nunique())
+
+    @property
+    def trace_count(self) -> int:
+        """Trace scenarios in the rows."""
+        return int(trace_rows(self.rows)["scenario_id"].nunique())
+
+    @property
+    def figures(self) -> dict:
+        """The figures shown: every plot, and the trace figures when the rows hold traces."""
+        return {**PLOTS, **(TRACE_PLOTS if self.trace_count else {})}
 
     @property
     def intro(self) -> str:
@@ -69,7 +95,8 @@ class Content:
             else ""
         )
         return (
-            f"{len(self.rows):,} result rows, {self.rows['scenario_id'].nunique():,} scenarios"
+            f"{len(self.rows):,} result rows, {self.scenarios:,} scenarios"
+            + (f", {self.trace_count:,} traces" if self.trace_count else "")
             + (f", run {runs}" if runs else "")
             + f", from {self.source}."
         )
@@ -79,6 +106,7 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
     """The report's content and the gap rows it is computed from."""
     gap_rows = gaps(rows)
     numbers = headline_numbers(gap_rows, seed=seed)
+    traced = trace_numbers(trace_gaps(rows), seed=seed)
     content = Content(
         source=source,
         rows=rows,
@@ -88,7 +116,13 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
         errors=rows.loc[rows["status"] == "error", [c for c in ERROR_COLUMNS if c in rows]],
         detail=detail_table(gap_rows),
         runtime=runtime_table(runtime_scaling(rows)),
-        facets=facet_tables(gap_rows),
+        facets=(
+            {ATLAS_TITLE: atlas_table(gap_rows), **facet_tables(gap_rows)}
+            if is_atlas(rows)
+            else facet_tables(gap_rows)
+        ),
+        traces=trace_tables(traced),
+        trace_numbers=traced,
     )
     return content, gap_rows
 
@@ -104,7 +138,7 @@ def disagreement_table(found: pd.DataFrame) -> pd.DataFrame:
             "reason": found["reason"] if "reason" in found else "",
         }
     )
-    for level in range(1, 5):
+    for level in range(1, LEVELS + 1):
         values = pd.to_numeric(found[f"level{level}"], errors="coerce").astype(float)
         if values.notna().any():
             table[f"level {level}"] = values.map(number)
@@ -127,7 +161,8 @@ def summary_json(content: Content, seed: int) -> dict:
     return {
         "source": content.source,
         "rows": int(len(content.rows)),
-        "scenarios": int(content.rows["scenario_id"].nunique()),
+        "scenarios": content.scenarios,
+        "traces": content.trace_count,
         "run_ids": sorted(str(r) for r in content.rows["run_id"].dropna().unique())
         if "run_id" in content.rows
         else [],
@@ -137,6 +172,10 @@ def summary_json(content: Content, seed: int) -> dict:
         if len(content.disagreements)
         else 0,
         "failed_runs": int(len(content.errors)),
+        "trace_moves": [
+            {key: _plain(value) for key, value in record.items()}
+            for record in content.trace_numbers.to_dict(orient="records")
+        ],
     }
 
 
@@ -171,7 +210,15 @@ def render_html(content: Content, images: dict[str, bytes]) -> str:
         if len(content.disagreements)
         else f"<p>{html.escape(_NO_DISAGREEMENT)}</p>",
     ]
-    for name, plot in PLOTS.items():
+    if content.traces:
+        parts.append("<h2 id='traces'>Over a trace: total moves against the horizon optimum</h2>")
+        for objective, table in content.traces.items():
+            parts += [
+                f"<h3>{html.escape(objective)}</h3>",
+                to_html(table),
+                f"<p class='caption'>{html.escape(trace_caption(objective))}</p>",
+            ]
+    for name, plot in content.figures.items():
         data = base64.b64encode(images[name]).decode("ascii")
         parts.append(
             f"<h2>{html.escape(plot.title)}</h2><figure id='{name}'>"
@@ -224,7 +271,11 @@ def render_markdown(content: Content) -> str:
         if len(content.disagreements)
         else _NO_DISAGREEMENT,
     ]
-    for name, plot in PLOTS.items():
+    if content.traces:
+        parts.append("## Over a trace: total moves against the horizon optimum")
+        for objective, table in content.traces.items():
+            parts += [f"### {objective} (traces)", to_markdown(table), trace_caption(objective)]
+    for name, plot in content.figures.items():
         parts += [
             f"## {plot.title}",
             f"![{plot.title}]({name}.png)",
@@ -255,13 +306,18 @@ def render_latex(content: Content) -> str:
         "\\begin{figure}[htbp]\n\\centering\n"
         f"\\includegraphics[width=\\linewidth,height=0.8\\textheight,keepaspectratio]{{{name}.png}}\n"
         f"\\caption{{{latex_escape(plot.caption)}}}\n\\label{{fig:{name}}}\n\\end{{figure}}"
-        for name, plot in PLOTS.items()
+        for name, plot in content.figures.items()
+    )
+    traces = "\n".join(
+        to_latex(table, caption=trace_caption(objective), label=f"tab:traces-{objective}")
+        for objective, table in content.traces.items()
     )
     return (
         "\\documentclass{article}\n\\usepackage[a4paper,landscape,margin=1.5cm]{geometry}\n"
         "\\usepackage{booktabs}\n\\usepackage{array}\n\\usepackage{graphicx}\n"
         "\\begin{document}\n\\section*{rebalance-lab comparison}\n"
-        f"{latex_escape(content.intro)}\n\n{latex_tables(content)}\n{figures}\n\\end{{document}}\n"
+        f"{latex_escape(content.intro)}\n\n{latex_tables(content)}\n{traces}\n{figures}\n"
+        "\\end{document}\n"
     )
 
 
@@ -279,9 +335,12 @@ def write_report(
     folder.mkdir(parents=True, exist_ok=True)
     content, gap_rows = build(rows, source, seed=seed)
     images = {}
-    for name, plot in PLOTS.items():
+    for name, plot in content.figures.items():
         png, _ = save(plot(rows, gap_rows), folder, name)
         images[name] = png.read_bytes()
+    if content.trace_count:
+        content.trace_numbers.to_csv(folder / "traces.csv", index=False)
+        trace_gaps(rows).to_csv(folder / "trace_gaps.csv", index=False)
     content.numbers.to_csv(folder / "headline.csv", index=False)
     summary(gap_rows).to_csv(folder / "summary.csv", index=False)
     runtime_scaling(rows).to_csv(folder / "runtime_scaling.csv", index=False)

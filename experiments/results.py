@@ -9,8 +9,14 @@ Every batch is checked as it is read (:func:`read_batch`): a file that is not Pa
 overwritten), or lacks a result column, or holds one of another type, is a
 :class:`problems.ProblemError` naming the batch.  Resuming a run (:func:`done_scenarios`) sets such a
 batch aside (renamed ``<name>.damaged``) so that its scenarios are solved again.  A row is
-identified by its run, scenario, strategy, variant and solver (:data:`ROW_KEY`); a row repeated in
-another batch (the same batch copied under a second name) is counted once, with a note.
+identified by its run, scenario, strategy, variant and solver (:data:`ROW_KEY`; a trace's rows also
+by their step, :data:`TRACE_COLUMNS`); a row repeated in another batch (the same batch copied under a
+second name) is counted once, with a note.
+
+Trace scenarios (:mod:`experiments.trace_runs`) write rows of the same store with the columns of
+:data:`TRACE_COLUMNS` beside the result columns: one row per step and one per trace (``step``
+missing).  The columns are optional: a batch written before traces were run has none, and reads as
+rows whose trace columns are missing.
 """
 
 from __future__ import annotations
@@ -34,9 +40,28 @@ from problems import ProblemError
 RENAMED_COLUMNS = {"objective": "judged_on"}
 #: What identifies a result row within a run.
 ROW_KEY = ["scenario_id", "strategy", "variant", "solver"]
+#: The columns of trace rows (optional in a batch): the trace family (missing on a single
+#: rebalance's row), its steps, the step of a per-step row (missing on the per-trace row), the trace
+#: moves (of the step, or the total), a proven lower bound on the total moves (an exact run's
+#: per-trace row) and the rebalance rounds a step took (cooperative-sticky; their sum per trace).
+TRACE_COLUMNS = {
+    "trace": "string",
+    "steps": "Int64",
+    "step": "Int64",
+    "moves": "Int64",
+    "moves_bound": "Int64",
+    "rounds": "Int64",
+}
+#: Every column a batch may hold, in order: the result columns, then the trace columns.
+ALL_COLUMNS = {**RESULT_COLUMNS, **TRACE_COLUMNS}
 #: The suffix a damaged batch is renamed with when a run resumes (no longer read as a batch).
 DAMAGED_SUFFIX = ".damaged"
 #: The Arrow types each result column's pandas type is read from (null: a column of missing values).
+#: Result columns added after rows were first stored: a batch written before has none of them, and
+#: reads as if each were missing in every row (levels 5 and 6 came with the six-level objectives,
+#: ``topology`` with skewed topic sizes).
+ADDED_COLUMNS = ("topology", "level5", "level6", "bound5", "bound6")
+_ADDED_TYPES = {"string": pa.string(), "Int64": pa.int64()}
 _ARROW_TYPES = {
     "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t),
     "Int64": lambda t: pa.types.is_integer(t) or pa.types.is_null(t),
@@ -84,7 +109,7 @@ def _renamed(table: pa.Table) -> pa.Table:
 
 def read_batch(path: Path) -> pa.Table:
     """The rows of one batch file as an Arrow table, with every result column (:data:`RENAMED_COLUMNS`
-    renamed).
+    renamed, :data:`ADDED_COLUMNS` missing from older batches added as nulls).
 
     Raises
     ------
@@ -104,8 +129,13 @@ def read_batch(path: Path) -> pa.Table:
         ) from None
     table = _renamed(table)
     types = dict(zip(table.column_names, table.schema.types))
-    for column, kind in RESULT_COLUMNS.items():
+    for column, kind in ALL_COLUMNS.items():
+        if column not in types and column in ADDED_COLUMNS:
+            table = table.append_column(column, pa.nulls(len(table), _ADDED_TYPES[kind]))
+            continue
         if column not in types:
+            if column in TRACE_COLUMNS:  # optional: a batch without trace rows may lack them
+                continue
             raise ProblemError(column, "missing column (a damaged batch)", str(path))
         found = types[column]
         if not _ARROW_TYPES[kind](found):
@@ -146,7 +176,8 @@ def write_batch(folder: Path, rows: pd.DataFrame) -> Path:
     name = f"batch-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}.parquet"
     final = folder / name
     temporary = folder / (name + ".tmp")
-    table = pa.Table.from_pandas(rows.astype(RESULT_COLUMNS), preserve_index=False)
+    types = {**RESULT_COLUMNS, **{c: t for c, t in TRACE_COLUMNS.items() if c in rows}}
+    table = pa.Table.from_pandas(rows.astype(types), preserve_index=False)
     pq.write_table(table, temporary)
     with open(temporary, "rb") as handle:
         os.fsync(handle.fileno())
@@ -204,7 +235,10 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
             f"its batches cannot be read together ({type(error).__name__}: {first})",
             str(folder),
         ) from None
-    key = [c for c in ("suite", "run_id") if c in rows] + ROW_KEY
+    # Trace columns missing from every batch read are added (empty), each in its type.
+    rows = rows.assign(**{c: pd.NA for c in TRACE_COLUMNS if c not in rows})
+    rows = rows.astype({c: t for c, t in TRACE_COLUMNS.items()})
+    key = [c for c in ("suite", "run_id") if c in rows] + ROW_KEY + ["step"]
     repeated = rows.duplicated(key, keep="first")
     if repeated.any():
         if notes is not None:

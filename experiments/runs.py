@@ -43,6 +43,7 @@ SCENARIO_COLUMNS = {
     "churn": "string",
     "pattern": "string",
     "lags": "string",
+    "topology": "string",
     "partitions": "int64",
     "members": "int64",
     "topics": "int64",

@@ -17,7 +17,11 @@ from experiments.streams_scenarios import is_streams, scenario_detail, streams_d
 from problems import load_problem
 from problems.share import share_assignment_json
 
-SUITE_VERSION = 6
+#: The suites' version: rows and the gate's baseline carry it (7: the suites gained traces).
+SUITE_VERSION = 7
+#: The version since which the suites' single-rebalance scenarios are unchanged: a baseline of that
+#: version or later still judges them (one from before traces judges no trace).
+SCENARIOS_SINCE = 6
 
 GROUP_CHURN = (
     "fresh",
@@ -28,7 +32,22 @@ GROUP_CHURN = (
     "topic-deleted",
     "partitions-added",
     "zombie",
+    "stable",
+    "join-many",
+    "leave-many",
+    "partitions-grow",
 )
+#: Kafka's assignor benchmark events (``ConsumerAssignorBenchmark``) by the churn level that
+#: expresses each: FULL, STABLE, JOIN_ONE, JOIN_MANY, LEAVE_ONE, LEAVE_MANY, PARTITIONS_ADDED.
+KAFKA_EVENTS = {
+    "fresh": "FULL",
+    "stable": "STABLE",
+    "member-joins": "JOIN_ONE",
+    "join-many": "JOIN_MANY",
+    "member-leaves": "LEAVE_ONE",
+    "leave-many": "LEAVE_MANY",
+    "partitions-grow": "PARTITIONS_ADDED",
+}
 PLACEMENT_CHURN = ("broker-removed", "broker-added", "rack-added")
 #: PR 18903's "Limitations" example: four brokers on two racks, partition A on rack 1's two
 #: brokers, B on rack 2's; only a two-move swap improves rack spread.
@@ -37,6 +56,16 @@ PATTERNS = ("equal", "random-subsets", "few-topics", "one-odd")
 #: The subscription patterns of Kafka's own server-side assignor benchmark (KIP-848 shapes):
 #: homogeneous, and heterogeneous in 5 buckets of members and topics.
 KIP848_PATTERNS = ("equal", "buckets")
+#: The subscriptions of Kafka's assignor benchmark grid: homogeneous, heterogeneous on disjoint
+#: blocks of topics (member ``m`` in bucket ``m mod 5``), heterogeneous nested (bucket ``b``
+#: subscribes to topic blocks ``0..b``, so the first block is shared by every member).
+GRID_PATTERNS = ("equal", "disjoint", "nested")
+#: Topic sizes: ``equal`` (partitions spread evenly over the topics) or ``skewed`` (a few large
+#: topics and many small ones: a fifth of the topics, at least one, hold four fifths of the
+#: partitions; every topic keeps at least one partition).
+TOPOLOGIES = ("equal", "skewed")
+#: Buckets of the heterogeneous subscription patterns (Kafka's benchmarks use 5).
+BUCKETS = 5
 LAGS = ("zero", "uniform", "zipf", "hot")
 #: Racks of a racked group scenario (Kafka's assignor benchmarks: 3 racks, member ``m`` on rack ``m
 #: mod 3``).
@@ -76,6 +105,8 @@ class Scenario:
         another of :data:`RACKS` racks, members on rack ``m mod RACKS``; 0: no racks.
     pattern, lags
         Subscription pattern and lag distribution (groups).
+    topology
+        Topic sizes of a group (:data:`TOPOLOGIES`); part of the id only when not ``equal``.
     seed
         Random seed of the instance.
     settings
@@ -96,6 +127,7 @@ class Scenario:
     pattern: str = "equal"
     lags: str = "zero"
     replication: int = 0
+    topology: str = "equal"
     settings: str = ""
     tag: str = ""
 
@@ -110,6 +142,8 @@ class Scenario:
             detail = f"{self.pattern}-{self.lags}-{racks}"
         else:
             detail = f"{self.pattern}-{self.lags}"
+        if self.topology != "equal":
+            detail += f"-{self.topology}"
         return (
             f"{self.judged_on}/{self.churn}/{detail}/"
             f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}{self.tag}"
@@ -128,8 +162,7 @@ class Scenario:
 def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int], list[dict]]:
     """Topics and members (with subscriptions) of the group after the churn event."""
     names = [f"topic{t:02d}" for t in range(s.topics)]
-    counts = np.full(s.topics, s.partitions // s.topics, dtype=np.int64)
-    counts[: s.partitions % s.topics] += 1
+    counts = topic_sizes(s.partitions, s.topics, s.topology)
     if s.judged_on == "stream-join":  # co-partitioned topics: equal partition counts
         counts[:] = max(1, s.partitions // s.topics)
     topics = dict(zip(names, counts.tolist()))
@@ -146,6 +179,8 @@ def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int],
             subscription = sorted(rng.choice(names, size=k, replace=False).tolist())
         elif s.pattern == "one-odd":
             subscription = names[:1] if m == s.members - 1 else names
+        elif s.pattern in ("disjoint", "nested"):
+            subscription = _grid_subscription(names, m, s.members, s.pattern)
         elif (
             s.pattern == "buckets"
         ):  # Kafka's ServerSideAssignorBenchmark: 5 blocks of members on 5 of topics
@@ -159,6 +194,46 @@ def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int],
     return topics, members
 
 
+def topic_sizes(partitions: int, topics: int, topology: str) -> np.ndarray:
+    """Partitions per topic: spread evenly, or skewed (a fifth of the topics, at least one, hold
+    four fifths of the partitions, each topic at least one; the rest spread evenly in each part)."""
+
+    def spread(total: int, count: int) -> np.ndarray:
+        out = np.full(count, total // count, dtype=np.int64)
+        out[: total % count] += 1
+        return out
+
+    if topology == "equal" or topics == 1:
+        return spread(partitions, topics)
+    if topology != "skewed":
+        raise ValueError(f"unknown topology {topology!r}")
+    large = max(1, topics // 5)
+    small = topics - large
+    to_large = max(large, min(partitions - small, partitions * 4 // 5))
+    return np.concatenate([spread(to_large, large), spread(partitions - to_large, small)])
+
+
+def _grid_subscription(names: list[str], m: int, members: int, pattern: str) -> list[str]:
+    """Kafka's heterogeneous grid subscriptions: member ``m`` in bucket ``m mod B`` (``B`` the
+    smaller of :data:`BUCKETS` and the member count); bucket ``b``'s block is the topics ``t`` with
+    ``t mod B == b`` (topic ``b mod T`` when there are fewer topics than buckets).  ``disjoint``:
+    a member subscribes to its bucket's block; ``nested``: to the blocks ``0..b``."""
+    buckets = min(BUCKETS, members)
+    bucket = m % buckets
+
+    def block(b: int) -> list[str]:
+        return names[b::buckets] or [names[b % len(names)]]
+
+    if pattern == "disjoint":
+        return block(bucket)
+    return sorted({name for b in range(bucket + 1) for name in block(b)}, key=names.index)
+
+
+def _many(members: int) -> int:
+    """Members that join or leave in Kafka's JOIN_MANY / LEAVE_MANY: a tenth, at least two."""
+    return max(2, members // 10)
+
+
 def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.random.Generator):
     """The group before the churn event, and who owned what (Kafka's range / round robin; for a
     share group Kafka's ``SimpleAssignor``, a partition held by several members)."""
@@ -166,8 +241,14 @@ def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.
     before_members = [dict(m) for m in members]
     if s.churn == "member-joins":
         before_members = before_members[:-1]
-    elif s.churn in ("member-leaves", "several-leave"):
-        extra = 1 if s.churn == "member-leaves" else max(2, s.members // 4)
+    elif s.churn == "join-many":  # the group had a tenth fewer members (at least one stays)
+        before_members = before_members[: max(1, s.members - _many(s.members))]
+    elif s.churn in ("member-leaves", "several-leave", "leave-many"):
+        extra = {
+            "member-leaves": 1,
+            "several-leave": max(2, s.members // 4),
+            "leave-many": _many(s.members),
+        }[s.churn]
         for i in range(extra):
             before_members.append(
                 {"id": f"left{i:03d}", "topics": list(before_members[0]["topics"])}
@@ -184,6 +265,9 @@ def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.
     elif s.churn == "partitions-added":
         first = list(topics)[0]
         before_topics[first] = max(1, topics[first] // 2)
+    elif s.churn == "partitions-grow":  # one partition more on a tenth of the topics (at least one)
+        for name in list(topics)[: max(1, len(topics) // 10)]:
+            before_topics[name] = max(1, topics[name] - 1)
     before_problem = load_problem({"topics": before_topics, "members": before_members})
     if s.judged_on == "share":  # a share group held Kafka's SimpleAssignor answer (several readers)
         held = share_assignment_json(before_problem, share_assignor.assign(before_problem).answer)

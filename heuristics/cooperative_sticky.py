@@ -50,6 +50,22 @@ def follow_up(problem: GroupProblem, output: np.ndarray) -> GroupProblem:
     )
 
 
+def revokes(problem: GroupProblem, output: np.ndarray) -> bool:
+    """Whether a member's claims as it sent them are not all in its part of ``output``: its
+    consumer then revokes them and rejoins (``ConsumerCoordinator.onJoinComplete``: revoked =
+    owned - assigned), another rebalance, even when every partition already has its final owner
+    (a claim on a deleted topic, or one a member of a newer generation won)."""
+    entry_member = np.repeat(
+        np.arange(problem.num_members, dtype=np.int64), np.diff(problem.owned_entry_start)
+    )
+    member = np.repeat(entry_member, np.diff(problem.owned_start))
+    topic, index = problem.owned_claim_topic, problem.owned_indices
+    counts = np.append(problem.partition_counts, 0)  # topic -1 (deleted): every claim stale
+    if not bool((index < counts[topic]).all()):
+        return True
+    return bool((output[problem.topic_start[topic] + index] != member).any())
+
+
 def assign(problem: GroupProblem) -> Result:
     """Kafka's ``CooperativeStickyAssignor`` round on ``problem``, completed by its follow-up rounds.
 
@@ -61,7 +77,7 @@ def assign(problem: GroupProblem) -> Result:
     """
     first, full = round_output(problem)
     output, current, rounds = first, problem, 1
-    while not np.array_equal(output, full) and rounds < MAX_ROUNDS:
+    while (not np.array_equal(output, full) or revokes(current, output)) and rounds < MAX_ROUNDS:
         current = follow_up(current, output)
         output, full = round_output(current)
         rounds += 1

@@ -105,25 +105,24 @@ class Graph:
         """``solveMinCostFlow``: cancel negative cycles of the residual graph until none is left."""
         residual = self._residual()
         nodes = sorted(residual)
-        # The dummy node (Java's null, first in the TreeMap) reaches every node at cost 0.
-        dummy_edges = [Edge(n, 1, 0, 1, 0, True) for n in nodes]
-        order: list[tuple[int | None, Edge]] = [(None, e) for e in dummy_edges]
-        for u in nodes:
-            out = residual[u]
-            order.extend((u, out[v]) for v in sorted(out))
-        node_count = len(nodes) + 1
+        index = {node: i for i, node in enumerate(nodes)}
+        # Edges in Kafka's relaxation order: nodes ascending (Java's null dummy node first, then
+        # the TreeMap's keys), each node's edges by destination.
+        edges = [
+            (index[u], index[v], out[v].cost, out[v])
+            for u in nodes
+            for out in (residual[u],)
+            for v in sorted(out)
+        ]
         while True:
-            parents: dict[int, int | None] = {}
-            parent_edges: dict[int, Edge] = {}
-            found = _negative_cycle(order, node_count, parents, parent_edges)
+            found = _negative_cycle(edges, len(nodes))
             if found is None:
                 break
-            visited: set[int | None] = set()
-            node: int | None = found
+            node, parents, parent_edges = found
+            visited: set[int] = set()
             while node not in visited:
                 visited.add(node)
-                node = parents[node]  # type: ignore[index]
-            assert node is not None
+                node = parents[node]
             _cancel(node, parents, parent_edges)
         self._copy_back(residual)
 
@@ -152,49 +151,50 @@ class Graph:
 
 
 def _negative_cycle(
-    order: list[tuple[int | None, Edge]],
-    node_count: int,
-    parents: dict[int, int | None],
-    parent_edges: dict[int, Edge],
-) -> int | None:
-    """``detectNegativeCycles(null, ...)``: Bellman-Ford; a node relaxed in the last pass, or None."""
-    distance: dict[int | None, int] = {None: 0}
-    last = node_count - 1
-    for i in range(node_count):
+    edges: list[tuple[int, int, int, Edge]], count: int
+) -> tuple[int, list[int], list[Edge | None]] | None:
+    """``detectNegativeCycles(null, ...)``: Bellman-Ford from the dummy node over ``count`` nodes
+    (indexes; the dummy is ``count``); the node relaxed first in the last pass with the parent
+    pointers at that moment, or None.
+
+    The dummy's edges (cost 0 to every node) come first in every pass: the first pass sets every
+    distance to 0 through them, and distances only fall, so they never relax again; the state
+    after them is set up directly.  A pass that relaxes nothing ends the search (every later pass
+    would repeat it), which changes no answer.
+    """
+    distance = [0] * count
+    parents = [count] * count
+    parent_edges: list[Edge | None] = [None] * count
+    active = [(s, d, c, e) for s, d, c, e in edges if e.residual != 0]
+    last = count  # the passes are 0 .. count (count + 1 nodes with the dummy)
+    for i in range(count + 1):
         changed = False
-        for start, edge in order:
-            if edge.residual == 0:
-                continue
-            ds = distance.get(start)
-            if ds is None:
-                continue
-            end = edge.destination
-            candidate = ds + edge.cost
-            de = distance.get(end)
-            if de is None or de > candidate:
+        for start, end, cost, edge in active:
+            candidate = distance[start] + cost
+            if candidate < distance[end]:
                 distance[end] = candidate
                 parents[end] = start
                 parent_edges[end] = edge
                 if i == last:
-                    return end
+                    return end, parents, parent_edges
                 changed = True
         if not changed:
             return None
     return None
 
 
-def _cancel(node: int, parents: dict[int, int | None], parent_edges: dict[int, Edge]) -> None:
+def _cancel(node: int, parents: list[int], parent_edges: list[Edge | None]) -> None:
     """``cancelNegativeCycle``: push the cycle's smallest residual flow around it."""
-    amount = parent_edges[node].residual
+    cycle = [node]
     current = parents[node]
     while current != node:
-        amount = min(amount, parent_edges[current].residual)  # type: ignore[index]
-        current = parents[current]  # type: ignore[index]
-    _push(parent_edges[node], amount)
-    current = parents[node]
-    while current != node:
-        _push(parent_edges[current], amount)  # type: ignore[index]
-        current = parents[current]  # type: ignore[index]
+        cycle.append(current)
+        current = parents[current]
+    path = [parent_edges[n] for n in cycle]
+    amount = min(e.residual for e in path if e is not None)
+    for edge in path:
+        assert edge is not None
+        _push(edge, amount)
 
 
 def _breadth_first(

@@ -219,37 +219,44 @@ class _Sticky:
             self.process_of[m] = states[p]
         self.processes = [states[p] for p in processes.order()]
 
-        self.prev_active: dict[int, int] = {}
-        active = problem.prev_active
-        for m in self.member_order:
-            for t in np.flatnonzero(active == m).tolist():
-                self.prev_active[t] = m
+        had = np.flatnonzero(problem.prev_active >= 0)  # one previous active member per task
+        self.prev_active: dict[int, int] = dict(
+            zip(had.tolist(), problem.prev_active[had].tolist())
+        )
         self.prev_standby = self._standby_candidates()
         self.active: dict[int, int] = {}
         self.standby: list[tuple[int, int]] = []
 
     def _standby_candidates(self) -> dict[int, list[int]]:
-        """Each task's standby candidates, ranked (``rankStandbyCandidates``)."""
+        """Each task's standby candidates, ranked (``rankStandbyCandidates``).
+
+        Kafka appends a member's candidates member by member (its standbys with their offsets,
+        then the tasks it reports offsets for and is not a standby of) and sorts each task's list
+        stably: standbys first, then by offset sum descending.  Here all candidates are sorted at
+        once by (task, standby first, offset descending, member order), the same lists.
+        """
         problem = self.problem
         _, offsets = task_offset_sums(problem)
-        standby_of: dict[int, list[int]] = {}
-        for t, m in problem.prev_standby.tolist():
-            standby_of.setdefault(m, []).append(t)
-        ranked: dict[int, list[tuple[int, int, int]]] = {}  # task -> (standby?, -offset, member)
-        for m in self.member_order:
-            held = standby_of.get(m, [])
-            reported = offsets[int(problem.member_process[m])]
-            for t in held:
-                offset = int(reported[t])
-                ranked.setdefault(t, []).append((0, -max(offset, 0), m))
-            held_set = set(held)
-            for t in np.flatnonzero(reported >= 0).tolist():
-                if t not in held_set:
-                    ranked.setdefault(t, []).append((1, -int(reported[t]), m))
-        return {
-            t: [m for _, _, m in sorted(candidates, key=lambda c: (c[0], c[1]))]
-            for t, candidates in ranked.items()
-        }
+        rank = np.empty(problem.num_members, dtype=np.int64)
+        rank[self.member_order] = np.arange(problem.num_members)
+        held_task, held_member = problem.prev_standby[:, 0], problem.prev_standby[:, 1]
+        held_offset = np.maximum(offsets[problem.member_process[held_member], held_task], 0)
+        # every member reports its process's offsets; those of its standbys are counted above
+        reported_member, reported_task = np.nonzero(offsets[problem.member_process] >= 0)
+        width = max(problem.n_tasks, 1)
+        fresh = ~np.isin(reported_member * width + reported_task, held_member * width + held_task)
+        reported_member, reported_task = reported_member[fresh], reported_task[fresh]
+        task = np.concatenate([held_task, reported_task])
+        member = np.concatenate([held_member, reported_member])
+        group = np.concatenate([np.zeros(len(held_task)), np.ones(len(reported_task))])
+        offset = np.concatenate(
+            [held_offset, offsets[problem.member_process[reported_member], reported_task]]
+        )
+        order = np.lexsort((rank[member], -offset, group, task))
+        task, member = task[order], member[order]
+        starts = np.flatnonzero(np.diff(task, prepend=-1)) if len(task) else task
+        lists = np.split(member, starts[1:]) if len(task) else []
+        return dict(zip(task[starts].tolist(), (m.tolist() for m in lists)))
 
     # ---------------------------------------------------------------- quotas
     def _count_active(self, count: int) -> None:

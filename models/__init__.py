@@ -5,10 +5,20 @@ its exact backends as listed in :data:`models.registry.STRATEGIES`:
 ``models/cpsat/<strategy>.py`` (OR-Tools CP-SAT), ``models/mip/<strategy>.py``
 (PuLP with HiGHS or CBC) and ``models/flow/<strategy>.py`` (OR-Tools min-cost
 flow, where it is exact).  Every backend returns a :class:`problems.Result`
-whose objective is re-scored by the evaluator.
+whose objective is re-scored by the evaluator.  ``models.trace(trace, strategy, solver)`` runs
+a strategy through a trace of rebalances, each step's input the previous step's output.
 """
 
 from models.options import DEFAULT_TIME_LIMIT, SolveOptions
 from models.registry import STRATEGIES, UsageError, frontier, solve
+from models.trace import trace
 
-__all__ = ["DEFAULT_TIME_LIMIT", "STRATEGIES", "SolveOptions", "UsageError", "frontier", "solve"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "STRATEGIES",
+    "SolveOptions",
+    "UsageError",
+    "frontier",
+    "solve",
+    "trace",
+]

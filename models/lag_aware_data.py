@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -16,6 +16,7 @@ import numpy as np
 
 from heuristics import lag_aware as heuristic
 from models.lag_bounds import combine, lower_bound
+from models.lag_search import search
 from models.lag_swaps import balance, even_out, improve
 from models.options import answer_of
 from models.ranked_outcome import Ranked
@@ -40,11 +41,20 @@ SWAP_SECONDS = 1.0
 #: Seconds at most of :func:`models.lag_swaps.balance` towards the level-1 bound (it stops as soon
 #: as the bound is met or no exchange helps); the models give it a share of their time limit.
 BALANCE_SECONDS = 8.0
+#: Seconds at most of the exact search of :mod:`models.lag_search` (small groups: it proves the
+#: optimum or gives up at once when a member's choices are too many to enumerate); the models give
+#: it a share of their time limit.
+SEARCH_SECONDS = 4.0
 
 
 def balance_share(time_limit: float) -> float:
     """Seconds of :func:`models.lag_swaps.balance` within a model's ``time_limit``."""
     return min(BALANCE_SECONDS, 0.6 * time_limit)
+
+
+def search_share(time_limit: float) -> float:
+    """Seconds of :func:`models.lag_search.search` within a model's ``time_limit``."""
+    return min(SEARCH_SECONDS, 0.25 * time_limit)
 
 
 @dataclass
@@ -70,6 +80,9 @@ class LagModel:
     balance_seconds
         The most seconds :func:`models.lag_swaps.balance` spends lowering the best hint's level 1
         towards its bound.
+    search_seconds
+        The most seconds :func:`models.lag_search.search` spends proving the optimum of a small
+        group (0: no search).
 
     When ``square_factor * S**2`` leaves the range but ``sum_factor * S`` does not, the model
     keeps level 1 and leaves level 2 out (``squares_in_range`` is false): level 2 is then the
@@ -86,6 +99,8 @@ class LagModel:
     square_factor: int = 1
     start: np.ndarray | None = None
     balance_seconds: float = BALANCE_SECONDS
+    search_seconds: float = SEARCH_SECONDS
+    _proven: bool = field(default=False, init=False, repr=False)  # the search ran to its end
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -181,7 +196,9 @@ class LagModel:
     def best_heuristic(self) -> Result:
         """The lexicographically best answer of the heuristics in ``HINTS`` (KIP-169 and its
         variants) and ``start``, improved by :func:`models.lag_swaps.improve` (swaps on the largest
-        member, at most ``SWAP_SECONDS``), then within ``balance_seconds`` by
+        member, at most ``SWAP_SECONDS``); for level 2 of squared lags, the optimum of
+        :func:`models.lag_search.search` when it runs to its end within ``search_seconds`` (small
+        groups), else its best answer; then within what is left of ``balance_seconds`` by
         :func:`models.lag_swaps.balance` towards the level-1 bound and (level 2 of squared lags)
         :func:`models.lag_swaps.even_out` towards the level-2 bound."""
         found = [heuristic.assign(self.problem, variant=v) for v in HINTS]
@@ -191,8 +208,14 @@ class LagModel:
         owner = improve(self.problem, answer_of(best), SWAP_SECONDS)
         target = lower_bound(self.problem)
         started = time.perf_counter()
+        if self.variant is None and self.search_seconds > 0:
+            # Small groups: the exact search proves the optimum (or gives up, keeping its best).
+            owner, self._proven = search(self.problem, owner, target, self.search_seconds)
+            if self._proven:
+                return Result(self.problem, "lag-aware", owner)
         if max(member_lags(self.problem, owner), default=0) > target[0]:
-            owner = balance(self.problem, owner, target[0], self.balance_seconds)
+            left = self.balance_seconds - (time.perf_counter() - started)
+            owner = balance(self.problem, owner, target[0], max(left, 0.0))
         if self.variant is None:  # level 2 is the sum of squares: even the lags out
             left = self.balance_seconds - (time.perf_counter() - started)
             owner = even_out(self.problem, owner, target[1], max(left, 0.0))
@@ -208,17 +231,26 @@ class LagModel:
 
     @property
     def hint_meets_bounds(self) -> bool:
-        """Whether the best heuristic answer meets :func:`models.lag_bounds.lower_bound` at both
-        levels (level 2 of squared lags): it is optimal, and no model needs building."""
-        return self.variant is None and tuple(self.best_heuristic.objective) == lower_bound(
-            self.problem
+        """Whether the best heuristic answer is proven optimal (level 2 of squared lags): the exact
+        search of :mod:`models.lag_search` ran to its end, or the answer meets
+        :func:`models.lag_bounds.lower_bound` at both levels; no model needs building."""
+        best = self.best_heuristic
+        return self.variant is None and (
+            self._proven or tuple(best.objective) == lower_bound(self.problem)
         )
+
+    @property
+    def bound(self) -> tuple[int, ...]:
+        """The size-free bounds (:func:`models.lag_bounds.lower_bound`), or the proven optimum
+        when the exact search ran to its end."""
+        best = self.best_heuristic
+        return tuple(best.objective) if self._proven else lower_bound(self.problem)
 
     def bounds_only(self) -> Result:
         """The best heuristic answer with the size-free lower bounds (beyond ``MODEL_PAIRS``, or out of time
         before the solver returned any answer)."""
         best = self.best_heuristic
-        answer, bound = answer_of(best), lower_bound(self.problem)
+        answer, bound = answer_of(best), self.bound
         if self.variant:
             info = {
                 "moves": evaluate(self.problem, answer, "sticky").objective[1],
@@ -226,10 +258,12 @@ class LagModel:
             }
             return Result(self.problem, "lag-aware", answer, Status.FEASIBLE, bound[:1], info)
         status = Status.OPTIMAL if tuple(best.objective) == bound else Status.FEASIBLE
-        # As a model would say: level 2 beyond the backend's range is the size-free bound.
-        level2 = {} if self.squares_in_range else {"level2": "bounded"}
+        # The search's proof, or the size-free bounds; as a model would say, level 2 beyond the
+        # backend's range is then the size-free bound.
+        method = "search" if self._proven and bound != lower_bound(self.problem) else "bounds"
+        level2 = {"level2": "bounded"} if method == "bounds" and not self.squares_in_range else {}
         return Result(
-            self.problem, "lag-aware", answer, status, bound, {"method": "bounds", **level2}
+            self.problem, "lag-aware", answer, status, bound, {"method": method, **level2}
         )
 
     @property

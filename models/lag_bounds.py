@@ -57,27 +57,57 @@ def lower_bound(problem: GroupProblem) -> tuple[int, int]:
     best = max(best, _across_topics(problem, subscribed, lags, floors, active))
     # Some member carries the largest lag L >= best, the other active - 1 the rest: at least
     # L^2 + even(total - L, active - 1), which does not fall as L grows from best >= total / active.
-    largest = np.sort(np.concatenate([lags[t] for t in subscribed]))[::-1][:active]
     level2 = max(
         _even(total, active),
         best * best + _even(total - best, active - 1),
-        _majorant(total, active, best, [int(v) for v in largest.tolist()]),
+        _majorant(total, active, best, _held(problem, subscribed, lags, floors, active)),
     )
     # L^2 and L have the same parity, so level 2 has the parity of the total.
     return best, level2 + (level2 - total) % 2
 
 
-def _majorant(total: int, active: int, best: int, largest: list[int]) -> int:
+def _held(
+    problem: GroupProblem,
+    subscribed: list[int],
+    lags: dict[int, np.ndarray],
+    floors: dict[int, int],
+    active: int,
+) -> list[int]:
+    """For ``k = 1 .. active - 1``, a least total of the ``k`` members of largest totals: some
+    ``k`` members hold the ``k`` largest partition lags (the ``c_t`` largest of each topic ``t``),
+    and in each topic ``t`` at least ``F_t(k)`` partitions, the sum of the ``k`` least floor
+    shares of ``t`` over the active members (0 for a member not subscribing ``t``): the ``c_t``
+    largest of ``t`` and at least its ``F_t(k) - c_t`` smallest others."""
+    ks = np.arange(1, active)
+    if not len(ks):
+        return []
+    labels = np.concatenate([np.full(len(lags[t]), t) for t in subscribed])
+    values = np.concatenate([lags[t] for t in subscribed])
+    order = np.argsort(-values.astype(np.float64), kind="stable")[: active - 1]
+    members = problem.subscribes[:, subscribed].any(axis=1)
+    held = np.zeros(len(ks), dtype=values.dtype)
+    for t in subscribed:
+        a = lags[t]  # descending
+        n = len(a)
+        prefix = np.concatenate(([0], np.cumsum(a))).astype(values.dtype)
+        # c_t(k): t's partitions among the k largest (all of them once k passes their number).
+        tops = np.cumsum(labels[order] == t)[np.minimum(ks, len(order)) - 1]
+        shares = np.sort(np.where(problem.subscribes[members, t], floors[t], 0))
+        least = np.cumsum(shares)[ks - 1]  # F_t(k)
+        more = np.clip(least - tops, 0, n - tops)
+        held = held + prefix[tops] + (prefix[n] - prefix[n - more])
+    return [int(v) for v in held.tolist()]
+
+
+def _majorant(total: int, active: int, best: int, held: list[int]) -> int:
     """Level 2 over the sorted member lags ``L_1 >= ... >= L_M`` (``M = active``): their first
-    ``k`` add up to at least the ``k`` largest partition lags, and ``L_1 >= best``.  The prefix
+    ``k`` add up to at least ``held[k - 1]`` (:func:`_held`), and ``L_1 >= best``.  The prefix
     sums of ``L`` are concave, so they lie above the least concave majorant ``C`` of those points,
     ``(0, 0)`` and ``(M, total)``: ``L`` majorizes ``C``'s slopes and the convex sum of squares is
     at least theirs (a rational, rounded up)."""
     points = [(0, 0)]
-    prefix = 0
     for k in range(1, active):
-        prefix += largest[k - 1] if k - 1 < len(largest) else 0
-        points.append((k, min(total, max(prefix, best))))
+        points.append((k, min(total, max(held[k - 1] if k - 1 < len(held) else 0, best))))
     points.append((active, total))
     hull: list[tuple[int, int]] = []
     for point in points:  # the upper hull, left to right

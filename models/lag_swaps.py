@@ -169,6 +169,8 @@ def balance(
             (partners, partners[:DEEP_PARTNERS], partners[:DEEP_PARTNERS])
         ):
             for b in tried:
+                if time.perf_counter() >= deadline:  # a step of deep exchanges takes seconds
+                    break
                 found = _exchange(problem, owner, lags, totals, a, b, target, rng, depth)
                 gain = _excess(int(totals[a]), target) + _excess(int(totals[b]), target)
                 if found is not None and found[0] < gain and (best is None or found[0] < best[0]):
@@ -177,6 +179,8 @@ def balance(
                         break
             if best is not None:
                 break
+        if best is None and time.perf_counter() >= deadline:
+            break
         before = _excess(int(totals[a]), target)
         if best is not None:
             before += _excess(int(totals[best[3]]), target)
@@ -231,6 +235,12 @@ def _excess(total: int, target: int) -> int:
     return max(0, total - target) ** 2
 
 
+#: A candidate exchange: ``(pair excess after, a's partitions to b, b's partitions to a)``.
+Found = tuple[float, list[int], list[int]]
+#: Exchanges of ``k`` swaps: per swap the partitions of a and of b (arrays), and the differences.
+Sums = tuple[list[np.ndarray], list[np.ndarray], np.ndarray]
+
+
 def _exchange(
     problem: GroupProblem,
     owner: np.ndarray,
@@ -245,12 +255,46 @@ def _exchange(
     """The best exchange between ``a`` and ``b``: ``(pair excess after, a's partitions to b, b's
     partitions to a)``, or ``None`` when they have nothing to exchange.
 
-    ``depth`` 0: single swaps and moves; 1: up to 4 swaps; 2: up to 6 swaps."""
+    ``depth`` 0: single swaps, moves and a chain of disjoint swaps; 1: up to 4 swaps; 2: up to 6
+    swaps."""
     la, lb = int(totals[a]), int(totals[b])
-    if la - target <= target - lb:  # a difference in [la - target, target - lb] clears both
-        centre = (la - target + target - lb) / 2
-    else:  # both stay above: the most even split
-        centre = (la - lb) / 2
+    found = _singles(problem, owner, lags, a, b)
+    if found is None:
+        return None
+    x, y, d, moves = found
+    best = _Best(la, lb, target)
+    best.consider(d, [x], [y])
+    if moves:
+        m = np.array(moves)
+        best.consider(lags[m], [m], [])
+    if depth == 0 and la > target and (best.found is None or best.found[0] > 0):
+        best.chain(x, y, d)
+    if depth == 0 or best.clears:
+        return best.exact(lags)
+    # Pairs of swaps over the (sampled) single swaps, then 3 and 4 swaps by meet in the middle.
+    singles, pairs = _pairs(x, y, d, rng)
+    if pairs is None:
+        return best.exact(lags)
+    best.consider(pairs[2], pairs[0], pairs[1])
+    if best.clears:
+        return best.exact(lags)
+    searches = [(singles, pairs), (pairs, pairs)]
+    if depth == 2 and len(singles[2]) > 2:  # triples of the first singles, for 5 and 6 swaps
+        triples = _triples(singles)
+        searches += [(pairs, triples), (triples, triples)]
+    for half, other in searches:
+        best.meet(half, other)
+        if best.clears:
+            break
+    return best.exact(lags)
+
+
+def _singles(
+    problem: GroupProblem, owner: np.ndarray, lags: np.ndarray, a: int, b: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]] | None:
+    """The single same-topic swaps between ``a`` and ``b`` that change the totals (``a``'s
+    partition, ``b``'s, the difference ``d``), and ``a``'s partitions that may move to ``b``
+    within their topic's floor/ceiling share; ``None`` when there are neither."""
     topic = problem.partition_topic
     mine, theirs = np.flatnonzero(owner == a), np.flatnonzero(owner == b)
     xs, ys = [], []
@@ -274,31 +318,46 @@ def _exchange(
     y = np.concatenate(ys) if ys else np.zeros(0, np.int64)
     d = lags[x] - lags[y]
     keep = d != 0
-    x, y, d = x[keep], y[keep], d[keep]
-    best: tuple[float, list[int], list[int]] | None = None
+    return x[keep], y[keep], d[keep], moves
+
+
+class _Best:
+    """The best exchange between a member of total ``la`` and one of ``lb`` seen so far: least
+    pair excess over ``target``, ties nearest the ``centre`` of the differences that help most."""
+
+    def __init__(self, la: int, lb: int, target: int) -> None:
+        self.la, self.lb, self.target = la, lb, target
+        if la - target <= target - lb:  # a difference in [la - target, target - lb] clears both
+            self.centre = (la - target + target - lb) / 2
+        else:  # both stay above: the most even split
+            self.centre = (la - lb) / 2
+        self.found: Found | None = None
+
+    @property
+    def clears(self) -> bool:
+        """Whether the best exchange leaves neither member above the target."""
+        return self.found is not None and self.found[0] == 0
 
     def consider(
-        values: np.ndarray, parts: list[np.ndarray], theirs_parts: list[np.ndarray]
+        self, values: np.ndarray, parts: list[np.ndarray], theirs_parts: list[np.ndarray]
     ) -> None:
-        nonlocal best
+        """The best of the exchanges of differences ``values`` (per exchange, its partitions of a
+        in ``parts`` and of b in ``theirs_parts``), kept if better than the best so far."""
         if len(values) == 0:
             return
-        after = _pair_excess(la, lb, values.astype(np.float64), target)
-        i = int(np.argmin(after - 1e-9 * np.abs(values - centre)))
-        i = int(np.argmin(np.where(after == after[i], np.abs(values - centre), np.inf)))
-        if best is None or after[i] < best[0]:
-            best = (
+        after = _pair_excess(self.la, self.lb, values.astype(np.float64), self.target)
+        i = int(np.argmin(after - 1e-9 * np.abs(values - self.centre)))
+        i = int(np.argmin(np.where(after == after[i], np.abs(values - self.centre), np.inf)))
+        if self.found is None or after[i] < self.found[0]:
+            self.found = (
                 float(after[i]),
                 [int(p[i]) for p in parts],
                 [int(q[i]) for q in theirs_parts],
             )
 
-    consider(d, [x], [y])
-    if moves:
-        m = np.array(moves)
-        consider(lags[m], [m], [])
-    if depth == 0 and la > target and (best is None or best[0] > 0):
-        # A chain of disjoint single swaps, largest differences first, up to the cap.
+    def chain(self, x: np.ndarray, y: np.ndarray, d: np.ndarray) -> None:
+        """A chain of disjoint single swaps, largest differences first, up to the cap."""
+        la, lb, target = self.la, self.lb, self.target
         lo = la - target
         cap = target - lb if lo <= target - lb else (la - lb) // 2
         used_x: set[int] = set()
@@ -318,46 +377,18 @@ def _exchange(
                 moved += dk
         if len(chain_x) > 1:
             after = _excess(la - moved, target) + _excess(lb + moved, target)
-            if best is None or after < best[0]:
-                best = (float(after), chain_x, chain_y)
-    if depth == 0 or (best is not None and best[0] == 0):
-        return None if best is None else _exact(la, lb, lags, best, target)
-    # Pairs of swaps over the (sampled) single swaps, then 3 and 4 swaps by meet in the middle.
-    if len(d) > COMBINED:
-        pick = rng.choice(len(d), COMBINED, replace=False)
-        x1, y1, d1 = x[pick], y[pick], d[pick]
-    else:
-        x1, y1, d1 = x, y, d
-    i, j = np.triu_indices(len(d1), 1)
-    ok = (x1[i] != x1[j]) & (y1[i] != y1[j])
-    i, j = i[ok], j[ok]
-    if len(i) == 0:
-        return None if best is None else _exact(la, lb, lags, best, target)
-    d2 = d1[i] + d1[j]
-    order = np.argsort(d2, kind="stable")
-    i, j, d2 = i[order], j[order], d2[order]
-    consider(d2, [x1[i], x1[j]], [y1[i], y1[j]])
-    if best is not None and best[0] == 0:
-        return _exact(la, lb, lags, best, target)
-    singles = ([x1], [y1], d1)
-    pairs = ([x1[i], x1[j]], [y1[i], y1[j]], d2)
-    searches = [(singles, pairs), (pairs, pairs)]
-    if depth == 2 and len(d1) > 2:  # triples of the first singles, for 5 and 6 swaps
-        n = min(len(d1), TRIPLED)
-        ijk = np.array(list(combinations(range(n), 3)), dtype=np.int64).T
-        ok = np.ones(ijk.shape[1], dtype=bool)
-        for u, v in ((0, 1), (0, 2), (1, 2)):
-            ok &= (x1[ijk[u]] != x1[ijk[v]]) & (y1[ijk[u]] != y1[ijk[v]])
-        ijk = ijk[:, ok]
-        d3 = d1[ijk[0]] + d1[ijk[1]] + d1[ijk[2]]
-        order = np.argsort(d3, kind="stable")
-        ijk, d3 = ijk[:, order], d3[order]
-        triples = ([x1[r] for r in ijk], [y1[r] for r in ijk], d3)
-        searches += [(pairs, triples), (triples, triples)]
-    for (qx, qy, qd), (tx, ty, td) in searches:
+            if self.found is None or after < self.found[0]:
+                self.found = (float(after), chain_x, chain_y)
+
+    def meet(self, half: Sums, other: Sums) -> None:
+        """Exchanges of one of ``half`` and one of ``other`` (sorted by difference), disjoint:
+        for each of ``half``, the few of ``other`` whose differences bring the sum nearest the
+        centre (a binary search)."""
+        qx, qy, qd = half
+        tx, ty, td = other
         if len(td) == 0:
-            continue
-        at = np.searchsorted(td, centre - qd)
+            return
+        at = np.searchsorted(td, self.centre - qd)
         for shift in (-2, -1, 0, 1):
             k = np.clip(at + shift, 0, len(td) - 1)
             xs_all = qx + [c[k] for c in tx]
@@ -367,10 +398,50 @@ def _exchange(
                 for v in range(u + 1, len(xs_all)):
                     ok &= (xs_all[u] != xs_all[v]) & (ys_all[u] != ys_all[v])
             if ok.any():
-                consider((qd + td[k])[ok], [p[ok] for p in xs_all], [q[ok] for q in ys_all])
-        if best is not None and best[0] == 0:
-            break
-    return None if best is None else _exact(la, lb, lags, best, target)
+                self.consider((qd + td[k])[ok], [p[ok] for p in xs_all], [q[ok] for q in ys_all])
+
+    def exact(self, lags: np.ndarray) -> tuple[int, list[int], list[int]] | None:
+        """The best exchange with its pair excess recomputed in integers (``None``: none)."""
+        return (
+            None if self.found is None else _exact(self.la, self.lb, lags, self.found, self.target)
+        )
+
+
+def _pairs(
+    x: np.ndarray, y: np.ndarray, d: np.ndarray, rng: np.random.Generator
+) -> tuple[Sums, Sums | None]:
+    """The single swaps (``COMBINED`` of them drawn at random beyond that many) and the disjoint
+    pairs of them, sorted by difference (``None`` when there is no pair)."""
+    if len(d) > COMBINED:
+        pick = rng.choice(len(d), COMBINED, replace=False)
+        x1, y1, d1 = x[pick], y[pick], d[pick]
+    else:
+        x1, y1, d1 = x, y, d
+    singles: Sums = ([x1], [y1], d1)
+    i, j = np.triu_indices(len(d1), 1)
+    ok = (x1[i] != x1[j]) & (y1[i] != y1[j])
+    i, j = i[ok], j[ok]
+    if len(i) == 0:
+        return singles, None
+    d2 = d1[i] + d1[j]
+    order = np.argsort(d2, kind="stable")
+    i, j, d2 = i[order], j[order], d2[order]
+    return singles, ([x1[i], x1[j]], [y1[i], y1[j]], d2)
+
+
+def _triples(singles: Sums) -> Sums:
+    """The disjoint triples of the first ``TRIPLED`` single swaps, sorted by difference."""
+    (x1,), (y1,), d1 = singles
+    n = min(len(d1), TRIPLED)
+    ijk = np.array(list(combinations(range(n), 3)), dtype=np.int64).T
+    ok = np.ones(ijk.shape[1], dtype=bool)
+    for u, v in ((0, 1), (0, 2), (1, 2)):
+        ok &= (x1[ijk[u]] != x1[ijk[v]]) & (y1[ijk[u]] != y1[ijk[v]])
+    ijk = ijk[:, ok]
+    d3 = d1[ijk[0]] + d1[ijk[1]] + d1[ijk[2]]
+    order = np.argsort(d3, kind="stable")
+    ijk, d3 = ijk[:, order], d3[order]
+    return [x1[r] for r in ijk], [y1[r] for r in ijk], d3
 
 
 def _pair_excess(la: int, lb: int, d: np.ndarray, target: int) -> np.ndarray:
@@ -397,11 +468,14 @@ def even_out(
     """``owner`` with its sum of squared member lags lowered towards ``target`` (a copy; valid
     answers stay valid, level 1 never rises).
 
-    Each step takes the pair of members sharing a topic with the widest lag gap not yet found
-    stuck and the exchange of :func:`balance` (single swaps, moves within the topics'
-    floor/ceiling shares, then up to 4 swaps) whose difference ``d`` comes nearest half the gap:
-    with ``0 < d < lag_a - lag_b`` both new lags lie between the old ones, so the pair's squares
-    fall and the largest lag does not rise.  It stops when the sum of squares meets ``target`` (a
+    Each sweep goes over the pairs of members sharing a topic, widest lag gap first, skipping
+    those found stuck since neither member changed, and takes for each the exchange of
+    :func:`balance` whose difference ``d`` comes nearest half the gap, when it helps: single
+    swaps, moves within the topics' floor/ceiling shares and chains in one sweep, sums of up to
+    4 swaps only in a sweep after one where no pair had a single exchange (most pairs of a
+    skewed group have no exchange at all, and the sums cost the most).  With
+    ``0 < d < lag_a - lag_b`` both new lags lie between the old ones, so the pair's squares fall
+    and the largest lag does not rise.  It stops when the sum of squares meets ``target`` (a
     lower bound), no pair has an improving exchange, or time runs out.
     """
     owner = np.array(owner)
@@ -412,36 +486,64 @@ def even_out(
     rng = np.random.default_rng(seed)
     deadline = time.perf_counter() + max_seconds
     shared = problem.subscribes.astype(np.int64) @ problem.subscribes.T.astype(np.int64) > 0
-    stuck: set[tuple[int, int]] = set()
+    stuck: set[tuple[int, int, int]] = set()  # (a, b, depth) without an exchange that helps
     while time.perf_counter() < deadline:
         if sum(int(v) ** 2 for v in totals.tolist()) <= target:
             break
         order = np.argsort(-totals, kind="stable").tolist()
-        step: tuple[int, int, list[int], list[int]] | None = None
+        for depth in (0, 1):  # every pair's single swaps and moves before any pair's sums
+            sweep = _EvenSweep(problem, owner, lags, totals, shared, stuck, target, rng)
+            if sweep.run(order, depth, deadline):
+                break
+        else:
+            break  # no pair has an exchange that helps
+    return owner
+
+
+class _EvenSweep:
+    """One pass of :func:`even_out` over the pairs, widest gap first, taking every exchange that
+    lowers a pair's sum of squares as it is found (``owner`` and ``totals`` change in place)."""
+
+    def __init__(
+        self,
+        problem: GroupProblem,
+        owner: np.ndarray,
+        lags: np.ndarray,
+        totals: np.ndarray,
+        shared: np.ndarray,
+        stuck: set[tuple[int, int, int]],
+        target: int,
+        rng: np.random.Generator,
+    ) -> None:
+        self.problem, self.owner, self.lags, self.totals = problem, owner, lags, totals
+        self.shared, self.stuck, self.target, self.rng = shared, stuck, target, rng
+
+    def run(self, order: list[int], depth: int, deadline: float) -> bool:
+        """Whether an exchange was taken (pairs without one at ``depth`` join ``stuck``)."""
+        owner, lags, totals, stuck = self.owner, self.lags, self.totals, self.stuck
+        taken = False
         for a in order:
             for b in reversed(order):
-                if totals[a] - totals[b] < 2 or time.perf_counter() >= deadline:
+                if time.perf_counter() >= deadline:
+                    return taken
+                if totals[a] - totals[b] < 2:
                     break
-                if (a, b) in stuck or not shared[a, b]:
+                if (a, b, depth) in stuck or not self.shared[a, b]:
                     continue
                 before = int(totals[a]) ** 2 + int(totals[b]) ** 2
-                for depth in (0, 1):
-                    found = _exchange(problem, owner, lags, totals, a, b, 0, rng, depth)
-                    if found is not None and found[0] < before:
-                        step = (a, b, found[1], found[2])
-                        break
-                if step is not None:
-                    break
-                stuck.add((a, b))
-            if step is not None:
-                break
-        if step is None:
-            break
-        a, b, ours, theirs = step
-        owner[ours] = b
-        owner[theirs] = a
-        moved = int(lags[ours].sum() - lags[theirs].sum())
-        totals[a] -= moved
-        totals[b] += moved
-        stuck = {pair for pair in stuck if a not in pair and b not in pair}
-    return owner
+                found = _exchange(self.problem, owner, lags, totals, a, b, 0, self.rng, depth)
+                if found is None or found[0] >= before:
+                    stuck.add((a, b, depth))
+                    continue
+                _, ours, theirs = found
+                owner[ours] = b
+                owner[theirs] = a
+                moved = int(lags[ours].sum() - lags[theirs].sum())
+                totals[a] -= moved
+                totals[b] += moved
+                taken = True
+                for key in [key for key in stuck if a in key[:2] or b in key[:2]]:
+                    stuck.discard(key)
+                if sum(int(v) ** 2 for v in totals.tolist()) <= self.target:
+                    return True
+        return taken

@@ -480,9 +480,10 @@ def _parse_configs(doc: Any) -> StreamsConfigs:
     strategy = configs.get("rack_aware_assignment_strategy")
     if strategy is not None:
         if strategy not in RACK_STRATEGIES or type(strategy) is not str:
+            got = repr(strategy) if type(strategy) is str else f"a {type(strategy).__name__}"
             raise ProblemError(
                 "configs.rack_aware_assignment_strategy",
-                f"must be one of {', '.join(RACK_STRATEGIES)}, got {strategy!r}",
+                f"must be one of {', '.join(RACK_STRATEGIES)}, got {got}",
             )
         values["rack_aware_assignment_strategy"] = strategy
     tags = configs.get("rack_aware_assignment_tags")

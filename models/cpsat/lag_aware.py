@@ -10,7 +10,7 @@ import time
 from ortools.sat.python import cp_model
 
 from models.cpsat.ranked import add_hint, solve_ranked
-from models.lag_aware_data import LagModel, balance_share
+from models.lag_aware_data import LagModel, balance_share, search_share
 from models.options import SolveOptions
 from models.ranked_outcome import Deadline, OutOfTime
 from problems import GroupProblem, Result
@@ -50,6 +50,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         max(members + 1, 4),
         hinted,
         balance_share(options.time_limit),
+        search_share(options.time_limit),
     )
     if data.too_large or data.hint_meets_bounds:  # optimal already: no model to prove it
         return data.bounds_only()

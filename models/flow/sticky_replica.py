@@ -139,7 +139,7 @@ def _stage_a(problem: PlacementProblem) -> tuple[np.ndarray, int]:
     return sets, moves
 
 
-def _leaders(problem: PlacementProblem, sets: np.ndarray) -> np.ndarray:
+def balanced_leaders(problem: PlacementProblem, sets: np.ndarray) -> np.ndarray:
     """Each partition's leader (broker position, -1 without replicas), level 3 optimal on ``sets``."""
     partitions, brokers = problem.num_partitions, problem.num_brokers
     leaders = np.full(partitions, -1, dtype=np.int64)
@@ -235,7 +235,7 @@ def _optimum(problem: PlacementProblem, options: SolveOptions) -> Result:
             {"method": "flow", "flow_moves": 0},
         )
     sets, moves = _stage_a(problem)
-    leaders = _leaders(problem, sets)
+    leaders = balanced_leaders(problem, sets)
     answer = _replicas(problem, sets, leaders)
     result = Result(
         problem,

@@ -9,7 +9,7 @@ import time
 
 import pulp
 
-from models.lag_aware_data import LagModel, balance_share
+from models.lag_aware_data import LagModel, balance_share, search_share
 from models.mip.ranked import solve_ranked
 from models.options import SolveOptions
 from models.ranked_outcome import Deadline, OutOfTime
@@ -46,6 +46,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         "MIP",
         start=options.hint_answer(problem, "lag-aware"),
         balance_seconds=balance_share(options.time_limit),
+        search_seconds=search_share(options.time_limit),
     )
     positive = sum(1 for p in data.partitions.tolist() if data.lags[p] > 0)
     if (

@@ -12,6 +12,7 @@
 // without partition racks franz-go's sticky balancer does not use them.
 //
 // Usage: franz-go-peer [-repeat N] [-cooperative] GROUP.json   (- reads standard input)
+// or franz-go-peer -trace [-cooperative] TRACE.json for a whole trace (trace.go).
 //
 // Output (one JSON object): {"assignment": {member: {topic: [partitions]}}, "seconds": [run, ...]}.
 package main
@@ -23,7 +24,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -51,6 +51,7 @@ func fail(format string, args ...any) {
 func main() {
 	repeat := flag.Int("repeat", 1, "timed runs")
 	cooperative := flag.Bool("cooperative", false, "kgo.CooperativeStickyBalancer instead of kgo.StickyBalancer")
+	trace := flag.Bool("trace", false, "run a whole trace (trace.go)")
 	flag.Parse()
 	if flag.NArg() != 1 || *repeat < 1 {
 		fail("usage: franz-go-peer [-repeat N] [-cooperative] GROUP.json")
@@ -63,6 +64,16 @@ func main() {
 		}
 		defer file.Close()
 		in = file
+	}
+	if *trace {
+		out, err := runTrace(in, flag.Arg(0), *cooperative)
+		if err != nil {
+			fail("%v", err)
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+			fail("stdout: %v", err)
+		}
+		return
 	}
 	var doc group
 	if err := json.NewDecoder(in).Decode(&doc); err != nil {
@@ -85,18 +96,7 @@ func main() {
 		joined.ProtocolMetadata = balancer.JoinGroupMetadata(m.Topics, m.Owned, generation)
 		members = append(members, joined)
 	}
-	// kgo's joinMemberLess (unexported): members with an instance id first, by instance id, then by member id.
-	slices.SortStableFunc(members, func(l, r kmsg.JoinGroupResponseMember) int {
-		switch {
-		case l.InstanceID != nil && r.InstanceID != nil:
-			return strings.Compare(*l.InstanceID, *r.InstanceID)
-		case l.InstanceID != nil:
-			return -1
-		case r.InstanceID != nil:
-			return 1
-		}
-		return strings.Compare(l.MemberID, r.MemberID)
-	})
+	sortJoinMembers(members)
 
 	var plan map[string]map[string][]int32
 	seconds := make([]float64, 0, *repeat)

@@ -26,6 +26,7 @@ import experiments.compare
 import experiments.report
 from experiments.cli import main
 from experiments.results import (
+    ADDED_COLUMNS,
     DAMAGED_SUFFIX,
     ROW_KEY,
     done_scenarios,
@@ -128,7 +129,9 @@ def folders(draw) -> list[tuple[str, str, int, object]]:
             elif how in ("garbage", "footer"):
                 detail = draw(st.binary(max_size=64))
             elif how in ("missing", "retyped"):
-                detail = draw(st.sampled_from(list(RESULT_COLUMNS)))
+                detail = draw(
+                    st.sampled_from([c for c in RESULT_COLUMNS if c not in ADDED_COLUMNS])
+                )
             files.append((name, how, batch, detail))
             continue
         files.append((name, "intact", batch, None))
@@ -235,6 +238,20 @@ def test_report_on_a_batch_lacking_a_column_names_it(tmp_path, capsys):
     )
 
 
+def test_a_batch_written_before_columns_were_added_reads_them_as_missing(tmp_path):
+    """Tests a batch without the columns added later (levels 5-6, topology): its rows load, those
+    columns empty, and resuming does not set the batch aside."""
+    old = BATCHES[0].drop(columns=list(ADDED_COLUMNS))
+    folder = run_folder(tmp_path, parquet_bytes(old))
+    rows = load_results(folder)
+    assert len(rows) == len(old)
+    for column in ADDED_COLUMNS:
+        assert rows[column].isna().all()
+    assert rows["level1"].tolist() == old["level1"].tolist()
+    notes: list[str] = []
+    assert done_scenarios(folder, notes) == set(old["scenario_id"]) and notes == []
+
+
 def test_report_counts_a_repeated_batch_once_with_a_note(tmp_path, monkeypatch, capsys):
     """Tests `report` on a run holding the same batch under two names: every row counted once (what
     the report is rendered from), and a note."""
@@ -281,6 +298,7 @@ def test_compare_resuming_solves_a_damaged_batchs_scenarios_again(
 ):
     """Tests `compare --run-id` on a run whose batch (one scenario) is truncated: a note names it, the
     batch is set aside, that scenario alone is solved again and the run reads whole afterwards."""
+    from experiments.gap import single
     from experiments.scenarios import suite
 
     rows = load_results(smoke_run).drop(columns=["suite", "run_id"])
@@ -299,7 +317,7 @@ def test_compare_resuming_solves_a_damaged_batchs_scenarios_again(
     assert f"note: {folder / 'batch-00.parquet'}: cannot be read" in err
     assert "set aside as batch-00.parquet.damaged, its scenarios are solved again" in err
     assert f"1 scenarios solved now, {len(scenarios) - 1} already done" in err
-    again = load_results(folder)
+    again = single(load_results(folder))  # and the smoke suite's traces, solved now
     assert set(again["scenario_id"]) == set(scenarios) and not again.duplicated(ROW_KEY).any()
     assert (folder / "batch-00.parquet.damaged").exists()
 

@@ -15,7 +15,6 @@ from experiments.experiment import load_suite, suite_path
 from experiments.gate import scenario_digests
 from experiments.runs import TIME_LIMITS
 from experiments.scenarios import (
-    GROUP_CHURN,
     KIP848_PATTERNS,
     LAGS,
     PATTERNS,
@@ -28,6 +27,17 @@ from experiments.scenarios import (
 )
 
 ROOT = Path(__file__).parents[2]
+#: The churn events the suites were written with (later events are levels of other experiments).
+GROUP_CHURN = (
+    "fresh",
+    "member-joins",
+    "member-leaves",
+    "several-leave",
+    "topic-added",
+    "topic-deleted",
+    "partitions-added",
+    "zombie",
+)
 
 
 # ------------------------------------------------- the suites as code defined them (reference)

@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from experiments.experiment import load_suite
+from experiments.gap import single
 from experiments.pipeline import run_suite
 from experiments.results import done_scenarios, load_results, results_folder, write_batch
 from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
 from experiments.scenarios import suite
 
 KEY = ["scenario_id", "strategy", "variant", "solver"]
+ROW = [*KEY, "step"]  # a trace's rows: one per step
 ROOT = Path(__file__).parents[2]
 
 
@@ -26,13 +29,18 @@ def test_smoke_suite_end_to_end_matches_plain_pandas(spark, tmp_path, smoke_run)
     info = run_suite("smoke", tmp_path, run_id="e2e", master="local[2]", progress=False)
     rows = load_results(info.folder)
     assert info.computed == len(suite("smoke")) and info.skipped == 0
-    assert rows["scenario_id"].nunique() == len(suite("smoke"))
-    assert not rows.duplicated(KEY).any()
+    assert info.traces_computed == info.traces == len(load_suite("smoke").traces) > 0
+    assert single(rows)["scenario_id"].nunique() == len(suite("smoke"))
+    assert not rows.duplicated(ROW).any()
     assert set(rows["suite"]) == {"smoke"} and set(rows["run_id"]) == {"e2e"}
     # The workers ran the same code as a plain pandas call (runtimes aside).
     plain = load_results(smoke_run)  # the smoke suite through solve_frame, once per test run
     heuristic = ["scenario_id", "strategy", "variant", "solver", "valid", "level1", "level2"]
-    ours = rows[rows["role"] == "heuristic"][heuristic].sort_values(KEY).reset_index(drop=True)
+    ours = (
+        single(rows)[single(rows)["role"] == "heuristic"][heuristic]
+        .sort_values(KEY)
+        .reset_index(drop=True)
+    )
     theirs = plain[plain["role"] == "heuristic"][heuristic].sort_values(KEY).reset_index(drop=True)
     assert ours.astype(str).equals(theirs.astype(str))
     # Resuming a finished run computes nothing.
@@ -93,10 +101,12 @@ def test_kill_9_then_resume_never_duplicates_or_recomputes(tmp_path):
     assert 1 <= len(first) < len(suite("smoke")), "the run should be killed part-way"
     done = done_scenarios(folder)
     info = run_suite("smoke", out, run_id="killed", master="local[2]", progress=False)
-    assert info.skipped == len(done) and info.computed == len(suite("smoke")) - len(done)
+    traces = len(load_suite("smoke").traces)
+    assert info.skipped + info.traces_skipped == len(done)
+    assert info.computed + info.traces_computed == len(suite("smoke")) + traces - len(done)
     for name, mtime in first.items():  # earlier batches untouched: nothing recomputed
         assert (folder / name).stat().st_mtime_ns == mtime
     rows = load_results(folder)
-    assert rows["scenario_id"].nunique() == len(suite("smoke"))
-    assert not rows.duplicated(KEY).any()
+    assert rows["scenario_id"].nunique() == len(suite("smoke")) + traces
+    assert not rows.duplicated(ROW).any()
     assert list(rows.columns[: len(RESULT_COLUMNS)]) == list(RESULT_COLUMNS)

@@ -98,7 +98,7 @@ def test_unknown_suite_is_refused():
     with pytest.raises(ValueError, match="smoke"):
         suite("nope")
     # the four tiers first, then the other shipped experiment files by name
-    assert SUITES == ("smoke", "gate", "default", "scale", "kafka-benchmark-grid")
+    assert SUITES == ("smoke", "gate", "default", "scale", "kafka-atlas", "kafka-benchmark-grid")
 
 
 def test_racked_twins_differ_only_by_racks():

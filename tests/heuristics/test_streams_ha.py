@@ -217,3 +217,21 @@ def test_input_lags_and_order():
     assert inp.capacity == (1, 3)
     assert inp.lag == ((0, 30), (-2, 70))
     assert np.array_equal(load_problem(doc).restore_cost, [[0, 70], [0, 30]])
+
+
+def test_members_keep_their_tasks_within_their_share():
+    """Tests the split of a process's tasks over its members (ours; Kafka's assignors stop at
+    processes): x1 (2 threads) keeps its tasks while under ceil(tasks so far * 2 / 3); task 2
+    finds it at its share and goes to x2, the member with fewer tasks per thread; x2 keeps
+    task 5.  Tasks split 4:2, as the threads do, with one move."""
+    doc = group(
+        {"s0": {"partitions": 6, "stateful": False}},
+        [
+            {"id": "x1", "process": "X", "threads": 2, "active": {"s0": [0, 1, 2, 3, 4]}},
+            {"id": "x2", "process": "X", "threads": 1, "active": {"s0": [5]}},
+        ],
+    )
+    result = streams_ha.assign(load_problem(doc))
+    assert result.assignment["x1"]["active"] == {"s0": [0, 1, 3, 4]}
+    assert result.assignment["x2"]["active"] == {"s0": [2, 5]}
+    assert result.objective[4] == 1

@@ -55,6 +55,17 @@ EXAMPLES = {
         },
         [10, 6, 6, 0, 1, 1],
     ),
+    "kip-708-925-tags-racks.json": (
+        {
+            "app-1": {"active": {"0": [0], "1": [0]}, "standby": {"0": [2, 3]}, "warmup": {}},
+            "app-2": {"active": {"0": [1], "1": [1]}, "standby": {"0": [3]}, "warmup": {}},
+            "app-3": {"active": {"0": [2], "1": [2]}, "standby": {"0": [0, 4]}, "warmup": {}},
+            "app-4": {"active": {"0": [3]}, "standby": {"0": [0, 5]}, "warmup": {}},
+            "app-5": {"active": {"0": [4]}, "standby": {"0": [1, 5]}, "warmup": {}},
+            "app-6": {"active": {"0": [5]}, "standby": {"0": [1, 2, 4]}, "warmup": {}},
+        },
+        [25000, 29, 43, 0, 1, 7],
+    ),
 }
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 import heuristics.lag_aware as heuristic
 import models.cpsat.lag_aware as cpsat
+import models.lag_aware_data as lag_aware_data
 import models.mip.lag_aware as mip
 import models.mip.ranked as mip_common
 from models.options import SolveOptions
@@ -30,6 +33,15 @@ BACKENDS = {
 EXACT = ["cpsat", "mip"]
 #: Small enough for every backend's bounds (the MIP's is the tightest) and for brute force.
 SMALL = dict(max_members=3, max_partitions=4, shapes=("uniform", "skewed", "ties", "equal", "zero"))
+
+
+@contextmanager
+def models_alone() -> Iterator[None]:
+    """The exact solvers without the search of models.lag_search (which answers small groups
+    before any model is built): their own formulations answer."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lag_aware_data, "SEARCH_SECONDS", 0.0)
+        yield
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -89,8 +101,13 @@ TRUSTED = dict(SMALL, shapes=("uniform", "ties", "equal", "zero"))
 @settings(max_examples=40)
 @given(data=st.data())
 def test_exact_equals_brute_force_on_both_levels(backend, shapes, data):
-    """Tests that symmetry breaking and the co-assignment level 2 lose no optimum (vs enumeration)."""
+    """Tests that symmetry breaking and the co-assignment level 2 lose no optimum (vs enumeration),
+    the models answering alone and with the search first."""
     problem = data.draw(lag_groups(**shapes))
+    with models_alone():
+        alone = BACKENDS[backend](problem)
+    assert alone.status == "optimal" and alone.valid
+    assert tuple(alone.objective) == lag_aware_optimum(problem) == tuple(alone.bound)
     result = BACKENDS[backend](problem)
     assert result.status == "optimal" and result.valid
     assert tuple(result.objective) == lag_aware_optimum(problem) == tuple(result.bound)
@@ -127,10 +144,11 @@ def test_sticky_variant_equals_brute_force(backend, problem):
 def test_cpsat_equals_mip_and_never_loses_to_the_heuristic(problem):
     """Tests cpsat = mip on both levels when both prove optimality, and exact <= heuristic on level 1."""
     greedy = heuristic.assign(problem)
-    by_cpsat, by_mip = (
-        cpsat.solve(problem, SolveOptions.of(time_limit=20)),
-        mip.solve(problem, SolveOptions.of(time_limit=20)),
-    )
+    with models_alone():  # the two formulations, not the search they share
+        by_cpsat, by_mip = (
+            cpsat.solve(problem, SolveOptions.of(time_limit=20)),
+            mip.solve(problem, SolveOptions.of(time_limit=20)),
+        )
     assert by_cpsat.valid and by_mip.valid and greedy.valid
     assert by_cpsat.status == "optimal"
     # The MIP proves it too unless level 2's coefficients (2 lag_p lag_q / gcd**2) pass its trusted

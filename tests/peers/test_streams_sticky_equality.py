@@ -3,9 +3,10 @@ through JPype (peers/kafka_streams.py).
 
 Random streams groups (Hypothesis draws the shape, a seed the contents): 1 to 4 subtopologies
 (stateful or not, 0 to 8 tasks, ids that sort differently as strings and as numbers), 1 to 10
-members over 1 to 5 processes (uneven: KIP-1071's members are threads, so a process with more
-members has more capacity), random member and process ids (Java's hash-map orders), previous
-active tasks (some tasks with none), previous standby and warm-up replicas, processes' lags
+members over 1 to 5 processes, and 40 larger groups of up to 80 members over 40 processes
+(uneven: KIP-1071's members are threads, so a process with more members has more capacity),
+random member and process ids (Java's hash-map orders), previous active tasks (some tasks with
+none), previous standby and warm-up replicas, processes' lags
 (no state, caught up, lagging, ties), racks, client tags and thread counts (which Kafka 4.4's
 assignor does not read), and 0 to 2 standby replicas.  The answers must be equal, task by task.
 """
@@ -28,12 +29,13 @@ ID_LETTERS = list("abcXYZ019-_")
 
 
 @st.composite
-def streams_documents(draw) -> dict:
-    """A random streams group (module docstring)."""
+def streams_documents(draw, processes: int = 5, members: int = 10) -> dict:
+    """A random streams group (module docstring) of at most ``processes`` processes and
+    ``members`` members."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     sub_count = draw(st.integers(1, 4))
-    process_count = draw(st.integers(1, 5))
-    member_count = draw(st.integers(process_count, 10))
+    process_count = draw(st.integers(1, processes))
+    member_count = draw(st.integers(process_count, max(members, process_count)))
     standbys = draw(st.integers(0, 2))
     previous = draw(st.sampled_from(["none", "sticky", "random", "scale-out"]))
     names = [str(n) for n in rng.choice(SUBTOPOLOGY_NAMES, size=sub_count, replace=False)]
@@ -123,6 +125,24 @@ def test_streams_sticky_equals_kafka_on_random_groups(kafka_java, doc):
     ours = streams_sticky.assign(problem).answer
     theirs = kafka_streams.sticky_assign(problem)
     assert streams_assignment_json(problem, ours) == streams_assignment_json(problem, theirs)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(doc=streams_documents(processes=40, members=80))
+def test_streams_sticky_equals_kafka_on_larger_groups(kafka_java, doc):
+    """Tests 40 groups of up to 80 members over up to 40 processes, where Java's hash tables grow
+    (the member map past 12 members; ``processIdToState``, filled by ``computeIfAbsent``, grows a
+    step later than ``put`` would)."""
+    from peers import kafka_streams
+
+    problem = load_problem(doc)
+    ours = streams_sticky.assign(problem).answer
+    assert ours == kafka_streams.sticky_assign(problem)
 
 
 def test_kip_441_scale_out_equals_kafka(kafka_java):

@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: (substring of a test's node id, strategy), first match wins.
 RULES = (
+    ("test_streams_sticky", "streams-sticky (KIP-1071)"),
+    ("test_streams_ha", "streams-ha (KIP-441, KIP-708, KIP-925)"),
+    ("test_streams_kip924", "streams-kip924-sticky (KIP-924)"),
     ("test_cooperative", "cooperative-sticky"),
     ("kafka_default", "kafka-default"),
     ("share", "share"),

@@ -37,6 +37,7 @@ from problems import (
     owner_from_assignment,
     streams_answer_from_json,
 )
+from problems.trace import load_trace
 
 ROOT = Path(__file__).parents[2]
 GROUP_STRATEGIES = ("range", "roundrobin", "sticky", "lag-aware", "stream-join")
@@ -98,8 +99,29 @@ FULL_STREAMS = {
     },
 }
 BASES = [FULL_GROUP, FULL_CLUSTER, FULL_STREAMS] + [
-    json.loads(p.read_text()) for p in sorted((ROOT / "examples").glob("*/*.json"))
+    json.loads(p.read_text())
+    for p in sorted((ROOT / "examples").glob("*/*.json"))
+    if p.parent.name != "traces"
 ]
+#: Traces (`rebalance-lab trace`): the examples, and one with every group event.
+FULL_TRACE = {
+    "kind": "group-trace",
+    "description": "every event",
+    "problem": FULL_GROUP,
+    "steps": [
+        {"join": [{"id": "c2", "topics": ["t0"], "rack": "r2", "instance_id": "static-2"}]},
+        {"leave": ["c0"], "restart": ["c1"], "racks": {"c2": None}},
+        {"topics": {"t0": 4, "t2": 1}, "subscribe": {"c2": ["t0", "t2"]}},
+        {"lags": {"t2": [9]}, "topics": {"t1": 0}},
+    ],
+}
+TRACE_BASES = [FULL_TRACE] + [
+    json.loads(p.read_text()) for p in sorted((ROOT / "examples" / "traces").glob("*.json"))
+]
+TRACE_STRATEGIES = {
+    "group-trace": ("range", "sticky", "cooperative-sticky", "lag-aware", "uniform", "share"),
+    "placement-trace": PLACEMENT_STRATEGIES,
+}
 DEEP = 100_000
 DEEP_LIST: list = []
 for _ in range(DEEP):
@@ -311,3 +333,50 @@ def test_real_command_line_agrees(tmp_path, base, operation, pick, value_pick):
     assert (done.returncode, done.stdout) == (code, out)
     if code == 2:
         assert done.stderr == err
+
+
+def check_trace_outcome(code: int, out: str, err: str, strategy: str) -> None:
+    """Exit 2 with one 'error:' line, or exit 0 with one valid answer per step and a summary."""
+    assert "Traceback" not in err
+    if code == 2:
+        assert out == "" and err.count("\n") == 1 and err.startswith("error: "), err
+        return
+    assert code == 0, (code, err)
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert "summary" in lines[-1]
+    for line in lines[:-1]:
+        assert "violations" not in line, line
+
+
+def check_trace_dict(doc: dict, strategy: str) -> None:
+    """``load_trace`` of the in-memory document: a one-line ProblemError, or answers."""
+    try:
+        trace = load_trace(doc)
+    except ProblemError as error:
+        assert "\n" not in str(error)
+        return
+    if strategy not in TRACE_STRATEGIES[trace.kind]:
+        return
+    result = models.trace(trace, strategy)
+    assert all(step.result.valid for step in result.steps)
+
+
+@settings(max_examples=300)
+@given(
+    base=st.integers(0, len(TRACE_BASES) - 1),
+    operation=st.sampled_from(OPERATIONS),
+    pick=st.integers(0, 10**6),
+    value_pick=st.integers(0, len(VALUES) - 1),
+    strategy_pick=st.integers(0, 5),
+)
+def test_mutated_traces_give_one_line_or_answers(
+    scratch, base, operation, pick, value_pick, strategy_pick
+):
+    """Tests 300 mutated traces in process: exit 2 and one stderr line, or a valid answer per step."""
+    text, doc = mutate(TRACE_BASES[base], operation, pick, value_pick)
+    scratch.write_bytes(text)
+    choices = TRACE_STRATEGIES[TRACE_BASES[base]["kind"]]
+    strategy = choices[strategy_pick % len(choices)]
+    check_trace_outcome(*run_in_process(["trace", "--strategy", strategy, str(scratch)]), strategy)
+    if doc is not None:
+        check_trace_dict(doc, strategy)

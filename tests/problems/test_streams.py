@@ -339,7 +339,10 @@ def test_kind_mismatches_exit_2_with_one_line(capsys, tmp_path):
     path.write_text(json.dumps(DOC))
     status, out, err = run_cli(capsys, "assign", "--strategy", "range", str(path))
     assert (status, out) == (2, "")
-    assert err == f"error: {path}: is a streams group; use a streams strategy (streams-sticky)\n"
+    assert err == (
+        f"error: {path}: is a streams group; use a streams strategy "
+        "(streams-sticky, streams-ha, streams-kip924-sticky)\n"
+    )
     group = tmp_path / "group.json"
     group.write_text(json.dumps({"topics": {"t": 1}, "members": [{"id": "c", "topics": ["t"]}]}))
     status, out, err = run_cli(capsys, "assign", "--strategy", "streams-sticky", str(group))

@@ -1,0 +1,164 @@
+"""``rebalance-lab trace``: a strategy run through a trace of rebalances (docs/traces.md).
+
+Prints one JSON line per step (``{"step", "assignment" | "reassignment", "status", "objective",
+"moves"}``, with ``rounds`` and ``pending`` for ``cooperative-sticky``), then one summary line
+(``{"summary": {"steps", "moves", "objective_sums", "status"}}``); ``--report`` adds a table of
+the steps on stderr.  A malformed trace exits with status 2 and one line naming the file, the step
+and the field; a step without an answer (a solver's time ran out) makes the exit status 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import orjson
+
+from experiments.options import integer_in, seconds
+from models.registry import STRATEGIES
+from models.trace import TRACE_SOLVERS, TraceResult, trace
+from problems.checks import INT32_MAX
+from problems.trace import Trace, load_trace
+
+EXIT_ANSWER, EXIT_NO_ANSWER = 0, 3
+MAX_WORKERS = 64
+
+EPILOG = """\
+trace format (JSON; see docs/traces.md):
+    {"kind": "group-trace",
+     "problem": {"topics": {"t0": 12}, "members": [{"id": "c0", "topics": ["t0"]}]},
+     "steps": [{"join": [{"id": "c1", "topics": ["t0"]}]}, {"restart": ["c0"]}, {"leave": ["c1"]}]}
+  group events: join, leave, restart, topics, subscribe, lags, racks, partition_racks, topic_ids;
+  "kind": "placement-trace": a placement problem, events remove_brokers, add_brokers, partitions.
+
+output: one JSON line per step, then {"summary": {...}}.
+
+example:
+    rebalance-lab trace --strategy sticky --report examples/traces/rolling-restart.json
+"""
+
+
+def register(subcommands: Any) -> None:
+    """Add the ``trace`` subcommand to ``rebalance-lab``'s subparsers."""
+    parser = subcommands.add_parser(
+        "trace",
+        help="run a strategy through a trace of rebalances (one JSON line per step)",
+        description="Run a strategy through a trace: every step's input is the previous step's "
+        "output as the members' claims, changed by the step's events.  Prints one JSON line per "
+        "step, then a summary line.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("trace", metavar="TRACE.json", help="the trace file (docs/traces.md)")
+    parser.add_argument("--strategy", required=True, choices=list(STRATEGIES))
+    parser.add_argument(
+        "--solver",
+        default="heuristic",
+        choices=TRACE_SOLVERS,
+        help="each step alone (heuristic, cpsat, mip, flow), the exact per-step optimum (step), "
+        "or the whole trace at once (horizon)",
+    )
+    parser.add_argument(
+        "--lookahead",
+        type=integer_in(0, INT32_MAX),
+        metavar="K",
+        help="the horizon solver as an online policy that sees the next K steps",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=seconds,
+        metavar="SEC",
+        help="time limit of each step's exact solve (horizon: of the whole trace)",
+    )
+    parser.add_argument("--variant", help="a named variant of the strategy")
+    parser.add_argument(
+        "--seed", type=integer_in(0, INT32_MAX), help="random seed (solvers, kafka-default)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=integer_in(1, MAX_WORKERS),
+        help=f"CP-SAT search workers (1-{MAX_WORKERS})",
+    )
+    parser.add_argument(
+        "--report", action="store_true", help="print a table of the steps on stderr"
+    )
+    parser.set_defaults(handler=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run the trace and print its lines (errors: ``ProblemError`` / ``UsageError``, exit 2)."""
+    loaded = load_trace(args.trace)
+    started = time.perf_counter()
+    result = trace(
+        loaded,
+        args.strategy,
+        args.solver,
+        time_limit=args.time_limit,
+        lookahead=args.lookahead,
+        variant=args.variant,
+        seed=args.seed,
+        workers=args.workers,
+    )
+    elapsed = time.perf_counter() - started
+    write = sys.stdout.write
+    for line in result.lines():
+        write(orjson.dumps(line, option=orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
+    if args.report:
+        report(loaded, result, elapsed)
+    if any(step.result is None or step.result.answer is None for step in result.steps):
+        print(f"rebalance-lab trace: a step has no answer ({result.status})", file=sys.stderr)
+        return EXIT_NO_ANSWER
+    return EXIT_ANSWER
+
+
+def events(step: dict[str, Any]) -> str:
+    """A short text of a step's events (``leave c3; join c9``)."""
+    parts = []
+    for name, value in step.items():
+        if isinstance(value, list):
+            items = [
+                str(v.get("id", v.get("topic", "?"))) if isinstance(v, dict) else str(v)
+                for v in value
+            ]
+        elif isinstance(value, dict):
+            items = list(map(str, value))
+        else:
+            items = [str(value)]
+        shown = " ".join(items[:3]) + (f" +{len(items) - 3}" if len(items) > 3 else "")
+        parts.append(f"{name} {shown}")
+    return "; ".join(parts)
+
+
+def report(loaded: Trace, result: TraceResult, elapsed: float) -> None:
+    """The steps as a table on stderr: events, status, objective, moves (and rounds)."""
+    rounds = any(step.rounds is not None for step in result.steps)
+    rows = [["step", "events", "status", "objective", "moves", *(["rounds"] if rounds else [])]]
+    for step in result.steps:
+        what = "(start)" if step.step == 0 else events(loaded.steps[step.step - 1])
+        row = [str(step.step), what, step.status, str(list(step.objective)), str(step.moves)]
+        if rounds:
+            row.append("" if step.rounds is None else str(step.rounds))
+        rows.append(row)
+    total = [
+        "total",
+        f"{len(loaded.steps)} steps",
+        result.status,
+        str(list(result.objective_sums)),
+        str(result.moves),
+    ]
+    if rounds:
+        total.append(str(sum(step.rounds or 0 for step in result.steps)))
+    rows.append(total)
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip(),
+            file=sys.stderr,
+        )
+    print(
+        f"{result.strategy}/{result.solver}: {len(result.steps)} rebalances, {elapsed:.3f} s"
+        + ("" if result.bound is None else f", moves bound {result.bound}"),
+        file=sys.stderr,
+    )

@@ -1,0 +1,188 @@
+"""Tests of models/trace.py: a strategy run through a trace, every step re-scored, moves recounted."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import models
+from models.registry import UsageError, strategies
+from models.trace import TraceResult
+from problems import ProblemError, evaluate, load_problem
+from problems.trace import load_trace, next_document, placement_trace_moves, trace_moves
+
+ROOT = Path(__file__).parents[2]
+EXAMPLES = sorted((ROOT / "examples" / "traces").glob("*.json"))
+SMALL = {
+    "kind": "group-trace",
+    "problem": {
+        "topics": {"t0": 12},
+        "members": [{"id": "c0", "topics": ["t0"]}, {"id": "c1", "topics": ["t0"]}],
+    },
+    "steps": [
+        {"join": [{"id": "c2", "topics": ["t0"]}]},
+        {"leave": ["c0"]},
+        {"restart": ["c1"]},
+    ],
+}
+
+
+def recount(trace, result: TraceResult) -> None:
+    """Every step's objective re-scored on next_document of the printed previous answer, and its
+    moves recounted from the printed assignments; the summary is the steps' sums."""
+    previous = None
+    for step in result.steps:
+        assert step.assignment is not None
+        problem = load_problem(next_document(trace, step.step, previous))
+        scored = evaluate(problem, step.result.answer, result.strategy)
+        assert scored.valid, scored.violations
+        assert tuple(scored.objective) == step.objective
+        moves = trace_moves if not trace.is_placement else placement_trace_moves
+        assert step.moves == (0 if previous is None else moves(previous, step.assignment))
+        previous = step.assignment
+    assert result.moves == sum(step.moves for step in result.steps)
+    if result.objective_sums:
+        sums = [sum(levels) for levels in zip(*(step.objective for step in result.steps))]
+        assert list(result.objective_sums) == sums
+    summary = result.summary()
+    assert summary["steps"] == len(trace.steps) and summary["moves"] == result.moves
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_heuristic_through_every_example(path):
+    """Tests every strategy of the trace's family with its heuristic: answers re-scored, moves recounted."""
+    trace = load_trace(path)
+    for strategy in strategies("placement" if trace.is_placement else "group"):
+        result = models.trace(trace, strategy)
+        assert result.status == "heuristic" and len(result.steps) == len(trace)
+        recount(trace, result)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_the_per_step_optimum_through_every_example(path):
+    """Tests --solver step: optimal at every step, never worse than the heuristic on level 1."""
+    trace = load_trace(path)
+    for strategy in strategies("placement" if trace.is_placement else "group"):
+        exact = models.trace(trace, strategy, "step", time_limit=30)
+        assert exact.status == "optimal", [s.status for s in exact.steps]
+        recount(trace, exact)
+        heuristic = models.trace(trace, strategy)
+        for ours, theirs in zip(exact.steps, heuristic.steps):  # level 1 ignores the claims
+            assert ours.objective[0] <= theirs.objective[0], (strategy, ours.step)
+
+
+def test_the_small_trace_by_hand():
+    """Tests sticky's moves on a trace checked by hand: a join takes 4, a leave moves the leaver's
+    6, a restarted dynamic member is given its partitions back."""
+    result = models.trace(SMALL, "sticky")
+    assert [step.moves for step in result.steps] == [0, 4, 4, 0]
+    assert result.steps[1].objective == (48, 4)
+    assert result.summary() == {
+        "steps": 3,
+        "moves": 8,
+        "objective_sums": [72 + 48 + 72 + 72, 4 + 0 + 0 + 0],
+        "status": "heuristic",
+    }
+    # The step solver is the flow's optimum; sticky is optimal here at every step.
+    assert [s.objective for s in models.trace(SMALL, "sticky", "step").steps] == [
+        s.objective for s in result.steps
+    ]
+
+
+def test_cooperative_sticky_reports_its_rounds_and_pending_partitions():
+    """Tests that a join takes two rounds (revoke, then assign), the step's assignment is the
+    completed one and pending lists what the new member gets in the follow-up round."""
+    result = models.trace(SMALL, "cooperative-sticky")
+    join = result.steps[1]
+    assert join.rounds == 2
+    assert join.pending["c2"] == join.assignment["c2"] and len(join.assignment["c2"]["t0"]) == 4
+    assert join.pending["c0"] == {} and join.pending["c1"] == {}
+    assert [step.rounds for step in result.steps] == [1, 2, 1, 1]
+    lines = list(result.lines())
+    assert lines[1]["rounds"] == 2 and lines[1]["pending"] == join.pending
+    assert "rounds" not in next(models.trace(SMALL, "sticky").lines())
+
+
+def test_server_assignors_get_their_previous_target_as_the_input():
+    """Tests that uniform's step input claims are exactly the previous step's answer."""
+    result = models.trace(SMALL, "uniform")
+    for before, after in zip(result.steps, result.steps[1:]):
+        problem = after.result.problem
+        claims = {problem.members[m]: [] for m in range(problem.num_members)}
+        members, partitions = problem.owned_claims
+        for m, g in zip(members.tolist(), partitions.tolist()):
+            claims[problem.members[m]].append(int(problem.partition_index[g]))
+        for member, topics in before.assignment.items():
+            if member in claims and not (after.step == 3 and member == "c1"):
+                assert claims[member] == topics.get("t0", [])
+        if after.step == 3:  # c1 restarted (dynamic): a new member, no claims
+            assert claims["c1"] == []
+
+
+def test_static_members_keep_their_partitions_through_a_rolling_restart():
+    """Tests that range keeps every partition in place through restarts of static members."""
+    result = models.trace(ROOT / "examples/traces/rolling-restart-static.json", "range")
+    assert result.moves == 0
+    problem = result.steps[1].result.problem
+    assert problem.has_generation == (True,) * problem.num_members
+
+
+def test_usage_errors():
+    """Tests an unknown solver, a lookahead without the horizon, a strategy of the other family."""
+    with pytest.raises(UsageError, match="--solver nope is not a solver of a trace"):
+        models.trace(SMALL, "sticky", "nope")
+    with pytest.raises(UsageError, match="--lookahead is an option of --solver horizon"):
+        models.trace(SMALL, "sticky", "flow", lookahead=2)
+    with pytest.raises(UsageError, match="not available for --strategy range"):
+        models.trace(SMALL, "range", "cpsat")
+    with pytest.raises(ProblemError, match="a group-trace needs a group strategy"):
+        models.trace(SMALL, "kafka-default")
+    with pytest.raises(UsageError, match="--variant nope is not a variant of --strategy sticky"):
+        models.trace(SMALL, "sticky", "step", variant="nope")
+    # A heuristic's variant names the strategy; the per-step optimum is the objective's.
+    step = models.trace(SMALL, "sticky", "step", variant="kafka-9987")
+    assert step.status == "optimal" and step.steps[1].info["backend"] == "sticky/flow"
+
+
+def test_the_horizon_answer_is_rescored_and_its_moves_counted_here(monkeypatch):
+    """Tests the horizon route with a stand-in solver: the steps are re-scored, moves recounted,
+    the status and bound passed on."""
+    heuristic = models.trace(SMALL, "sticky")
+    calls = []
+
+    def solve_horizon(trace, strategy, options, lookahead=None):
+        calls.append((strategy, options.time_limit, lookahead))
+        return types.SimpleNamespace(
+            assignments=[step.assignment for step in heuristic.steps],
+            status="feasible",
+            bound=5,
+            info={"nodes": 3},
+        )
+
+    module = types.ModuleType("models.horizon")
+    module.solve_horizon = solve_horizon
+    monkeypatch.setitem(sys.modules, "models.horizon", module)
+    result = models.trace(SMALL, "sticky", "horizon", time_limit=7)
+    assert calls == [("sticky", 7.0, None)]
+    assert [s.objective for s in result.steps] == [s.objective for s in heuristic.steps]
+    assert [s.moves for s in result.steps] == [s.moves for s in heuristic.steps]
+    assert result.status == "feasible" and result.bound == 5
+    assert result.summary()["bound"] == 5 and result.info["nodes"] == 3
+    ahead = models.trace(SMALL, "sticky", lookahead=1)
+    assert calls[-1] == ("sticky", 10.0, 1) and ahead.solver == "lookahead=1"
+
+
+def test_a_horizon_without_an_answer_gives_steps_without_answers(monkeypatch):
+    """Tests that an infeasible horizon answer (no assignments) is every step without an answer."""
+    module = types.ModuleType("models.horizon")
+    module.solve_horizon = lambda trace, strategy, options, lookahead=None: types.SimpleNamespace(
+        assignments=[], status="infeasible", bound=None, info={}
+    )
+    monkeypatch.setitem(sys.modules, "models.horizon", module)
+    result = models.trace(SMALL, "sticky", "horizon")
+    assert result.status == "infeasible" and result.moves == 0 and result.objective_sums == ()
+    assert all(s.assignment is None and s.objective == () for s in result.steps)
+    assert next(result.lines())["assignment"] is None
