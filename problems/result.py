@@ -42,7 +42,7 @@ from problems.errors import ProblemError
 from problems.evaluate import Evaluation, evaluate
 from problems.group import GroupProblem
 from problems.placement import PlacementProblem
-from problems.share import is_pairs, share_assignment_json
+from problems.share import assignment_items, is_pairs, share_assignment_json
 from problems.streams import StreamsAssignment, StreamsProblem, streams_assignment_json
 
 if TYPE_CHECKING:
@@ -370,37 +370,13 @@ def owner_from_assignment(
     ProblemError
         Unknown member or topic, a partition out of range, or a partition given twice.
     """
-    if not isinstance(doc, dict):
-        raise ProblemError(
-            "", "an assignment must be an object of member -> {topic: [partitions]}", source
-        )
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    for member, topics in doc.items():
-        m = problem.member_index.get(member)
-        if m is None:
-            raise ProblemError(member, "not a member of the group", source)
-        if not isinstance(topics, dict):
-            raise ProblemError(member, "must be an object of topic -> partition list", source)
-        for topic, indices in topics.items():
-            field = f"{member}.{topic}"
-            if topic not in problem.topic_index:
-                raise ProblemError(field, "topic does not exist", source)
-            if not isinstance(indices, list):
-                raise ProblemError(field, "must be a list of partition indices", source)
-            for index in indices:
-                try:
-                    g = problem.global_id(topic, index) if type(index) is int else None
-                except IndexError:
-                    g = None
-                if g is None:
-                    raise ProblemError(field, f"partition {index!r} does not exist", source)
-                if owner[g] >= 0:
-                    raise ProblemError(
-                        field,
-                        f"partition {index} is also given to {problem.members[owner[g]]}",
-                        source,
-                    )
-                owner[g] = m
+    for name, m, index, g in assignment_items(problem, doc, source):
+        if owner[g] >= 0:
+            raise ProblemError(
+                name, f"partition {index} is also given to {problem.members[owner[g]]}", source
+            )
+        owner[g] = m
     return owner
 
 

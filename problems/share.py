@@ -9,6 +9,7 @@ assignment JSON of DESIGN.md section 2 with a partition allowed under several me
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -77,22 +78,24 @@ def share_assignment_json(
     return out
 
 
-def pairs_from_assignment(
+def assignment_items(
     problem: GroupProblem, doc: Any, source: str = "<assignment>"
-) -> IntArray:
-    """Parse a share assignment JSON (``{member: {topic: [partitions]}}``) into pairs.
+) -> Iterator[tuple[str, int, int, int]]:
+    """Walk an assignment JSON (``{member: {topic: [partitions]}}``) in document order, checking it
+    as it goes: ``(field, member, index, partition)`` for every partition listed (``field``:
+    ``member.topic``; ``member``: its position; ``partition``: the global id of ``index``).
+    Whether a partition may appear twice is the caller's to check.
 
     Raises
     ------
     ProblemError
-        Unknown member or topic, a partition out of range, or one given twice to a member.
+        Not an object, an unknown member or topic, or a partition out of range (when the walk
+        reaches it).
     """
     if not isinstance(doc, dict):
         raise ProblemError(
             "", "an assignment must be an object of member -> {topic: [partitions]}", source
         )
-    members: list[int] = []
-    partitions: list[int] = []
     for member, topics in doc.items():
         m = problem.member_index.get(member)
         if m is None:
@@ -105,7 +108,6 @@ def pairs_from_assignment(
                 raise ProblemError(field, "topic does not exist", source)
             if not isinstance(indices, list):
                 raise ProblemError(field, "must be a list of partition indices", source)
-            seen: set[int] = set()
             for index in indices:
                 try:
                     g = problem.global_id(topic, index) if type(index) is int else None
@@ -113,11 +115,31 @@ def pairs_from_assignment(
                     g = None
                 if g is None:
                     raise ProblemError(field, f"partition {index!r} does not exist", source)
-                if g in seen:
-                    raise ProblemError(field, f"partition {index} is given twice", source)
-                seen.add(g)
-                members.append(m)
-                partitions.append(g)
+                yield field, m, index, g
+
+
+def pairs_from_assignment(
+    problem: GroupProblem, doc: Any, source: str = "<assignment>"
+) -> IntArray:
+    """Parse a share assignment JSON (``{member: {topic: [partitions]}}``) into pairs.
+
+    Raises
+    ------
+    ProblemError
+        Unknown member or topic, a partition out of range, or one given twice to a member.
+    """
+    members: list[int] = []
+    partitions: list[int] = []
+    listed = ""
+    seen: set[int] = set()  # the partitions of the member's current list
+    for field, m, index, g in assignment_items(problem, doc, source):
+        if field is not listed:  # one field object per list
+            listed, seen = field, set()
+        if g in seen:
+            raise ProblemError(field, f"partition {index} is given twice", source)
+        seen.add(g)
+        members.append(m)
+        partitions.append(g)
     return pairs_array(members, partitions)
 
 
