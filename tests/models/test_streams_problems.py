@@ -23,7 +23,7 @@ from models.mip import streams as mip_streams
 from models.options import SolveOptions
 from models.streams_data import STRATEGY, streams_data
 from problems import evaluate, load_problem
-from problems.streams import StreamsAssignment, StreamsProblem
+from problems.streams import StreamsAssignment, StreamsProblem, required_standbys
 
 
 def tiny_document(seed: int) -> dict:
@@ -74,9 +74,10 @@ def tiny_document(seed: int) -> dict:
 
 
 def every_answer(problem: StreamsProblem):
-    """Every answer without warm-ups that keeps the copy and standby constraints."""
+    """Every answer without warm-ups that keeps the copy and standby constraints (each stateful task
+    exactly its required standbys, on processes without another copy)."""
     members = range(problem.num_members)
-    limit = problem.configs.num_standby_replicas
+    required = required_standbys(problem).tolist()
     for active in itertools.product(members, repeat=problem.n_tasks):
         options = []
         for t in range(problem.n_tasks):
@@ -87,9 +88,8 @@ def every_answer(problem: StreamsProblem):
             options.append(
                 [
                     c
-                    for k in range(limit + 1)
-                    for c in itertools.combinations(members, k)
-                    if len({own, *(int(problem.member_process[m]) for m in c)}) == k + 1
+                    for c in itertools.combinations(members, required[t])
+                    if len({own, *(int(problem.member_process[m]) for m in c)}) == required[t] + 1
                 ]
             )
         for pick in itertools.product(*options):
