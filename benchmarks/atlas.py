@@ -74,6 +74,7 @@ def throughput(size: int, masters: list[str]) -> None:
                 sys.path.insert(0, str(ROOT / "tests"))
                 from support.spark_standalone import StandaloneCluster
 
+                (Path(out) / "cluster").mkdir()
                 cluster = StandaloneCluster(Path(out) / "cluster").start()
                 try:
                     wall, rows = _run(experiment, Path(out), cluster.master, "bench")

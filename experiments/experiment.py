@@ -36,6 +36,10 @@ from experiments.scenarios import (
     TWO_MOVE_LIMIT,
     Scenario,
 )
+from experiments.streams_scenarios import CHURN as STREAMS_CHURN
+from experiments.streams_scenarios import JUDGED_ON as STREAMS_JUDGED_ON
+from experiments.streams_scenarios import MAX_STANDBYS
+from experiments.streams_scenarios import PATTERNS as STREAMS_PATTERNS
 from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
 from experiments.trace_scenarios import check as check_trace
 from problems import ProblemError
@@ -48,6 +52,7 @@ JUDGED_ON = {
     "stream-join": "group",
     "share": "group",
     "sticky-replica": "placement",
+    STREAMS_JUDGED_ON: "group",
 }
 #: Tiers of an experiment: where it is meant to run (the estimate of ``experiment show``).
 TIERS = ("smoke", "gate", "default", "scale")
@@ -65,6 +70,7 @@ SCENARIO_FACTORS = (
     "lags",
     "racks",
     "topology",
+    "standbys",
 )
 SIZE_PARTS = ("partitions", "members", "topics")
 #: Trace factors: a block with ``trace`` makes trace scenarios (:mod:`experiments.trace_scenarios`),
@@ -89,7 +95,13 @@ OPTION_TYPES: dict[str, type] = {
     "max_moves": int,
     "start_index": int,
 }
-DEFAULTS: dict[str, Any] = {"pattern": "equal", "lags": "zero", "racks": 0, "topology": "equal"}
+DEFAULTS: dict[str, Any] = {
+    "pattern": "equal",
+    "lags": "zero",
+    "racks": 0,
+    "topology": "equal",
+    "standbys": 0,
+}
 #: Where the shipped suites live (packaged with ``experiments``).
 SUITES_PACKAGE = "experiments.suites"
 
@@ -277,10 +289,11 @@ def _factor_values(
     size = [s.partitions, s.members, s.topics] + (
         [s.replication] if s.family == "placement" else []
     )
+    streams = s.judged_on == STREAMS_JUDGED_ON
     events = (
         {"trace": s.trace, "steps": s.steps} if isinstance(s, TraceScenario) else {"churn": s.churn}
     )
-    return {
+    values = {
         "family": s.family,
         "judged_on": s.judged_on,
         **events,
@@ -288,11 +301,14 @@ def _factor_values(
         "seed": s.seed,
         "pattern": s.pattern,
         "lags": s.lags,
-        "racks": s.replication if s.family == "group" else 0,
+        "racks": s.replication if s.family == "group" and not streams else 0,
         "topology": getattr(s, "topology", "equal"),
         "time_limit": run.get("time_limit", time_limit),
         "options": _level_text(run.get("options", {})),
     }
+    if streams:  # streams groups only: other experiments' factors stay as they were
+        values["standbys"] = s.replication
+    return values
 
 
 def _level_text(value: Any) -> str:
@@ -402,6 +418,19 @@ def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
         p, b, r, rf = point["size"]
         return Scenario(family, judged_on, point["churn"], p, b, r, point["seed"], replication=rf)
     p, m, t = point["size"]
+    if judged_on == STREAMS_JUDGED_ON:  # tasks, clients, subtopologies; standbys as replication
+        return Scenario(
+            family,
+            judged_on,
+            point["churn"],
+            p,
+            m,
+            t,
+            point["seed"],
+            point.get("pattern", "mixed"),
+            point.get("lags", "zero"),
+            point.get("standbys", 0),
+        )
     # Levels that do not apply collapse (the same scenario, kept once): lags are drawn for
     # lag-aware only, stream joins subscribe every member to every topic, racks are rack-aware's;
     # with one topic, skewed sizes and the grid's heterogeneous subscriptions are the equal ones.
@@ -517,6 +546,12 @@ def _level(name: str, value: Any, where: str) -> Any:
         if type(value) is not int or value <= 0:
             raise ProblemError(where, f"must be an integer > 0, got {_shown(value)}")
         return value
+    if name == "standbys":
+        if type(value) is not int or not 0 <= value <= MAX_STANDBYS:
+            raise ProblemError(
+                where, f"must be an integer 0 to {MAX_STANDBYS}, got {_shown(value)}"
+            )
+        return value
     if name in ("seed", "racks"):
         if type(value) is not int or value < 0:
             raise ProblemError(where, f"must be an integer >= 0, got {_shown(value)}")
@@ -551,6 +586,18 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
         "lags": LAGS,
         "topology": TOPOLOGIES,
     }
+    streams = [j == STREAMS_JUDGED_ON for j in levels["judged_on"]]
+    if any(streams) and not all(streams):
+        raise ProblemError(
+            f"{where}.judged_on",
+            f"a block of streams groups is judged on {STREAMS_JUDGED_ON} alone",
+        )
+    if all(streams):
+        allowed = {"churn": STREAMS_CHURN, "pattern": STREAMS_PATTERNS, "lags": LAGS}
+    elif "standbys" in levels:
+        raise ProblemError(
+            f"{where}.standbys", f"standbys apply to scenarios judged on {STREAMS_JUDGED_ON}"
+        )
     if family == "placement":
         for name in ("pattern", "lags", "racks", "topology", *SIZE_PARTS):
             if name in levels:

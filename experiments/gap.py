@@ -180,7 +180,11 @@ def tied_gap(gap_rows: pd.DataFrame, level: int, *, relative: bool = False) -> p
 
 def _p95(values: pd.Series) -> float:
     values = values.dropna()
-    return float(np.percentile(values, 95)) if len(values) else np.nan
+    if not len(values):
+        return np.nan
+    with np.errstate(invalid="ignore"):  # inf - inf where the 95th percentile lies among infinities
+        found = float(np.percentile(values, 95))
+    return np.inf if np.isnan(found) and np.isinf(values).any() else found
 
 
 def summary(

@@ -201,9 +201,13 @@ def draw_runtime(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
 
 
 #: The level that counts moves, per objective.
-MOVES_LEVEL = {"sticky": 2, "stream-join": 2, "sticky-replica": 4, "share": 3}
+MOVES_LEVEL = {"sticky": 2, "stream-join": 2, "sticky-replica": 4, "share": 3, "streams-sticky": 5}
 #: The name of that level where it is not the objective's second (:func:`level_names`).
-MOVES_NAME = {"sticky-replica": "replica moves", "share": "pairs dropped"}
+MOVES_NAME = {
+    "sticky-replica": "replica moves",
+    "share": "pairs dropped",
+    "streams-sticky": "active task moves",
+}
 
 
 def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:

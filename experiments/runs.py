@@ -25,7 +25,7 @@ from tqdm import tqdm
 from experiments.experiment_plugins import plugin_rows
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
 from models import frontier, solve
-from models.registry import STRATEGIES
+from models.registry import STRATEGIES, STREAMS_STRATEGIES
 from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
 
 #: Exact solvers' time limit per suite (seconds per solver and scenario).
@@ -90,11 +90,16 @@ VERSIONS = _versions()
 def runs_for(strategy: str) -> list[tuple[str, str | None, str]]:
     """The (strategy, variant, solver) runs judged on ``strategy``'s objective.
 
-    From :data:`models.registry.STRATEGIES`: the Kafka baselines' heuristics, the
-    strategy's heuristic with each of its variants, and each exact backend.
+    From :data:`models.registry.STRATEGIES`: the Kafka baselines' heuristics (for the first
+    streams strategy, the other streams heuristics), the strategy's heuristic with each of its
+    variants, and each exact backend.
     """
     entry = STRATEGIES[strategy]
     runs = [(baseline, None, "heuristic") for baseline in entry.baselines]
+    if strategy == STREAMS_STRATEGIES[0]:  # every streams heuristic, on one set of exact rows
+        runs += [
+            (other, None, "heuristic") for other in STREAMS_STRATEGIES[1:] if other in STRATEGIES
+        ]
     runs += [(strategy, variant, "heuristic") for variant in entry.heuristic.variants]
     runs += [(strategy, None, backend) for backend in entry.exact]
     return runs

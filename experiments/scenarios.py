@@ -13,6 +13,7 @@ import numpy as np
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 import heuristics.share as share_assignor
+from experiments.streams_scenarios import is_streams, scenario_detail, streams_document
 from problems import load_problem
 from problems.share import share_assignment_json
 
@@ -92,7 +93,8 @@ class Scenario:
         ``rack-aware`` (the same baselines with KIP-881 racks), ``lag-aware``, ``stream-join`` or
         ``sticky-replica`` (also the yardstick of kafka-default), or ``share`` (KIP-932 share
         groups, also the yardstick of uniform: a consumer-group answer is a share answer with one
-        member per partition).
+        member per partition), or ``streams-sticky`` (streams groups, judged on ``streams``,
+        fields read as :mod:`experiments.streams_scenarios` says).
     churn
         What happened since the previous assignment (``GROUP_CHURN`` / ``PLACEMENT_CHURN``).
     partitions, members, topics
@@ -133,6 +135,8 @@ class Scenario:
     def scenario_id(self) -> str:
         if self.family == "placement":
             detail = f"rf{self.replication}"
+        elif is_streams(self.judged_on):
+            detail = scenario_detail(self.pattern, self.lags, self.replication)
         elif self.judged_on == "rack-aware":
             racks = f"racks{RACKS}-rf{self.replication}" if self.replication else "norack"
             detail = f"{self.pattern}-{self.lags}-{racks}"
@@ -391,6 +395,17 @@ def build_problem(scenario: Scenario) -> dict:
     """The problem document of ``scenario`` (deterministic in the scenario alone)."""
     if scenario.family == "placement":
         return _placement_document(scenario)
+    if is_streams(scenario.judged_on):  # experiments/streams_scenarios.py
+        return streams_document(
+            scenario.partitions,
+            scenario.members,
+            scenario.topics,
+            scenario.seed,
+            churn=scenario.churn,
+            pattern=scenario.pattern,
+            lags=scenario.lags,
+            standbys=scenario.replication,
+        )
     return _group_document(scenario)
 
 

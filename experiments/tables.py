@@ -30,6 +30,7 @@ OBJECTIVE_LEVELS: dict[str, tuple[str, str]] = {
     "sticky-replica": ("broker balance", "rack spread"),
     "rack-aware": ("partition balance", "rack mismatches"),
     "share": ("partition balance", "reader balance"),
+    "streams-sticky": ("restore cost", "task balance"),
 }
 
 #: ... and what they measure (docs/design/objectives.md), said in each table's caption.
@@ -47,6 +48,10 @@ LEVEL_DEFINITIONS: dict[str, str] = {
     "share": "partition balance = sum over members of the squared partition count; reader balance = "
     "sum over partitions of the squared member count (level 3, pairs dropped, not shown); "
     "invalid answers (uniform's idle members) have no gap",
+    "streams-sticky": "restore cost = sum over active stateful tasks of their process's lag (the "
+    "task's largest known lag where the process has no state); task balance = sum over members "
+    "of the squared active count weighted by 1/threads (levels 3-6, standby balance, cross-rack "
+    "traffic, active and standby moves, not shown)",
 }
 
 #: Human names of the heuristic runs (``gap.label`` -> name); others are shown as labelled.
@@ -68,6 +73,9 @@ HEURISTIC_NAMES: dict[str, str] = {
     "kafka-default": "kafka-reassign-partitions (kafka-default)",
     "sticky-replica": "PR 18903",
     "share": "Kafka's SimpleAssignor (KIP-932)",
+    "streams-sticky": "Kafka's streams-group StickyTaskAssignor (KIP-1071)",
+    "streams-ha": "Kafka Streams' HighAvailabilityTaskAssignor (KIP-441)",
+    "streams-kip924-sticky": "Kafka Streams' StickyTaskAssignor (KIP-924)",
 }
 
 #: Bootstrap resamples and seed of the confidence intervals (fixed: the report is reproducible).

@@ -259,6 +259,34 @@ def flow_share() -> Backend:
     return share
 
 
+def cpsat_streams() -> Backend:
+    from models.cpsat import streams
+
+    return streams
+
+
+def mip_streams() -> Backend:
+    from models.mip import streams
+
+    return streams
+
+
+def flow_streams() -> Backend:
+    from models.flow import streams
+
+    return streams
+
+
+#: The exact backends of every streams strategy (all judged on the ``streams`` objective).
+STREAMS_EXACT: dict[str, RunnerEntry] = {
+    "cpsat": RunnerEntry(cpsat_streams, uses=CPSAT),
+    "mip": RunnerEntry(mip_streams, uses=MIP, takes=("backend",)),
+    "flow": RunnerEntry(flow_streams),
+}
+#: The streams strategies (the harness compares their heuristics on the first one's scenarios).
+STREAMS_STRATEGIES = ("streams-sticky", "streams-ha", "streams-kip924-sticky")
+
+
 # fmt: off
 STRATEGIES: dict[str, Strategy] = {
     "range": Strategy("group", "sticky", heuristic(heuristics.range)),
@@ -318,6 +346,12 @@ STRATEGIES: dict[str, Strategy] = {
         baselines=("kafka-default",)),
 }
 # fmt: on
+# Every streams strategy registered above is answered exactly by the streams models.
+for _name in STREAMS_STRATEGIES:
+    if _name in STRATEGIES:
+        STRATEGIES[_name] = replace(
+            STRATEGIES[_name], exact={**STREAMS_EXACT, **STRATEGIES[_name].exact}
+        )
 
 #: ``heuristic`` and every exact backend of some strategy.
 SOLVERS: tuple[str, ...] = (

@@ -879,6 +879,16 @@ def streams_shape_problem(problem: StreamsProblem, answer: Any) -> str | None:
     return None
 
 
+def required_standbys(problem: StreamsProblem) -> IntArray:
+    """The standby replicas each task must have: ``min(num_standby_replicas, processes - 1)`` for
+    a task of a stateful subtopology (one per process besides the active's, as many as
+    configured), none for a stateless one.  Kafka's assignors place that many whenever a process
+    without a copy of the task is left, which this count guarantees; fewer would cost availability
+    that no level of the objective measures (a standby's only cost is its balance, level 3)."""
+    per_task = min(problem.configs.num_standby_replicas, max(problem.num_processes - 1, 0))
+    return np.where(problem.task_stateful, per_task, 0).astype(np.int64)
+
+
 def streams_validity(problem: StreamsProblem, answer: StreamsAssignment) -> list[str]:
     """The hard constraints of the ``streams`` objective (one line per broken kind, a few examples)."""
     violations: list[str] = []
@@ -918,11 +928,12 @@ def streams_validity(problem: StreamsProblem, answer: StreamsAssignment) -> list
 
         violations += _examples(stateless, replica)
     standbys = np.bincount(answer.standby[:, 0], minlength=problem.n_tasks)
-    limit = problem.configs.num_standby_replicas
+    required = required_standbys(problem)
     violations += _examples(
-        np.flatnonzero(standbys > limit),
+        np.flatnonzero(standbys != required),
         lambda t: (
-            f"task {name(t)} has {int(standbys[t])} standby replicas, more than num_standby_replicas = {limit}"
+            f"task {name(t)} has {int(standbys[t])} standby replicas, not "
+            f"min(num_standby_replicas, processes - 1) = {int(required[t])}"
         ),
     )
     warmups = len(answer.warmup)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from ortools.sat.python import cp_model
 
+from models import horizon_bound
 from models.cpsat.ranked import add_hint, solve_ranked
 from models.flow import horizon_descent
 from models.horizon_levels import BOX_MEMBERS, StepLevels, count_box
@@ -48,7 +49,7 @@ class HorizonSolve:
 
 
 @dataclass(frozen=True)
-class _Classes:
+class TraceClasses:
     of_part: np.ndarray  # class of each trace-wide partition (-1: never assignable)
     codes: np.ndarray  # [class, step]: the per-step key, -1 where not assignable
     sizes: np.ndarray
@@ -87,7 +88,7 @@ def _step_codes(steps: GroupSteps, k: int, kind: str) -> tuple[np.ndarray, list[
     return codes, [parts[first]]
 
 
-def _classes(steps: GroupSteps, kinds: list[str], previous: np.ndarray | None) -> _Classes:
+def trace_classes(steps: GroupSteps, kinds: list[str], previous: np.ndarray | None) -> TraceClasses:
     columns: list[np.ndarray] = []
     reps: list[np.ndarray] = []
     for k in range(len(steps)):
@@ -121,7 +122,7 @@ def _classes(steps: GroupSteps, kinds: list[str], previous: np.ndarray | None) -
             subscribers = problem.topic_subscribers[int(problem.partition_topic[g])]
             eligible[c].append(steps.member_of[k][subscribers])
             rep[c].append(g)
-    return _Classes(of_part, codes, sizes, eligible, rep)
+    return TraceClasses(of_part, codes, sizes, eligible, rep)
 
 
 def solve(
@@ -137,25 +138,89 @@ def solve(
     ``previous``: the trace-wide owner before the window (``None``: its first step is free);
     ``hint``: a valid answer (trace-wide owners per step, e.g. the step policy's).  The status is
     ``optimal`` only when CP-SAT proves the moves (the levels' own proof is the caller's), or
-    when the moves meet :func:`count_bound`; else the bound is the larger of the two.  Where every
+    when the moves meet :func:`count_bound` or the relaxation's bound of
+    :func:`models.horizon_bound.lp_bound` (at most :data:`BOUND_SHARE` of the time limit); else
+    the bound is the largest of them.  Where every
     step is judged on ``sticky``, the hint is first lowered by the step-by-step descent of
     :mod:`models.flow.horizon_descent` (at most :data:`DESCENT_SHARE` of the time limit).
     """
     started = time.perf_counter()
     lower = count_bound(steps, levels, previous)
+    classes = trace_classes(steps, [step.kind for step in levels], previous)
     if horizon_descent.applies(steps, levels):
         until = started + DESCENT_SHARE * options.time_limit
         hint = horizon_descent.descend(steps, levels, previous, hint, until)
-        found = _window_moves(hint, previous)
-        if found <= lower:  # the count bound is met: nothing to search
-            return HorizonSolve(hint, Status.OPTIMAL, found, found)
+    found = _window_moves(hint, previous)
+    if found > lower:
+        seconds = BOUND_SHARE * options.time_limit
+        lower = max(lower, horizon_bound.lp_bound(steps, levels, previous, classes, seconds))
+    if found > lower and len(steps) > ROLL_STEPS:
+        until = time.perf_counter() + ROLL_SHARE * options.time_limit
+        rolled = _rolling(steps, levels, previous, hint, options, until)
+        if _window_moves(rolled, previous) < found:
+            hint, found = rolled, _window_moves(rolled, previous)
+    if found <= lower:  # a bound is met: nothing to search
+        return HorizonSolve(hint, Status.OPTIMAL, found, found)
     left = max(0.01, options.time_limit - (time.perf_counter() - started))
-    solved = _solve_model(steps, levels, previous, hint, replace(options, time_limit=left))
+    limited = replace(options, time_limit=left)
+    solved = _solve_model(steps, levels, previous, hint, limited, classes, lower)
     return _with_bound(solved, lower)
 
 
 #: The share of the time limit the descent (:mod:`models.flow.horizon_descent`) may take.
 DESCENT_SHARE = 0.3
+#: The share of the time limit the relaxation's bound (:mod:`models.horizon_bound`) may take.
+BOUND_SHARE = 0.25
+#: Windows longer than this many steps are first solved in pieces of this many steps
+#: (:func:`_rolling`), each committing its first :data:`ROLL_COMMIT` steps.
+ROLL_STEPS = 6
+ROLL_COMMIT = 4
+#: The share of the time limit the pieces may take together.
+ROLL_SHARE = 0.3
+
+
+def _rolling(
+    steps: GroupSteps,
+    levels: list[StepLevels],
+    previous: np.ndarray | None,
+    hint: list[np.ndarray],
+    options: SolveOptions,
+    until: float,
+) -> list[np.ndarray]:
+    """A valid answer built piece by piece: the window ``first .. first + ROLL_STEPS - 1`` is
+    solved by :func:`solve` from the answer committed before it, its first :data:`ROLL_COMMIT`
+    steps are committed, and the next piece starts there (the last piece commits all its steps).
+    Every step keeps its levels, so the answer is valid; it only proposes a hint (small windows
+    are solved far better than the whole one, whose search starts from the step policy)."""
+    owners: list[np.ndarray] = []
+    before = previous
+    first, count = 0, len(steps)
+    while first < count:
+        last = min(first + ROLL_STEPS, count) - 1
+        left = until - time.perf_counter()
+        pieces = -(-(count - first - ROLL_STEPS) // ROLL_COMMIT) + 1 if last < count - 1 else 1
+        if left <= 0:
+            owners.extend(hint[first:])
+            break
+        window, window_levels = steps.window(first, last), levels[first : last + 1]
+        window_hint = hint[first : last + 1]
+        if before is not None and horizon_descent.applies(window, window_levels):
+            # The step policy again, from the committed answer: the given hint's first step
+            # would move whatever the two answers label differently.
+            window_hint = horizon_descent.forward(window, window_levels, before)
+        part = solve(
+            window,
+            window_levels,
+            before,
+            window_hint,
+            replace(options, time_limit=left / max(1, pieces)),
+        )
+        answer = part.owners if part.owners is not None else hint[first : last + 1]
+        commit = answer if last == count - 1 else answer[:ROLL_COMMIT]
+        owners.extend(commit)
+        before = commit[-1]
+        first += len(commit)
+    return owners
 
 
 def _window_moves(owners: list[np.ndarray], before: np.ndarray | None) -> int:
@@ -177,11 +242,12 @@ def _solve_model(
     previous: np.ndarray | None,
     hint: list[np.ndarray],
     options: SolveOptions,
+    classes: TraceClasses,
+    lower: int,
 ) -> HorizonSolve:
-    """One CP-SAT model of the window (the module docstring)."""
+    """One CP-SAT model of the window (the module docstring), ``lower`` a proven bound on its
+    moves (a cut)."""
     started = time.perf_counter()
-    kinds = [step.kind for step in levels]
-    classes = _classes(steps, kinds, previous)
     model = cp_model.CpModel()
     y: dict[Key, cp_model.IntVar] = {}
     num_classes, num_steps = len(classes.sizes), len(steps)
@@ -200,7 +266,7 @@ def _solve_model(
         _add_levels(model, steps, k, levels[k], classes, y, hinted)
     kept: dict[Key, cp_model.IntVar] = {}
     carried = 0
-    prev_owner = _boundary_owner(classes, previous)
+    prev_owner = boundary_owner(classes, previous)
     for c in range(num_classes):
         size = int(classes.sizes[c])
         for k in range(num_steps):
@@ -227,6 +293,7 @@ def _solve_model(
                     stay.append(s)
             model.add(sum(stay) <= size)  # implied; it gives the relaxation moves >= 0
     moves = carried - sum(kept.values())
+    model.add(moves >= lower)
     _add_hints(model, classes, y, kept, hint, previous)
     ranked = solve_ranked(model, [moves], options, started=started)
     if not ranked.has_solution:
@@ -316,7 +383,7 @@ def _box(problem: GroupProblem, step: StepLevels) -> tuple[np.ndarray, np.ndarra
     return count_box(problem, step.owner)
 
 
-def _boundary_owner(classes: _Classes, boundary: np.ndarray | None) -> np.ndarray:
+def boundary_owner(classes: TraceClasses, boundary: np.ndarray | None) -> np.ndarray:
     """The owner before the window shared by each class's partitions (-1: none)."""
     owner = np.full(len(classes.sizes), -1, dtype=np.int64)
     if boundary is not None:
@@ -330,7 +397,7 @@ def _add_levels(
     steps: GroupSteps,
     k: int,
     step: StepLevels,
-    classes: _Classes,
+    classes: TraceClasses,
     y: dict[Key, cp_model.IntVar],
     hinted: np.ndarray,
 ) -> None:
@@ -393,7 +460,7 @@ def _add_lag_levels(
     steps: GroupSteps,
     k: int,
     step: StepLevels,
-    classes: _Classes,
+    classes: TraceClasses,
     terms: list[tuple[int, int, cp_model.IntVar]],
 ) -> None:
     """Per-topic shares (floor or ceil), then the largest lag and the sum of squared lags."""
@@ -425,7 +492,7 @@ def _add_lag_levels(
 
 def _add_hints(
     model: cp_model.CpModel,
-    classes: _Classes,
+    classes: TraceClasses,
     y: dict[Key, cp_model.IntVar],
     kept: dict[Key, cp_model.IntVar],
     hint: list[np.ndarray],
@@ -456,7 +523,7 @@ def _add_hints(
 
 def _realize(
     steps: GroupSteps,
-    classes: _Classes,
+    classes: TraceClasses,
     counts: dict[Key, int],
     stays: dict[Key, int],
     previous: np.ndarray | None,

@@ -58,6 +58,19 @@ def descend(
     return owners
 
 
+def forward(
+    steps: GroupSteps, levels: list[StepLevels], previous: np.ndarray | None
+) -> list[np.ndarray]:
+    """The step policy from ``previous``: each step in turn at its level-1 optimum with the fewest
+    moves from the answer before it (trace-wide owners per step)."""
+    owners: list[np.ndarray] = []
+    before = previous
+    for k, (problem, step) in enumerate(zip(steps.problems, levels)):
+        before = _best_step(steps, k, _box(problem, step), before, None)
+        owners.append(before)
+    return owners
+
+
 def _cost(before: np.ndarray | None, owner: np.ndarray, after: np.ndarray | None) -> int:
     return (0 if before is None else wide_moves(before, owner)) + (
         0 if after is None else wide_moves(owner, after)

@@ -143,11 +143,12 @@ pattern = ["equal", "random-subsets", "few-topics", "one-odd", "buckets"]
 
 
 def test_experiment_show_counts_the_default_suite_as_its_run_did(capsys):
-    """Tests `experiment show default`: the 396 scenarios and 3,603 rows the default run wrote, and
-    140 share groups of 5 runs each (Kafka's SimpleAssignor, uniform, three exact solvers)."""
+    """Tests `experiment show default`: the 396 scenarios and 3,603 rows the default run wrote,
+    140 share groups of 5 runs each (Kafka's SimpleAssignor, uniform, three exact solvers) and 72
+    streams groups of 6 (three streams heuristics, three exact solvers)."""
     assert main(["experiment", "show", "default", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert (shown["scenarios"], shown["rows"]) == (396 + 140, 3603 + 140 * 5)
+    assert (shown["scenarios"], shown["rows"]) == (396 + 140 + 72, 3603 + 140 * 5 + 72 * 6)
     assert set(shown["varied"]) >= {"judged_on", "churn", "size", "pattern", "lags", "racks"}
 
 
@@ -268,4 +269,5 @@ seed = 1
     )
     assert main(["experiment", "show", "kafka-benchmark-grid", "--json"]) == 0
     grid = json.loads(capsys.readouterr().out)
-    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 4032, 20000)
+    # Kafka's consumer grid, then 6 streams groups at StreamsAssignmentScaleTest's sizes
+    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 4032 + 6, 20000)

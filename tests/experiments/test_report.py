@@ -38,10 +38,11 @@ def test_html_has_the_headline_tables_captioned_figures_and_a_disagreements_sect
         "sticky",
         "sticky-replica",
         "stream-join",
+        "streams-sticky",
     ):
         assert f"<h3>{objective}</h3>" in page
     assert (
-        page.count("mean gap to optimum,") == 6
+        page.count("mean gap to optimum,") == 7
         and "[95% CI]" in page
         and "mean_rel_gap1" not in page
     )
@@ -77,7 +78,7 @@ def test_latex_document_has_booktabs_tables_and_compiles(smoke_report, tmp_path)
         tables.count(r"\begin{table}")
         == tables.count(r"\toprule")
         == tables.count(r"\bottomrule")
-        == 6
+        == 7
     )
     assert r"\hline" not in tables
     sticky = tables[tables.index("label{tab:headline-sticky}") :]
@@ -117,8 +118,9 @@ def test_summary_json_holds_the_headline_numbers_reproducibly(smoke_report, smok
     entries = {(e["judged_on"], e["heuristic"]): e for e in summary["headline"]}
     # 5 lag-aware, 8 sticky (uniform, server-range, cooperative-sticky), 6 rack-aware (KIP-881
     # sticky, range, round robin, cooperative-sticky, uniform, server-range), 2 replica, 2
-    # stream-join heuristics, 2 share (Kafka's SimpleAssignor, uniform)
-    assert len(entries) == 25
+    # stream-join heuristics, 2 share (Kafka's SimpleAssignor, uniform), 3 streams (KIP-1071's
+    # sticky, Kafka Streams' high-availability, KIP-924's sticky)
+    assert len(entries) == 28
     share = entries[("share", "share")]
     assert share["name"] == "Kafka's SimpleAssignor (KIP-932)" and share["proven_optimal"] == 1
     assert entries[("share", "uniform")]["valid"] == 0  # six members, four partitions: two idle

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 from typing import Any
 
 import numpy as np
@@ -17,8 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import models
-from models.cpsat.horizon import count_bound
+from models.cpsat import horizon as cpsat_horizon
+from models.cpsat.horizon import count_bound, trace_classes
 from models.horizon import solve_horizon
+from models.horizon_bound import lp_bound
 from models.horizon_levels import count_box, step_policy
 from models.horizon_steps import group_steps
 from models.options import SolveOptions
@@ -476,6 +479,70 @@ def test_the_count_box_holds_every_optimum_and_the_count_bound_is_a_bound(seed: 
             assert (low <= counts).all() and (counts <= high).all(), (seed, k)
         assert (high - low <= 1).all()
     assert count_bound(steps, levels, None) <= oracle(trace, "sticky")[1]
+
+
+def test_the_relaxation_bound_is_a_bound_and_mostly_meets_the_optimum() -> None:
+    met = 0
+    for seed in range(16):
+        racks = seed % 4 == 3
+        strategy = "rack-aware" if racks else "sticky"
+        trace = load_trace(random_trace(600 + seed, equal=seed % 3 == 0, racks=racks))
+        steps = group_steps([p for p in step_problems(trace) if isinstance(p, GroupProblem)])
+        levels = step_policy(steps, strategy, SolveOptions(), None)
+        classes = trace_classes(steps, [step.kind for step in levels], None)
+        bound = lp_bound(steps, levels, None, classes, 10.0)
+        fewest = oracle(trace, strategy)[1]
+        assert count_bound(steps, levels, None) <= fewest and bound <= fewest, seed
+        met += bound == fewest
+    assert met >= 12
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pieces_keep_every_steps_levels_and_the_horizon_stays_exact(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pieces of two steps, committing one: the pieced answer is valid at every step's levels and
+    moves no less than the optimum; the horizon it hints still meets the oracle."""
+    monkeypatch.setattr(cpsat_horizon, "ROLL_STEPS", 2)
+    monkeypatch.setattr(cpsat_horizon, "ROLL_COMMIT", 1)
+    doc = random_trace(700 + seed, equal=False)
+    trace = load_trace(doc)
+    steps = group_steps([p for p in step_problems(trace) if isinstance(p, GroupProblem)])
+    levels = step_policy(steps, "sticky", SolveOptions(), None)
+    hint = [steps.to_wide(k, step.owner) for k, step in enumerate(levels)]
+    until = time.perf_counter() + 30
+    pieced = cpsat_horizon._rolling(steps, levels, None, hint, SolveOptions(time_limit=5), until)
+    assert len(pieced) == len(steps)
+    fewest_levels, fewest = oracle(trace, "sticky")
+    moves = 0
+    for k, (problem, wide) in enumerate(zip(steps.problems, pieced)):
+        owner = steps.to_local(k, wide)
+        verdict = evaluate(problem, owner, "sticky")
+        assert verdict.valid and tuple(verdict.objective[:1]) == fewest_levels[k], (seed, k)
+        if k:
+            moves += int(((pieced[k - 1] >= 0) & (wide >= 0) & (pieced[k - 1] != wide)).sum())
+    assert moves >= fewest
+    check_against_oracle(doc, "sticky")
+
+
+def test_the_relaxation_bound_sees_more_than_the_counts() -> None:
+    """A member swaps subscriptions: every partition of the topic it drops must move, which the
+    per-topic counts of the relaxation see and the members' totals do not."""
+    doc = {
+        "kind": "group-trace",
+        "problem": {
+            "topics": {"a": 2, "b": 2},
+            "members": [{"id": "x", "topics": ["a"]}, {"id": "y", "topics": ["a", "b"]}],
+        },
+        "steps": [{"subscribe": {"x": ["b"]}}],
+    }
+    trace = load_trace(doc)
+    steps = group_steps([p for p in step_problems(trace) if isinstance(p, GroupProblem)])
+    levels = step_policy(steps, "sticky", SolveOptions(), None)
+    classes = trace_classes(steps, [step.kind for step in levels], None)
+    fewest = oracle(trace, "sticky")[1]
+    assert lp_bound(steps, levels, None, classes, 10.0) == fewest
+    assert count_bound(steps, levels, None) < fewest
 
 
 def test_a_rack_aware_cluster_keeps_every_steps_levels() -> None:

@@ -87,21 +87,21 @@ def test_problem_json_round_trip():
 def test_levels_on_a_hand_computed_answer():
     """Tests every level on an answer computed by hand.
 
-    Actives: s0_0 m0, s0_1 m2, s0_2 m1, s0_3 m1, s1_0 m2, s1_1 m0; standbys s0_0 m1, s0_2 m0,
-    s0_3 m2; no warm-up.
+    Actives: s0_0 m0, s0_1 m2, s0_2 m1, s0_3 m1, s1_0 m2, s1_1 m0; standbys s0_0 m1, s0_1 m1,
+    s0_2 m0, s0_3 m2 (one per stateful task: min(1, 2 processes - 1)); no warm-up.
     1. restore: s0_0 p0 0 + s0_1 p0 0 + s0_2 p1 0 + s0_3 p1 3 = 3.
     2. actives per member 2, 2, 2 with threads 1, 2, 1: L = 2; 2*4/1 + 2*4/2 + 2*4/1 = 20.
-    3. standbys 1, 1, 1: 2 + 1 + 2 = 5.
+    3. standbys 1, 2, 1: 2 + 4 + 2 = 8.
     4. no partition racks: 0.
     5. previous actives s0_0 m0 (kept), s0_1 m0 (now m2), s1_1 m1 (now m0): 2 moves.
-    6. new standbys: s0_0 on m1 (held nothing), s0_2 on m0 (was its standby), s0_3 on m2 (held
-       nothing; m1 had the warm-up): 2.
+    6. new standbys: s0_0 on m1 (held nothing), s0_1 on m1 (held nothing), s0_2 on m0 (was its
+       standby), s0_3 on m2 (held nothing; m1 had the warm-up): 3.
     """
     problem = load_problem(DOC)
-    answer = StreamsAssignment.of([0, 2, 1, 1, 2, 0], [(0, 1), (2, 0), (3, 2)])
+    answer = StreamsAssignment.of([0, 2, 1, 1, 2, 0], [(0, 1), (1, 1), (2, 0), (3, 2)])
     verdict = evaluate(problem, answer, "streams-sticky")
     assert verdict.valid, verdict.violations
-    assert verdict.objective == (3, 20, 5, 0, 2, 2)
+    assert verdict.objective == (3, 20, 8, 0, 2, 3)
     assert verdict.names == (
         "restore_cost",
         "sum_sq_actives",
@@ -125,7 +125,7 @@ def test_cross_rack_traffic_counts_source_partitions_off_the_members_rack():
     assert problem.has_racks and len(problem.source_task) == 6
     # s0_0 on m0 (r1): orders-0 r1 ok, payments-0 r2 off; s0_1 on m2 (no rack): never;
     # s0_2 on m1 (r2): orders-2 r1 off; s0_3 on m1 (r2): orders-3 ok  -> 2
-    answer = StreamsAssignment.of([0, 2, 1, 1, 2, 0], [(0, 1), (2, 0), (3, 2)])
+    answer = StreamsAssignment.of([0, 2, 1, 1, 2, 0], [(0, 1), (1, 1), (2, 0), (3, 2)])
     assert evaluate(problem, answer, "streams-sticky").objective[3] == 2
 
 
@@ -144,7 +144,9 @@ def test_violations_are_listed_and_the_answer_still_scored():
     assert "task s0_3 has no active member" in text
     assert "process p0 holds task s0_0 more than once" in text
     assert "task s1_0 of a stateless subtopology has a standby replica on m1" in text
-    assert "task s0_2 has 2 standby replicas, more than num_standby_replicas = 1" in text
+    assert (
+        "task s0_2 has 2 standby replicas, not min(num_standby_replicas, processes - 1) = 1" in text
+    )
     assert "2 warm-up replicas, more than max_warmup_replicas = 1" in text
     assert len(verdict.objective) == 6
 
