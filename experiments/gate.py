@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pandas as pd
 
@@ -146,6 +147,13 @@ def statistics(
     """Per ``judged_on/heuristic``: validity (every row) and gap statistics over proven-optimal scenarios,
     only those of ``counted`` when given (the baseline's recorded ones)."""
     gap_rows = gaps(rows)
+    # Where the optimum's level 1 is 0 (a restore cost with every task on a caught-up process), a
+    # relative gap is infinite and can neither be recorded nor get worse: the gate takes the
+    # absolute gap there.
+    relative = pd.to_numeric(gap_rows["rel_gap1"], errors="coerce")
+    gap_rows["rel_gap1"] = relative.where(
+        ~np.isinf(relative), pd.to_numeric(gap_rows["gap1"], errors="coerce")
+    )
     if counted is not None:
         gap_rows["ref_status"] = gap_rows["ref_status"].where(
             gap_rows["scenario_id"].isin(list(counted))

@@ -46,8 +46,17 @@ KEY = ["scenario_id", "strategy", "variant", "solver"]
 def assert_same_rows(there: pd.DataFrame, here: pd.DataFrame) -> None:
     """Two runs' result rows are equal apart from :data:`TIMINGS` and, where an exact solver stopped at
     its time limit in either run (a status other than ``optimal``), its status, levels and bounds."""
+    # A column only one side has (a trace column of a run that also ran traces) must hold nothing.
+    only = set(there.columns) ^ set(here.columns)
+    for rows in (there, here):
+        extra = [c for c in rows.columns if c in only]
+        assert rows[extra].isna().all().all(), f"{extra} hold values on one side only"
+    common = [c for c in there.columns if c in here.columns]
     there, here = (
-        rows.drop(columns=TIMINGS).sort_values(KEY, na_position="first").reset_index(drop=True)
+        rows[common]
+        .drop(columns=TIMINGS)
+        .sort_values(KEY, na_position="first")
+        .reset_index(drop=True)
         for rows in (there, here)
     )
     assert len(there) == len(here) > 0
