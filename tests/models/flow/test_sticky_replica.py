@@ -202,7 +202,9 @@ def test_cost_range_is_checked():
 def _two_stage(problem):
     sets, _ = flow._stage_a(problem)
     return flow.Result(
-        problem, "sticky-replica", flow._replicas(problem, sets, flow.balanced_leaders(problem, sets))
+        problem,
+        "sticky-replica",
+        flow._replicas(problem, sets, flow.balanced_leaders(problem, sets)),
     )
 
 
