@@ -32,6 +32,7 @@ marginal cost, a CP-SAT or MIP model as linear terms and ordered unit increments
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -251,3 +252,15 @@ def streams_hint(
 
     active, standby, _, _ = solve_data(data)
     return active, standby
+
+
+def answer_values(
+    value: Callable[[Any], int], x: list[list[Any]], y: dict[int, list[Any]]
+) -> tuple[IntArray, IntArray]:
+    """The active member of each task and the ``(task, member)`` standby rows of a solved model
+    whose ``x[t][m]`` (task ``t`` active on ``m``) and ``y[t][m]`` (a standby) are read by
+    ``value`` (the CP-SAT and the MIP models alike)."""
+    members = range(len(x[0])) if x else range(0)
+    active = np.array([next(m for m in members if value(row[m])) for row in x], dtype=np.int64)
+    rows = [(t, m) for t, row in y.items() for m in members if value(row[m])]
+    return active, np.array(rows, dtype=np.int64).reshape(-1, 2)

@@ -21,7 +21,14 @@ from ortools.sat.python import cp_model
 from models.cpsat.ranked import Ranked, add_hint, solve_ranked
 from models.options import SolveOptions
 from models.ranked_outcome import Deadline, OutOfTime
-from models.streams_data import IntArray, StreamsData, streams_data, streams_hint, streams_result
+from models.streams_data import (
+    IntArray,
+    StreamsData,
+    answer_values,
+    streams_data,
+    streams_hint,
+    streams_result,
+)
 from problems import Result, Status
 from problems.streams import StreamsProblem
 
@@ -54,7 +61,6 @@ def solve_data(
     ``(task, member)`` rows (``None`` without a solution).  ``hint``: an answer to start from."""
     started = time.perf_counter() if started is None else started
     model = cp_model.CpModel()
-    tasks, members = data.num_tasks, data.num_members
     try:
         x, y, objectives = _build(model, data, hint, Deadline(started + options.time_limit))
     except OutOfTime:  # the model did not fit the time limit
@@ -62,12 +68,8 @@ def solve_data(
     ranked = solve_ranked(model, objectives, options, started=started)
     if not ranked.has_solution:
         return ranked, None, None
-    active = np.array(
-        [next(m for m in range(members) if ranked.value(x[t][m])) for t in range(tasks)],
-        dtype=np.int64,
-    )
-    rows = [(t, m) for t, row in y.items() for m in range(members) if ranked.value(row[m])]
-    return ranked, active, np.array(rows, dtype=np.int64).reshape(-1, 2)
+    active, standby = answer_values(ranked.value, x, y)
+    return ranked, active, standby
 
 
 def _build(
