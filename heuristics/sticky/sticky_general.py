@@ -9,7 +9,7 @@ import heapq
 
 import numpy as np
 
-from heuristics.kafka_orders import java_order_key, java_spread, java_string_hash
+from heuristics.java import java_order_key, java_spread, java_string_hash
 from heuristics.sticky.sticky_racks import RackInfo, assign_within_racks
 from problems import GroupProblem
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics.kafka_orders import hash_map_order, member_id_rank
+from heuristics.java import hash_map_order
+from heuristics.kafka_orders import member_id_rank
 from heuristics.sticky.sticky_general import general_assign
 from heuristics.sticky.sticky_quotas import (
     owned_in_order,

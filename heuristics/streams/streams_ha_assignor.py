@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from heuristics.streams.streams_ha_order import JavaPriorityQueue
+from heuristics.java import JavaPriorityQueue
 from heuristics.streams.streams_ha_rack import RackAwareTaskAssignor
 from heuristics.streams.streams_ha_standby import standby_assignor
 from heuristics.streams.streams_ha_state import (

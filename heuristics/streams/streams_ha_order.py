@@ -14,15 +14,14 @@ assignors' output depends on all of these, so this module reproduces them:
   comparator evaluated at every comparison, as Java's is: Kafka changes a client's load while the
   client sits in the queue, and ties of its task-movement queue are broken by the heap's layout.
 * :func:`task_hash`: ``TaskId.hashCode`` (``Objects.hash(subtopology, partition, null)``), for the
-  ``HashMap<TaskId, ...>`` orders (``heuristics.kafka_orders.hash_table_order`` lays them out).
+  ``HashMap<TaskId, ...>`` orders (``heuristics.java.hash_table_order`` lays them out).
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -68,89 +67,3 @@ def uuid_hash(msb: int, lsb: int) -> int:
 def task_hash(subtopology: int, partition: int) -> int:
     """``TaskId.hashCode`` of a task without a named topology (signed 32-bit)."""
     return _signed32(31 * (31 * (31 + subtopology) + partition))
-
-
-class JavaPriorityQueue(Generic[T]):
-    """``java.util.PriorityQueue`` with a comparator: the same array, the same sifts.
-
-    ``compare(a, b)`` returns a negative number, zero or a positive number, and is called
-    whenever Java's would be, on the elements' state at that moment.
-    """
-
-    __slots__ = ("_compare", "_queue")
-
-    def __init__(self, compare: Callable[[T, T], int]) -> None:
-        self._compare = compare
-        self._queue: list[T] = []
-
-    def __len__(self) -> int:
-        return len(self._queue)
-
-    def __contains__(self, item: object) -> bool:
-        return item in self._queue
-
-    def offer(self, item: T) -> None:
-        self._queue.append(item)
-        self._sift_up(len(self._queue) - 1, item)
-
-    def offer_all(self, items: Iterable[T]) -> None:
-        for item in items:
-            self.offer(item)
-
-    def poll(self) -> T | None:
-        queue = self._queue
-        if not queue:
-            return None
-        result = queue[0]
-        last = queue.pop()
-        if queue:
-            self._sift_down(0, last)
-        return result
-
-    def remove(self, item: T) -> bool:
-        """``remove(Object)``: the first element equal to ``item`` in array order."""
-        try:
-            i = self._queue.index(item)
-        except ValueError:
-            return False
-        self._remove_at(i)
-        return True
-
-    def _remove_at(self, i: int) -> None:
-        queue = self._queue
-        last_index = len(queue) - 1
-        if last_index == i:
-            queue.pop()
-            return
-        moved = queue.pop()
-        self._sift_down(i, moved)
-        if queue[i] is moved or queue[i] == moved:
-            self._sift_up(i, moved)
-
-    def _sift_up(self, k: int, item: T) -> None:
-        queue, compare = self._queue, self._compare
-        while k > 0:
-            parent = (k - 1) >> 1
-            e = queue[parent]
-            if compare(item, e) >= 0:
-                break
-            queue[k] = e
-            k = parent
-        queue[k] = item
-
-    def _sift_down(self, k: int, item: T) -> None:
-        queue, compare = self._queue, self._compare
-        n = len(queue)
-        half = n >> 1
-        while k < half:
-            child = 2 * k + 1
-            c = queue[child]
-            right = child + 1
-            if right < n and compare(c, queue[right]) > 0:
-                child = right
-                c = queue[child]
-            if compare(item, c) <= 0:
-                break
-            queue[k] = c
-            k = child
-        queue[k] = item

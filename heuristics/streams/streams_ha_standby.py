@@ -19,13 +19,9 @@ use: the tag assignor lets a standby move only between clients with the same tag
 
 from __future__ import annotations
 
+from heuristics.java import hash_set_order
 from heuristics.streams.streams_ha_order import task_hash
-from heuristics.streams.streams_ha_state import (
-    ClientState,
-    ConstrainedPrioritySet,
-    StreamsInput,
-    hash_set_order,
-)
+from heuristics.streams.streams_ha_state import ClientState, ConstrainedPrioritySet, StreamsInput
 
 
 class DefaultStandbyTaskAssignor:

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from heuristics.kafka_orders import hash_table_order
-from heuristics.streams.streams_ha_order import JavaPriorityQueue, uuid_hash
+from heuristics.java import JavaPriorityQueue, spread_set_order
+from heuristics.streams.streams_ha_order import uuid_hash
 
 #: ``Task.LATEST_OFFSET``: the lag of a task its process runs as a running active task.
 LATEST_OFFSET = -2
@@ -219,48 +219,16 @@ class ClientState:
         self._changed()
 
 
-class _LoadQueue:
-    """:class:`~heuristics.streams.streams_ha_order.JavaPriorityQueue` of clients ordered by
-    ``(loads[client], client)``, the comparator written out: the same array, the same sifts, each
-    comparison on the loads of that moment."""
+class _LoadQueue(JavaPriorityQueue[int]):
+    """:class:`~heuristics.java.JavaPriorityQueue` of clients ordered by ``(loads[client], client)``,
+    the comparator written out in its sifts: the same array, the same sifts, each comparison on
+    the loads of that moment."""
 
-    __slots__ = ("_loads", "_queue")
+    __slots__ = ("_loads",)
 
     def __init__(self, loads: list[float]) -> None:
+        super().__init__(lambda a, b: 0)  # the sifts below compare; this comparator is not called
         self._loads = loads
-        self._queue: list[int] = []
-
-    def __len__(self) -> int:
-        return len(self._queue)
-
-    def offer(self, item: int) -> None:
-        self._queue.append(item)
-        self._sift_up(len(self._queue) - 1, item)
-
-    def poll(self) -> int | None:
-        queue = self._queue
-        if not queue:
-            return None
-        result = queue[0]
-        last = queue.pop()
-        if queue:
-            self._sift_down(0, last)
-        return result
-
-    def remove(self, item: int) -> bool:
-        try:
-            i = self._queue.index(item)
-        except ValueError:
-            return False
-        queue = self._queue
-        if len(queue) - 1 == i:
-            queue.pop()
-            return True
-        moved = queue.pop()
-        self._sift_down(i, moved)
-        if queue[i] == moved:
-            self._sift_up(i, moved)
-        return True
 
     def _sift_up(self, k: int, item: int) -> None:
         queue, loads = self._queue, self._loads
@@ -340,8 +308,6 @@ class ConstrainedPrioritySet:
             self.offer(client)
 
     def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
-        if isinstance(self._queue, _LoadQueue):
-            return self._poll_loads(self._queue, task, extra)
         invalid: list[int] = []
         while len(self._queue):
             client = self._queue.poll()
@@ -354,98 +320,6 @@ class ConstrainedPrioritySet:
         self.offer_all(self._hash_set_order(invalid))
         return None
 
-    def _poll_loads(
-        self, queue: _LoadQueue, task: int, extra: Callable[[int], bool] | None
-    ) -> int | None:
-        """:meth:`poll` on a :class:`_LoadQueue`, its polls and offers written out (the same
-        sifts as :meth:`_LoadQueue.poll` and :meth:`_LoadQueue.offer`)."""
-        heap, loads = queue._queue, queue._loads
-        unique, constraint = self._unique, self._constraint
-        invalid: list[int] = []
-        found = None
-        while heap:
-            client = heap[0]
-            item = heap.pop()
-            n = len(heap)
-            if n:
-                k, half, load = 0, n >> 1, loads[item]
-                while k < half:
-                    child = 2 * k + 1
-                    c = heap[child]
-                    c_load = loads[c]
-                    right = child + 1
-                    if right < n:
-                        r = heap[right]
-                        r_load = loads[r]
-                        if c_load > r_load or (c_load == r_load and c > r):
-                            child, c, c_load = right, r, r_load
-                    if load < c_load or (load == c_load and item <= c):
-                        break
-                    heap[k] = c
-                    k = child
-                heap[k] = item
-            unique.discard(client)
-            if constraint(client, task) and (extra is None or extra(client)):
-                found = client
-                break
-            invalid.append(client)
-        for item in self._hash_set_order(invalid):
-            # polled above, so not queued: offer is a plain sift-up
-            unique.add(item)
-            heap.append(item)
-            k, load = len(heap) - 1, loads[item]
-            while k > 0:
-                parent = (k - 1) >> 1
-                e = heap[parent]
-                other = loads[e]
-                if load > other or (load == other and item >= e):
-                    break
-                heap[k] = e
-                k = parent
-            heap[k] = item
-        return found
-
     def _hash_set_order(self, clients: list[int]) -> list[int]:
         """The iteration order of a ``HashSet<ProcessId>`` filled with ``clients`` in turn."""
         return spread_set_order(clients, self._hash, self._spread)
-
-
-def hash_set_order(hashes: list[int], capacity: int = 16) -> list[int]:
-    """Positions of keys (given by their ``hashCode``, in insertion order) in the iteration order
-    of a Java ``HashMap``/``HashSet`` that started with ``capacity`` buckets (no removals)."""
-    return [int(i) for i in hash_table_order(hashes, capacity)]
-
-
-def spread_set_order(
-    keys: Sequence[int], hashes: Sequence[int], spread: Sequence[int], capacity: int = 16
-) -> list[int]:
-    """``keys`` (distinct, in insertion order) in the iteration order of a Java ``HashSet`` that
-    started with ``capacity`` buckets, ``hashes[key]`` being each key's ``hashCode`` and
-    ``spread[key]`` its ``HashMap.hash`` (:func:`spreads`).
-
-    As :func:`hash_set_order`: bucket by bucket at the table's final size, insertion order within
-    a bucket.  Only a table of 9 to 48 keys that started under 64 buckets can have grown early
-    (a bucket of 9 under 64 buckets); when one of its first buckets holds 9 keys its size is
-    worked out key by key; any other table's size follows from the key count alone."""
-    n = len(keys)
-    if n < 2:
-        return list(keys)
-    if 9 <= n <= 48 and capacity < 64:
-        # buckets only split as the table grows: no bucket of 9 at the first size, none ever
-        crowd = [0] * capacity
-        for k in keys:
-            crowd[spread[k] & (capacity - 1)] += 1
-        if max(crowd) >= 9:
-            return [keys[i] for i in hash_set_order([hashes[k] for k in keys], capacity)]
-    while n > capacity * 3 // 4:
-        capacity *= 2
-    mask = capacity - 1
-    buckets = [spread[k] & mask for k in keys]
-    if all(a <= b for a, b in zip(buckets, buckets[1:])):
-        return list(keys)  # already in bucket order
-    return [keys[i] for i in sorted(range(n), key=buckets.__getitem__)]
-
-
-def spreads(hashes: Sequence[int]) -> list[int]:
-    """``HashMap.hash`` of each ``hashCode``: the high half folded into the low (unsigned)."""
-    return [(h & 0xFFFFFFFF) ^ ((h & 0xFFFFFFFF) >> 16) for h in hashes]

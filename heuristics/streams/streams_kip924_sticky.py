@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from heuristics.kafka_orders import from_collection_capacity
+from heuristics.java import from_collection_capacity, hash_set_order, spread_set_order, spreads
 from heuristics.streams.streams_ha_flow import (
     assign_from_flow,
     balance_subtopology_graph,
@@ -41,12 +41,7 @@ from heuristics.streams.streams_ha_flow import (
 )
 from heuristics.streams.streams_ha_input import streams_input, to_members
 from heuristics.streams.streams_ha_order import task_hash
-from heuristics.streams.streams_ha_state import (
-    StreamsInput,
-    hash_set_order,
-    spread_set_order,
-    spreads,
-)
+from heuristics.streams.streams_ha_state import StreamsInput
 from problems import Result
 from problems.streams import StreamsProblem
 

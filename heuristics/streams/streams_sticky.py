@@ -37,7 +37,7 @@ assignor, and every member is one stream thread (a process's capacity is its mem
 Where Kafka's answer depends on iteration order, the Java structures are reproduced:
 
 * member order: the iteration order of the coordinator's ``HashMap`` of member ids
-  (:class:`heuristics.share.JavaHashSet`, ``put`` in document order);
+  (:class:`heuristics.java.JavaHashSet`, ``put`` in document order);
 * processes: ``processIdToState``, a ``HashMap`` sized for the member count and filled with
   ``computeIfAbsent`` (its values fill the priority queues of steps 3 and the final standby pass);
 * a process's members: ``memberToTaskCounts``, a default ``HashMap`` filled with ``put``; the
@@ -46,75 +46,30 @@ Where Kafka's answer depends on iteration order, the Java structures are reprodu
   loaded processes or members go the way the heap's sift-up and sift-down leave them;
 * candidate lists sorted stably (``List.sort``), task lists sorted by total orders.
 
-Strings compare as Java does (UTF-16 code units: :func:`heuristics.kafka_orders.java_order_key`).
+Strings compare as Java does (UTF-16 code units: :func:`heuristics.java.java_order_key`).
 Kafka's own class is the oracle: tests/peers/test_streams_sticky_equality.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from heuristics.kafka_orders import grouped_hash_order, java_order_key, java_string_hashes
-from heuristics.share import JavaHashSet
+from heuristics.java import (
+    JavaHashSet,
+    JavaPriorityQueue,
+    grouped_hash_order,
+    java_order_key,
+    java_string_hashes,
+)
 from problems import Result
 from problems.streams import NO_STATE, IntArray, StreamsAssignment, StreamsProblem
 
 T = TypeVar("T")
 
 STRATEGY = "streams-sticky"
-
-
-class JavaPriorityQueue(Generic[T]):
-    """``java.util.PriorityQueue`` with a comparator: the same binary heap, sifted the same way
-    (``offer``: sift up; ``poll``: the last element sifted down from the root), so that ties come
-    out in Java's order.  ``compare(a, b)`` returns a negative, zero or positive ``int``."""
-
-    def __init__(self, compare: Callable[[T, T], int]) -> None:
-        self.compare = compare
-        self.heap: list[T] = []
-
-    def __len__(self) -> int:
-        return len(self.heap)
-
-    def add(self, item: T) -> None:
-        heap, compare = self.heap, self.compare
-        heap.append(item)
-        k = len(heap) - 1
-        while k > 0:
-            parent = (k - 1) >> 1
-            above = heap[parent]
-            if compare(item, above) >= 0:
-                break
-            heap[k] = above
-            k = parent
-        heap[k] = item
-
-    def poll(self) -> T | None:
-        heap, compare = self.heap, self.compare
-        if not heap:
-            return None
-        result = heap[0]
-        last = heap.pop()
-        n = len(heap)
-        if n:
-            k, half = 0, n >> 1
-            while k < half:
-                child = 2 * k + 1
-                smaller = heap[child]
-                right = child + 1
-                if right < n and compare(smaller, heap[right]) > 0:
-                    child = right
-                    smaller = heap[child]
-                if compare(last, smaller) <= 0:
-                    break
-                heap[k] = smaller
-                k = child
-            heap[k] = last
-        return result
 
 
 class _Process:
@@ -151,24 +106,19 @@ class _Process:
         return entry[0], entry[1]
 
 
-class _ProcessQueue:
-    """:class:`JavaPriorityQueue` of processes by load (Kafka's comparator on ``ProcessState``'s
-    ``load``), the comparisons written out."""
+class _ProcessQueue(JavaPriorityQueue[_Process]):
+    """:class:`~heuristics.java.JavaPriorityQueue` of processes by load (Kafka's comparator on
+    ``ProcessState``'s ``load``), the comparisons written out in its sifts."""
 
-    __slots__ = ("heap",)
+    __slots__ = ()
 
     def __init__(self, processes: list[_Process]) -> None:
-        self.heap: list[_Process] = []
+        super().__init__(lambda a, b: 0)  # the sifts below compare; this comparator is not called
         for process in processes:
-            self.add(process)
+            self.offer(process)
 
-    def __len__(self) -> int:
-        return len(self.heap)
-
-    def add(self, item: _Process) -> None:
-        heap = self.heap
-        heap.append(item)
-        k = len(heap) - 1
+    def _sift_up(self, k: int, item: _Process) -> None:
+        heap = self._queue
         load = item.load
         while k > 0:
             parent = (k - 1) >> 1
@@ -179,29 +129,23 @@ class _ProcessQueue:
             k = parent
         heap[k] = item
 
-    def poll(self) -> _Process | None:
-        heap = self.heap
-        if not heap:
-            return None
-        result = heap[0]
-        last = heap.pop()
+    def _sift_down(self, k: int, item: _Process) -> None:
+        heap = self._queue
         n = len(heap)
-        if n:
-            k, half = 0, n >> 1
-            load = last.load
-            while k < half:
-                child = 2 * k + 1
+        half = n >> 1
+        load = item.load
+        while k < half:
+            child = 2 * k + 1
+            smaller = heap[child]
+            right = child + 1
+            if right < n and smaller.load > heap[right].load:
+                child = right
                 smaller = heap[child]
-                right = child + 1
-                if right < n and smaller.load > heap[right].load:
-                    child = right
-                    smaller = heap[child]
-                if load <= smaller.load:
-                    break
-                heap[k] = smaller
-                k = child
-            heap[k] = last
-        return result
+            if load <= smaller.load:
+                break
+            heap[k] = smaller
+            k = child
+        heap[k] = item
 
 
 def task_offset_sums(problem: StreamsProblem) -> tuple[IntArray, IntArray]:
@@ -224,7 +168,7 @@ def task_offset_sums(problem: StreamsProblem) -> tuple[IntArray, IntArray]:
 def _compute_if_absent_order(hashes: list[int], requested: int) -> list[int]:
     """Positions of keys (their ``hashCode``s, in insertion order) in the iteration order of a
     ``HashMap`` of ``requested`` initial capacity filled with ``computeIfAbsent``
-    (:meth:`heuristics.share.JavaHashSet.compute_if_absent`: each key at the head of its chain)."""
+    (:meth:`heuristics.java.JavaHashSet.compute_if_absent`: each key at the head of its chain)."""
     table = JavaHashSet(requested)
     if table.initial < 64:  # a crowded chain may grow the table early: put them one by one
         for i, h in enumerate(hashes):

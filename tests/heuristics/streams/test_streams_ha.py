@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from heuristics.java import JavaPriorityQueue, hash_set_order
 from heuristics.streams import streams_ha
 from heuristics.streams.streams_ha_flow import Graph
 from heuristics.streams.streams_ha_input import streams_input
-from heuristics.streams.streams_ha_order import (
-    JavaPriorityQueue,
-    process_uuid,
-    task_hash,
-    uuid_hash,
-)
-from heuristics.streams.streams_ha_state import hash_set_order
+from heuristics.streams.streams_ha_order import process_uuid, task_hash, uuid_hash
 from problems import load_problem
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from heuristics.java import JavaPriorityQueue
 from heuristics.streams import streams_sticky
-from heuristics.streams.streams_sticky import JavaPriorityQueue, task_offset_sums
+from heuristics.streams.streams_sticky import task_offset_sums
 from problems import evaluate, load_problem
 from support.kafka_support import run_cli
 
