@@ -183,10 +183,7 @@ def _parse_members(
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
-        if not member.keys() <= MEMBER_FIELDS:
-            raise ProblemError(
-                f"{field}.{sorted(map(str, member.keys() - MEMBER_FIELDS))[0]}", "unknown field"
-            )
+        checks.known_fields(member, MEMBER_FIELDS, field)
         if plain:
             member_id = member["id"]
         else:

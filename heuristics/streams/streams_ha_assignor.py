@@ -245,14 +245,19 @@ def _most_caught_up(by_lag: dict, task: int, destination: int, eligible) -> int 
     return None
 
 
-def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
-    """``assignActiveTaskMovements``; the number of movements planned."""
-    queue = ConstrainedPrioritySet(
+def _caught_up_queue(clients, caught_up, inp) -> ConstrainedPrioritySet:
+    """The clients by assigned load, constrained to those caught up on the task (both movements')."""
+    return ConstrainedPrioritySet(
         lambda c, t: c in caught_up[t],
         lambda c: clients[c].assigned_load(),
         inp.client_hashes(),
         _assigned_loads(clients),
     )
+
+
+def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
+    """``assignActiveTaskMovements``; the number of movements planned."""
+    queue = _caught_up_queue(clients, caught_up, inp)
     planned: list[_Movement] = []
     for state in clients:
         for task in sorted(state.active):
@@ -286,12 +291,7 @@ def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
 
 def _move_standbys(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
     """``assignStandbyTaskMovements``; the number of movements made."""
-    queue = ConstrainedPrioritySet(
-        lambda c, t: c in caught_up[t],
-        lambda c: clients[c].assigned_load(),
-        inp.client_hashes(),
-        _assigned_loads(clients),
-    )
+    queue = _caught_up_queue(clients, caught_up, inp)
     planned: list[_Movement] = []
     for state in clients:
         for task in sorted(state.standby):

@@ -99,9 +99,7 @@ def _parse_subtopologies(
     for name in names:
         field = f"subtopologies.{name}"
         sub = checks.expect(subs[name], dict, field, "an object {partitions, stateful}")
-        unknown = sub.keys() - SUBTOPOLOGY_FIELDS
-        if unknown:
-            raise ProblemError(f"{field}.{sorted(map(str, unknown))[0]}", "unknown field")
+        checks.known_fields(sub, SUBTOPOLOGY_FIELDS, field)
         if "partitions" not in sub:
             raise ProblemError(f"{field}.partitions", "missing (the number of tasks)")
         count = checks.integer(sub["partitions"], f"{field}.partitions")
@@ -216,9 +214,7 @@ class _Reader:
     def read(self, i: int, member: Any) -> None:
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
-        unknown = member.keys() - MEMBER_FIELDS
-        if unknown:
-            raise ProblemError(f"{field}.{sorted(map(str, unknown))[0]}", "unknown field")
+        checks.known_fields(member, MEMBER_FIELDS, field)
         if "id" not in member:
             raise ProblemError(f"{field}.id", "missing")
         member_id = checks.string(member["id"], f"{field}.id")
