@@ -17,7 +17,8 @@ from typing import Any
 import orjson
 
 from experiments.options import integer_in, seconds
-from models.registry import STRATEGIES
+from models.observed import observed_run
+from models.registry import STRATEGIES, UsageError
 from models.trace import TRACE_SOLVERS, TraceResult, trace
 from problems.checks import INT32_MAX
 from problems.trace import Trace, load_trace
@@ -52,7 +53,17 @@ def register(subcommands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("trace", metavar="TRACE.json", help="the trace file (docs/traces.md)")
-    parser.add_argument("--strategy", required=True, choices=list(STRATEGIES))
+    parser.add_argument(
+        "--strategy",
+        choices=list(STRATEGIES),
+        help="the strategy to run (with --compare: the objective every row is judged on)",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="a recorded trace: one line per row, what the members held (observed), every "
+        "group strategy and the horizon optimum",
+    )
     parser.add_argument(
         "--solver",
         default="heuristic",
@@ -90,6 +101,12 @@ def register(subcommands: Any) -> None:
 def command(args: argparse.Namespace) -> int:
     """Run the trace and print its lines (errors: ``ProblemError`` / ``UsageError``, exit 2)."""
     loaded = load_trace(args.trace)
+    if args.compare:
+        from experiments.trace_compare import compare
+
+        return compare(loaded, args)
+    if args.strategy is None:
+        raise UsageError("--strategy is required (or --compare, on a recorded trace)")
     started = time.perf_counter()
     result = trace(
         loaded,
@@ -102,11 +119,21 @@ def command(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     elapsed = time.perf_counter() - started
+    seen = None
+    if loaded.recorded is not None:
+        from experiments.trace_compare import observed_lines
+
+        seen = observed_run(loaded, args.strategy)
     write = sys.stdout.write
-    for line in result.lines():
+    lines = result.lines() if seen is None else observed_lines(result, seen)
+    for line in lines:
         write(orjson.dumps(line, option=orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
     if args.report:
         report(loaded, result, elapsed)
+        if seen is not None:
+            from experiments.trace_compare import print_rows
+
+            print_rows([seen, result])
     if any(step.result is None or step.result.answer is None for step in result.steps):
         print(f"rebalance-lab trace: a step has no answer ({result.status})", file=sys.stderr)
         return EXIT_NO_ANSWER
