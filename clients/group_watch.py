@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import quote
 
 from clients.cluster import TOPIC_AUTHORIZATION_FAILED, _get, _partition_lists
+from clients.coordinator_records import RecordReader, observation
 from clients.recorder import GroupRecorder, Member, Observation, write_atomically
 
 #: Seconds between two listings of the cluster's groups when watching a pattern.
@@ -130,6 +131,7 @@ class Watch:
     interval: float = 0.2
     timeout: float = 10.0
     say: Callable[[str], None] = print
+    reader: RecordReader | None = None
     recorders: dict[str, GroupRecorder] = field(default_factory=dict)
     ended: dict[str, str] = field(default_factory=dict)  # group -> why its watch ended
     _listed: float = float("-inf")
@@ -143,6 +145,8 @@ class Watch:
     def recorder(self, group: str) -> GroupRecorder:
         if group not in self.recorders:
             self.recorders[group] = GroupRecorder(group, poll_ms=round(self.interval * 1000))
+            if self.reader is not None:
+                self.reader.follow(group)
         return self.recorders[group]
 
     def steps(self) -> int:
@@ -176,6 +180,9 @@ class Watch:
         try:
             self._discover()
             for group in self.watching():
+                self.recorder(group)
+            self._read_records()
+            for group in self.watching():
                 self._poll_group(group)
         except (KafkaError, OSError, TimeoutError) as error:
             now = time.monotonic()
@@ -187,6 +194,38 @@ class Watch:
                 ) from None
             return
         self._failing_since = None
+
+    def _read_records(self) -> None:
+        """Give each watched group the coordinator's records written since the last poll."""
+        from kafka.errors import TopicAuthorizationFailedError
+
+        if self.reader is None:
+            return
+        try:
+            records = self.reader.read()
+        except TopicAuthorizationFailedError:
+            self.say(
+                "record: no Read on __consumer_offsets any more: polling the admin API only "
+                "(a rebalance between two polls may be missed)"
+            )
+            self.reader.close()
+            self.reader = None
+            return
+        watched = set(self.watching())
+        for group, record in records:
+            if group not in watched:
+                continue
+            if record is None:
+                self._end(group, f"group {group!r} no longer exists (deleted)")
+                watched.discard(group)
+                continue
+            recorder = self.recorders[group]
+            known = set(recorder.problem["topics"]) if recorder.problem else set()
+            topics = sorted({t for m in record.members for t in m.topics} | known)
+            unstarted = recorder.problem is None
+            seen = observation(record, _partition_counts(self.admin, topics))
+            if recorder.observe(seen) or (unstarted and recorder.problem is not None):
+                self.write(group)
 
     def _discover(self) -> None:
         if self.pattern is None or time.monotonic() - self._listed < LIST_EVERY:

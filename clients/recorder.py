@@ -73,6 +73,7 @@ class Observation:
     assignor: str
     members: tuple[Member, ...]
     counts: dict[str, int]
+    generation: int | None = None  # set on a coordinator record
 
     def held(self) -> Assignment:
         """``{trace id: {topic: partitions}}`` of every member."""
@@ -110,6 +111,11 @@ class Observation:
         )
 
 
+def _settled(seen: Observation) -> bool:
+    """A Stable group with every subscribed partition held, or an empty one."""
+    return seen.complete() or (seen.state == "Empty" and not seen.members)
+
+
 def utc(wall: datetime.datetime) -> str:
     """``2026-11-28T07:00:00.123Z``."""
     return wall.astimezone(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -136,24 +142,33 @@ class GroupRecorder:
     _rounds: int = 0
     _unstable: bool = False  # the last observation was not settled
     _same: int = 0  # observations in a row with the same incomplete Stable view
+    generation: int | None = None  # the last generation a coordinator record showed
+    _record_rounds: int = 0  # generations recorded since the last step
 
     # ------------------------------------------------------------- observing
     def observe(self, seen: Observation) -> bool:
-        """Take one observation; ``True`` when it ended a rebalance (a new step)."""
-        self.first = self.first or seen.wall
-        self.last = seen.wall
+        """Take one observation; ``True`` when it ended a rebalance (a new step).
+
+        An observation with a ``generation`` is one of the coordinator's records: once one has
+        come, the records alone make the steps (one per completed generation, none missed), and
+        the polls only date the start of each rebalance and the partitions left without an
+        owner meanwhile."""
+        self.first = min(self.first or seen.wall, seen.wall)
+        self.last = max(self.last or seen.wall, seen.wall)
         if seen.assignor:
             self.assignor = seen.assignor
         self.protocol = seen.protocol
+        if seen.generation is not None:
+            return self._record(seen)
         previous, self._previous = self._previous, seen
         if self.problem is None:
-            if seen.state in ("Stable", "Empty") and (seen.complete() or not seen.members):
+            if _settled(seen):
                 self._start(seen)
             return False
         assert self._settled is not None and previous is not None
         if self._since is not None:
             self._unowned_ms += self._unowned_count(previous) * (seen.when - previous.when) * 1000
-        settled = seen.complete() or (seen.state == "Empty" and not seen.members)
+        settled = _settled(seen)
         if not settled and seen.state == "Stable":
             self._same = self._same + 1 if previous.view() == seen.view() else 1
             settled = self._same >= PATIENCE
@@ -169,9 +184,41 @@ class GroupRecorder:
         self._same = 0
         if seen.view() == self._settled.view():
             self._settled_when = seen.when
-            self._since, self._unowned_ms, self._rounds = None, 0.0, 0
+            if self.generation is None or self._rounds == 0:
+                self._since, self._unowned_ms, self._rounds = None, 0.0, 0
             return False
+        if self.generation is not None:
+            return False  # the coordinator's record makes the step
         self._step(seen)
+        return True
+
+    def _record(self, seen: Observation) -> bool:
+        """A coordinator record: a generation the group completed."""
+        assert seen.generation is not None
+        self.source = "coordinator records"
+        if self.generation is not None and seen.generation <= self.generation:
+            return False  # read twice
+        if self.problem is None or self._settled is None:
+            if _settled(seen):
+                self._start(seen)
+                self.generation = seen.generation
+            return False
+        if (
+            self.generation is None
+            and seen.view() == self._settled.view()
+            and (seen.wall <= self._settled.wall)
+        ):
+            self.generation = seen.generation  # the generation first seen by a poll
+            return False
+        self.generation = seen.generation
+        self._record_rounds += 1
+        if not _settled(seen):  # a round of a rebalance that goes on (cooperative: revoke first)
+            if self._since is None:
+                self._since = (self._settled_when + seen.when) / 2
+            return False
+        self._rounds = self._record_rounds
+        self._step(seen)
+        self._record_rounds = 0
         return True
 
     def _unowned_count(self, seen: Observation) -> int:
@@ -252,6 +299,7 @@ class GroupRecorder:
         if self._since is None:  # the whole rebalance fell between two observations
             self._unowned_ms = self._between(before, seen) * (seen.when - started) * 1000
         step["observed"] = {
+            **({} if seen.generation is None else {"generation": seen.generation}),
             "assignment": seen.held(),
             "rounds": max(1, self._rounds),
             "settle_ms": max(0, round((seen.when - started) * 1000)),
@@ -260,6 +308,7 @@ class GroupRecorder:
         self.steps.append(step)
         self._settled, self._settled_when = seen, seen.when
         self._since, self._unowned_ms, self._rounds = None, 0.0, 0
+        self._unstable, self._same = False, 0
 
     # ---------------------------------------------------------------- output
     def document(self) -> dict[str, Any] | None:

@@ -92,6 +92,14 @@ def register(subcommands: Any) -> None:
         "times in the trace",
     )
     parser.add_argument(
+        "--source",
+        choices=("auto", "admin"),
+        default="auto",
+        help="auto (default): the coordinator's records in __consumer_offsets where the "
+        "principal may read them (no rebalance missed), else the admin API; admin: polling "
+        "the admin API only",
+    )
+    parser.add_argument(
         "--out", required=True, metavar="PATH", help="the trace file (a folder for several groups)"
     )
     parser.set_defaults(handler=command)
@@ -109,6 +117,29 @@ def _target(args: argparse.Namespace) -> Path:
     elif not out.parent.is_dir():
         raise ProblemError("--out", "its folder does not exist", args.out)
     return out
+
+
+def _record_reader(servers: str, settings: dict, timeout: float):
+    """A reader of the coordinator's records, or ``None`` (one line says why) when the principal
+    may not read ``__consumer_offsets``."""
+    from kafka.errors import KafkaError
+
+    from clients.coordinator_records import RecordReader
+
+    try:
+        return RecordReader(servers, settings, timeout)
+    except (KafkaError, PermissionError, OSError) as error:
+        reason = (
+            "no Describe and Read on topic __consumer_offsets"
+            if isinstance(error, PermissionError) or "Authorization" in type(error).__name__
+            else type(error).__name__
+        )
+        print(
+            f"record: the coordinator's records are not readable ({reason}): polling the admin "
+            "API (a rebalance between two polls may be missed)",
+            file=sys.stderr,
+        )
+        return None
 
 
 def command(args: argparse.Namespace) -> int:
@@ -136,18 +167,22 @@ def command(args: argparse.Namespace) -> int:
     }
     try:
         admin = open_admin(args.bootstrap_server, args.timeout, settings)
+        watch = Watch(
+            admin,
+            out,
+            groups=list(args.group or []),
+            pattern=pattern,
+            interval=args.poll_interval,
+            timeout=args.timeout,
+            say=lambda line: print(line, file=sys.stderr, flush=True),
+        )
         try:
-            watch = Watch(
-                admin,
-                out,
-                groups=list(args.group or []),
-                pattern=pattern,
-                interval=args.poll_interval,
-                timeout=args.timeout,
-                say=lambda line: print(line, file=sys.stderr, flush=True),
-            )
+            if args.source == "auto":
+                watch.reader = _record_reader(args.bootstrap_server, settings, args.timeout)
             ended = run(watch, stop, args.duration, args.rebalances)
         finally:
+            if watch.reader is not None:
+                watch.reader.close()
             admin.close()
     finally:
         for sig, handler in previous.items():
