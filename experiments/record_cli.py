@@ -8,6 +8,7 @@ module parses the arguments, connects, stops on Ctrl-C, SIGTERM, ``--duration`` 
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import signal
 import sys
@@ -159,6 +160,11 @@ def command(args: argparse.Namespace) -> int:
     out = _target(args)
     check_bootstrap(args.bootstrap_server)
     settings = command_config(args.command_config)
+    # kafka-python logs its retries (a broker that went away) at WARNING, which Python prints on
+    # stderr when no handler takes them: the one line that matters is the recorder's own
+    kafka_log = logging.getLogger("kafka")
+    if not any(isinstance(h, logging.NullHandler) for h in kafka_log.handlers):
+        kafka_log.addHandler(logging.NullHandler())
     stop = threading.Event()
     main = threading.current_thread() is threading.main_thread()  # signals reach only it
     previous = {
