@@ -153,6 +153,7 @@ class Watch:
             self.recorders[group] = GroupRecorder(group, poll_ms=round(self.interval * 1000))
             if self.reader is not None:
                 self.reader.follow(group)
+                self.recorders[group].follow_records()
         return self.recorders[group]
 
     def steps(self) -> int:
@@ -217,6 +218,8 @@ class Watch:
             )
             self.reader.close()
             self.reader = None
+            for recorder in self.recorders.values():
+                recorder.follow_records(False)
             return
         watched = set(self.watching())
         for group, record in records:

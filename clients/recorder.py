@@ -143,6 +143,7 @@ class GroupRecorder:
     _unstable: bool = False  # the last observation was not settled
     _same: int = 0  # observations in a row with the same incomplete Stable view
     generation: int | None = None  # the last generation a coordinator record showed
+    records: bool = False  # the steps come from the coordinator's records
     _record_rounds: int = 0  # generations recorded since the last step
     _started_wall: datetime.datetime | None = None  # when the group was first seen settled
 
@@ -187,10 +188,10 @@ class GroupRecorder:
         self._same = 0
         if seen.view() == self._settled.view():
             self._settled_when = seen.when
-            if self.generation is None or self._rounds == 0:
+            if not self.records or self._rounds == 0:
                 self._since, self._unowned_ms, self._rounds = None, 0.0, 0
             return False
-        if self.generation is not None:
+        if self.records:
             return False  # the coordinator's record makes the step
         self._step(seen)
         return True
@@ -198,7 +199,7 @@ class GroupRecorder:
     def _record(self, seen: Observation) -> bool:
         """A coordinator record: a generation the group completed."""
         assert seen.generation is not None
-        self.source = "coordinator records"
+        self.follow_records()
         if self.generation is not None and seen.generation <= self.generation:
             return False  # read twice
         if self.problem is None or self._settled is None:
@@ -238,6 +239,15 @@ class GroupRecorder:
             return sum(seen.counts.get(t, 0) for t in topics)
         held = {(t, p) for m in seen.members for t, ps in m.assignment.items() for p in ps}
         return sum((t, p) not in held for t in topics for p in range(seen.counts.get(t, 0)))
+
+    def follow_records(self, follow: bool = True) -> None:
+        """Make the steps from the coordinator's records (``follow=False``: from the polls again,
+        when the records can no longer be read)."""
+        if follow and not self.records:
+            self.source = "coordinator records"
+        elif not follow and self.records:
+            self.source = "coordinator records, then admin API"
+        self.records = follow
 
     def topics(self) -> set[str]:
         """Every topic of the trace so far (the ones no member subscribes any more included)."""
