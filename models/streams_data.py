@@ -225,6 +225,31 @@ def streams_data(problem: StreamsProblem) -> StreamsData:
     )
 
 
+def level_one(data: StreamsData) -> tuple[BoolArray, int]:
+    """Level 1 solved outright: ``allowed[t, m]``, whether ``m``'s process has task ``t``'s least
+    restore cost, and that least cost summed over the tasks (a Python integer).
+
+    Level 1 is a sum over the tasks of a cost of the task's own process, and nothing else binds
+    the actives together (a task's standbys fit on the other processes whichever one runs it), so
+    its optimum is every task on a process of least restore cost, and the answers at that optimum
+    are exactly those.  The CP-SAT and MIP models keep only those ``x[t, m]`` and put no restore
+    cost in the model: its values (up to the lags' range) never meet the solvers' 64-bit or
+    floating-point arithmetic.
+    """
+    restore = data.restore[data.member_process].T  # [T, M]
+    least = restore.min(axis=1, initial=np.iinfo(np.int64).max) if data.num_members else None
+    if least is None:
+        return np.zeros((data.num_tasks, 0), dtype=bool), 0
+    return restore == least[:, None], sum(int(v) for v in least.tolist())
+
+
+def with_level_one(bound: tuple[int, ...] | None, offset: int) -> tuple[int, ...] | None:
+    """A model's bound (its level 1 without the restore costs: 0) with level 1's optimum in."""
+    if not bound:
+        return bound
+    return (bound[0] + offset, *bound[1:])
+
+
 def streams_result(
     problem: StreamsProblem,
     status: Status | str,

@@ -23,6 +23,8 @@ from models.options import SolveOptions
 from models.ranked_outcome import Deadline, OutOfTime
 from models.streams_data import (
     IntArray,
+    level_one,
+    with_level_one,
     StreamsData,
     answer_values,
     streams_data,
@@ -66,6 +68,9 @@ def solve_data(
     except OutOfTime:  # the model did not fit the time limit
         return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
     ranked = solve_ranked(model, objectives, options, started=started)
+    offset = level_one(data)[1]  # level 1, solved outright, is not in the model
+    ranked.bound = with_level_one(ranked.bound, offset)
+    ranked.levels = with_level_one(ranked.levels, offset) or ()
     if not ranked.has_solution:
         return ranked, None, None
     active, standby = answer_values(ranked.value, x, y)
@@ -108,12 +113,10 @@ def _build(
             holds[int(data.standby_group[m])].append(var)
     standby_weights = [int(w) for w in data.standby_weight]
     standby_balance = _ladder(model, holds, standby_weights, len(y), "s")
-    restore = sum(
-        int(data.restore[data.member_process[m], t]) * x[t][m]
-        for t in range(tasks)
-        for m in range(members)
-        if data.restore[data.member_process[m], t]
-    )
+    allowed, _ = level_one(data)
+    for t, m in zip(*np.nonzero(~allowed)):  # level 1 solved outright (level_one)
+        model.add(x[t][m] == 0)
+    restore: cp_model.LinearExprT = 0
     traffic = sum(
         int(data.traffic[t, m]) * x[t][m]
         for t in range(tasks)

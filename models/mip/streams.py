@@ -18,7 +18,15 @@ import pulp
 from models.mip.ranked import Ranked, solve_ranked
 from models.options import SolveOptions
 from models.ranked_outcome import Deadline, OutOfTime
-from models.streams_data import IntArray, StreamsData, answer_values, streams_data, streams_result
+from models.streams_data import (
+    IntArray,
+    StreamsData,
+    answer_values,
+    level_one,
+    streams_data,
+    streams_result,
+    with_level_one,
+)
 from problems import Result, Status
 from problems.streams import StreamsProblem
 
@@ -50,6 +58,9 @@ def solve_data(
     except OutOfTime:  # the model did not fit the time limit
         return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
     ranked = solve_ranked(model, objectives, options, started=started)
+    offset = level_one(data)[1]  # level 1, solved outright, is not in the model
+    ranked.bound = with_level_one(ranked.bound, offset)
+    ranked.levels = with_level_one(ranked.levels, offset) or ()
     if not ranked.has_solution:
         return ranked, None, None
     active, standby = answer_values(ranked.value, x, y)
@@ -91,12 +102,10 @@ def _build(
             holds[int(data.standby_group[m])].append(var)
     standby_weights = [int(w) for w in data.standby_weight]
     standby_balance = _ladder(model, holds, standby_weights, len(y), "s")
-    restore = pulp.lpSum(
-        int(data.restore[data.member_process[m], t]) * x[t][m]
-        for t in range(tasks)
-        for m in range(members)
-        if data.restore[data.member_process[m], t]
-    )
+    allowed, _ = level_one(data)
+    for t, m in zip(*np.nonzero(~allowed)):  # level 1 solved outright (level_one)
+        x[t][m].upBound = 0
+    restore = pulp.LpAffineExpression()
     traffic = pulp.lpSum(
         int(data.traffic[t, m]) * x[t][m]
         for t in range(tasks)
