@@ -23,13 +23,13 @@ from models.options import SolveOptions
 from models.ranked_outcome import Deadline, OutOfTime
 from models.streams_data import (
     IntArray,
-    level_one,
-    with_level_one,
     StreamsData,
     answer_values,
+    level_one,
     streams_data,
     streams_hint,
     streams_result,
+    with_level_one,
 )
 from problems import Result, Status
 from problems.streams import StreamsProblem
