@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from models.ranked_outcome import Deadline, OutOfTime
 from problems import Result, Status
 
 if TYPE_CHECKING:
@@ -154,6 +155,29 @@ class StreamsData:
         )
 
 
+#: The most task-member pairs (tasks x members) an exact model takes by default: every model holds
+#: a decision per pair (``--max-size`` raises it).
+MAX_EXACT_PAIRS = 2_000_000
+
+
+def check_size(problem: StreamsProblem, options: SolveOptions) -> None:
+    """A :class:`problems.ProblemError` (one line naming the limit and the option that raises it)
+    when ``problem`` has more task-member pairs than ``options``' ``max_size`` (default
+    :data:`MAX_EXACT_PAIRS`): refused before any work."""
+    from problems import ProblemError
+
+    limit = options.extra.get("max_size")
+    limit = MAX_EXACT_PAIRS if limit is None else int(limit)
+    pairs = problem.n_tasks * problem.num_members
+    if pairs > limit:
+        raise ProblemError(
+            "members",
+            f"{problem.n_tasks:,} tasks x {problem.num_members:,} members = {pairs:,} "
+            f"task-member pairs is above the exact models' limit of {limit:,} "
+            "(--max-size raises it)",
+        )
+
+
 #: The strategy an exact answer is judged as (every streams strategy is judged on ``streams``).
 STRATEGY = "streams-sticky"
 
@@ -266,16 +290,20 @@ def streams_result(
 
 
 def streams_hint(
-    problem: StreamsProblem, data: StreamsData, options: SolveOptions
-) -> tuple[IntArray, IntArray]:
+    problem: StreamsProblem, data: StreamsData, options: SolveOptions, deadline: Deadline
+) -> tuple[IntArray, IntArray] | None:
     """The answer a model starts from: the caller's hint when it is a valid answer to
-    ``problem``, else the min-cost flow's (proven on levels 1-2)."""
+    ``problem``, else the min-cost flow's (proven on levels 1-2) when its networks are solved by
+    ``deadline`` (``None`` otherwise: no hint)."""
     hinted = options.hint_streams(problem, STRATEGY)
     if hinted is not None and len(hinted.standby) == int(data.standbys.sum()):
         return np.asarray(hinted.active, np.int64), np.asarray(hinted.standby, np.int64)
     from models.flow.streams import solve_data
 
-    active, standby, _, _ = solve_data(data)
+    try:
+        active, standby, _, _ = solve_data(data, deadline)
+    except OutOfTime:
+        return None
     return active, standby
 
 

@@ -22,6 +22,7 @@ from models.streams_data import (
     IntArray,
     StreamsData,
     answer_values,
+    check_size,
     level_one,
     streams_data,
     streams_result,
@@ -41,6 +42,7 @@ def solve(problem: StreamsProblem, options: SolveOptions) -> Result:
         or ``unknown`` when time ran out before any answer.
     """
     started = time.perf_counter()  # the time limit covers building the model
+    check_size(problem, options)
     data = streams_data(problem)
     ranked, active, standby = solve_data(data, options, started=started)
     return streams_result(problem, ranked.status, ranked.bound, active, standby)
@@ -82,6 +84,7 @@ def _build(
         x.append([pulp.LpVariable(f"x_{t}_{m}", cat="Binary") for m in range(members)])
     y: dict[int, list[pulp.LpVariable]] = {}
     for t in np.flatnonzero(data.standbys > 0).tolist():
+        deadline.check()
         y[t] = [pulp.LpVariable(f"y_{t}_{m}", cat="Binary") for m in range(members)]
     for t in range(tasks):
         deadline.check()
@@ -94,14 +97,18 @@ def _build(
                     model += pulp.lpSum(copies) <= 1, f"copy_{t}_{p}"
     gets: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_groups)]
     for m, g in enumerate(data.balance_group.tolist()):
+        deadline.check()
         gets[g].extend(x[t][m] for t in range(tasks))
-    balance = _ladder(model, gets, [int(w) for w in data.balance_weight], tasks, "a")
+    weights = [int(w) for w in data.balance_weight]
+    balance = _ladder(model, gets, weights, tasks, "a", deadline)
     holds: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_standby_groups)]
     for row in y.values():
+        deadline.check()
         for m, var in enumerate(row):
             holds[int(data.standby_group[m])].append(var)
     standby_weights = [int(w) for w in data.standby_weight]
-    standby_balance = _ladder(model, holds, standby_weights, len(y), "s")
+    standby_balance = _ladder(model, holds, standby_weights, len(y), "s", deadline)
+    deadline.check()
     allowed, _ = level_one(data)
     for t, m in zip(*np.nonzero(~allowed)):  # level 1 solved outright (level_one)
         x[t][m].upBound = 0
@@ -136,10 +143,12 @@ def _ladder(
     weights: list[int],
     top: int,
     name: str,
+    deadline: Deadline,
 ) -> pulp.LpAffineExpression:
     """``sum_g weights[g] * n_g^2`` as ordered unit increments (:func:`models.cpsat.streams._ladder`)."""
     terms: list[pulp.LpAffineExpression] = []
     for g, parts in enumerate(gets):
+        deadline.check()
         if not parts:
             continue
         steps = min(len(parts), top)
