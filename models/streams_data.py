@@ -205,8 +205,8 @@ def thread_weights(threads: IntArray) -> IntArray:
 
 def cross_rack_costs(problem: StreamsProblem) -> IntArray:
     """``int64[T, M]``: KIP-925's cross-rack traffic of task ``t`` active on member ``m``: its
-    source partitions (with known replica racks) none of whose replicas is on ``m``'s rack
-    (0 for a member without a rack)."""
+    source partitions (with known replica racks: a partition listed with none never counts) none
+    of whose replicas is on ``m``'s rack (0 for a member without a rack)."""
     out = np.zeros((problem.n_tasks, problem.num_members), dtype=np.int64)
     if not problem.has_racks:
         return out
@@ -216,6 +216,8 @@ def cross_rack_costs(problem: StreamsProblem) -> IntArray:
     )
     misses = np.zeros((problem.n_tasks, len(racks) + 1), dtype=np.int64)
     for t, held in zip(problem.source_task.tolist(), problem.source_racks):
+        if not held:
+            continue
         for r, rack in enumerate(racks):
             if rack not in held:
                 misses[t, r] += 1

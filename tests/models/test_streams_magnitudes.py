@@ -108,3 +108,27 @@ def test_every_backend_at_large_magnitudes(lags, threads):
         if result.status == "optimal":
             optimal[solver] = levels
     assert len(set(optimal.values())) <= 1, optimal
+
+
+def test_a_partition_listed_without_racks_never_counts_as_cross_rack():
+    """Tests the ``cross_rack_traffic`` level as docs/strategies/streams.md defines it, the way
+    Kafka 4.4.0's RackAwareTaskAssignor does (a partition without rack information gets no
+    traffic cost: the assignor is not enabled): a partition listed with an empty rack list never
+    counts, for the evaluator and for every exact backend."""
+    doc = {
+        "kind": "streams-group",
+        "subtopologies": {
+            "s0": {"partitions": 2, "partition_racks": {"t": [[], ["r2"]]}},
+        },
+        "members": [
+            {"id": "a", "process": "pa", "rack": "r1"},
+            {"id": "b", "process": "pb", "rack": "r1"},
+        ],
+    }
+    problem = load_problem(doc)
+    result = models.solve(problem, "streams-sticky", "heuristic")
+    # Partition t-0 has no known racks: only t-1 (replicas on r2, members on r1) counts.
+    assert evaluate(problem, result.answer, "streams-sticky").objective[3] == 1
+    for solver in EXACT:
+        exact = models.solve(problem, "streams-sticky", solver)
+        assert exact.status == "optimal" and exact.objective[3] == 1, solver
