@@ -70,7 +70,7 @@ class SolveOptions:
         * ``start_index``: ``kafka-default``'s start index and replica shift, fixed as Kafka's own
           tests fix them (its output then equals Kafka's);
         * ``max_size``: the streams exact models, the most task-member pairs taken
-          (:data:`models.streams_data.MAX_EXACT_PAIRS` when not given).
+          (:data:`models.streams.data.MAX_EXACT_PAIRS` when not given).
     given
         The common options the caller gave, by name (:meth:`of` records them); ``None``: those
         set to something other than their default.

@@ -1,7 +1,7 @@
 """The streams exact models within their size limit and their time limit.
 
 Every exact model holds a decision per task and member: a group above
-:data:`models.streams_data.MAX_EXACT_PAIRS` task-member pairs is refused before any work (one
+:data:`models.streams.data.MAX_EXACT_PAIRS` task-member pairs is refused before any work (one
 line, naming the option that raises it); below it, the time limit covers the flow (which used to
 ignore it) and the flow that hints the CP-SAT model.
 """
@@ -17,8 +17,8 @@ import pytest
 
 import models
 from experiments.cli import main
-from models.flow import streams as flow_streams
-from models.streams_data import MAX_EXACT_PAIRS
+from models.streams import flow as flow_streams
+from models.streams.data import MAX_EXACT_PAIRS
 from problems import ProblemError, load_problem
 
 EXACT = ("flow", "cpsat", "mip")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import models
 from problems import ProblemError, evaluate, load_problem
-from problems.streams import MAX_LEVEL
+from problems.streams.format import MAX_LEVEL
 
 EXACT = ("flow", "cpsat", "mip")
 
