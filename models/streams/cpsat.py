@@ -198,6 +198,9 @@ def streams_hint(
     hinted = options.hint_streams(problem, STRATEGY)
     if hinted is not None and len(hinted.standby) == int(data.standbys.sum()):
         return np.asarray(hinted.active, np.int64), np.asarray(hinted.standby, np.int64)
+    pairs = data.num_tasks * data.num_members
+    if time.perf_counter() + flow.SECONDS_PER_ARC * pairs > deadline.at:
+        return None  # its networks (up to a pair each) would not be solved in time
     try:
         active, standby, _, _ = flow.solve_data(data, deadline)
     except OutOfTime:

@@ -169,6 +169,7 @@ def active_flow(
     if (least == _HIGH).any():
         raise ValueError("some task has no process it may run on")
     keep = allowed & (restore_tm == least[:, None])
+    _estimate(int(np.count_nonzero(keep)), deadline)  # the network's arcs, before it is built
     task, member = np.nonzero(keep)
     task, member = task.astype(np.int64), member.astype(np.int64)
     process = data.member_process[member]
@@ -177,6 +178,7 @@ def active_flow(
     moved = ((data.prev_active[task] >= 0) & (data.prev_active[task] != member)).astype(np.int64)
     # A tie-break below level 5: an active on a process whose members held the task before (a
     # standby there would be no new copy, level 6).
+    _estimate(len(task), deadline)
     known = _by_column_group(~data.standby_new, data.member_process, data.num_processes, np.add)
     displaced = known[task, process]
     # Level 2's unit arcs: group g's k-th active, k = 1 .. the tasks that may go to g.
@@ -242,6 +244,7 @@ def standby_flow(
         )
     elif pinned is not None:
         allowed = pinned[with_standbys][:, None] != data.member_process[None, :]
+    _estimate(int(np.count_nonzero(allowed)), deadline)  # the network's arcs, before it is built
     slot, member = np.nonzero(allowed)
     slot, member = slot.astype(np.int64), member.astype(np.int64)
     task = with_standbys[slot]
@@ -446,6 +449,14 @@ def _combine(costs: list[IntArray], weights: list[int]) -> IntArray:
     return out
 
 
+def _estimate(arcs: int, deadline: Deadline | None) -> None:
+    """:class:`OutOfTime` when ``deadline`` has passed, or a network of ``arcs`` arcs, solved
+    now, would end more than :data:`OVERRUN_SECONDS` past it (by :data:`SECONDS_PER_ARC`)."""
+    if deadline is not None:
+        if time.perf_counter() + SECONDS_PER_ARC * arcs > deadline.at + OVERRUN_SECONDS:
+            raise OutOfTime
+
+
 def _solve(
     tails: list[npt.ArrayLike],
     heads: list[npt.ArrayLike],
@@ -458,10 +469,7 @@ def _solve(
 
     :class:`OutOfTime` instead when ``deadline`` has passed, or the network's estimated solving
     time would end more than :data:`OVERRUN_SECONDS` past it."""
-    arcs = sum(len(np.asarray(a)) for a in tails)
-    if deadline is not None:
-        if time.perf_counter() + SECONDS_PER_ARC * arcs > deadline.at + OVERRUN_SECONDS:
-            raise OutOfTime
+    _estimate(sum(len(np.asarray(a)) for a in tails), deadline)
     try:
         flow = solve_network(tails, heads, caps, costs, supplies)
     except FlowFailed as failed:
