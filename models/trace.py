@@ -9,8 +9,8 @@ trace ``moves`` counted from the previous step's answer (:func:`problems.trace.t
 Solvers:
 
 * ``heuristic``, ``cpsat``, ``mip``, ``flow``: each step solved alone by :func:`models.solve`
-  (``time_limit`` is each step's).  ``cooperative-sticky`` runs Kafka's follow-up rounds inside
-  the step (a step ends when the group is stable: its assignment is the completed one, ``rounds``
+  (``time_limit`` is the whole run's: each step gets the time left).  ``cooperative-sticky``
+  runs Kafka's follow-up rounds inside the step (a step ends when the group is stable: its assignment is the completed one, ``rounds``
   the rebalances it took and ``pending`` what members received after the first round).
   ``uniform`` and ``server-range`` are KIP-848's broker-side assignors: the group coordinator
   keeps its target assignment from one rebalance to the next and hands it to the assignor as the
@@ -25,8 +25,11 @@ Solvers:
   levels above moves, then the least total moves; ``lookahead=K`` an online policy that sees the
   next K steps); each of its step answers is re-scored here, and the moves counted here.
 
-The input of each step is built from arrays (the step's problem, parsed once when the trace is
-loaded, and the previous answer's owner array: :func:`problems.trace.with_claims`), never by a
+The steps are built one at a time (:func:`problems.trace.iter_steps`) and each is handed on
+(``on_step``) as soon as it is solved, so memory holds one step and the previous answer whatever
+the number of steps; the horizon, which decides every step at once, holds them all (its own,
+lower size limit).  The input of each step is built from arrays (the step's problem, and the
+previous answer's owner array: :func:`problems.trace.with_claims`), never by a
 round trip of every partition through JSON; what that builds is what parsing
 :func:`problems.trace.next_document` gives.
 """
