@@ -11,7 +11,8 @@ Solvers:
 * ``heuristic``, ``cpsat``, ``mip``, ``flow``: each step solved alone by :func:`models.solve`
   (``time_limit`` is the whole run's: each step gets the time left).  ``cooperative-sticky``
   runs Kafka's follow-up rounds inside the step (a step ends when the group is stable: its
-  assignment is the completed one, ``rounds`` the rebalances it took and ``pending`` what members received after the first round).
+  assignment is the completed one, ``rounds`` the rebalances it took and ``pending`` what
+  members received after the first round).
   ``uniform`` and ``server-range`` are KIP-848's broker-side assignors: the group coordinator
   keeps its target assignment from one rebalance to the next and hands it to the assignor as the
   members' current assignment, so the previous step's answer is that input (a restarted dynamic
