@@ -95,11 +95,12 @@ def _default_name(target: str) -> str:
     return default.replace("_", "-")
 
 
-def resolve(spec: str, where: str = "--plugin") -> Plugin:
+def resolve(spec: str, where: str = "--plugin", keep: bool = False) -> Plugin:
     """A plugin from ``NAME`` (installed), ``module:function``, ``exec:COMMAND`` or ``NAME=`` one
     of them.  The plugin is loaded in its own process (:mod:`experiments.plugin_runner`), which
     answers with its ``name`` and ``judged_on``: one that cannot be imported or started, exits or
-    hangs is a :class:`ProblemError` naming ``where``, never this process's end."""
+    hangs is a :class:`ProblemError` naming ``where``, never this process's end.  ``keep``: the
+    process stays running for calls from this process (:func:`experiments.plugin_runner.run`)."""
     from models.registry import STRATEGIES
 
     name, target = _split(spec)
@@ -121,7 +122,7 @@ def resolve(spec: str, where: str = "--plugin") -> Plugin:
         raise ProblemError(where, error.message) from None
     if name in STRATEGIES:
         raise ProblemError(where, f"{name!r} is a built-in strategy; give the plugin another name")
-    described = describe(name or target, target, where)
+    described = describe(name or target, target, where, keep)
     given = described.get("name")
     name = name or (given if isinstance(given, str) and given else _default_name(target))
     if name in STRATEGIES:
