@@ -18,9 +18,8 @@ docs/harness.md, docs/plugins.md.
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePath
@@ -56,25 +55,6 @@ class Plugin:
 def installed() -> dict[str, str]:
     """The plugins installed under :data:`ENTRY_POINT_GROUP`: name -> ``module:function``."""
     return {e.name: e.value for e in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def load_function(target: str, where: str = "--plugin") -> Callable[..., Any]:
-    """The function ``module:function`` names (a :class:`ProblemError` naming ``where`` if none)."""
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
-        raise ProblemError(where, f"must be module:function or an installed name, got {target!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ProblemError(where, f"cannot import {module_name!r}: {error}") from None
-    function = module
-    for part in attribute.split("."):
-        function = getattr(function, part, None)
-        if function is None:
-            raise ProblemError(where, f"{module_name!r} has no {attribute!r}")
-    if not callable(function):
-        raise ProblemError(where, f"{target} is not a function")
-    return function
 
 
 def _split(spec: str) -> tuple[str, str]:

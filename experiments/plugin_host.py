@@ -13,15 +13,44 @@ Details: docs/plugins.md.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import orjson
 
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY
+
+
+class LoadError(LookupError):
+    """A plugin target that names no function: ``message`` says why."""
+
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+def load_function(target: str) -> Callable[..., Any]:
+    """The function ``module:function`` names (:class:`LoadError` if none; what importing the
+    module raises propagates)."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise LoadError(f"must be module:function or an installed name, got {target!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise LoadError(f"cannot import {module_name!r}: {error}") from None
+    function = module
+    for part in attribute.split("."):
+        function = getattr(function, part, None)
+        if function is None:
+            raise LoadError(f"{module_name!r} has no {attribute!r}")
+    if not callable(function):
+        raise LoadError(f"{target} is not a function")
+    return function
 
 
 def _protocol_stdout():
@@ -34,12 +63,9 @@ def _protocol_stdout():
 
 def describe(target: str) -> dict[str, Any]:
     """The describe answer: the function's ``name`` and ``judged_on``, or why it cannot be loaded."""
-    from experiments.experiment_plugins import load_function
-    from problems import ProblemError
-
     try:
         function = load_function(target)
-    except ProblemError as error:
+    except LoadError as error:
         return {"error": error.message}
     except SystemExit as stop:
         return {"error": f"importing {target} called sys.exit({stop.code!r})"}
@@ -61,6 +87,8 @@ def describe(target: str) -> dict[str, Any]:
 
 def answer(returned: Any, problem: Any) -> dict[str, Any]:
     """The answer object of what a plugin function returned (arrays as they are)."""
+    import numpy as np
+
     from problems import PlacementProblem, Result
     from problems.result import Status
 

@@ -139,9 +139,10 @@ class PluginProcess:
             self.log.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = stderr = open(self.log, "ab", buffering=0)
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            what = "restarted" if self.starts else "started"
             note = f" ({why})" if why else ""
             stderr.write(
-                f"{_HEADER} {self.name}: {' '.join(self.argv)} started {stamp}{note}\n".encode()
+                f"{_HEADER} {self.name}: {' '.join(self.argv)} {what}{note} {stamp}\n".encode()
             )
         memory = None if self.memory_mb is None else self.memory_mb * 1024 * 1024
         try:
