@@ -125,8 +125,14 @@ class PluginProcess:
     _process: subprocess.Popen | None = field(default=None, repr=False)
     _buffer: bytearray = field(default_factory=bytearray, repr=False)
     _log_file: IO[bytes] | None = field(default=None, repr=False)
+    _selector: selectors.BaseSelector | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------- life cycle
+    @property
+    def pid(self) -> int | None:
+        """The program's process id while it runs."""
+        return None if self._process is None else self._process.pid
+
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
@@ -157,13 +163,15 @@ class PluginProcess:
                 bufsize=0,
             )
         except OSError as error:
-            self._close_log()
+            self._release()
             raise PluginFailure("start", f"cannot run {self.argv[0]!r}: {error.strerror}") from None
         self.starts += 1
         self._buffer.clear()
         for stream in (self._process.stdin, self._process.stdout):
             assert stream is not None
             os.set_blocking(stream.fileno(), False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._process.stdout, selectors.EVENT_READ)
         line = self.exchange(b'{"describe":true}', START_TIME_LIMIT, starting=True)
         try:
             described = orjson.loads(line)
@@ -190,7 +198,7 @@ class PluginProcess:
                 _kill(process)
             if process.stdout is not None:
                 process.stdout.close()
-        self._close_log()
+        self._release()
 
     def kill(self) -> None:
         """Kill the program (and everything in its session) at once."""
@@ -203,9 +211,12 @@ class PluginProcess:
                         stream.close()
                 except OSError:
                     pass
-        self._close_log()
+        self._release()
 
-    def _close_log(self) -> None:
+    def _release(self) -> None:
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
@@ -217,14 +228,15 @@ class PluginProcess:
         assert process is not None and process.stdin is not None and process.stdout is not None
         deadline = time.monotonic() + time_limit
         self._discard_unread()
-        pending = memoryview(request + b"\n")
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
+        pending = self._write(memoryview(request + b"\n"))
+        selector = self._selector
+        assert selector is not None
+        if pending:
             selector.register(process.stdin, selectors.EVENT_WRITE)
-            writing = True
+        try:
             while True:
-                newline = self._buffer.find(b"\n")
-                if newline >= 0 and not writing:
+                newline = self._buffer.find(b"\n") if not pending else -1
+                if newline >= 0:
                     line = bytes(self._buffer[:newline])
                     del self._buffer[: newline + 1]
                     return line.rstrip(b"\r")
@@ -242,16 +254,9 @@ class PluginProcess:
                     )
                 for key, _ in selector.select(left):
                     if key.fileobj is process.stdin:
-                        try:
-                            sent = os.write(process.stdin.fileno(), pending[:_CHUNK])
-                        except BrokenPipeError:
-                            raise self._ended() from None
-                        except BlockingIOError:
-                            continue
-                        pending = pending[sent:]
+                        pending = self._write(pending)
                         if not pending:
                             selector.unregister(process.stdin)
-                            writing = False
                     else:
                         try:
                             chunk = os.read(process.stdout.fileno(), _CHUNK)
@@ -260,6 +265,23 @@ class PluginProcess:
                         if not chunk:
                             raise self._ended()
                         self._buffer += chunk
+        finally:
+            if pending and self._selector is not None and self._process is process:
+                self._selector.unregister(process.stdin)
+
+    def _write(self, pending: memoryview) -> memoryview:
+        """Write what the pipe takes now of ``pending``; what is left."""
+        process = self._process
+        assert process is not None and process.stdin is not None
+        while pending:
+            try:
+                sent = os.write(process.stdin.fileno(), pending[:_CHUNK])
+            except BrokenPipeError:
+                raise self._ended() from None
+            except BlockingIOError:
+                break
+            pending = pending[sent:]
+        return pending
 
     def _discard_unread(self) -> None:
         """Drop what the program wrote after its last answer (it answers one line per request)."""
@@ -297,7 +319,7 @@ class PluginProcess:
             except OSError:
                 pass
         said = last_line(self.log)
-        self._close_log()
+        self._release()
         said = f": {said}" if said else ""
         if code < 0:
             name = _signal_name(-code)
