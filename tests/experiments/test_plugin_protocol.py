@@ -359,3 +359,28 @@ def test_the_memory_limit_holds_for_a_program(tmp_path):
     with pytest.raises(PluginFailure, match="exit: exited with status 1: MemoryError"):
         process.exchange(b"{}", 10)
     assert os.path.getsize(tmp_path / "hog.log") > 0
+
+
+@pytest.mark.parametrize(
+    ("function", "strategy", "files"),
+    [
+        ("streams", "streams-sticky", sorted((ROOT / "examples" / "streams").glob("*.json"))),
+        ("share", "share", sorted((ROOT / "examples" / "share").glob("*.json"))),
+        ("placement", "sticky-replica", sorted((ROOT / "examples" / "placement").glob("*.json"))),
+    ],
+)
+def test_streams_share_and_placement_answers_are_judged_as_the_built_ins(
+    python_plugins, function, strategy, files
+):
+    """Tests a plugin returning a built-in's Result for every example document of its kind: the
+    answer read back through the protocol has the built-in's validity and objective."""
+    import models
+
+    target = f"builtin_wrappers:{function}"
+    for path in files:
+        problem = load_problem(path)
+        expected = models.solve(problem, strategy, "heuristic")
+        call = run(function, target, problem, path.read_bytes(), strategy, 10.0)
+        assert call.answer.error is None, (path.name, call.answer.error)
+        assert call.answer.valid == expected.valid
+        assert call.answer.result.objective == expected.objective, path.name
