@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from experiments.experiment_plugins import Plugin, resolve
-from experiments.plugin_runner import run
 from models.options import DEFAULT_TIME_LIMIT
 from problems import (
     STRATEGY_OBJECTIVE,
@@ -28,6 +26,9 @@ from problems import (
     StreamsProblem,
 )
 from problems.result import Status
+
+if TYPE_CHECKING:
+    from experiments.experiment_plugins import Plugin
 
 #: The objective kinds a document of each kind is judged on.
 _KINDS = {
@@ -49,6 +50,8 @@ def add_argument(parser: argparse.ArgumentParser | Any, what: str = "--strategy"
 
 def plugin(spec: str) -> Plugin:
     """The plugin ``spec`` names, its program left running for the calls."""
+    from experiments.experiment_plugins import resolve  # entry points: read only when asked
+
     try:
         return resolve(spec, "--plugin", keep=True)
     except ProblemError as error:
@@ -82,6 +85,8 @@ def answer(
     found: Plugin, problem: Any, document: Any, time_limit: float | None, source: str
 ) -> Result | None:
     """The plugin's answer to ``problem`` (``None``: none; the reason is on stderr)."""
+    from experiments.plugin_runner import run
+
     judged = judged_on(found, problem, source)
     limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
     call = run(found.name, found.target, problem, document, judged, limit)

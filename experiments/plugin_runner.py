@@ -42,6 +42,9 @@ def _exec_argv(command: str) -> list[str]:
 
 #: Program of a target ``PREFIX:REST`` by prefix: a function of ``REST`` returning the argv.
 PROGRAMS: dict[str, Callable[[str], list[str]]] = {"exec": _exec_argv}
+#: The address-space limit (MiB) of a prefix's programs where it is not
+#: :data:`experiments.plugin_process.MEMORY_LIMIT_MB` (``None``: no limit).
+MEMORY_MB: dict[str, int | None] = {}
 
 
 def is_process_target(target: str) -> bool:
@@ -83,7 +86,9 @@ def log_path(folder: Path | str | None, name: str) -> Path | None:
 
 def program(name: str, target: str, log: Path | None = None) -> PluginProcess:
     """A (not yet started) process for the plugin ``target``."""
-    return PluginProcess(name, argv_for(target), log, MEMORY_LIMIT_MB, environment(target))
+    prefix = target.partition(":")[0] if is_process_target(target) else ""
+    memory = MEMORY_MB.get(prefix, MEMORY_LIMIT_MB)
+    return PluginProcess(name, argv_for(target), log, memory, environment(target))
 
 
 _PROCESSES: dict[tuple[str, str], PluginProcess] = {}

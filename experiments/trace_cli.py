@@ -18,7 +18,6 @@ import orjson
 
 from experiments import plugin_cli
 from experiments.options import integer_in, seconds
-from experiments.plugin_runner import run
 from models.options import DEFAULT_TIME_LIMIT
 from models.registry import STRATEGIES
 from models.trace import TRACE_SOLVERS, TraceResult, trace, trace_answers
@@ -125,6 +124,8 @@ def command(args: argparse.Namespace) -> int:
 
 def _with_plugin(args: argparse.Namespace, loaded: Trace) -> TraceResult:
     """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md)."""
+    from experiments.plugin_runner import run
+
     found = plugin_cli.plugin(args.plugin)
     start = load_problem(loaded.start)
     judged = plugin_cli.judged_on(found, start, loaded.name)

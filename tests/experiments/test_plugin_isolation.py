@@ -19,7 +19,7 @@ from experiments.results import load_results
 ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests" / "data" / "plugins"
 PROGRAM = f"exec:{sys.executable} {DATA / 'misbehaving_program.py'}"
-JS = f"exec:node {ROOT / 'examples' / 'plugins' / 'least_loaded.js'}"
+JS = "exec:node examples/plugins/least_loaded.js"  # relative: to the directory compare runs in
 EXPERIMENT = f"""\
 name = "misbehaving-plugins"
 description = "Fresh groups of 3 to 12 members, each misbehaving plugin failing in its own way on each."
