@@ -122,6 +122,8 @@ class PluginProcess:
     starts: int = 0
     #: Why the program is not running (written in the log when it starts again).
     stopped_because: str = ""
+    #: Starts in a row that failed before the describe answer (kept by the caller).
+    start_failures: int = 0
     _process: subprocess.Popen | None = field(default=None, repr=False)
     _buffer: bytearray = field(default_factory=bytearray, repr=False)
     _log_file: IO[bytes] | None = field(default=None, repr=False)

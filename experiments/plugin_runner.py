@@ -42,6 +42,9 @@ def _exec_argv(command: str) -> list[str]:
 
 #: Program of a target ``PREFIX:REST`` by prefix: a function of ``REST`` returning the argv.
 PROGRAMS: dict[str, Callable[[str], list[str]]] = {"exec": _exec_argv}
+#: Starts in a row that fail (the program exits, hangs or errs before it describes itself) after
+#: which a process stops starting the program: its further calls fail at once, saying why.
+START_ATTEMPTS = 2
 #: The address-space limit (MiB) of a prefix's programs where it is not
 #: :data:`experiments.plugin_process.MEMORY_LIMIT_MB` (``None``: no limit).
 MEMORY_MB: dict[str, int | None] = {}
@@ -154,6 +157,9 @@ def run(
     """Ask the plugin for an answer to ``problem`` (``document``: its JSON, as read) and judge it
     on ``judged_on``; a failure is the answer's ``error``, with status ``error``."""
     process = process_for(name, target, logs)
+    if process.start_failures >= START_ATTEMPTS:  # a program that cannot start is not retried
+        failure = f"start: {process.stopped_because}; not started again"
+        return Call(Answer("error", error=_with_log(failure, process)), None)
     line = request(document, judged_on, time_limit)
     started = None
     try:
@@ -161,13 +167,19 @@ def run(
             described = process.start(process.stopped_because)
             if described.get("error") is not None:
                 process.kill()
-                process.stopped_because = "after an error starting"
+                process.start_failures += 1
+                process.stopped_because = f"{described['error']}"
                 failure = f"start: {described['error']}"
                 return Call(Answer("error", error=_with_log(failure, process)), None)
+            process.start_failures = 0
         started = time.perf_counter()
         reply = process.exchange(line, time_limit)
     except PluginFailure as failure:
-        process.stopped_because = f"after {failure.kind}"
+        if started is None:
+            process.start_failures += 1
+            process.stopped_because = f"{failure}"
+        else:
+            process.stopped_because = f"after {failure.kind}"
         runtime = None if started is None else time.perf_counter() - started
         return Call(Answer("error", error=_with_log(str(failure), process)), runtime)
     runtime = time.perf_counter() - started

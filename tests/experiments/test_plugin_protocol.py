@@ -384,3 +384,24 @@ def test_streams_share_and_placement_answers_are_judged_as_the_built_ins(
         assert call.answer.error is None, (path.name, call.answer.error)
         assert call.answer.valid == expected.valid
         assert call.answer.result.objective == expected.objective, path.name
+
+
+def test_a_program_that_cannot_start_is_not_started_for_every_call(tmp_path):
+    """Tests that after START_ATTEMPTS failed starts the calls fail at once, naming the reason."""
+    target = "exec:sh -c 'echo no licence >&2; exit 4'"
+    problem = load_problem(group(3))
+    errors = []
+    for _ in range(plugin_runner.START_ATTEMPTS + 2):
+        started = time.monotonic()
+        call = run("broken", target, problem, group(3), "sticky", 1.0, tmp_path)
+        errors.append((call.answer.status, call.answer.error.split(" (stderr")[0]))
+        assert time.monotonic() - started < 5
+    assert errors[0] == ("error", "exit: exited with status 4: no licence")
+    assert errors[-1] == (
+        "error",
+        "start: exit: exited with status 4: no licence; not started again",
+    )
+    assert (
+        plugin_runner.process_for("broken", target, tmp_path).starts == plugin_runner.START_ATTEMPTS
+    )
+    plugin_runner.stop_all()
