@@ -58,6 +58,7 @@ def _protocol_stdout():
     answers = os.fdopen(os.dup(1), "wb", buffering=0)
     sys.stdout.flush()
     os.dup2(2, 1)
+    sys.stdout = sys.stderr  # line-buffered: a print is in the log before a crash, not lost with it
     return answers
 
 
@@ -70,7 +71,7 @@ def describe(target: str) -> dict[str, Any]:
     except SystemExit as stop:
         return {"error": f"importing {target} called sys.exit({stop.code!r})"}
     except MemoryError:
-        return {"error": f"importing {target} ran out of memory"}
+        return {"error": f"importing {target} ran out of memory{_limit()}"}
     except Exception as error:  # a module that raises while it is imported
         traceback.print_exc()
         return {"error": f"importing {target} raised {type(error).__name__}: {error}"}
@@ -108,7 +109,7 @@ def answer(returned: Any, problem: Any) -> dict[str, Any]:
         return {key: values, "status": status}
     if isinstance(returned, dict):
         if isinstance(problem, PlacementProblem) or "assignment" in returned:
-            return {**returned, "status": status}
+            return {"status": status, **returned}  # a status of its own stands
         return {"assignment": returned, "status": status}
     return {"assignment": returned, "status": status}
 
@@ -158,7 +159,7 @@ def call(function: Any, request: dict[str, Any]) -> dict[str, Any]:
     except SystemExit as stop:
         return {"status": "error", "error": f"the plugin called sys.exit({stop.code!r})"}
     except MemoryError:
-        return {"status": "error", "error": "MemoryError: the plugin ran out of memory"}
+        return {"status": "error", "error": f"MemoryError: the plugin ran out of memory{_limit()}"}
     except Exception as error:  # a plugin that raises is a row saying so
         traceback.print_exc()
         return {"status": "error", "error": f"{type(error).__name__}: {error}"}
@@ -166,6 +167,14 @@ def call(function: Any, request: dict[str, Any]) -> dict[str, Any]:
         return answer(returned, problem)
     except Exception as error:  # a Result whose JSON cannot be built, and the like
         return {"error": f"invalid: {type(error).__name__}: {error}"}
+
+
+def _limit() -> str:
+    """`` (limit N MiB)``: this process's address-space limit, if it has one."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return "" if soft == resource.RLIM_INFINITY else f" (limit {soft >> 20} MiB)"
 
 
 def main(argv: list[str] | None = None) -> int:
