@@ -29,6 +29,8 @@ from typing import IO
 
 import orjson
 
+#: The describe request, the first line a plugin program reads after it starts.
+DESCRIBE = b'{"describe":true}'
 #: Address-space limit of a plugin's process (``RLIMIT_AS``), in MiB.
 MEMORY_LIMIT_MB = 2048
 #: Seconds a program has to start and answer the describe request.
@@ -174,7 +176,7 @@ class PluginProcess:
             os.set_blocking(stream.fileno(), False)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._process.stdout, selectors.EVENT_READ)
-        line = self.exchange(b'{"describe":true}', START_TIME_LIMIT, starting=True)
+        line = self.exchange(DESCRIBE, START_TIME_LIMIT, starting=True)
         try:
             described = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -337,6 +339,7 @@ def _signal_name(number: int) -> str:
 
 
 def _kill(process: subprocess.Popen) -> None:
+    """Kill ``process``'s session (its process group, led by it: not yet reaped) and reap it."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except OSError as error:
