@@ -146,8 +146,12 @@ class PluginProcess:
         self.stop()
         stderr: IO[bytes] | None = None
         if self.log is not None:
-            self.log.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = stderr = open(self.log, "ab", buffering=0)
+            try:
+                self.log.parent.mkdir(parents=True, exist_ok=True)
+                self._log_file = stderr = open(self.log, "ab", buffering=0)
+            except OSError:  # a folder this machine cannot write (a cluster's driver's)
+                self.log = None
+        if stderr is not None:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             what = "restarted" if self.starts else "started"
             note = f" ({why})" if why else ""
