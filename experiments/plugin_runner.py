@@ -42,12 +42,6 @@ def _exec_argv(command: str) -> list[str]:
 
 #: Program of a target ``PREFIX:REST`` by prefix: a function of ``REST`` returning the argv.
 PROGRAMS: dict[str, Callable[[str], list[str]]] = {"exec": _exec_argv}
-#: Starts in a row that fail (the program exits, hangs or errs before it describes itself) after
-#: which a process stops starting the program: its further calls fail at once, saying why.
-START_ATTEMPTS = 2
-#: The address-space limit (MiB) of a prefix's programs where it is not
-#: :data:`experiments.plugin_process.MEMORY_LIMIT_MB` (``None``: no limit).
-MEMORY_MB: dict[str, int | None] = {}
 
 
 def is_process_target(target: str) -> bool:
@@ -85,6 +79,14 @@ def log_path(folder: Path | str | None, name: str) -> Path | None:
         return None
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "plugin"
     return Path(folder) / f"{safe}.{socket.gethostname()}-{os.getpid()}.log"
+
+
+#: Starts in a row that fail (the program exits, hangs or errs before it describes itself) after
+#: which a process stops starting the program: its further calls fail at once, saying why.
+START_ATTEMPTS = 2
+#: The address-space limit (MiB) of a prefix's programs where it is not
+#: :data:`experiments.plugin_process.MEMORY_LIMIT_MB` (``None``: no limit).
+MEMORY_MB: dict[str, int | None] = {}
 
 
 def program(name: str, target: str, log: Path | None = None) -> PluginProcess:
