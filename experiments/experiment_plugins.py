@@ -25,8 +25,7 @@ from importlib import metadata
 from pathlib import PurePath
 from typing import Any
 
-from experiments.plugin_protocol import Answer
-from experiments.plugin_runner import Call, argv_for, describe, is_process_target, run
+from experiments.plugin_runner import argv_for, describe, is_process_target, run
 from models.options import DEFAULT_TIME_LIMIT
 from problems import LEVELS, ProblemError, problem_to_json
 
@@ -184,6 +183,9 @@ def plugin_rows(
         try:
             call = run(name, target, problem, document, judged_on, time_limit, logs)
         except Exception as error:  # the harness's own failure on this call: a row, not a stop
+            from experiments.plugin_protocol import Answer
+            from experiments.plugin_runner import Call
+
             call = Call(Answer("error", error=f"{type(error).__name__}: {error}"), None)
         answer = call.answer
         row.update(status=answer.status, valid=answer.valid, runtime_s=call.runtime_s)
