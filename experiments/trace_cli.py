@@ -12,13 +12,24 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from experiments import plugin_cli
 from experiments.options import integer_in, seconds
+from models.options import DEFAULT_TIME_LIMIT
 from models.registry import STRATEGIES
-from models.trace import MAX_HORIZON_SIZE, TRACE_SOLVERS, TraceResult, TraceStep, trace
+from models.trace import (
+    MAX_HORIZON_SIZE,
+    TRACE_SOLVERS,
+    TraceResult,
+    TraceStep,
+    trace,
+    trace_answers,
+)
+from problems import load_problem, problem_to_json
 from problems.checks import INT32_MAX
 from problems.trace import MAX_TRACE_SIZE, Trace, load_trace
 
@@ -52,7 +63,9 @@ def register(subcommands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("trace", metavar="TRACE.json", help="the trace file (docs/traces.md)")
-    parser.add_argument("--strategy", required=True, choices=list(STRATEGIES))
+    chosen = parser.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--strategy", choices=list(STRATEGIES))
+    plugin_cli.add_argument(chosen)
     parser.add_argument(
         "--solver",
         choices=TRACE_SOLVERS,
@@ -72,7 +85,7 @@ def register(subcommands: Any) -> None:
         metavar="SEC",
         help="seconds for the whole trace (default 10): every step's exact solve gets the time "
         "left, the horizon's step levels and model share it; steps it leaves unsolved are "
-        "unknown (exit 3).  Unused by --solver heuristic",
+        "unknown (exit 3).  Unused by --solver heuristic; --plugin: each step's call",
     )
     parser.add_argument(
         "--max-size",
@@ -113,19 +126,22 @@ def command(args: argparse.Namespace) -> int:
         if step.result is None or step.result.answer is None:
             unanswered.append(step.step)
 
-    result = trace(
-        loaded,
-        args.strategy,
-        args.solver,
-        time_limit=args.time_limit,
-        lookahead=args.lookahead,
-        max_size=args.max_size,
-        on_step=write,
-        keep_answers=False,
-        variant=args.variant,
-        seed=args.seed,
-        workers=args.workers,
-    )
+    if args.plugin is not None:
+        result = _with_plugin(args, loaded, write)
+    else:
+        result = trace(
+            loaded,
+            args.strategy,
+            args.solver,
+            time_limit=args.time_limit,
+            lookahead=args.lookahead,
+            max_size=args.max_size,
+            on_step=write,
+            keep_answers=False,
+            variant=args.variant,
+            seed=args.seed,
+            workers=args.workers,
+        )
     elapsed = time.perf_counter() - started
     sys.stdout.write(orjson.dumps({"summary": result.summary()}).decode() + "\n")
     if args.report:
@@ -141,6 +157,26 @@ def command(args: argparse.Namespace) -> int:
         print(f"rebalance-lab trace: no answer ({result.status})", file=sys.stderr)
         return EXIT_NO_ANSWER
     return EXIT_ANSWER
+
+
+def _with_plugin(
+    args: argparse.Namespace, loaded: Trace, on_step: Callable[[TraceStep], None]
+) -> TraceResult:
+    """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md)."""
+    from experiments.plugin_runner import run
+
+    found = plugin_cli.plugin(args.plugin)
+    start = load_problem(loaded.start)
+    judged = plugin_cli.judged_on(found, start, loaded.name)
+    limit = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
+
+    def answer(problem):
+        call = run(found.name, found.target, problem, problem_to_json(problem), judged, limit)
+        if call.answer.result is not None:
+            return call.answer.result
+        return plugin_cli.failed(problem, judged, call.answer.error or "no answer")
+
+    return trace_answers(loaded, judged, answer, found.name, on_step=on_step, keep_answers=False)
 
 
 def events(step: dict[str, Any]) -> str:

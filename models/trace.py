@@ -690,3 +690,37 @@ def _replicas_of(problem: PlacementProblem, doc: dict[str, Any]) -> np.ndarray:
             )
         flat.extend(int(b) for b in chosen)
     return np.array(flat, dtype=np.int64)
+
+
+def trace_answers(
+    trace: Trace | str | os.PathLike[str] | bytes | dict[str, Any],
+    judged_on: str,
+    answer: Callable[[GroupProblem | PlacementProblem], Result],
+    name: str,
+    *,
+    on_step: Callable[[TraceStep], None] | None = None,
+    keep_answers: bool = True,
+) -> TraceResult:
+    """Run an outside assignor through ``trace``: ``answer(problem)`` answers each step (a plugin,
+    docs/plugins.md), judged on ``judged_on``; a step without an answer keeps the last assignment,
+    as a solver's step does.  The result's strategy is ``name``, its solver ``plugin``.  The steps
+    are built, answered and handed on one at a time (``on_step``, ``keep_answers``: as
+    :func:`trace`'s)."""
+    loaded = trace if isinstance(trace, Trace) else load_trace(trace)
+    _check_family(loaded, judged_on)
+    runner = _Runner(loaded, judged_on)
+    steps: list[TraceStep] = []
+    names: set[str] = set()
+    previous: Result | None = None
+    for k, built in enumerate(iter_steps(loaded)):
+        started = time.perf_counter()
+        problem = runner.input(k, built, previous)
+        result = answer(problem)
+        moves = runner.moves(previous, result)
+        names.add(objective_of(problem, judged_on))
+        extra = {"error": result.info["error"]} if "error" in result.info else None
+        step = _step(k, result, moves, time.perf_counter() - started, extra)
+        _hand_on(step, steps, on_step, keep_answers)
+        if result.answer is not None:
+            previous = result
+    return replace(_summarise(judged_on, "plugin", steps, names), strategy=name)
