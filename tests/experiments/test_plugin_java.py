@@ -47,7 +47,9 @@ SETTINGS = settings(
 @pytest.fixture(scope="module", autouse=True)
 def built():
     """The JVM program must be built (``make peers``): a missing one fails, naming the command."""
-    assert plugin_java.PROGRAM_JAR.exists(), f"{plugin_java.PROGRAM_JAR} is missing: run `make peers`"
+    assert plugin_java.PROGRAM_JAR.exists(), (
+        f"{plugin_java.PROGRAM_JAR} is missing: run `make peers`"
+    )
 
 
 def _answer(class_name: str, doc: dict, judged_on: str = "sticky"):
@@ -69,8 +71,14 @@ def test_range_and_roundrobin_equal_the_heuristics(doc):
     problem = load_problem(doc)
     if problem.num_members == 0:
         return
-    for name, module in ((CLIENT + "RangeAssignor", range_assignor), (CLIENT + "RoundRobinAssignor", roundrobin)):
-        assert np.array_equal(_owner(name, doc), module.assign(problem).answer), (name, json.dumps(doc))
+    for name, module in (
+        (CLIENT + "RangeAssignor", range_assignor),
+        (CLIENT + "RoundRobinAssignor", roundrobin),
+    ):
+        assert np.array_equal(_owner(name, doc), module.assign(problem).answer), (
+            name,
+            json.dumps(doc),
+        )
 
 
 @SETTINGS
@@ -78,8 +86,14 @@ def test_range_and_roundrobin_equal_the_heuristics(doc):
 def test_server_assignors_equal_the_heuristics(doc):
     """Tests that KIP-848's UniformAssignor and server RangeAssignor through java: give the heuristics' answers."""
     problem = load_problem(doc)
-    for name, module in ((SERVER + "UniformAssignor", uniform), (SERVER + "RangeAssignor", server_range)):
-        assert np.array_equal(_owner(name, doc), module.assign(problem).answer), (name, json.dumps(doc))
+    for name, module in (
+        (SERVER + "UniformAssignor", uniform),
+        (SERVER + "RangeAssignor", server_range),
+    ):
+        assert np.array_equal(_owner(name, doc), module.assign(problem).answer), (
+            name,
+            json.dumps(doc),
+        )
 
 
 @SETTINGS
@@ -133,7 +147,9 @@ def test_share_simple_assignor_equals_the_heuristic(doc, ids):
     answer = _answer(SERVER + "SimpleAssignor", doc, "share")
     assert answer.result is not None, answer.error
     expected = share_assignment_json(problem, share.assign(problem).answer)
-    assert share_assignment_json(problem, np.asarray(answer.result.answer)) == expected, json.dumps(doc)
+    assert share_assignment_json(problem, np.asarray(answer.result.answer)) == expected, json.dumps(
+        doc
+    )
 
 
 def _topic_id(i: int) -> str:
@@ -160,7 +176,7 @@ def test_java_plugin_resolves_with_its_interface_and_judged_on():
     ],
 )
 def test_bad_java_plugins_are_one_line(spec, message):
-    """Tests that a missing class, a class of no assignor interface, a bad name or classpath is one ProblemError line."""
+    """Tests that a missing class, a class of no assignor interface, a bad name or classpath is one line."""
     with pytest.raises(ProblemError) as raised:
         resolve(spec)
     assert message in str(raised.value) and "\n" not in str(raised.value)
