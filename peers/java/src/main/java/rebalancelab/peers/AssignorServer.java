@@ -27,21 +27,23 @@ package rebalancelab.peers;
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignor;
 
-import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;
 import java.io.IOException;
-import java.io.InputStreamReader;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -136,9 +138,43 @@ public final class AssignorServer {
                 .computeIfAbsent(topic, k -> new ArrayList<>()).add(partition);
         }
 
-        /** {"assignment": {member: {topic: [partitions ascending]}}, ...}: topics in the document's order. */
-        void write(JsonGenerator out, GroupDocument doc) throws IOException {
+        /**
+         * The answer object: {"owner": [...]} (each partition's member position, -1 for none, in the
+         * document's order: what the lab's evaluator reads, the shortest to write and to read) when
+         * {@code owners} and the assignor gave each partition of the document to one of its members at
+         * most; else {"assignment": {member: {topic: [partitions ascending]}}}, topics in the document's
+         * order, which shows whatever else it did (a partition twice, an unknown member or topic).
+         */
+        void write(JsonGenerator out, GroupDocument doc, boolean owners) throws IOException {
+            int[] owner = owners ? ownerArray(doc) : null;
             out.writeStartObject();
+            if (owner != null) {
+                out.writeFieldName("owner");
+                out.writeArray(owner, 0, owner.length);
+            } else {
+                writeAssignment(out, doc);
+            }
+            writeTail(out, assignNanos, inputNanos, rounds);
+        }
+
+        private int[] ownerArray(GroupDocument doc) {
+            int[] owner = new int[doc.numPartitions()];
+            Arrays.fill(owner, -1);
+            for (Map.Entry<String, Map<String, List<Integer>>> member : byMember.entrySet()) {
+                Integer m = doc.memberIndex.get(member.getKey());
+                for (Map.Entry<String, List<Integer>> topic : member.getValue().entrySet()) {
+                    for (int partition : topic.getValue()) {
+                        int global = doc.globalId(topic.getKey(), partition);
+                        if (m == null || global < 0 || owner[global] != -1)
+                            return null;
+                        owner[global] = m;
+                    }
+                }
+            }
+            return owner;
+        }
+
+        private void writeAssignment(JsonGenerator out, GroupDocument doc) throws IOException {
             out.writeFieldName("assignment");
             out.writeStartObject();
             for (Map.Entry<String, Map<String, List<Integer>>> member : byMember.entrySet()) {
@@ -159,7 +195,6 @@ public final class AssignorServer {
                 out.writeEndObject();
             }
             out.writeEndObject();
-            writeTail(out, assignNanos, inputNanos, rounds);
         }
     }
 
@@ -176,31 +211,32 @@ public final class AssignorServer {
         out.writeEndObject();
     }
 
-    /** The answer to one request, written to {@code out}. */
-    static void answer(String kind, Class<?> type, JsonNode problem, JsonGenerator out) throws Exception {
-        boolean streams = "streams-group".equals(problem.path("kind").asText());
-        if (streams != kind.equals("streams-group") && streams != kind.equals("kafka-streams")) {
-            throw new IllegalArgumentException("a " + kind + " assignor cannot answer a "
-                + (streams ? "streams-group" : "consumer-group") + " document");
-        }
+    /** The answer to one request's problem, read from {@code in} (standing at its START_OBJECT). */
+    static void answer(String kind, Class<?> type, JsonParser in, ObjectMapper mapper, JsonGenerator out)
+        throws Exception {
         switch (kind) {
             case "client": {
-                GroupDocument doc = new GroupDocument(problem);
-                ClientAssignorRun.run(type.getName(), doc).write(out, doc);
+                GroupDocument doc = new GroupDocument(in);
+                ClientAssignorRun.run(type.getName(), doc).write(out, doc, true);
                 return;
             }
             case "consumer-group":
             case "share": {
-                GroupDocument doc = new GroupDocument(problem);
+                GroupDocument doc = new GroupDocument(in);
                 PartitionAssignor assignor = (PartitionAssignor) type.getConstructor().newInstance();
-                ServerAssignorRun.run(assignor, doc, kind.equals("share")).write(out, doc);
+                // a share group's partition may have several members: only the assignment form holds that
+                ServerAssignorRun.run(assignor, doc, kind.equals("share")).write(out, doc, !kind.equals("share"));
                 return;
             }
-            case "streams-group":
-                StreamsAssignorRun.group(type, problem, out);
-                return;
-            default:
-                StreamsAssignorRun.kafkaStreams(type, problem, out);
+            default: {
+                JsonNode problem = mapper.readTree(in);
+                if (!"streams-group".equals(problem.path("kind").asText()))
+                    throw new IllegalArgumentException("a " + kind + " assignor answers streams-group documents only");
+                if (kind.equals("streams-group"))
+                    StreamsAssignorRun.group(type, problem, out);
+                else
+                    StreamsAssignorRun.kafkaStreams(type, problem, out);
+            }
         }
     }
 
@@ -257,24 +293,35 @@ public final class AssignorServer {
             .build();
         ObjectMapper mapper = new ObjectMapper(factory);
         String kind = type == null ? null : kind(type);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
+        LineReader lines = new LineReader(System.in);
         ByteArrayOutputStream buffer = new ByteArrayOutputStream(1 << 12);
-        for (String line = in.readLine(); line != null; line = in.readLine()) {
-            if (line.isBlank())
+        for (int length = lines.next(); length >= 0; length = lines.next()) {
+            if (lines.blank(length))
                 continue;
             buffer.reset();
-            try (JsonGenerator one = factory.createGenerator(buffer, JsonEncoding.UTF8)) {
-                JsonNode request = mapper.readTree(line);
-                if (request.path("describe").asBoolean(false)) {
-                    describe(one, name, type, refused);
-                } else if (refused != null) {
-                    throw refused;
-                } else {
-                    JsonNode problem = request.path("problem");
-                    if (!problem.isObject())
-                        throw new IllegalArgumentException("the request has no problem object");
-                    answer(kind, type, problem, one);
+            try (JsonGenerator one = factory.createGenerator(buffer, JsonEncoding.UTF8);
+                 JsonParser in = factory.createParser(lines.bytes(), 0, length)) {
+                if (in.nextToken() != JsonToken.START_OBJECT)
+                    throw new IllegalArgumentException("the request is not a JSON object");
+                boolean answered = false;
+                while (in.nextToken() == JsonToken.FIELD_NAME) {
+                    String field = in.currentName();
+                    JsonToken value = in.nextToken();
+                    if (field.equals("describe") && value == JsonToken.VALUE_TRUE) {
+                        describe(one, name, type, refused);
+                        answered = true;
+                        break;
+                    } else if (field.equals("problem") && value == JsonToken.START_OBJECT) {
+                        if (refused != null)
+                            throw refused;
+                        answer(kind, type, in, mapper, one);
+                        answered = true;
+                        break;
+                    }
+                    in.skipChildren();
                 }
+                if (!answered)
+                    throw new IllegalArgumentException("the request has no problem object");
             } catch (Throwable e) { // the assignor failed on this input: an answer that says so
                 buffer.reset();
                 try (JsonGenerator one = factory.createGenerator(buffer, JsonEncoding.UTF8)) {
@@ -291,6 +338,59 @@ public final class AssignorServer {
             } catch (IOException e) { // the lab closed its end: nobody is listening any more
                 return;
             }
+        }
+    }
+
+    /** Standard input line by line as UTF-8 bytes (no decoding to chars: Jackson parses the bytes). */
+    static final class LineReader {
+        private final InputStream in;
+        private byte[] line = new byte[1 << 16];
+        private final byte[] chunk = new byte[1 << 16];
+        private int start;
+        private int end;
+
+        LineReader(InputStream in) {
+            this.in = in;
+        }
+
+        byte[] bytes() {
+            return line;
+        }
+
+        /** The next line's length (its bytes in {@link #bytes()}, without the newline), -1 at the end. */
+        int next() throws IOException {
+            int length = 0;
+            while (true) {
+                for (int i = start; i < end; i++) {
+                    if (chunk[i] == '\n') {
+                        length = append(length, start, i);
+                        start = i + 1;
+                        return length;
+                    }
+                }
+                length = append(length, start, end);
+                start = 0;
+                end = in.read(chunk);
+                if (end < 0) {
+                    end = 0;
+                    return length > 0 ? length : -1;
+                }
+            }
+        }
+
+        private int append(int length, int from, int to) {
+            int more = to - from;
+            if (length + more > line.length)
+                line = Arrays.copyOf(line, Math.max(2 * line.length, length + more));
+            System.arraycopy(chunk, from, line, length, more);
+            return length + more;
+        }
+
+        boolean blank(int length) {
+            for (int i = 0; i < length; i++)
+                if (!Character.isWhitespace(line[i]))
+                    return false;
+            return true;
         }
     }
 }

@@ -3,16 +3,21 @@
  * The lab sends documents it has already checked, so this reader keeps what Kafka would see and
  * leaves the checking to the lab: subscriptions and owned claims as given (stale claims and
  * subscriptions to missing topics included), generations (-1 when absent), racks, instance ids,
- * the replica racks of every partition (KIP-881) and KIP-848's topic ids.
+ * the replica racks of every partition (KIP-881) and KIP-848's topic ids.  It reads the document
+ * token by token (Jackson's streaming parser): a million-partition group is a few arrays, never a
+ * tree of nodes.  Members with the same subscription list share it (one distinct list each).
  */
 package rebalancelab.peers;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import org.apache.kafka.common.Uuid;
 
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
-import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -22,8 +27,9 @@ final class GroupDocument {
     final int[] counts;
     final long[] topicStart;
     final Map<String, Integer> topicIndex = new HashMap<>();
-    /** Members in document order. */
+    /** Members in document order, and each one's position. */
     final String[] members;
+    final Map<String, Integer> memberIndex = new HashMap<>();
     final String[] instanceIds;
     final String[] racks;
     final int[] generations;
@@ -33,6 +39,10 @@ final class GroupDocument {
     /** Member m subscribes subscriptionTopics[subscriptionStart[m] .. subscriptionStart[m+1]-1], as given. */
     final int[] subscriptionStart;
     final String[] subscriptionTopics;
+    /** The distinct subscription lists: member m's is distinct[m], listed from distinctStart[distinct[m]]. */
+    final int[] distinct;
+    final int[] distinctStart;
+    final String[] distinctTopics;
     /** Member m owned (ownedTopic[i], ownedPartition[i]) for i in ownedStart[m] .. ownedStart[m+1]-1, as given. */
     final int[] ownedStart;
     final String[] ownedTopic;
@@ -42,21 +52,84 @@ final class GroupDocument {
     /** Each topic's id: the document's topic_ids, else Uuid(0x0000000100000001, t) (GroupProblem.topic_uuids). */
     final Uuid[] topicIds;
 
-    GroupDocument(JsonNode doc) {
-        JsonNode topicsNode = doc.path("topics");
-        int t = 0;
-        topics = new String[topicsNode.size()];
+    /** One member as read, before the arrays are made. */
+    private static final class Member {
+        String id;
+        String instanceId;
+        String rack;
+        Integer generation;
+        boolean owned;
+        List<String> topics = List.of();
+        final List<String> ownedTopics = new ArrayList<>();
+        final List<Integer> ownedPartitions = new ArrayList<>();
+    }
+
+    /** Reads the document object the parser stands at (its START_OBJECT). */
+    GroupDocument(JsonParser in) throws IOException {
+        expect(in, in.currentToken(), JsonToken.START_OBJECT, "the problem");
+        Map<String, Integer> topicCounts = new LinkedHashMap<>();
+        List<Member> read = new ArrayList<>();
+        Map<String, List<String[]>> racksByTopic = null;
+        Map<String, String> ids = new HashMap<>();
+        while (in.nextToken() == JsonToken.FIELD_NAME) {
+            String field = in.currentName();
+            JsonToken value = in.nextToken();
+            switch (field) {
+                case "kind":
+                    if (!"group".equals(in.getValueAsString()))
+                        throw new IllegalArgumentException("a consumer-group assignor cannot answer a "
+                            + in.getValueAsString() + " document");
+                    break;
+                case "topics":
+                    expect(in, value, JsonToken.START_OBJECT, "topics");
+                    while (in.nextToken() == JsonToken.FIELD_NAME) {
+                        String name = in.currentName();
+                        in.nextToken();
+                        topicCounts.put(name, in.getIntValue());
+                    }
+                    break;
+                case "members":
+                    expect(in, value, JsonToken.START_ARRAY, "members");
+                    while (in.nextToken() == JsonToken.START_OBJECT)
+                        read.add(member(in));
+                    break;
+                case "partition_racks":
+                    if (value == JsonToken.VALUE_NULL)
+                        break;
+                    expect(in, value, JsonToken.START_OBJECT, "partition_racks");
+                    racksByTopic = new HashMap<>();
+                    while (in.nextToken() == JsonToken.FIELD_NAME) {
+                        String name = in.currentName();
+                        List<String[]> lists = new ArrayList<>();
+                        expect(in, in.nextToken(), JsonToken.START_ARRAY, "partition_racks." + name);
+                        while (in.nextToken() == JsonToken.START_ARRAY)
+                            lists.add(strings(in).toArray(new String[0]));
+                        racksByTopic.put(name, lists);
+                    }
+                    break;
+                case "topic_ids":
+                    if (value == JsonToken.VALUE_NULL)
+                        break;
+                    expect(in, value, JsonToken.START_OBJECT, "topic_ids");
+                    while (in.nextToken() == JsonToken.FIELD_NAME) {
+                        String name = in.currentName();
+                        in.nextToken();
+                        ids.put(name, in.getValueAsString());
+                    }
+                    break;
+                default: // lags and whatever else the document holds: not Kafka's assignors' input
+                    in.skipChildren();
+            }
+        }
+        topics = topicCounts.keySet().toArray(new String[0]);
         counts = new int[topics.length];
         topicStart = new long[topics.length + 1];
-        for (Iterator<Map.Entry<String, JsonNode>> it = topicsNode.fields(); it.hasNext(); t++) {
-            Map.Entry<String, JsonNode> entry = it.next();
-            topics[t] = entry.getKey();
-            counts[t] = entry.getValue().asInt();
+        for (int t = 0; t < topics.length; t++) {
+            counts[t] = topicCounts.get(topics[t]);
             topicStart[t + 1] = topicStart[t] + counts[t];
             topicIndex.put(topics[t], t);
         }
-        JsonNode membersNode = doc.path("members");
-        int n = membersNode.size();
+        int n = read.size();
         members = new String[n];
         instanceIds = new String[n];
         racks = new String[n];
@@ -65,69 +138,119 @@ final class GroupDocument {
         hasOwned = new boolean[n];
         subscriptionStart = new int[n + 1];
         ownedStart = new int[n + 1];
-        List<String> subscribed = new ArrayList<>();
-        List<String> ownedTopics = new ArrayList<>();
-        List<Integer> ownedPartitions = new ArrayList<>();
-        for (int m = 0; m < n; m++) {
-            JsonNode member = membersNode.get(m);
-            members[m] = member.path("id").asText();
-            instanceIds[m] = text(member.get("instance_id"));
-            racks[m] = text(member.get("rack"));
-            JsonNode generation = member.get("generation");
-            hasGeneration[m] = generation != null && !generation.isNull();
-            generations[m] = hasGeneration[m] ? generation.asInt() : -1;
-            for (JsonNode topic : member.path("topics"))
-                subscribed.add(topic.asText());
-            subscriptionStart[m + 1] = subscribed.size();
-            JsonNode owned = member.get("owned");
-            hasOwned[m] = owned != null && owned.size() > 0;
-            if (owned != null) {
-                for (Iterator<Map.Entry<String, JsonNode>> it = owned.fields(); it.hasNext(); ) {
-                    Map.Entry<String, JsonNode> entry = it.next();
-                    for (JsonNode partition : entry.getValue()) {
-                        ownedTopics.add(entry.getKey());
-                        ownedPartitions.add(partition.asInt());
-                    }
-                }
-            }
-            ownedStart[m + 1] = ownedTopics.size();
+        distinct = new int[n];
+        Map<List<String>, Integer> seen = new HashMap<>();
+        List<List<String>> lists = new ArrayList<>();
+        int subscribed = 0;
+        int owned = 0;
+        for (Member member : read) {
+            subscribed += member.topics.size();
+            owned += member.ownedTopics.size();
         }
-        subscriptionTopics = subscribed.toArray(new String[0]);
-        ownedTopic = ownedTopics.toArray(new String[0]);
-        ownedPartition = ownedPartitions.stream().mapToInt(Integer::intValue).toArray();
-        JsonNode racksNode = doc.get("partition_racks");
-        if (racksNode == null || racksNode.isNull()) {
+        subscriptionTopics = new String[subscribed];
+        ownedTopic = new String[owned];
+        ownedPartition = new int[owned];
+        for (int m = 0; m < n; m++) {
+            Member member = read.get(m);
+            members[m] = member.id;
+            memberIndex.put(member.id, m);
+            instanceIds[m] = member.instanceId;
+            racks[m] = member.rack;
+            hasGeneration[m] = member.generation != null;
+            generations[m] = hasGeneration[m] ? member.generation : -1;
+            hasOwned[m] = member.owned;
+            for (int i = 0; i < member.topics.size(); i++)
+                subscriptionTopics[subscriptionStart[m] + i] = member.topics.get(i);
+            subscriptionStart[m + 1] = subscriptionStart[m] + member.topics.size();
+            distinct[m] = seen.computeIfAbsent(member.topics, key -> {
+                lists.add(key);
+                return lists.size() - 1;
+            });
+            for (int i = 0; i < member.ownedTopics.size(); i++) {
+                ownedTopic[ownedStart[m] + i] = member.ownedTopics.get(i);
+                ownedPartition[ownedStart[m] + i] = member.ownedPartitions.get(i);
+            }
+            ownedStart[m + 1] = ownedStart[m] + member.ownedTopics.size();
+        }
+        distinctStart = new int[lists.size() + 1];
+        List<String> flat = new ArrayList<>();
+        for (int d = 0; d < lists.size(); d++) {
+            flat.addAll(lists.get(d));
+            distinctStart[d + 1] = flat.size();
+        }
+        distinctTopics = flat.toArray(new String[0]);
+        if (racksByTopic == null) {
             partitionRacks = null;
         } else {
-            partitionRacks = new String[(int) topicStart[topics.length]][];
-            for (int p = 0; p < partitionRacks.length; p++)
-                partitionRacks[p] = new String[0];
-            for (Iterator<Map.Entry<String, JsonNode>> it = racksNode.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> entry = it.next();
-                Integer topic = topicIndex.get(entry.getKey());
-                if (topic == null)
-                    continue;
-                int p = 0;
-                for (JsonNode replicas : entry.getValue()) {
-                    if (p >= counts[topic])
-                        break;
-                    String[] names = new String[replicas.size()];
-                    for (int r = 0; r < names.length; r++)
-                        names[r] = replicas.get(r).asText();
-                    partitionRacks[(int) topicStart[topic] + p++] = names;
-                }
+            partitionRacks = new String[numPartitions()][];
+            Arrays.fill(partitionRacks, new String[0]);
+            for (int t = 0; t < topics.length; t++) {
+                List<String[]> given = racksByTopic.getOrDefault(topics[t], List.of());
+                for (int p = 0; p < Math.min(counts[t], given.size()); p++)
+                    partitionRacks[(int) topicStart[t] + p] = given.get(p);
             }
         }
         topicIds = new Uuid[topics.length];
-        JsonNode idsNode = doc.get("topic_ids");
-        for (t = 0; t < topics.length; t++) {
-            JsonNode id = idsNode == null ? null : idsNode.get(topics[t]);
-            topicIds[t] = id == null || id.isNull() ? new Uuid(0x0000000100000001L, t) : Uuid.fromString(id.asText());
+        for (int t = 0; t < topics.length; t++) {
+            String id = ids.get(topics[t]);
+            topicIds[t] = id == null ? new Uuid(0x0000000100000001L, t) : Uuid.fromString(id);
         }
     }
 
-    private static String text(JsonNode node) {
-        return node == null || node.isNull() ? null : node.asText();
+    private static Member member(JsonParser in) throws IOException {
+        Member member = new Member();
+        while (in.nextToken() == JsonToken.FIELD_NAME) {
+            String field = in.currentName();
+            JsonToken value = in.nextToken();
+            switch (field) {
+                case "id":
+                    member.id = in.getValueAsString();
+                    break;
+                case "instance_id":
+                    member.instanceId = value == JsonToken.VALUE_NULL ? null : in.getValueAsString();
+                    break;
+                case "rack":
+                    member.rack = value == JsonToken.VALUE_NULL ? null : in.getValueAsString();
+                    break;
+                case "generation":
+                    member.generation = value == JsonToken.VALUE_NULL ? null : in.getIntValue();
+                    break;
+                case "topics":
+                    expect(in, value, JsonToken.START_ARRAY, "members[].topics");
+                    member.topics = strings(in);
+                    break;
+                case "owned":
+                    if (value == JsonToken.VALUE_NULL)
+                        break;
+                    expect(in, value, JsonToken.START_OBJECT, "members[].owned");
+                    while (in.nextToken() == JsonToken.FIELD_NAME) {
+                        member.owned = true;
+                        String topic = in.currentName();
+                        expect(in, in.nextToken(), JsonToken.START_ARRAY, "members[].owned." + topic);
+                        while (in.nextToken() != JsonToken.END_ARRAY) {
+                            member.ownedTopics.add(topic);
+                            member.ownedPartitions.add(in.getIntValue());
+                        }
+                    }
+                    break;
+                default:
+                    in.skipChildren();
+            }
+        }
+        return member;
+    }
+
+    /** The strings of the array the parser stands at (its START_ARRAY), up to its END_ARRAY. */
+    private static List<String> strings(JsonParser in) throws IOException {
+        List<String> out = new ArrayList<>();
+        while (in.nextToken() != JsonToken.END_ARRAY)
+            out.add(in.getValueAsString());
+        return out;
+    }
+
+    private static void expect(JsonParser in, JsonToken found, JsonToken wanted, String what) {
+        if (found != wanted)
+            throw new IllegalArgumentException(what + ": expected " + wanted + ", found " + found);
     }
 
     int numPartitions() {

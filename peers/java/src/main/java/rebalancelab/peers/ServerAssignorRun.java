@@ -48,11 +48,8 @@ final class ServerAssignorRun {
             ownedTopic[i] = t;
             ownedPartition[i] = (int) (global - doc.topicStart[t]);
         }
-        int[] memberSubscription = new int[doc.members.length];
-        for (int m = 0; m < memberSubscription.length; m++)
-            memberSubscription[m] = m;
-        GroupSpec spec = KafkaPeers.groupSpec(doc.members, doc.instanceIds, doc.racks, memberSubscription,
-            doc.subscriptionStart, doc.subscriptionTopics, doc.topics, doc.topicIds, ownedStart, ownedTopic,
+        GroupSpec spec = KafkaPeers.groupSpec(doc.members, doc.instanceIds, doc.racks, doc.distinct,
+            doc.distinctStart, doc.distinctTopics, doc.topics, doc.topicIds, ownedStart, ownedTopic,
             ownedPartition);
         SubscribedTopicDescriber describer = KafkaPeers.describer(doc.topicIds, doc.counts, doc.partitionRacks,
             doc.topicStart);
