@@ -23,6 +23,7 @@ import heuristics.roundrobin as roundrobin
 import heuristics.server_range as server_range
 import heuristics.share as share
 import heuristics.sticky as sticky
+import heuristics.streams_sticky as streams_sticky
 import heuristics.uniform as uniform
 from experiments import plugin_java
 from experiments.experiment_plugins import resolve
@@ -32,6 +33,7 @@ from problems.share import share_assignment_json
 from support.problem_strategies import group_documents
 from support.sticky_kafka_check import unsubscribed_earlier_owner
 from support.sticky_strategies import kafka_documents
+from support.streams_documents import streams_document
 
 CLIENT = "org.apache.kafka.clients.consumer."
 SERVER = "org.apache.kafka.coordinator.group.assignor."
@@ -152,6 +154,18 @@ def test_share_simple_assignor_equals_the_heuristic(doc, ids):
     )
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_streams_group_sticky_assignor_equals_the_heuristic(seed):
+    """Tests that KIP-1071's streams-group StickyTaskAssignor through java: gives streams-sticky's
+    answer (random streams groups: standbys, warm-ups, lags, client tags, racks)."""
+    doc = streams_document(seed)
+    problem = load_problem(doc)
+    name = "org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor"
+    answer = run(name, f"java:{name}", problem, doc, "streams-sticky", 60.0).answer
+    assert answer.result is not None, answer.error
+    assert answer.result.assignment == streams_sticky.assign(problem).assignment, json.dumps(doc)
+
+
 def _topic_id(i: int) -> str:
     """A base64 Uuid (22 characters) different for each ``i``."""
     import base64
@@ -164,6 +178,8 @@ def test_java_plugin_resolves_with_its_interface_and_judged_on():
     plugin = resolve(f"kafka-uniform=java:{SERVER}UniformAssignor")
     assert (plugin.name, plugin.judged_on) == ("kafka-uniform", ("sticky", "rack-aware"))
     assert resolve(f"kafka-simple=java:{SERVER}SimpleAssignor").judged_on == ("share",)
+    streams = "org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor"
+    assert resolve(f"kafka-streams=java:{streams}").judged_on == ("streams-sticky",)
 
 
 @pytest.mark.parametrize(
@@ -172,6 +188,10 @@ def test_java_plugin_resolves_with_its_interface_and_judged_on():
         ("x=java:com.example.Missing", "class com.example.Missing is not on the classpath"),
         ("x=java:java.lang.String", "class java.lang.String implements none of Kafka's assignor"),
         ("x=java:not a class", "java: needs a class name"),
+        (
+            "x=java:org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor",
+            "is a Kafka Streams TaskAssignor (KIP-924)",
+        ),
         ("x=java:com.example.A:/no/such.jar", "classpath entry /no/such.jar does not exist"),
     ],
 )

@@ -100,6 +100,11 @@ public final class AssignorServer {
                 + "(ConsumerPartitionAssignor, ConsumerGroupPartitionAssignor, ShareGroupPartitionAssignor, "
                 + "the streams-group TaskAssignor, Kafka Streams' TaskAssignor)");
         }
+        if (kind(type).equals("kafka-streams")) {
+            throw new Refused("class " + name + " is a Kafka Streams TaskAssignor (KIP-924): it assigns tasks to "
+                + "processes from the changelog metadata a Streams client fetches, which a streams-group document "
+                + "does not hold; the lab runs KIP-924's StickyTaskAssignor as its strategy streams-kip924-sticky");
+        }
         try {
             type.getConstructor().newInstance();
         } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
@@ -232,10 +237,7 @@ public final class AssignorServer {
                 JsonNode problem = mapper.readTree(in);
                 if (!"streams-group".equals(problem.path("kind").asText()))
                     throw new IllegalArgumentException("a " + kind + " assignor answers streams-group documents only");
-                if (kind.equals("streams-group"))
-                    StreamsAssignorRun.group(type, problem, out);
-                else
-                    StreamsAssignorRun.kafkaStreams(type, problem, out);
+                StreamsAssignorRun.group(type, problem, out);
             }
         }
     }
