@@ -19,9 +19,8 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -87,16 +86,18 @@ final class ServerAssignorRun {
 
     /** The members' current assignments: {member positions, global partition ids}, in document order. */
     static int[][] claims(GroupDocument doc, boolean share) {
-        List<Integer> members = new ArrayList<>();
-        List<Integer> partitions = new ArrayList<>();
+        int total = doc.ownedTopic.length;
+        int[] members = new int[total];
+        int[] partitions = new int[total];
+        int count = 0;
         int[] claimants = new int[doc.numPartitions()];
         for (int m = 0; m < doc.members.length; m++) {
             for (int i = doc.ownedStart[m]; i < doc.ownedStart[m + 1]; i++) {
                 int global = doc.globalId(doc.ownedTopic[i], doc.ownedPartition[i]);
                 if (global < 0)
                     continue; // a stale claim: the topic or the partition does not exist
-                members.add(m);
-                partitions.add(global);
+                members[count] = m;
+                partitions[count++] = global;
                 claimants[global]++;
             }
         }
@@ -106,13 +107,14 @@ final class ServerAssignorRun {
             winner = new int[claimants.length];
             int[] best = new int[claimants.length];
             boolean[] tied = new boolean[claimants.length];
-            java.util.Arrays.fill(winner, -1);
-            for (int i = 0; i < partitions.size(); i++) {
-                int p = partitions.get(i);
-                int m = members.get(i);
-                int generation = doc.generations[m];
+            Arrays.fill(winner, -1);
+            for (int i = 0; i < count; i++) {
+                int p = partitions[i];
+                if (claimants[p] == 1)
+                    continue;
+                int generation = doc.generations[members[i]];
                 if (winner[p] == -1 && !tied[p] || generation > best[p]) {
-                    winner[p] = m;
+                    winner[p] = members[i];
                     best[p] = generation;
                     tied[p] = false;
                 } else if (generation == best[p]) {
@@ -121,17 +123,14 @@ final class ServerAssignorRun {
                 }
             }
         }
-        List<int[]> kept = new ArrayList<>();
-        for (int i = 0; i < partitions.size(); i++) {
-            int p = partitions.get(i);
-            if (share || claimants[p] == 1 || winner[p] == members.get(i))
-                kept.add(new int[] {members.get(i), p});
+        int kept = 0;
+        for (int i = 0; i < count; i++) {
+            int p = partitions[i];
+            if (share || claimants[p] == 1 || winner[p] == members[i]) {
+                members[kept] = members[i];
+                partitions[kept++] = p;
+            }
         }
-        int[][] out = new int[2][kept.size()];
-        for (int i = 0; i < kept.size(); i++) {
-            out[0][i] = kept.get(i)[0];
-            out[1][i] = kept.get(i)[1];
-        }
-        return out;
+        return new int[][] {Arrays.copyOf(members, kept), Arrays.copyOf(partitions, kept)};
     }
 }
