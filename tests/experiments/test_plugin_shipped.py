@@ -78,8 +78,9 @@ def test_franz_go_range_and_roundrobin_are_kafkas(doc):
 @SETTINGS
 @given(doc=group_documents().map(_dynamic))
 def test_sarama_range_and_roundrobin_are_kafkas_or_fail_on_missing_topics(doc):
-    """Tests that Sarama's range and round robin give Kafka's answers, and that a subscription to a
-    topic that does not exist fails Sarama's leader (an error row naming the topic)."""
+    """Tests that Sarama's range and round robin give Kafka's answers (topics of at most ten
+    partitions: below, round robin's order of names), and that a subscription to a topic that does
+    not exist fails Sarama's leader (an error row naming the topic)."""
     problem = load_problem(doc)
     if problem.num_members == 0:
         return
@@ -121,6 +122,18 @@ def test_kafkajs_round_robin_deals_the_leaders_topics(doc):
         [problem.topic_index[t] for t in leader if t in problem.topic_index],
     )
     assert ((owner >= 0) == dealt).all()  # exactly the leader's topics are assigned
+
+
+def test_sarama_round_robin_orders_partitions_by_their_names():
+    """Tests Sarama's round robin on a 12-partition topic: it deals t-10 and t-11 before t-2, as
+    the strings "t-10" < "t-2", where Kafka deals by partition number."""
+    members = [{"id": m, "topics": ["t"]} for m in ("a", "b", "c")]
+    doc = {"topics": {"t": 12}, "members": members}
+    answer = _answer("sarama-roundrobin", doc)
+    assert answer.result is not None, answer.error
+    # dealt t-0 a, t-1 b, t-10 c, t-11 a, t-2 b, t-3 c, ...; Kafka deals t-0 a, t-1 b, t-2 c, ...
+    assert np.asarray(answer.result.answer).tolist() == [0, 1, 1, 2, 0, 1, 2, 0, 1, 2, 2, 0]
+    assert roundrobin.assign(load_problem(doc)).answer.tolist() == [0, 1, 2] * 4
 
 
 def test_kafkajs_gives_partitions_to_members_that_do_not_subscribe():
