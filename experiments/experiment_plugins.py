@@ -18,9 +18,8 @@ docs/harness.md, docs/plugins.md.
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePath
@@ -60,25 +59,6 @@ def installed() -> dict[str, str]:
     return {e.name: e.value for e in metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def load_function(target: str, where: str = "--plugin") -> Callable[..., Any]:
-    """The function ``module:function`` names (a :class:`ProblemError` naming ``where`` if none)."""
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
-        raise ProblemError(where, f"must be module:function or an installed name, got {target!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ProblemError(where, f"cannot import {module_name!r}: {error}") from None
-    function = module
-    for part in attribute.split("."):
-        function = getattr(function, part, None)
-        if function is None:
-            raise ProblemError(where, f"{module_name!r} has no {attribute!r}")
-    if not callable(function):
-        raise ProblemError(where, f"{target} is not a function")
-    return function
-
-
 def _split(spec: str) -> tuple[str, str]:
     """``(NAME, target)`` of ``NAME=target`` (``NAME`` empty when not given)."""
     head, equals, tail = spec.partition("=")
@@ -97,11 +77,12 @@ def _default_name(target: str) -> str:
     return default.replace("_", "-")
 
 
-def resolve(spec: str, where: str = "--plugin") -> Plugin:
+def resolve(spec: str, where: str = "--plugin", keep: bool = False) -> Plugin:
     """A plugin from ``NAME`` (installed), ``module:function``, ``exec:COMMAND`` or ``NAME=`` one
     of them.  The plugin is loaded in its own process (:mod:`experiments.plugin_runner`), which
     answers with its ``name`` and ``judged_on``: one that cannot be imported or started, exits or
-    hangs is a :class:`ProblemError` naming ``where``, never this process's end."""
+    hangs is a :class:`ProblemError` naming ``where``, never this process's end.  ``keep``: the
+    process stays running for calls from this process (:func:`experiments.plugin_runner.run`)."""
     from models.registry import STRATEGIES
 
     name, target = _split(spec)
@@ -131,7 +112,7 @@ def resolve(spec: str, where: str = "--plugin") -> Plugin:
         raise ProblemError(where, error.message) from None
     if name in STRATEGIES:
         raise ProblemError(where, f"{name!r} is a built-in strategy; give the plugin another name")
-    described = describe(name or target, target, where)
+    described = describe(name or target, target, where, keep)
     given = described.get("name")
     name = name or (given if isinstance(given, str) and given else _default_name(target))
     if name in STRATEGIES:
@@ -209,7 +190,13 @@ def plugin_rows(
     rows = []
     for name, target in plugins:
         row = {**base, "strategy": name, "variant": "", "solver": "heuristic", "role": "heuristic"}
-        call = run(name, target, problem, document, judged_on, time_limit, logs)
+        try:
+            call = run(name, target, problem, document, judged_on, time_limit, logs)
+        except Exception as error:  # the harness's own failure on this call: a row, not a stop
+            from experiments.plugin_protocol import Answer
+            from experiments.plugin_runner import Call
+
+            call = Call(Answer("error", error=f"{type(error).__name__}: {error}"), None)
         answer = call.answer
         row.update(status=answer.status, valid=answer.valid, runtime_s=call.runtime_s)
         if answer.error is not None:

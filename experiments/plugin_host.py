@@ -13,15 +13,44 @@ Details: docs/plugins.md.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import orjson
 
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY
+
+
+class LoadError(LookupError):
+    """A plugin target that names no function: ``message`` says why."""
+
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+def load_function(target: str) -> Callable[..., Any]:
+    """The function ``module:function`` names (:class:`LoadError` if none; what importing the
+    module raises propagates)."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise LoadError(f"must be module:function or an installed name, got {target!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise LoadError(f"cannot import {module_name!r}: {error}") from None
+    function = module
+    for part in attribute.split("."):
+        function = getattr(function, part, None)
+        if function is None:
+            raise LoadError(f"{module_name!r} has no {attribute!r}")
+    if not callable(function):
+        raise LoadError(f"{target} is not a function")
+    return function
 
 
 def _protocol_stdout():
@@ -29,22 +58,20 @@ def _protocol_stdout():
     answers = os.fdopen(os.dup(1), "wb", buffering=0)
     sys.stdout.flush()
     os.dup2(2, 1)
+    sys.stdout = sys.stderr  # line-buffered: a print is in the log before a crash, not lost with it
     return answers
 
 
 def describe(target: str) -> dict[str, Any]:
     """The describe answer: the function's ``name`` and ``judged_on``, or why it cannot be loaded."""
-    from experiments.experiment_plugins import load_function
-    from problems import ProblemError
-
     try:
         function = load_function(target)
-    except ProblemError as error:
+    except LoadError as error:
         return {"error": error.message}
     except SystemExit as stop:
         return {"error": f"importing {target} called sys.exit({stop.code!r})"}
     except MemoryError:
-        return {"error": f"importing {target} ran out of memory"}
+        return {"error": f"importing {target} ran out of memory{_limit()}"}
     except Exception as error:  # a module that raises while it is imported
         traceback.print_exc()
         return {"error": f"importing {target} raised {type(error).__name__}: {error}"}
@@ -61,6 +88,8 @@ def describe(target: str) -> dict[str, Any]:
 
 def answer(returned: Any, problem: Any) -> dict[str, Any]:
     """The answer object of what a plugin function returned (arrays as they are)."""
+    import numpy as np
+
     from problems import PlacementProblem, Result
     from problems.result import Status
 
@@ -80,7 +109,7 @@ def answer(returned: Any, problem: Any) -> dict[str, Any]:
         return {key: values, "status": status}
     if isinstance(returned, dict):
         if isinstance(problem, PlacementProblem) or "assignment" in returned:
-            return {**returned, "status": status}
+            return {"status": status, **returned}  # a status of its own stands
         return {"assignment": returned, "status": status}
     return {"assignment": returned, "status": status}
 
@@ -130,7 +159,7 @@ def call(function: Any, request: dict[str, Any]) -> dict[str, Any]:
     except SystemExit as stop:
         return {"status": "error", "error": f"the plugin called sys.exit({stop.code!r})"}
     except MemoryError:
-        return {"status": "error", "error": "MemoryError: the plugin ran out of memory"}
+        return {"status": "error", "error": f"MemoryError: the plugin ran out of memory{_limit()}"}
     except Exception as error:  # a plugin that raises is a row saying so
         traceback.print_exc()
         return {"status": "error", "error": f"{type(error).__name__}: {error}"}
@@ -138,6 +167,14 @@ def call(function: Any, request: dict[str, Any]) -> dict[str, Any]:
         return answer(returned, problem)
     except Exception as error:  # a Result whose JSON cannot be built, and the like
         return {"error": f"invalid: {type(error).__name__}: {error}"}
+
+
+def _limit() -> str:
+    """`` (limit N MiB)``: this process's address-space limit, if it has one."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return "" if soft == resource.RLIM_INFINITY else f" (limit {soft >> 20} MiB)"
 
 
 def main(argv: list[str] | None = None) -> int:

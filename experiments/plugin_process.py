@@ -30,6 +30,8 @@ from typing import IO
 
 import orjson
 
+#: The describe request, the first line a plugin program reads after it starts.
+DESCRIBE = b'{"describe":true}'
 #: Address-space limit of a plugin's process (``RLIMIT_AS``), in MiB.
 MEMORY_LIMIT_MB = 2048
 #: Seconds a program has to start and answer the describe request.
@@ -128,11 +130,19 @@ class PluginProcess:
     starts: int = 0
     #: Why the program is not running (written in the log when it starts again).
     stopped_because: str = ""
+    #: Starts in a row that failed before the describe answer (kept by the caller).
+    start_failures: int = 0
     _process: subprocess.Popen | None = field(default=None, repr=False)
     _buffer: bytearray = field(default_factory=bytearray, repr=False)
     _log_file: IO[bytes] | None = field(default=None, repr=False)
+    _selector: selectors.BaseSelector | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------- life cycle
+    @property
+    def pid(self) -> int | None:
+        """The program's process id while it runs."""
+        return None if self._process is None else self._process.pid
+
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
@@ -142,12 +152,17 @@ class PluginProcess:
         self.stop()
         stderr: IO[bytes] | None = None
         if self.log is not None:
-            self.log.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = stderr = open(self.log, "ab", buffering=0)
+            try:
+                self.log.parent.mkdir(parents=True, exist_ok=True)
+                self._log_file = stderr = open(self.log, "ab", buffering=0)
+            except OSError:  # a folder this machine cannot write (a cluster's driver's)
+                self.log = None
+        if stderr is not None:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            what = "restarted" if self.starts else "started"
             note = f" ({why})" if why else ""
             stderr.write(
-                f"{_HEADER} {self.name}: {' '.join(self.argv)} started {stamp}{note}\n".encode()
+                f"{_HEADER} {self.name}: {' '.join(self.argv)} {what}{note} {stamp}\n".encode()
             )
         memory = None if self.memory_mb is None else self.memory_mb * 1024 * 1024
         try:
@@ -162,7 +177,7 @@ class PluginProcess:
                 bufsize=0,
             )
         except OSError as error:
-            self._close_log()
+            self._release()
             raise PluginFailure("start", f"cannot run {self.argv[0]!r}: {error.strerror}") from None
         self.starts += 1
         self._buffer.clear()
@@ -175,7 +190,9 @@ class PluginProcess:
                 )
             except OSError:  # another system, or a lower limit: the default capacity
                 pass
-        line = self.exchange(b'{"describe":true}', START_TIME_LIMIT, starting=True)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._process.stdout, selectors.EVENT_READ)
+        line = self.exchange(DESCRIBE, START_TIME_LIMIT, starting=True)
         try:
             described = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -201,7 +218,7 @@ class PluginProcess:
                 _kill(process)
             if process.stdout is not None:
                 process.stdout.close()
-        self._close_log()
+        self._release()
 
     def kill(self) -> None:
         """Kill the program (and everything in its session) at once."""
@@ -214,9 +231,12 @@ class PluginProcess:
                         stream.close()
                 except OSError:
                     pass
-        self._close_log()
+        self._release()
 
-    def _close_log(self) -> None:
+    def _release(self) -> None:
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
@@ -228,14 +248,15 @@ class PluginProcess:
         assert process is not None and process.stdin is not None and process.stdout is not None
         deadline = time.monotonic() + time_limit
         self._discard_unread()
-        pending = memoryview(request + b"\n")
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
+        pending = self._write(memoryview(request + b"\n"))
+        selector = self._selector
+        assert selector is not None
+        if pending:
             selector.register(process.stdin, selectors.EVENT_WRITE)
-            writing = True
+        try:
             while True:
-                newline = self._buffer.find(b"\n")
-                if newline >= 0 and not writing:
+                newline = self._buffer.find(b"\n") if not pending else -1
+                if newline >= 0:
                     line = bytes(self._buffer[:newline])
                     del self._buffer[: newline + 1]
                     return line.rstrip(b"\r")
@@ -253,16 +274,9 @@ class PluginProcess:
                     )
                 for key, _ in selector.select(left):
                     if key.fileobj is process.stdin:
-                        try:
-                            sent = os.write(process.stdin.fileno(), pending[:_CHUNK])
-                        except BrokenPipeError:
-                            raise self._ended() from None
-                        except BlockingIOError:
-                            continue
-                        pending = pending[sent:]
+                        pending = self._write(pending)
                         if not pending:
                             selector.unregister(process.stdin)
-                            writing = False
                     else:
                         try:
                             chunk = os.read(process.stdout.fileno(), _CHUNK)
@@ -271,6 +285,23 @@ class PluginProcess:
                         if not chunk:
                             raise self._ended()
                         self._buffer += chunk
+        finally:
+            if pending and self._selector is not None and self._process is process:
+                self._selector.unregister(process.stdin)
+
+    def _write(self, pending: memoryview) -> memoryview:
+        """Write what the pipe takes now of ``pending``; what is left."""
+        process = self._process
+        assert process is not None and process.stdin is not None
+        while pending:
+            try:
+                sent = os.write(process.stdin.fileno(), pending[:_CHUNK])
+            except BrokenPipeError:
+                raise self._ended() from None
+            except BlockingIOError:
+                break
+            pending = pending[sent:]
+        return pending
 
     def _discard_unread(self) -> None:
         """Drop what the program wrote after its last answer (it answers one line per request)."""
@@ -308,7 +339,7 @@ class PluginProcess:
             except OSError:
                 pass
         said = last_line(self.log)
-        self._close_log()
+        self._release()
         said = f": {said}" if said else ""
         if code < 0:
             name = _signal_name(-code)
@@ -324,6 +355,7 @@ def _signal_name(number: int) -> str:
 
 
 def _kill(process: subprocess.Popen) -> None:
+    """Kill ``process``'s session (its process group, led by it: not yet reaped) and reap it."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except OSError as error:

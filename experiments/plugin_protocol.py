@@ -33,8 +33,6 @@ from problems import (
 from problems.result import STATUSES
 from problems.share import pairs_from_assignment
 
-#: The describe request, the first line a plugin program reads after it starts.
-DESCRIBE = b'{"describe":true}'
 #: Statuses an answer may give (``error``: the program could not answer, ``error`` says why).
 ANSWER_STATUSES = (*STATUSES, "error")
 _SOURCE = "the plugin's answer"

@@ -83,17 +83,27 @@ def log_path(folder: Path | str | None, name: str) -> Path | None:
     return Path(folder) / f"{safe}.{socket.gethostname()}-{os.getpid()}.log"
 
 
+#: Starts in a row that fail (the program exits, hangs or errs before it describes itself) after
+#: which a process stops starting the program: its further calls fail at once, saying why.
+START_ATTEMPTS = 2
+#: The address-space limit (MiB) of a prefix's programs where it is not
+#: :data:`experiments.plugin_process.MEMORY_LIMIT_MB` (``None``: no limit).
+MEMORY_MB: dict[str, int | None] = {}
+
+
 def program(name: str, target: str, log: Path | None = None) -> PluginProcess:
     """A (not yet started) process for the plugin ``target``."""
-    return PluginProcess(name, argv_for(target), log, MEMORY_LIMIT_MB, environment(target))
+    prefix = target.partition(":")[0] if is_process_target(target) else ""
+    memory = MEMORY_MB.get(prefix, MEMORY_LIMIT_MB)
+    return PluginProcess(name, argv_for(target), log, memory, environment(target))
 
 
-_PROCESSES: dict[tuple[str, str, str], PluginProcess] = {}
+_PROCESSES: dict[tuple[str, str], PluginProcess] = {}
 
 
 def process_for(name: str, target: str, logs: Path | str | None = None) -> PluginProcess:
     """This process's child for the plugin (started on its first call, kept for the next ones)."""
-    key = (name, target, str(logs))
+    key = (target, str(logs))
     found = _PROCESSES.get(key)
     if found is None:
         found = _PROCESSES[key] = program(name, target, log_path(logs, name))
@@ -108,8 +118,9 @@ def stop_all() -> None:
         process.kill()
 
 
-def describe(name: str, target: str, where: str = "--plugin") -> dict[str, Any]:
-    """Start the plugin's program, read its describe answer and stop it.
+def describe(name: str, target: str, where: str = "--plugin", keep: bool = False) -> dict[str, Any]:
+    """Start the plugin's program, read its describe answer and stop it (``keep``: keep it
+    running as this process's child for the plugin, whose stderr is this process's).
 
     Raises
     ------
@@ -117,13 +128,14 @@ def describe(name: str, target: str, where: str = "--plugin") -> dict[str, Any]:
         The program cannot start, exits, hangs or cannot describe itself (its ``error``), named
         with ``where`` and the plugin.
     """
-    process = program(name, target)
+    process = process_for(name, target) if keep else program(name, target)
     try:
         described = process.start()
     except PluginFailure as failure:
         raise ProblemError(where, f"{target}: {failure}") from None
     finally:
-        process.stop()
+        if not keep or not process.running or process.description.get("error") is not None:
+            process.stop()
     if described.get("error") is not None:
         raise ProblemError(where, str(described["error"]))
     return described
@@ -149,20 +161,32 @@ def run(
     """Ask the plugin for an answer to ``problem`` (``document``: its JSON, as read) and judge it
     on ``judged_on``; a failure is the answer's ``error``, with status ``error``."""
     process = process_for(name, target, logs)
+    if process.start_failures >= START_ATTEMPTS:  # a program that cannot start is not retried
+        failure = f"start: {process.stopped_because}; not started again"
+        return Call(Answer("error", error=_with_log(failure, process)), None)
     line = request(document, judged_on, time_limit)
+    started = None
     try:
         if not process.running:
             described = process.start(process.stopped_because)
             if described.get("error") is not None:
                 process.kill()
+                process.start_failures += 1
+                process.stopped_because = f"{described['error']}"
                 failure = f"start: {described['error']}"
                 return Call(Answer("error", error=_with_log(failure, process)), None)
+            process.start_failures = 0
         started = time.perf_counter()
         reply = process.exchange(line, time_limit)
-        runtime = time.perf_counter() - started
     except PluginFailure as failure:
-        process.stopped_because = f"after {failure.kind}"
-        return Call(Answer("error", error=_with_log(str(failure), process)), None)
+        if started is None:
+            process.start_failures += 1
+            process.stopped_because = f"{failure}"
+        else:
+            process.stopped_because = f"after {failure.kind}"
+        runtime = None if started is None else time.perf_counter() - started
+        return Call(Answer("error", error=_with_log(str(failure), process)), runtime)
+    runtime = time.perf_counter() - started
     try:
         return Call(read_answer(problem, judged_on, reply), runtime)
     except Garbage as garbage:
