@@ -92,3 +92,13 @@ def test_dropping_stickiness_on_joins_fails_naming_the_event(recorded, capsys):
     moves = next(row for row in rows if row[2] == "mean_gap2")
     assert float(moves[3]) == pytest.approx(before["mean_gap2"], rel=1e-5)
     assert float(moves[4]) > float(moves[3]) + 5  # many more moves than the release's
+
+
+def test_assign_takes_the_class_and_its_classpath(recorded, capsys):
+    """Tests that assign --plugin java:CLASS --classpath DIR answers with the compiled class."""
+    _, classes = recorded
+    example = Path(__file__).parents[2] / "examples" / "group" / "kip-54-three-consumers.json"
+    spec = "forgets=java:UniformForgetsOnJoin"
+    assert main(["assign", "--plugin", spec, "--classpath", str(classes), str(example)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed["assignment"]) == {"C0", "C1", "C2"} and printed["status"] == "heuristic"
