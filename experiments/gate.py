@@ -28,14 +28,14 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from experiments.experiment import Experiment, load_experiment, load_suite
+from experiments.experiment import Experiment, load_experiment, load_suite, suite
 from experiments.experiment_plugins import Plugin, plugins_for, with_plugins
 from experiments.gap import disagreements, gaps, summary
 from experiments.options import integer_in, seconds
 from experiments.plugin_java import with_classpath
 from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
-from experiments.scenarios import SCENARIOS_SINCE, SUITE_VERSION, SUITES, build_problem, suite
+from experiments.scenarios import SCENARIOS_SINCE, SUITE_VERSION, SUITES, build_problem
 from experiments.trace_gate import (
     TRACE_DIRECTION,
     gate_trace_rows,

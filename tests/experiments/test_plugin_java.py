@@ -17,13 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import heuristics.cooperative_sticky as cooperative_sticky
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin
 import heuristics.server_range as server_range
 import heuristics.share as share
-import heuristics.sticky as sticky
-import heuristics.streams_sticky as streams_sticky
+import heuristics.sticky.cooperative_sticky as cooperative_sticky
+import heuristics.sticky.sticky as sticky
+import heuristics.streams.streams_sticky as streams_sticky
 import heuristics.uniform as uniform
 from experiments import plugin_java
 from experiments.experiment_plugins import resolve

@@ -5,7 +5,7 @@
  * (StreamsPeers.groupSpec and StreamsPeers.topologyDescriber): members in the document's order
  * with their process, rack, client tags and current active, standby and warm-up tasks; each
  * member's task offsets as its process reports them, derived from the document's lags as
- * heuristics.streams_sticky.task_offset_sums derives them (end[t] = 1 + the largest lag any
+ * heuristics.streams.streams_sticky.task_offset_sums derives them (end[t] = 1 + the largest lag any
  * process reports for t; offset = end[t] - lag where the process has state); the configs
  * num_standby_replicas and rack_aware_assignment_tags.
  */
