@@ -4,7 +4,9 @@ Runs the ``gate`` suite on this machine (the same :func:`experiments.runs.solve_
 maps, without starting Spark: in one worker process per core, ``--processes``), computes each
 heuristic's gap statistics against the proven optima (:func:`experiments.gap.summary`), and compares
 them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse, 0
-otherwise; ``--update`` rewrites the baseline.
+otherwise; ``--update`` rewrites the baseline.  ``--experiment FILE`` gates an experiment file
+instead of a suite, and ``--plugin`` judges plugins (``java:`` with ``--classpath``) like the
+built-ins; the statistics are also kept by churn event, so a failure names the events.
 
 Why the statistics do not depend on the machine, what counts as worse and what a baseline must hold
 (checked before anything is solved, :func:`parse_baseline`): docs/harness.md.  The suite's traces are
