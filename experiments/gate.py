@@ -495,7 +495,9 @@ def command(args: argparse.Namespace) -> int:
     given = experiment if args.experiment else None  # a shipped suite keeps its time limit
     specs = [with_classpath(spec, args.classpath) for spec in args.plugin]
     if args.classpath is not None and not any(s != p for s, p in zip(specs, args.plugin)):
-        raise ProblemError("--classpath", "given without a java: plugin to use it")
+        raise ProblemError(
+            "--classpath", "no java: plugin without a classpath of its own to use it"
+        )
     # Only the plugins named here or in the experiment file: the gate judges what it is told to.
     plugins = plugins_for(specs, experiment=experiment, entry_points=False)
     judged: dict[str, dict[str, float]] = {}  # the baseline's statistics (none with --update)
