@@ -139,6 +139,33 @@ def test_no_owner_list_holding_a_non_integer_is_valid(values):
     assert not answer.valid and answer.result is None
 
 
+@given(st.data())
+def test_an_assignment_read_back_is_the_owner_array_it_was_written_from(data):
+    """Tests (hypothesis) assign's JSON of any owner array over random groups, read back through
+    the protocol: the same owners, the same objective as the evaluator's on the array."""
+    from problems import assignment_json
+
+    members = data.draw(st.integers(1, 5))
+    counts = data.draw(st.lists(st.integers(0, 6), min_size=1, max_size=3))
+    doc = {
+        "topics": {f"t{t}": c for t, c in enumerate(counts)},
+        "members": [
+            {"id": f"m{m}", "topics": [f"t{t}" for t in range(len(counts))]} for m in range(members)
+        ],
+    }
+    problem = load_problem(doc)
+    owner = np.array(
+        data.draw(
+            st.lists(st.integers(-1, members - 1), min_size=sum(counts), max_size=sum(counts))
+        ),
+        dtype=np.int64,
+    )
+    line = orjson.dumps({"assignment": assignment_json(problem, owner)})
+    answer = read_answer(problem, "sticky", line)
+    assert answer.result is not None and answer.result.answer.tolist() == owner.tolist()
+    assert tuple(answer.result.objective) == evaluate(problem, owner, "sticky").objective
+
+
 @pytest.mark.parametrize("line", [b"", b"hello", b"[0, 1]", b"42", b'"text"', b"null", b"{"])
 def test_a_line_that_is_not_an_object_is_garbage(line):
     """Tests that anything but a JSON object is a protocol failure."""
