@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from experiments.experiment import load_experiment, load_suite
+from experiments.experiment_cli import add_limit_arguments, limits
 from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
 from experiments.options import integer_in, seconds
@@ -78,11 +79,17 @@ def register(subcommands) -> None:
         help="solve at most this many pending scenarios now",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_limit_arguments(parser)
     parser.set_defaults(handler=command)
 
 
 def command(args: argparse.Namespace) -> int:
-    experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
+    within = limits(args)
+    experiment = (
+        load_experiment(args.experiment, within)
+        if args.experiment
+        else load_suite(args.suite, within)
+    )
     plugins = plugins_for(args.plugin, experiment=experiment)
     out = Path(args.out)
     # Before any solving: a bad --out or --run-id is exit 2 now, not a traceback after the run.

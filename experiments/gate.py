@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import sys
 from collections.abc import Collection
@@ -28,6 +27,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from experiments.baseline_checks import GAP, SHARE, read_object, type_name
+from experiments.baseline_checks import statistics as checked_statistics
 from experiments.gap import disagreements, gaps, summary
 from experiments.options import integer_in, seconds
 from experiments.run_lock import check_writable
@@ -61,6 +62,16 @@ DIRECTION = {
     "mean_gap2": +1,
     "share_optimal": -1,
 }
+#: Each statistic's range (shares 0 to 1; gaps, relative or in level units, 0 to 2**63).
+RANGES = {
+    "valid": SHARE,
+    "mean_rel_gap1": GAP,
+    "max_rel_gap1": GAP,
+    "mean_gap2": GAP,
+    "share_optimal": SHARE,
+}
+#: A mean and its maximum (the mean is at most the maximum).
+MEAN_MAX = ("mean_rel_gap1", "max_rel_gap1")
 #: Statistics over no proven-optimal scenario (or no level-1 tie): nothing to regress on.
 EMPTY = {"mean_rel_gap1": 0.0, "max_rel_gap1": 0.0, "mean_gap2": 0.0, "share_optimal": 1.0}
 
@@ -244,16 +255,15 @@ class Baseline:
     trace_optima: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _type_name(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), "null" if value is None else type(value).__name__
-    )
+_type_name = type_name
 
 
 def _document(data: bytes, source: str, suite_name: str) -> dict[str, Any]:
     """The baseline's top-level object, of this suite and version, else a :class:`ProblemError`."""
     try:
-        document = json.loads(data.decode("utf-8-sig"))
+        document = read_object(data.decode("utf-8-sig"), source)
+    except ProblemError:  # a key given twice, named
+        raise
     except UnicodeDecodeError as error:
         raise ProblemError(
             "", f"not UTF-8 (byte {error.start}); re-create it with --update", source
@@ -302,22 +312,7 @@ def _heuristics(document: dict[str, Any], source: str) -> dict[str, dict[str, fl
             "empty: the baseline would compare nothing; re-create it with --update",
             source,
         )
-    checked: dict[str, dict[str, float]] = {}
-    for name, entry in entries.items():
-        if type(entry) is not dict:
-            raise ProblemError(
-                f"heuristics.{name}", f"must be an object, got {_type_name(entry)}", source
-            )
-        for statistic in DIRECTION:
-            field = f"heuristics.{name}.{statistic}"
-            if statistic not in entry:
-                raise ProblemError(field, "missing; re-create the baseline with --update", source)
-            value = entry[statistic]
-            if type(value) not in (int, float) or not math.isfinite(value):
-                shown = repr(value) if type(value) in (int, float, str) else _type_name(value)
-                raise ProblemError(field, f"must be a finite number, got {shown}", source)
-        checked[name] = {**entry, **{statistic: float(entry[statistic]) for statistic in DIRECTION}}
-    return checked
+    return checked_statistics(entries, "heuristics", RANGES, source, MEAN_MAX)
 
 
 def _optima(document: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
