@@ -145,7 +145,10 @@ def command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     report = write_report(
-        rows, out / "report" / f"{experiment.name}-{info.run_id}", str(info.folder)
+        rows,
+        out / "report" / f"{experiment.name}-{info.run_id}",
+        str(info.folder),
+        notes=tuple(notes),
     )
     print(f"report: {report}", file=sys.stderr)
     return 0
