@@ -256,9 +256,6 @@ class Baseline:
     trace_optima: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-_type_name = type_name
-
-
 def _document(data: bytes, source: str, suite_name: str) -> dict[str, Any]:
     """The baseline's top-level object, of this suite and version, else a :class:`ProblemError`."""
     try:
@@ -280,7 +277,7 @@ def _document(data: bytes, source: str, suite_name: str) -> dict[str, Any]:
     if type(document) is not dict:
         raise ProblemError(
             "",
-            f"must be a JSON object, got {_type_name(document)}; re-create it with --update",
+            f"must be a JSON object, got {type_name(document)}; re-create it with --update",
             source,
         )
     version = document.get("suite_version")
@@ -301,7 +298,7 @@ def _object(document: dict[str, Any], field: str, source: str) -> dict[str, Any]
         raise ProblemError(field, "missing; re-create the baseline with --update", source)
     value = document[field]
     if type(value) is not dict:
-        raise ProblemError(field, f"must be an object, got {_type_name(value)}", source)
+        raise ProblemError(field, f"must be an object, got {type_name(value)}", source)
     return value
 
 
@@ -321,7 +318,7 @@ def _optima(document: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
     for scenario, entry in entries.items():
         field = f"optima.{scenario}"
         if type(entry) is not dict:
-            raise ProblemError(field, f"must be an object, got {_type_name(entry)}", source)
+            raise ProblemError(field, f"must be an object, got {type_name(entry)}", source)
         for key in ("digest", "levels"):
             if key not in entry:
                 raise ProblemError(
@@ -329,17 +326,17 @@ def _optima(document: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
                 )
         if type(entry["digest"]) is not str:
             raise ProblemError(
-                f"{field}.digest", f"must be a string, got {_type_name(entry['digest'])}", source
+                f"{field}.digest", f"must be a string, got {type_name(entry['digest'])}", source
             )
         levels = entry["levels"]
         if type(levels) is not list or not 1 <= len(levels) <= LEVELS:
-            shown = f"{len(levels)} levels" if type(levels) is list else _type_name(levels)
+            shown = f"{len(levels)} levels" if type(levels) is list else type_name(levels)
             raise ProblemError(
                 f"{field}.levels", f"must be a list of 1 to {LEVELS} integers, got {shown}", source
             )
         for i, level in enumerate(levels):
             if type(level) is not int or not INT64[0] <= level <= INT64[1]:
-                shown = repr(level) if type(level) in (int, float, str) else _type_name(level)
+                shown = repr(level) if type(level) in (int, float, str) else type_name(level)
                 raise ProblemError(
                     f"{field}.levels[{i}]", f"must be a 64-bit integer, got {shown}", source
                 )

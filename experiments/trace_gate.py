@@ -151,7 +151,6 @@ def judged_traces(rows: pd.DataFrame, optima: dict[str, int]) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------- baseline parts
-_type_name = type_name
 
 
 def parse_traces(document: dict[str, Any], source: str) -> dict[str, dict[str, float]]:
@@ -159,7 +158,7 @@ def parse_traces(document: dict[str, Any], source: str) -> dict[str, dict[str, f
     number in its range (:data:`TRACE_RANGES`)."""
     entries = document.get("traces", {})
     if type(entries) is not dict:
-        raise ProblemError("traces", f"must be an object, got {_type_name(entries)}", source)
+        raise ProblemError("traces", f"must be an object, got {type_name(entries)}", source)
     return checked_statistics(entries, "traces", TRACE_RANGES, source, TRACE_MEAN_MAX)
 
 
@@ -167,19 +166,19 @@ def parse_trace_optima(document: dict[str, Any], source: str) -> dict[str, dict[
     """A baseline's ``trace_optima`` (none when absent), checked: a digest and total moves each."""
     entries = document.get("trace_optima", {})
     if type(entries) is not dict:
-        raise ProblemError("trace_optima", f"must be an object, got {_type_name(entries)}", source)
+        raise ProblemError("trace_optima", f"must be an object, got {type_name(entries)}", source)
     for scenario, entry in entries.items():
         field = f"trace_optima.{scenario}"
         if type(entry) is not dict:
-            raise ProblemError(field, f"must be an object, got {_type_name(entry)}", source)
+            raise ProblemError(field, f"must be an object, got {type_name(entry)}", source)
         if type(entry.get("digest")) is not str:
             raise ProblemError(
                 f"{field}.digest",
-                f"must be a string, got {_type_name(entry.get('digest'))}",
+                f"must be a string, got {type_name(entry.get('digest'))}",
                 source,
             )
         moves = entry.get("moves")
         if type(moves) is not int or not 0 <= moves < 2**63:
-            shown = repr(moves) if type(moves) in (int, float, str) else _type_name(moves)
+            shown = repr(moves) if type(moves) in (int, float, str) else type_name(moves)
             raise ProblemError(f"{field}.moves", f"must be an integer >= 0, got {shown}", source)
     return entries
