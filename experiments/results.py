@@ -294,13 +294,16 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
     """All rows under a results folder (a run, a suite or everything), with suite and run id columns.
 
     Rows written before a column was renamed get its new name (:data:`RENAMED_COLUMNS`).  A row whose
-    run and :data:`ROW_KEY` an earlier batch already holds is counted once (the earlier batch's);
-    ``notes``, when given, receives a line saying how many and where.
+    run, :data:`ROW_KEY` and step an earlier batch already holds, with the same results, is counted
+    once (the earlier batch's); ``notes``, when given, receives a line saying how many and where,
+    and one naming the trace runs whose per-trace row has no per-step rows (not compared).
 
     Raises
     ------
     ProblemError
-        A damaged batch (:func:`read_batch`), named.
+        A damaged batch (:func:`read_batch`), named; a batch of another experiment than the run's
+        first batch, named; a row repeated with other results (:data:`RESULT_VALUES`), both
+        batches named.
     """
     folder = Path(folder)
     tables = []
