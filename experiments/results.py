@@ -94,6 +94,8 @@ NON_NEGATIVE = (
     "moves_bound",
     "rounds",
 )
+#: The largest seconds and megabytes a run may report (about 30 years; a petabyte).
+AT_MOST = {"runtime_s": 1e9, "time_limit_s": 1e9, "peak_rss_mb": 1e9}
 #: The values of the text columns that hold one of a few.
 KNOWN_VALUES = {
     "status": (*STATUSES, "error"),
@@ -234,9 +236,17 @@ def _check_values(table: pa.Table, source: str) -> None:
                     f"holds {bad!r}, not a number of seconds or megabytes (a damaged batch)",
                     source,
                 )
-        smallest = pc.min(values).as_py()
-        if smallest is not None and smallest < 0:
-            raise ProblemError(column, f"holds {smallest!r}, below 0 (a damaged batch)", source)
+        smallest, largest = pc.min_max(values).values()
+        if smallest.as_py() is not None and smallest.as_py() < 0:
+            raise ProblemError(
+                column, f"holds {smallest.as_py()!r}, below 0 (a damaged batch)", source
+            )
+        if column in AT_MOST and largest.as_py() is not None and largest.as_py() > AT_MOST[column]:
+            raise ProblemError(
+                column,
+                f"holds {largest.as_py()!r}, more than {AT_MOST[column]:g} (a damaged batch)",
+                source,
+            )
     for column, known in KNOWN_VALUES.items():
         values = table.column(column)
         if not len(values) or pa.types.is_null(values.type):

@@ -274,7 +274,7 @@ def file_bytes(kind: str, batch: int, detail) -> bytes:
     return (WITHOUT if kind == "missing" else RETYPED)[batch, detail]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(files=folders())
 def test_damaged_folders_are_refused_by_name_or_read_once_and_resumed(files):
     """Property: a folder with a damaged batch (unreadable, a column missing or retyped, trace rows
@@ -544,6 +544,11 @@ TRACE = BATCHES[2]
             0,
             "runtime_s: holds inf, not a number of seconds or megabytes",
         ),
+        (
+            [parquet_bytes(BATCHES[0].assign(peak_rss_mb=1e300))],
+            0,
+            "peak_rss_mb: holds 1e+300, more than 1e+09",
+        ),
     ],
     ids=[
         "trace-without-moves",
@@ -552,6 +557,7 @@ TRACE = BATCHES[2]
         "conflicting-copy",
         "negative-level",
         "infinite-runtime",
+        "absurd-memory",
     ],
 )
 def test_report_on_a_damaged_run_is_one_line_naming_the_batch(
