@@ -58,6 +58,7 @@ def register(subcommands: Any) -> None:
     chosen = parser.add_mutually_exclusive_group(required=True)
     chosen.add_argument("--strategy", choices=list(STRATEGIES))
     plugin_cli.add_argument(chosen)
+    plugin_cli.add_classpath(parser)
     parser.add_argument(
         "--solver",
         default="heuristic",
@@ -126,7 +127,7 @@ def _with_plugin(args: argparse.Namespace, loaded: Trace) -> TraceResult:
     """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md)."""
     from experiments.plugin_runner import run
 
-    found = plugin_cli.plugin(args.plugin)
+    found = plugin_cli.plugin(args.plugin, args.classpath)
     start = load_problem(loaded.start)
     judged = plugin_cli.judged_on(found, start, loaded.name)
     limit = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
