@@ -160,6 +160,7 @@ def _command_assign(args: argparse.Namespace) -> int:
         "time_limit": args.time_limit,
         "seed": args.seed,
         "workers": args.workers,
+        "max_size": args.max_size,
     }
     result = _run(args, problem, options)
     _print_result(args, result)
@@ -319,6 +320,13 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(assign, strategies("group") + strategies("streams"))
+    assign.add_argument(
+        "--max-size",
+        type=integer_in(1, 2**62),
+        metavar="N",
+        help="the most task-member pairs (tasks x members) a streams exact model takes "
+        "(default 2,000,000)",
+    )
     add_cluster_arguments(assign, group=True)
     assign.set_defaults(handler=_command_assign)
 
