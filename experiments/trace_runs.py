@@ -63,7 +63,11 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
     time_limit = float(settings.get("time_limit", time_limit))
     solver_options = settings.get("options", {})
     base = _base(scenario, time_limit, solver_options)
-    trace = load_trace(build_trace(scenario), name=scenario.scenario_id)
+    try:
+        trace = load_trace(build_trace(scenario), name=scenario.scenario_id)
+        refused = ""
+    except ProblemError as error:  # beyond the trace reader's limits: each run a row saying so
+        trace, refused = None, f"refused: {error}"
     rows: list[dict[str, Any]] = []
     for strategy, variant, solver in trace_runs_for(scenario.judged_on, settings):
         run = {
@@ -73,6 +77,9 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
             "solver": solver,
             "role": "heuristic" if solver == "heuristic" else "exact",
         }
+        if trace is None:
+            rows.append({**run, "status": "unknown", "valid": False, "error": refused})
+            continue
         rows.extend(_run_rows(trace, scenario, run, time_limit, solver_options.get(solver, {})))
     return rows
 

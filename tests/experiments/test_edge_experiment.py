@@ -418,3 +418,22 @@ def test_a_limit_counts_every_block(tmp_path):
         f"{path}: scenarios[1]: crosses 30 combinations (30 more in the blocks before), more than "
         "the limit of 59 scenarios (--max-scenarios raises it)"
     )
+
+
+def test_a_trace_the_trace_reader_refuses_is_rows_not_a_failed_job(monkeypatch):
+    """Tests a trace scenario beyond the trace reader's own limit (here lowered to 10 partitions
+    summed over its rebalances): every run is one row, status unknown, saying it was refused."""
+    import problems.trace
+    from experiments.trace_runs import solve_trace_frame, trace_frame
+    from experiments.trace_scenarios import TraceScenario
+
+    real = problems.trace.load_trace
+    monkeypatch.setattr(
+        problems.trace, "load_trace", lambda source, name=None: real(source, name, max_size=10)
+    )
+    scenario = TraceScenario("group", "sticky", "rolling-restart", 12, 3, 2, 2, 1)
+    rows = solve_trace_frame(trace_frame([scenario]), time_limit=2)
+    assert len(rows) == len(trace_runs_for("sticky", {}))
+    assert set(rows["status"]) == {"unknown"} and not rows["valid"].any()
+    assert rows["error"].str.startswith("refused: ").all()
+    assert rows["error"].str.contains("--max-size raises it").all()
