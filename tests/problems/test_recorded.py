@@ -190,4 +190,4 @@ def test_compare_needs_a_recorded_trace(tmp_path, capsys):
     status, out, err = run_cli(capsys, "trace", "--compare", str(file))
     assert status == 2 and "--compare needs a recorded trace" in err
     status, out, err = run_cli(capsys, "trace", str(file))
-    assert status == 2 and "--strategy is required" in err
+    assert status == 2 and "give --strategy or --plugin" in err
