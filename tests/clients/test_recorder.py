@@ -238,3 +238,79 @@ def test_only_group_metadata_keys_name_a_group():
     assert group_key(struct.pack(">h", 2) + _string("shop", False)) == "shop"
     assert group_key(struct.pack(">h", 1) + _string("shop", False)) is None  # an offset commit
     assert group_key(b"") is None
+
+
+# ------------------------------------------------------------------ the watch
+class FakeAdmin:
+    """The admin calls a watch makes, answered from ``groups`` (name -> described group)."""
+
+    def __init__(self, groups):
+        self.groups = groups
+
+    def describe_groups(self, names):
+        (name,) = names
+        if name not in self.groups:
+            return {name: {"group_state": "Dead", "error": "GroupIdNotFoundError: none"}}
+        return {name: self.groups[name]}
+
+    def describe_topics(self, topics):
+        return [{"name": t, "error_code": 0, "partitions": [{}] * 4} for t in topics]
+
+    def list_groups(self):
+        return [{"group_id": g, "group_type": "classic"} for g in self.groups]
+
+
+def _described(members):
+    return {
+        "group_state": "Stable",
+        "protocol_type": "consumer",
+        "protocol_data": "range",
+        "error": None,
+        "members": [
+            {
+                "member_id": member,
+                "group_instance_id": None,
+                "member_metadata": {"topics": ["t"]},
+                "member_assignment": {"assigned_partitions": [{"topic": "t", "partitions": held}]},
+            }
+            for member, held in members
+        ],
+    }
+
+
+def test_a_pattern_records_each_matching_group_in_its_own_file(tmp_path):
+    import re
+
+    from clients.group_watch import Watch
+
+    admin = FakeAdmin(
+        {
+            "shop-a": _described([("a", [0, 1, 2, 3])]),
+            "shop/b": _described([("b", [0, 1, 2, 3])]),
+            "other": _described([("c", [0, 1, 2, 3])]),
+        }
+    )
+    said = []
+    watch = Watch(admin, tmp_path, pattern=re.compile("shop.*"), say=said.append)
+    watch.poll()
+    admin.groups["shop-a"] = _described([("a", [0, 1]), ("x", [2, 3])])
+    del admin.groups["shop/b"]
+    watch.poll()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shop%2Fb.json", "shop-a.json"]
+    assert load_trace(tmp_path / "shop-a.json").steps == ({"join": [{"id": "x", "topics": ["t"]}]},)
+    assert said == [
+        f"record: group 'shop/b' no longer exists (deleted); 0 rebalances written to "
+        f"{tmp_path / 'shop%2Fb.json'}"
+    ]
+    assert not watch.done()  # a pattern watches for new groups until stopped
+    assert watch.summary() == [
+        f"record: group 'shop-a': 1 rebalance written to {tmp_path / 'shop-a.json'}"
+    ]
+
+
+def test_a_group_that_never_appeared_writes_nothing(tmp_path):
+    from clients.group_watch import Watch
+
+    watch = Watch(FakeAdmin({}), tmp_path / "t.json", groups=["later"])
+    watch.poll()
+    assert not (tmp_path / "t.json").exists() and watch.watching() == ["later"]
