@@ -14,6 +14,7 @@ from experiments.gap import disagreements, gaps
 from experiments.options import integer_in, seconds
 from experiments.pipeline import run_suite
 from experiments.plugin_java import with_classpath
+from experiments.recorded_traces import recorded_experiment
 from experiments.report import write_report
 from experiments.results import load_results
 from experiments.run_lock import check_writable
@@ -45,6 +46,12 @@ def register(subcommands) -> None:
         "--experiment",
         metavar="FILE",
         help="an experiment file (TOML: factors and levels crossed; `experiment show FILE`)",
+    )
+    which.add_argument(
+        "--recorded",
+        metavar="DIR",
+        help="a folder of recorded traces (`rebalance-lab record`): each runs every heuristic and "
+        "the step and horizon optima through its events, beside the observed row",
     )
     parser.add_argument(
         "--plugin",
@@ -93,11 +100,12 @@ def register(subcommands) -> None:
 
 def command(args: argparse.Namespace) -> int:
     within = limits(args)
-    experiment = (
-        load_experiment(args.experiment, within)
-        if args.experiment
-        else load_suite(args.suite, within)
-    )
+    if args.recorded:
+        experiment = recorded_experiment(args.recorded, args.time_limit)
+    elif args.experiment:
+        experiment = load_experiment(args.experiment, within)
+    else:
+        experiment = load_suite(args.suite, within)
     specs = [with_classpath(spec, args.classpath) for spec in args.plugin]
     plugins = plugins_for(specs, experiment=experiment)
     out = Path(args.out)

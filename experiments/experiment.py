@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.options import MAX_SECONDS, MAX_WORKERS
+from experiments.recorded_traces import recorded_scenarios
 from experiments.scenarios import (
     GRID_PATTERNS,
     GROUP_CHURN,
@@ -48,7 +49,7 @@ from experiments.streams_scenarios import CHURN as STREAMS_CHURN
 from experiments.streams_scenarios import JUDGED_ON as STREAMS_JUDGED_ON
 from experiments.streams_scenarios import MAX_STANDBYS
 from experiments.streams_scenarios import PATTERNS as STREAMS_PATTERNS
-from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
+from experiments.trace_scenarios import RECORDED, TRACE_FAMILIES, TraceScenario
 from experiments.trace_scenarios import check as check_trace
 from problems import ProblemError
 from problems.checks import INT32_MAX, INT64_MAX, MAX_MEMBER_TOPICS, MAX_PARTITIONS
@@ -290,6 +291,11 @@ def expand(
         where = f"scenarios[{b}]"
         if not isinstance(block, dict):
             raise ProblemError(where, "must be a table ([[scenarios]])")
+        if RECORDED in block:
+            recorded = _recorded_block(block, where, source)
+            crossed += len(recorded)
+            expanded.extend((s, run, where) for s, run in recorded)
+            continue
         found, combinations = _block(block, where, limits, crossed)
         if not found:
             raise ProblemError(where, "the crossing is empty (every combination excluded)")
@@ -306,6 +312,32 @@ def expand(
         source=source,
         blocks=len(blocks),
     )
+
+
+def _recorded_block(
+    block: dict[str, Any], where: str, source: str
+) -> list[tuple[TraceScenario, dict[str, Any]]]:
+    """The recorded traces of a block ``recorded = "DIR"`` (a folder, relative to the experiment
+    file's): each a trace scenario (:mod:`experiments.recorded_traces`), with the block's
+    ``time_limit``, ``strategies`` and ``solvers`` (the observed row is always made)."""
+    _known(block, (RECORDED, "time_limit", *SELECTIONS), where)
+    folder = block[RECORDED]
+    if not isinstance(folder, str) or not folder:
+        raise ProblemError(f"{where}.{RECORDED}", f"must be a folder's path, got {_shown(folder)}")
+    path = Path(folder)
+    if not path.is_absolute() and source != "<dict>":
+        path = Path(source).parent / path
+    try:
+        scenarios = recorded_scenarios(path)
+    except ProblemError as error:
+        raise ProblemError(f"{where}.{RECORDED}", str(error)) from None
+    run: dict[str, Any] = {}
+    if "time_limit" in block:
+        run["time_limit"] = _seconds(block["time_limit"], f"{where}.time_limit")
+    for key in SELECTIONS:
+        if key in block:
+            run[key] = _names(block[key], f"{where}.{key}", traced=True)
+    return [(scenario, run) for scenario in scenarios]
 
 
 def _assemble(expanded, **fields) -> Experiment:

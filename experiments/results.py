@@ -60,6 +60,9 @@ TRACE_COLUMNS = {
     "moves": "Int64",
     "moves_bound": "Int64",
     "rounds": "Int64",
+    # What a recorded trace's ``observed`` run measured (the other runs leave them missing).
+    "settle_ms": "Int64",
+    "unowned_partition_ms": "Int64",
 }
 #: Every column a batch may hold, in order: the result columns, then the trace columns.
 ALL_COLUMNS = {**RESULT_COLUMNS, **TRACE_COLUMNS}
@@ -93,13 +96,15 @@ NON_NEGATIVE = (
     "moves",
     "moves_bound",
     "rounds",
+    "settle_ms",
+    "unowned_partition_ms",
 )
 #: The largest seconds and megabytes a run may report (about 30 years; a petabyte).
 AT_MOST = {"runtime_s": 1e9, "time_limit_s": 1e9, "peak_rss_mb": 1e9}
 #: The values of the text columns that hold one of a few.
 KNOWN_VALUES = {
     "status": (*STATUSES, "error"),
-    "role": ("heuristic", "exact", "frontier"),
+    "role": ("heuristic", "exact", "frontier", "observed"),
     "family": ("group", "placement"),
 }
 #: The columns whose values are a run's results: two copies of a row must agree on them (the

@@ -23,7 +23,8 @@ import pandas as pd
 
 from experiments.results import ALL_COLUMNS
 from experiments.runs import _describe, _peak_rss_mb, base_row, runs_for, solve_each
-from experiments.trace_scenarios import TraceScenario, build_trace
+from experiments.trace_scenarios import RECORDED, TraceScenario, build_trace
+from models.observed import ROW, SOURCE
 from problems import LEVELS, ProblemError, evaluate, objective_of
 
 #: The exact references of a trace run: each step optimal alone, and the horizon optimum.
@@ -81,7 +82,62 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
             rows.append({**run, "status": "unknown", "valid": False, "error": refused})
             continue
         rows.extend(_run_rows(trace, scenario, run, time_limit, solver_options.get(solver, {})))
+    if scenario.trace == RECORDED:
+        observed = {**base, "strategy": ROW, "variant": "", "solver": SOURCE, "role": ROW}
+        if trace is None:
+            rows.append({**observed, "status": "unknown", "valid": False, "error": refused})
+        else:
+            rows.extend(_observed_rows(trace, scenario, observed))
     return rows
+
+
+def _observed_rows(
+    trace: Any, scenario: TraceScenario, run: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The rows of a recorded trace's ``observed`` run (:func:`models.observed.observed_run`):
+    what the members held at each step, judged on the scenario's strategy, with the recording's
+    rounds and settle times; then the trace's totals."""
+    from models.observed import measured_total, observed_run
+
+    try:
+        started = time.perf_counter()
+        result = observed_run(trace, scenario.judged_on)
+        runtime = time.perf_counter() - started
+    except ProblemError as error:
+        return [{**run, "status": "unknown", "valid": False, "error": f"refused: {error}"}]
+    steps = []
+    for step in result.steps:
+        evaluation = None if step.result is None else step.result.evaluation
+        steps.append(
+            {
+                **run,
+                "step": int(step.step),
+                "status": str(step.status),
+                "valid": evaluation is not None and bool(evaluation.valid),
+                "runtime_s": 0.0,
+                "moves": int(step.moves),
+                "rounds": step.info.get("rounds"),
+                "settle_ms": step.info.get("settle_ms"),
+                "unowned_partition_ms": step.info.get("unowned_partition_ms"),
+                **{f"level{i}": int(v) for i, v in enumerate(step.objective[:LEVELS], start=1)},
+            }
+        )
+    total = {
+        **run,
+        "status": str(result.status),
+        "valid": all(row["valid"] for row in steps),
+        "runtime_s": runtime,
+        "peak_rss_mb": _peak_rss_mb(),
+        "moves": int(result.moves),
+        "rounds": _sum_rounds(steps),
+        "settle_ms": measured_total(result, "settle_ms"),
+        "unowned_partition_ms": measured_total(result, "unowned_partition_ms"),
+    }
+    for i in range(1, LEVELS + 1):
+        values = [row.get(f"level{i}") for row in steps]
+        if values and all(v is not None for v in values):
+            total[f"level{i}"] = sum(values)
+    return [*steps, total]
 
 
 def _run_rows(

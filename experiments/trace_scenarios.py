@@ -49,6 +49,7 @@ Details: docs/harness.md.
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -71,6 +72,9 @@ TRACE_FAMILIES: dict[str, str] = {
     "decommission-all-at-once": "placement",
     "rack-added": "placement",
 }
+#: The family of a recorded trace (``rebalance-lab record``): its events are what the group lived
+#: through, read from a file (:mod:`experiments.recorded_traces`), not built from a seed.
+RECORDED = "recorded"
 #: Families that apply to one judged-on strategy only.
 ONLY_FOR = {"lag-drift": "lag-aware"}
 #: Strategies a trace scenario can be judged on (share groups have no trace format).
@@ -115,6 +119,9 @@ class TraceScenario:
     replication: int = 0
     settings: str = ""
     tag: str = ""
+    #: A recorded trace (family ``recorded``): its file's name and its JSON text.
+    source: str = ""
+    document: str = ""
 
     @property
     def start(self) -> Scenario:
@@ -139,7 +146,7 @@ class TraceScenario:
 
     @property
     def scenario_id(self) -> str:
-        detail = self.start.scenario_id.split("/")[2]
+        detail = self.source if self.trace == RECORDED else self.start.scenario_id.split("/")[2]
         return (
             f"trace/{self.judged_on}/{self.trace}/{detail}/"
             f"p{self.partitions}-m{self.members}-t{self.topics}-T{self.steps}/s{self.seed}{self.tag}"
@@ -148,6 +155,8 @@ class TraceScenario:
     @property
     def size(self) -> int:
         """Items to place at the start: partitions (groups) or replicas (placements)."""
+        if self.trace == RECORDED:
+            return self.partitions
         return self.start.size
 
     def as_row(self) -> dict:
@@ -157,6 +166,8 @@ class TraceScenario:
 def check(scenario: TraceScenario) -> str | None:
     """Why ``scenario`` cannot be built (a family for another problem or strategy, a trace that
     would empty the group or the cluster), or None."""
+    if scenario.trace == RECORDED:
+        return None if scenario.document else "a recorded trace has its document"
     family = TRACE_FAMILIES.get(scenario.trace)
     if family is None:
         return f"unknown trace family {scenario.trace!r} (choose from {', '.join(TRACE_FAMILIES)})"
@@ -203,6 +214,9 @@ def build_trace(scenario: TraceScenario) -> dict[str, Any]:
     problem = check(scenario)
     if problem is not None:
         raise ValueError(f"{scenario.scenario_id}: {problem}")
+    if scenario.trace == RECORDED:
+        document: dict[str, Any] = json.loads(scenario.document)
+        return document
     start = build_problem(scenario.start)
     rng = _rng(scenario)
     if scenario.family == "placement":

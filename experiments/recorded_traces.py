@@ -1,0 +1,99 @@
+"""A folder of recorded traces as an experiment: the ``recorded`` trace family.
+
+Every ``*.json`` file of the folder (what ``rebalance-lab record`` writes: a group trace with a
+``recorded`` header and an ``observed`` object per step) is one trace scenario of family
+``recorded`` (:data:`experiments.trace_scenarios.RECORDED`), its document carried in the
+scenario itself (so a Spark worker needs no access to the folder).  The harness runs it as any
+trace: every heuristic judged on the scenario's strategy and the ``step`` and ``horizon`` optima
+through the same events, and one more run, ``observed`` (solver ``recorded``): what the members
+held, re-scored on the same objective, with the recording's rounds and settle times
+(:func:`experiments.trace_runs.solve_trace_scenario`).  A recording is judged on its recorded
+assignor when traces are judged on it (``sticky``), else on ``sticky``.  Details: docs/harness.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from experiments.trace_scenarios import RECORDED, TRACE_JUDGED_ON, TraceScenario
+from problems import ProblemError
+from problems.trace import load_trace
+
+if TYPE_CHECKING:
+    from experiments.experiment import Experiment
+
+#: The strategy a recording is judged on when its assignor is not one traces are judged on.
+DEFAULT_JUDGE = "sticky"
+#: Seconds per exact solver and trace step where the command line sets none.
+TIME_LIMIT = 10.0
+
+
+def recorded_scenarios(folder: str | os.PathLike[str], tag: str = "") -> list[TraceScenario]:
+    """One trace scenario per recorded trace in ``folder`` (its ``*.json`` files, by name).
+
+    Raises
+    ------
+    ProblemError
+        The folder is missing or holds no ``*.json`` file, or a file is not a recorded group
+        trace (one line naming the file and the field).
+    """
+    where = Path(folder)
+    if not where.is_dir():
+        raise ProblemError(str(where), "not a folder of recorded traces")
+    files = sorted(where.glob("*.json"))
+    if not files:
+        raise ProblemError(str(where), "holds no recorded trace (*.json)")
+    return [_scenario(path, tag) for path in files]
+
+
+def _scenario(path: Path, tag: str) -> TraceScenario:
+    text = path.read_text(encoding="utf-8")
+    trace = load_trace(text, name=str(path))
+    if trace.recorded is None:
+        raise ProblemError(
+            str(path), "recorded: missing (not a trace `rebalance-lab record` wrote)"
+        )
+    assignor = trace.recorded.get("assignor")
+    judged_on = assignor if assignor in TRACE_JUDGED_ON else DEFAULT_JUDGE
+    start = trace.start
+    return TraceScenario(
+        family="group",
+        judged_on=judged_on,
+        trace=RECORDED,
+        partitions=int(sum(start["topics"].values())),
+        members=len(start["members"]),
+        topics=len(start["topics"]),
+        steps=len(trace.steps),
+        seed=0,
+        tag=tag,
+        source=path.stem,
+        document=text,
+    )
+
+
+def recorded_experiment(
+    folder: str | os.PathLike[str], time_limit: float | None = None
+) -> Experiment:
+    """The experiment of a folder of recorded traces (``compare --recorded DIR``): its name the
+    folder's, its digest that of every file's name and bytes (a resumed run of a changed folder is
+    refused, as a changed experiment file is)."""
+    from experiments.experiment import Experiment
+
+    traces = recorded_scenarios(folder)
+    digest = hashlib.sha256()
+    for scenario in traces:
+        digest.update(scenario.source.encode() + b"\0" + scenario.document.encode() + b"\0")
+    return Experiment(
+        name=f"recorded-{Path(folder).resolve().name}",
+        description=f"the recorded traces of {folder}",
+        tier="smoke",
+        time_limit=TIME_LIMIT if time_limit is None else time_limit,
+        scenarios=[],
+        factors={"trace": [RECORDED]},
+        digest=digest.hexdigest()[:16],
+        source=str(folder),
+        traces=traces,
+    )
