@@ -13,7 +13,7 @@
  * ConsumerGroupPartitionAssignor (KIP-848), the share-group ShareGroupPartitionAssignor (KIP-932),
  * the streams-group TaskAssignor (KIP-1071) or Kafka Streams' TaskAssignor (KIP-924); the first of
  * those it implements, in that order of specificity (share, streams group, consumer group, client,
- * Kafka Streams), decides how its input is built.  The interfaces are looked up by name, so that the
+ * Kafka Streams), decides how its input is built (a Kafka Streams TaskAssignor's: StreamsClientRun).  The interfaces are looked up by name, so that the
  * program runs on any Kafka 4.x release on the classpath (the user's classpath comes first).
  *
  * Usage: AssignorServer CLASS.  The describe request ({"describe": true}, the first line the lab
@@ -99,11 +99,6 @@ public final class AssignorServer {
             throw new Refused("class " + name + " implements none of Kafka's assignor interfaces "
                 + "(ConsumerPartitionAssignor, ConsumerGroupPartitionAssignor, ShareGroupPartitionAssignor, "
                 + "the streams-group TaskAssignor, Kafka Streams' TaskAssignor)");
-        }
-        if (kind(type).equals("kafka-streams")) {
-            throw new Refused("class " + name + " is a Kafka Streams TaskAssignor (KIP-924): it assigns tasks to "
-                + "processes from the changelog metadata a Streams client fetches, which a streams-group document "
-                + "does not hold; the lab runs KIP-924's StickyTaskAssignor as its strategy streams-kip924-sticky");
         }
         try {
             type.getConstructor().newInstance();
@@ -237,7 +232,10 @@ public final class AssignorServer {
                 JsonNode problem = mapper.readTree(in);
                 if (!"streams-group".equals(problem.path("kind").asText()))
                     throw new IllegalArgumentException("a " + kind + " assignor answers streams-group documents only");
-                StreamsAssignorRun.group(type, problem, out);
+                if (kind.equals("kafka-streams"))
+                    StreamsClientRun.assign(type, problem, out);
+                else
+                    StreamsAssignorRun.group(type, problem, out);
             }
         }
     }
