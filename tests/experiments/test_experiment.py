@@ -270,4 +270,4 @@ seed = 1
     assert main(["experiment", "show", "kafka-benchmark-grid", "--json"]) == 0
     grid = json.loads(capsys.readouterr().out)
     # Kafka's consumer grid, then 6 streams groups at StreamsAssignmentScaleTest's sizes
-    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 4032 + 6, 20000)
+    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 2 * 4032 + 6, 20000)
