@@ -175,6 +175,18 @@ def flow_sticky() -> Backend:
     return sticky
 
 
+def classes_sticky() -> Backend:
+    from models.class_flow import STICKY
+
+    return STICKY
+
+
+def classes_rack_aware() -> Backend:
+    from models.class_flow import RACK_AWARE
+
+    return RACK_AWARE
+
+
 def cpsat_rack_aware() -> Backend:
     from models.cpsat import rack_aware
 
@@ -296,7 +308,8 @@ STRATEGIES: dict[str, Strategy] = {
         heuristic(heuristics.sticky, (None, "kafka-12464", "kafka-9987")),
         {"cpsat": RunnerEntry(cpsat_sticky, uses=CPSAT),
          "mip": RunnerEntry(mip_sticky, uses=MIP, takes=("backend",)),
-         "flow": RunnerEntry(flow_sticky)},
+         "flow": RunnerEntry(flow_sticky),
+         "classes": RunnerEntry(classes_sticky)},
         baselines=("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")),
     "cooperative-sticky": Strategy(
         "group", "sticky", heuristic(heuristics.cooperative_sticky)),
@@ -304,7 +317,8 @@ STRATEGIES: dict[str, Strategy] = {
         "group", "rack-aware", heuristic(heuristics.rack_aware),
         {"cpsat": RunnerEntry(cpsat_rack_aware, uses=CPSAT),
          "mip": RunnerEntry(mip_rack_aware, uses=MIP, takes=("backend",)),
-         "flow": RunnerEntry(flow_rack_aware)},
+         "flow": RunnerEntry(flow_rack_aware),
+         "classes": RunnerEntry(classes_rack_aware)},
         baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",
