@@ -81,7 +81,7 @@ def _general(problem: GroupProblem, strategy: str, reason: str) -> Result:
     from models.flow import rack_aware, sticky
 
     module = rack_aware if strategy == "rack-aware" else sticky
-    result = module.solve(problem, SolveOptions())
+    result: Result = module.solve(problem, SolveOptions())
     result.info["method"] = f"general flow ({reason})"
     return result
 
@@ -123,7 +123,9 @@ def _stable_order(keys: np.ndarray, span: int) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
-def _valid_owners(problem: GroupProblem, member_class: np.ndarray, matrix: np.ndarray):
+def _valid_owners(
+    problem: GroupProblem, member_class: np.ndarray, matrix: np.ndarray
+) -> np.ndarray:
     """KIP-341's valid previous owner of every partition (:func:`problems.previous_owners`), from
     the subscription classes rather than the member x topic matrix."""
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
@@ -231,7 +233,9 @@ class ClassNetwork:
                 table = np.full(max(len(problem.rack_names), int(given.max()) + 1), -1, np.int64)
                 table[known] = np.arange(rack_count)
                 member_rack = np.where(given >= 0, table[np.maximum(given, 0)], -1)
-                rack = table[problem.replica_racks.astype(np.int64)]
+                replica_racks = problem.replica_racks
+                assert replica_racks is not None  # has_racks
+                rack = table[replica_racks.astype(np.int64)]
                 useful = rack >= 0
                 present = np.zeros(parts * rack_count, dtype=bool)
                 present[problem.replica_rack_partition[useful] * rack_count + rack[useful]] = True
@@ -311,9 +315,10 @@ class ClassNetwork:
         """``[i, pool]``: a partition of the pool on a member on ``rack[i]`` is a rack mismatch."""
         racked = rack >= 0
         aligned = (self.pool_racks[None, :] >> np.maximum(rack, 0)[:, None]) & 1
-        return (racked[:, None] & (aligned == 0)).astype(np.int64)
+        mismatched: np.ndarray = (racked[:, None] & (aligned == 0)).astype(np.int64)
+        return mismatched
 
-    def _flow(self, lo: np.ndarray, hi: np.ndarray):
+    def _flow(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Solve the network: ``(kept, free, taken)``, ``[class, pool]`` partitions kept from the
         class's own, taken from the rest, and each class's total.
 
@@ -468,7 +473,8 @@ class ClassNetwork:
         start = np.cumsum(kept, axis=1) - kept  # [class, pool] first unit of each pool's block
 
         def dealt(upto: np.ndarray) -> np.ndarray:  # units j < upto with j = rank (mod s)
-            return np.maximum(0, (upto - rank[:, None] + s[:, None] - 1) // s[:, None])
+            units: np.ndarray = np.maximum(0, (upto - rank[:, None] + s[:, None] - 1) // s[:, None])
+            return units
 
         keep_m = dealt(start[cls] + kept[cls]) - dealt(start[cls])  # [member, pool]
         kept_total = keep_m.sum(axis=1)
@@ -505,4 +511,5 @@ class ClassNetwork:
         row_count = cuts - starts
         by_pool = _stable_order(row_pool, pools)
         owner[self.parts[rest_sorted]] = np.repeat(row_member[by_pool], row_count[by_pool])
-        return counts
+        result: np.ndarray = counts
+        return result
