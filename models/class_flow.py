@@ -51,21 +51,6 @@ class NotAggregable(Exception):
     """The group does not fit the aggregated network (the general flow answers it)."""
 
 
-class ClassFlow:
-    """The registry's backend for one strategy (``sticky`` or ``rack-aware``)."""
-
-    def __init__(self, strategy: str):
-        self.strategy = strategy
-
-    def solve(self, problem: GroupProblem, options: SolveOptions, /) -> Result:
-        """The exact answer (no option is used: polynomial, always proven); status ``optimal``."""
-        return solve(problem, self.strategy)
-
-
-#: The backends the registry names ``classes``.
-STICKY, RACK_AWARE = ClassFlow("sticky"), ClassFlow("rack-aware")
-
-
 def solve(problem: GroupProblem, strategy: str) -> Result:
     """The exact answer of ``strategy`` (``sticky``: balance, then moves; ``rack-aware``: balance,
     racks, moves), ``optimal`` with the module's certificate (or from the general flow)."""

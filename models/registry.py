@@ -176,15 +176,15 @@ def flow_sticky() -> Backend:
 
 
 def classes_sticky() -> Backend:
-    from models.class_flow import STICKY
+    from models.classes import sticky
 
-    return STICKY
+    return sticky
 
 
 def classes_rack_aware() -> Backend:
-    from models.class_flow import RACK_AWARE
+    from models.classes import rack_aware
 
-    return RACK_AWARE
+    return rack_aware
 
 
 def cpsat_rack_aware() -> Backend:
