@@ -6,7 +6,7 @@ is built twice -- with Kafka's group-coordinator classes (:mod:`peers.kafka_benc
 benchmark's ``setup`` builds it) and as the lab's document (:mod:`experiments.kafka_grid`, the same
 group: ``tests/peers/test_benchmark_grid.py``).  Kafka's ``UniformAssignor.assign`` is timed in the
 JVM as the benchmark's ``doAssignment`` (resolver cleared, ``System.nanoTime`` around the call,
-``--warmups`` untimed calls first); the class network (:mod:`models.class_flow`, judged on sticky
+``--warmups`` untimed calls first); the class network (:mod:`models.common.class_network`, judged on sticky
 without racks and on rack-aware with them) from the loaded problem in memory to the answer object,
 each run on a fresh copy of the problem (nothing cached from a previous run).  The median of
 ``--runs`` calls each.  Cells: every ``--every``-th cell of the grid, the 5,000 members x 20,000
@@ -34,7 +34,7 @@ import pandas as pd
 
 from experiments.kafka_grid import benchmark_document
 from experiments.tables import to_markdown
-from models import class_flow
+from models.common import class_network
 from problems import load_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test-and-benchmark-only peers
@@ -80,7 +80,7 @@ def measure(cell, warmups: int, runs: int) -> dict:
     for _ in range(runs):
         fresh = dataclasses.replace(problem)  # no cached property from the previous run
         began, began_cpu = time.perf_counter(), time.thread_time()
-        result = class_flow.solve(fresh, strategy)
+        result = class_network.solve(fresh, strategy)
         ours_cpu.append(time.thread_time() - began_cpu)
         ours.append(time.perf_counter() - began)
         status.add(str(result.status))

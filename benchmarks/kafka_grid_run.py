@@ -4,7 +4,7 @@ The ``kafka-benchmark-grid`` suite's 8,064 benchmark groups (4,032 per assignor:
 ``ConsumerAssignorBenchmark`` hands RANGE and UNIFORM, each holding the assignor's own previous
 output; judged on sticky without racks and on rack-aware with them), or every ``--every``-th of them
 (a sample that crosses every factor), run through the harness on ``local[2]``: the assignor (the
-lab's faithful copy) and the class network (:mod:`models.class_flow`) on each.  Prints the wall
+lab's faithful copy) and the class network (:mod:`models.common.class_network`) on each.  Prints the wall
 time, the throughput, the certification, and Kafka's gaps to the optimum (balance, rack mismatches,
 moves) by event, subscription, distribution and size with the worst cells; then, with
 ``--throughput N``, the same first N sampled groups on ``local[2]`` and on a Spark standalone

@@ -175,16 +175,16 @@ def flow_sticky() -> Backend:
     return flow
 
 
-def classes_sticky() -> Backend:
-    from models.classes import sticky
+def aggregate_sticky() -> Backend:
+    from models.sticky import aggregate
 
-    return sticky
+    return aggregate
 
 
-def classes_rack_aware() -> Backend:
-    from models.classes import rack_aware
+def aggregate_rack_aware() -> Backend:
+    from models.rack_aware import aggregate
 
-    return rack_aware
+    return aggregate
 
 
 def cpsat_rack_aware() -> Backend:
@@ -309,7 +309,7 @@ STRATEGIES: dict[str, Strategy] = {
         {"cpsat": RunnerEntry(cpsat_sticky, uses=CPSAT),
          "mip": RunnerEntry(mip_sticky, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_sticky),
-         "classes": RunnerEntry(classes_sticky)},
+         "aggregate": RunnerEntry(aggregate_sticky)},
         baselines=("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")),
     "cooperative-sticky": Strategy(
         "group", "sticky", heuristic(heuristics.sticky.cooperative_sticky)),
@@ -318,7 +318,7 @@ STRATEGIES: dict[str, Strategy] = {
         {"cpsat": RunnerEntry(cpsat_rack_aware, uses=CPSAT),
          "mip": RunnerEntry(mip_rack_aware, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_rack_aware),
-         "classes": RunnerEntry(classes_rack_aware)},
+         "aggregate": RunnerEntry(aggregate_rack_aware)},
         baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",

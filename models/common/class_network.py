@@ -2,7 +2,7 @@
 
 The objectives (docs/design/objectives.md): ``sticky`` minimises ``sum n_m^2``, then moves;
 ``rack-aware`` minimises ``sum n_m^2``, then partitions on a member outside their replicas' racks,
-then moves.  The general flows (:mod:`models.flow.sticky`, :mod:`models.flow.rack_aware`) build a
+then moves.  The general flows (:mod:`models.sticky.flow`, :mod:`models.rack_aware.flow`) build a
 node per member or per (partition class, member) pair; this one aggregates both sides, so that a
 group of 10,000 members and 100,000 partitions is a network of a few hundred nodes:
 
@@ -63,9 +63,10 @@ def solve(problem: GroupProblem, strategy: str) -> Result:
 
 def _general(problem: GroupProblem, strategy: str, reason: str) -> Result:
     """The general flow of ``strategy`` (always proven), noting why the classes were not used."""
-    from models.flow import rack_aware, sticky
+    from models.rack_aware import flow as rack_aware_flow
+    from models.sticky import flow as sticky_flow
 
-    module = rack_aware if strategy == "rack-aware" else sticky
+    module = rack_aware_flow if strategy == "rack-aware" else sticky_flow
     result: Result = module.solve(problem, SolveOptions())
     result.info["method"] = f"general flow ({reason})"
     return result

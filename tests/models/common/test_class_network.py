@@ -1,4 +1,4 @@
-"""The class network (models/class_flow.py): exact on every group, against the general flow and CP-SAT.
+"""The class network (the ``aggregate`` solver): exact on every group, against the flow and CP-SAT.
 
 Random small groups (hypothesis: mixed subscriptions, deleted topics, stale and conflicting claims,
 members with and without racks, partitions with 0-3 replica racks) get the same objective levels
@@ -15,20 +15,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from experiments.kafka_grid import benchmark_document
-from models import class_flow
-from models.cpsat import rack_aware as cpsat_rack_aware
-from models.cpsat import sticky as cpsat_sticky
-from models.flow import rack_aware as flow_rack_aware
-from models.flow import sticky as flow_sticky
+from models.common import class_network
 from models.options import SolveOptions
+from models.rack_aware import cpsat as cpsat_rack_aware
+from models.rack_aware import flow as flow_rack_aware
 from models.registry import STRATEGIES
+from models.sticky import cpsat as cpsat_sticky
+from models.sticky import flow as flow_sticky
 from problems import evaluate, load_problem
 from support.problem_strategies import groups
 from support.rack_strategies import rack_groups
 
 
 def _checked(problem, strategy: str):
-    result = class_flow.solve(problem, strategy)
+    result = class_network.solve(problem, strategy)
     verdict = evaluate(problem, result.answer, strategy)
     assert result.status == "optimal" and verdict.valid
     assert list(result.bound) == list(verdict.objective)
@@ -106,9 +106,9 @@ def test_a_wrong_balance_range_is_caught_and_the_general_flow_answers(monkeypatc
         x = original(self)
         return np.stack((x[:, 0] + 3 * x[:, 1], x[:, 1]), axis=1)
 
-    original = class_flow.ClassNetwork._balance_range
-    monkeypatch.setattr(class_flow.ClassNetwork, "_balance_range", shifted)
-    result = class_flow.solve(problem, "sticky")
+    original = class_network.ClassNetwork._balance_range
+    monkeypatch.setattr(class_network.ClassNetwork, "_balance_range", shifted)
+    result = class_network.solve(problem, "sticky")
     assert result.info["method"].startswith("general flow")
     assert result.status == "optimal"
     assert list(result.bound) == list(flow_sticky.solve(problem, SolveOptions()).bound)
@@ -116,17 +116,18 @@ def test_a_wrong_balance_range_is_caught_and_the_general_flow_answers(monkeypatc
 
 def test_many_subscription_classes_go_to_the_general_flow():
     """Tests a group with more subscription classes than the peeling takes: the general flow."""
-    topics = {f"t{i}": 2 for i in range(class_flow.MAX_PEELED_CLASSES + 2)}
+    topics = {f"t{i}": 2 for i in range(class_network.MAX_PEELED_CLASSES + 2)}
     members = [{"id": f"m{i}", "topics": [f"t{i}"]} for i in range(len(topics))]
     problem = load_problem({"topics": topics, "members": members})
-    result = class_flow.solve(problem, "sticky")
+    result = class_network.solve(problem, "sticky")
     assert result.status == "optimal" and "subscription classes" in result.info["method"]
     assert list(result.bound) == [4 * len(topics), 0]
 
 
-def test_the_registry_names_it_classes_for_sticky_and_rack_aware():
-    """Tests the registration: ``classes`` is an exact backend of sticky and rack-aware."""
-    assert "classes" in STRATEGIES["sticky"].exact and "classes" in STRATEGIES["rack-aware"].exact
+def test_the_registry_names_it_aggregate_for_sticky_and_rack_aware():
+    """Tests the registration: ``aggregate`` is an exact backend of sticky and rack-aware."""
+    assert "aggregate" in STRATEGIES["sticky"].exact
+    assert "aggregate" in STRATEGIES["rack-aware"].exact
     problem = load_problem({"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}]})
-    backend = STRATEGIES["rack-aware"].exact["classes"].load()
+    backend = STRATEGIES["rack-aware"].exact["aggregate"].load()
     assert backend.solve(problem, SolveOptions()).bound == (9, 0, 0)
