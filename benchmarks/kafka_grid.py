@@ -206,6 +206,7 @@ def main() -> None:
     parser.add_argument("--largest", action="store_true", help="the 5,000 x 20,000 cells")
     parser.add_argument("--largest-every", type=int, default=1, help="every k-th of those")
     parser.add_argument("--huge", action="store_true", help="10,000 x 100,000 with racks")
+    parser.add_argument("--huge-every", type=int, default=1, help="every k-th of those")
     parser.add_argument("--warmups", type=int, default=5)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--csv", type=Path, help="write every measured cell here")
@@ -217,7 +218,7 @@ def main() -> None:
         largest = [c for c in GRID if c[1] == 5000 and c[3] == 20000][:: args.largest_every]
         frames.append(run(largest, args.warmups, args.runs, "5,000 x 20,000"))
     if args.huge:
-        frames.append(run(HUGE, args.warmups, args.runs, "huge"))
+        frames.append(run(HUGE[:: args.huge_every], args.warmups, args.runs, "huge"))
     frame = pd.concat(frames, ignore_index=True)
     if args.csv:
         frame.to_csv(args.csv, index=False)
