@@ -17,7 +17,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from experiments.options import integer_in, seconds
+from experiments import plugin_cli
+from experiments.options import MAX_WORKERS, integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.options import DEFAULT_TIME_LIMIT
@@ -126,7 +127,32 @@ def _flag(option: str) -> str:
     return "--" + option.replace("_", "-")
 
 
+def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]):
+    """The answer of ``--plugin`` to the problem of ``args`` (``None``: none, said on stderr)."""
+    found = plugin_cli.plugin(args.plugin, args.classpath)
+    source, path = problem_source(args, "placement" if PlacementProblem in kinds else "group")
+    try:
+        problem = load_problem(source)
+    except ProblemError as error:
+        raise (error if isinstance(source, str) else error.with_source(path)) from None
+    if not isinstance(problem, kinds):
+        wanted = "a replica placement" if PlacementProblem in kinds else "a group"
+        raise ProblemError("", f"is not {wanted}; use `rebalance-lab {_other(args)}`", path)
+    document = plugin_cli.document_of(source)
+    return plugin_cli.answer(found, problem, document, args.time_limit, path)
+
+
+def _other(args: argparse.Namespace) -> str:
+    return "assign" if args.command == "reassign" else "reassign"
+
+
 def _command_assign(args: argparse.Namespace) -> int:
+    if args.plugin is not None:
+        result = _with_plugin(args, (GroupProblem, StreamsProblem))
+        if result is None:
+            return _outcome(args, None)
+        _print_result(args, result)
+        return _outcome(args, result)
     streams = args.strategy in strategies("streams")
     problem = _load(args, StreamsProblem if streams else GroupProblem)
     options = {
@@ -134,25 +160,39 @@ def _command_assign(args: argparse.Namespace) -> int:
         "time_limit": args.time_limit,
         "seed": args.seed,
         "workers": args.workers,
+        "max_size": args.max_size,
     }
     result = _run(args, problem, options)
+    _print_result(args, result)
+    return _outcome(args, result)
+
+
+def _print_result(args: argparse.Namespace, result) -> None:
     if args.pretty:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:  # the same bytes as json.dump, written from the arrays in one pass
         sys.stdout.write(result_bytes(result).decode("ascii") + "\n")
-    return _outcome(args, result)
 
 
 def _outcome(args: argparse.Namespace, result) -> int:
-    """The exit status of ``assign`` and ``reassign``: 0 with an answer, 3 without (``unknown``/``infeasible``)."""
-    if result.answer is not None:
+    """The exit status of ``assign`` and ``reassign``: 0 with an answer, 3 without (``unknown``/``infeasible``,
+    or a plugin's failure)."""
+    if result is not None and result.answer is not None:
         return EXIT_ANSWER
-    print(f"rebalance-lab {args.command}: no answer ({result.status})", file=sys.stderr)
+    shown = "a plugin's failure" if result is None else result.status
+    print(f"rebalance-lab {args.command}: no answer ({shown})", file=sys.stderr)
     return EXIT_NO_ANSWER
 
 
 def _command_reassign(args: argparse.Namespace) -> int:
+    if args.plugin is not None:
+        result = _with_plugin(args, (PlacementProblem,))
+        if result is None or result.answer is None:
+            return _outcome(args, result)
+        json.dump(result.assignment, sys.stdout, indent=2 if args.pretty else None)
+        sys.stdout.write("\n")
+        return EXIT_ANSWER
     problem = _load(args, PlacementProblem)
     options = {
         "variant": args.variant,
@@ -214,8 +254,6 @@ def _command_reassign(args: argparse.Namespace) -> int:
 #: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
-#: At most this many CP-SAT workers (CP-SAT starts one thread each).
-MAX_WORKERS = 64
 
 
 class _Parser(argparse.ArgumentParser):
@@ -232,7 +270,10 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
         nargs="?",
         help="the problem file (see the formats below), or --bootstrap-server",
     )
-    sub.add_argument("--strategy", required=True, choices=strategies, help="the strategy to run")
+    chosen = sub.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--strategy", choices=strategies, help="the strategy to run")
+    plugin_cli.add_argument(chosen)
+    plugin_cli.add_classpath(sub)
     sub.add_argument(
         "--solver",
         default="heuristic",
@@ -279,6 +320,13 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(assign, strategies("group") + strategies("streams"))
+    assign.add_argument(
+        "--max-size",
+        type=integer_in(1, 2**62),
+        metavar="N",
+        help="the most task-member pairs (tasks x members) a streams exact model takes "
+        "(default 2,000,000)",
+    )
     add_cluster_arguments(assign, group=True)
     assign.set_defaults(handler=_command_assign)
 

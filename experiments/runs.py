@@ -15,9 +15,11 @@ import multiprocessing
 import resource
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
 from itertools import repeat
+from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
@@ -125,15 +127,10 @@ def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None,
     ]
 
 
-def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
-    """Every run of ``scenario``: one row per (strategy, variant, solver).
-
-    An experiment's settings (:attr:`Scenario.settings`) choose the runs, their time limit and
-    solver options, and add the researcher's plugins (:mod:`experiments.experiment_plugins`).
-    """
-    settings = json.loads(scenario.settings) if scenario.settings else {}
-    time_limit = float(settings.get("time_limit", time_limit))
-    solver_options = settings.get("options", {})
+def base_row(scenario: Any, time_limit: float, options: dict[str, Any]) -> dict[str, Any]:
+    """The columns every row of ``scenario`` (a :class:`Scenario` or a trace scenario) holds: its
+    own, its id and size, the suite's and the libraries' versions, its time limit and the solver
+    options it is run with."""
     base = {k: getattr(scenario, k, None) for k in SCENARIO_COLUMNS if k != "scenario_id"}
     base.update(
         scenario_id=scenario.scenario_id,
@@ -141,9 +138,26 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
         suite_version=SUITE_VERSION,
         versions=VERSIONS,
         time_limit_s=time_limit,
-        options=json.dumps(solver_options, sort_keys=True) if solver_options else "",
+        options=json.dumps(options, sort_keys=True) if options else "",
     )
-    problem = load_problem(build_problem(scenario))
+    return base
+
+
+def solve_scenario(
+    scenario: Scenario, time_limit: float, plugin_logs: str | None = None
+) -> list[dict]:
+    """Every run of ``scenario``: one row per (strategy, variant, solver).
+
+    An experiment's settings (:attr:`Scenario.settings`) choose the runs, their time limit and
+    solver options, and add the researcher's plugins (:mod:`experiments.experiment_plugins`),
+    each in its own process, its stderr kept in ``plugin_logs`` (a folder).
+    """
+    settings = json.loads(scenario.settings) if scenario.settings else {}
+    time_limit = float(settings.get("time_limit", time_limit))
+    solver_options = settings.get("options", {})
+    base = base_row(scenario, time_limit, solver_options)
+    document = build_problem(scenario)
+    problem = load_problem(document)
     names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.judged_on]]
     rows = []
     for strategy, variant, solver in selected_runs(scenario.judged_on, settings):
@@ -179,7 +193,16 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
             row.update(status="error", valid=False, error=_describe(error))
         rows.append(row)
     if settings.get("plugins"):
-        rows.extend(plugin_rows(problem, scenario.judged_on, settings["plugins"], base))
+        rows.extend(
+            plugin_rows(
+                problem,
+                scenario.judged_on,
+                settings["plugins"],
+                base,
+                document=document,
+                logs=plugin_logs,
+            )
+        )
     frontier_wanted = settings.get("solvers") is None or "cpsat" in settings["solvers"]
     if (
         scenario.family == "placement"
@@ -247,9 +270,14 @@ def scenario_frame(scenarios: list[Scenario]) -> pd.DataFrame:
 
 
 def solve_frame(
-    frame: pd.DataFrame, time_limit: float, progress: str | None = None, processes: int = 1
+    frame: pd.DataFrame,
+    time_limit: float,
+    progress: str | None = None,
+    processes: int = 1,
+    plugin_logs: str | None = None,
 ) -> pd.DataFrame:
-    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title.
+    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title;
+    ``plugin_logs``: the folder the plugins' stderr is kept in (``None``: this process's stderr).
 
     ``processes`` > 1 (``rebalance-lab gate`` without Spark): the scenarios are shared among that
     many worker processes (one scenario per task, each on its own core as every solver is
@@ -257,15 +285,43 @@ def solve_frame(
     """
     fields = Scenario.__dataclass_fields__
     scenarios = [Scenario(**{k: record[k] for k in fields}) for record in frame.to_dict("records")]
-    processes = min(processes, len(scenarios))
-    bar = dict(total=len(scenarios), desc=progress, unit="scenario", disable=progress is None)
+    return solve_each(
+        solve_scenario,
+        scenarios,
+        time_limit,
+        RESULT_COLUMNS,
+        progress,
+        processes,
+        "scenario",
+        extra=(plugin_logs,),
+    )
+
+
+def solve_each(
+    solve_one: Callable[..., list[dict]],
+    items: list[Any],
+    time_limit: float,
+    columns: dict[str, str],
+    progress: str | None,
+    processes: int,
+    unit: str,
+    extra: tuple[Any, ...] = (),
+) -> pd.DataFrame:
+    """``solve_one(item, time_limit, *extra)``'s rows for every item, in ``items``' order, as a
+    frame of ``columns`` (name -> pandas type): in this process, or shared among ``processes``
+    worker processes (one item per task); ``progress``: a progress bar's title (counting
+    ``unit``)."""
+    processes = min(processes, len(items))
+    bar = dict(total=len(items), desc=progress, unit=unit, disable=progress is None)
     if processes > 1:
         # spawn: a fork would copy the parent's solver libraries' threads and locks
         with ProcessPoolExecutor(
             processes, mp_context=multiprocessing.get_context("spawn")
         ) as pool:
-            parts = list(tqdm(pool.map(solve_scenario, scenarios, repeat(time_limit)), **bar))
+            parts = list(
+                tqdm(pool.map(solve_one, items, repeat(time_limit), *map(repeat, extra)), **bar)
+            )
     else:
-        parts = (solve_scenario(scenario, time_limit) for scenario in tqdm(scenarios, **bar))
-    out = pd.DataFrame([row for part in parts for row in part], columns=list(RESULT_COLUMNS))
-    return out.astype(RESULT_COLUMNS)
+        parts = (solve_one(item, time_limit, *extra) for item in tqdm(items, **bar))
+    out = pd.DataFrame([row for part in parts for row in part], columns=list(columns))
+    return out.astype(columns)
