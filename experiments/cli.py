@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from experiments import plugin_cli
-from experiments.options import integer_in, seconds
+from experiments.options import MAX_WORKERS, integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.options import DEFAULT_TIME_LIMIT
@@ -254,8 +254,6 @@ def _command_reassign(args: argparse.Namespace) -> int:
 #: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
-#: At most this many CP-SAT workers (CP-SAT starts one thread each).
-MAX_WORKERS = 64
 
 
 class _Parser(argparse.ArgumentParser):
@@ -360,10 +358,11 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         add_cluster_arguments(reassign, placement=True)
         reassign.set_defaults(handler=_command_reassign)
     # Light: reading experiment files and traces needs no Spark.
-    from experiments import experiment_cli, trace_cli
+    from experiments import experiment_cli, record_cli, trace_cli
 
     experiment_cli.register(commands)
     trace_cli.register(commands)
+    record_cli.register(commands)
     if command_modules:
         # Imported here, not at the top: pandas, Spark and matplotlib take seconds to import,
         # and `assign`/`reassign` need none of them.
@@ -389,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
-    builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace")
+    builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace", "record")
     args = _parser(not builtin).parse_args(argv)
     try:
         return args.handler(args)
