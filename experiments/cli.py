@@ -14,8 +14,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from experiments.options import integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
@@ -26,6 +26,7 @@ from problems import (
     GroupProblem,
     PlacementProblem,
     ProblemError,
+    Result,
     StreamsProblem,
     evaluate,
     load_problem,
@@ -72,7 +73,11 @@ and the problem.
 
 
 # ----------------------------------------------------------------- commands
-def _load(args: argparse.Namespace, kind: type):
+#: The kind of problem a command takes.
+P = TypeVar("P", bound=GroupProblem | PlacementProblem | StreamsProblem)
+
+
+def _load(args: argparse.Namespace, kind: type[P]) -> P:
     """The problem of ``args``: its file, or the document read from ``--bootstrap-server``."""
     source, path = problem_source(args, "placement" if kind is PlacementProblem else "group")
     try:
@@ -87,7 +92,9 @@ def _load(args: argparse.Namespace, kind: type):
     return problem
 
 
-def _other_kind(problem, kind: type, strategy: str) -> str:
+def _other_kind(
+    problem: GroupProblem | PlacementProblem | StreamsProblem, kind: type, strategy: str
+) -> str:
     """What to say when ``problem`` is not the ``kind`` of problem ``strategy`` takes."""
     if isinstance(problem, PlacementProblem):
         return "is a replica placement; use `rebalance-lab reassign`"
@@ -98,7 +105,11 @@ def _other_kind(problem, kind: type, strategy: str) -> str:
     return "is a consumer group; use `rebalance-lab assign`"
 
 
-def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
+def _run(
+    args: argparse.Namespace,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
+    options: dict[str, Any],
+) -> Result:
     # The solver's modules (OR-Tools, PuLP: about a second) are imported before the clock starts, so
     # the seconds printed are the solver's, the ones --time-limit bounds (docs/cli/index.md, "Time limits").
     preload(args.strategy, args.solver)
@@ -128,7 +139,8 @@ def _flag(option: str) -> str:
 
 def _command_assign(args: argparse.Namespace) -> int:
     streams = args.strategy in strategies("streams")
-    problem = _load(args, StreamsProblem if streams else GroupProblem)
+    kind: type[GroupProblem | StreamsProblem] = StreamsProblem if streams else GroupProblem
+    problem = _load(args, kind)
     options = {
         "variant": args.variant,
         "time_limit": args.time_limit,
@@ -144,7 +156,7 @@ def _command_assign(args: argparse.Namespace) -> int:
     return _outcome(args, result)
 
 
-def _outcome(args: argparse.Namespace, result) -> int:
+def _outcome(args: argparse.Namespace, result: Result) -> int:
     """The exit status of ``assign`` and ``reassign``: 0 with an answer, 3 without (``unknown``/``infeasible``)."""
     if result.answer is not None:
         return EXIT_ANSWER
@@ -200,8 +212,10 @@ def _command_reassign(args: argparse.Namespace) -> int:
                         file=sys.stderr,
                     )
                     break
-                shown = (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
-                print(f"  {k}, {point.status}, {shown[0]}, {shown[1]}", file=sys.stderr)
+                levels = (
+                    (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
+                )
+                print(f"  {k}, {point.status}, {levels[0]}, {levels[1]}", file=sys.stderr)
     if result.answer is None:
         return _outcome(args, result)
     json.dump(result.assignment, sys.stdout, indent=2 if args.pretty else None)
@@ -221,7 +235,7 @@ MAX_WORKERS = 64
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``rebalance-lab CMD: error: ...`` and exit 2, no usage dump."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
@@ -341,8 +355,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # seconds of imports before a one-second assignment).
     builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace")
     args = _parser(not builtin).parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return args.handler(args)
+        return handler(args)
     except ProblemError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

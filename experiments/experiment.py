@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from experiments.scenarios import (
     GRID_PATTERNS,
@@ -43,6 +43,9 @@ from experiments.streams_scenarios import PATTERNS as STREAMS_PATTERNS
 from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
 from experiments.trace_scenarios import check as check_trace
 from problems import ProblemError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Strategies a scenario can be judged on, and the family of their problems.
 JUDGED_ON = {
@@ -142,7 +145,7 @@ class Experiment:
     blocks: int = field(default=0)
     traces: list[TraceScenario] = field(default_factory=list)
 
-    def stamp(self, rows):
+    def stamp(self, rows: pd.DataFrame) -> pd.DataFrame:
         """``rows`` (a result DataFrame) marked as this experiment's: its name and file digest."""
         return rows.assign(experiment=self.name, experiment_digest=self.digest)
 
@@ -238,7 +241,9 @@ def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>"
     )
 
 
-def _assemble(expanded, **fields) -> Experiment:
+def _assemble(
+    expanded: list[tuple[Scenario | TraceScenario, dict[str, Any], str]], **fields: Any
+) -> Experiment:
     """Scenarios with their run settings; run factors that vary become part of the ids."""
     # Blocks share one run-settings object per combination of run factors (:func:`_block`), so
     # each distinct object is written out once.
@@ -651,7 +656,7 @@ def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
                     f"{where}.{solver}.{option}",
                     f"not a solver option ({', '.join(OPTION_TYPES)}){hint}",
                 )
-            if type(setting) is not kind or (kind is int and setting < 0):
+            if type(setting) is not kind or (isinstance(setting, int) and setting < 0):
                 raise ProblemError(
                     f"{where}.{solver}.{option}",
                     f"must be {'an integer >= 0' if kind is int else 'a ' + kind.__name__}, "

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from experiments.experiment import Experiment
+from experiments.scenarios import Scenario
 from problems import (
     LEVELS,
     GroupProblem,
@@ -63,7 +65,7 @@ def load_function(target: str, where: str = "--plugin") -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise ProblemError(where, f"cannot import {module_name!r}: {error}") from None
-    function = module
+    function: object = module
     for part in attribute.split("."):
         function = getattr(function, part, None)
         if function is None:
@@ -104,7 +106,7 @@ def resolve(spec: str, where: str = "--plugin") -> Plugin:
 
 
 def plugins_for(
-    specs: Iterable[str], *, experiment=None, entry_points: bool = True
+    specs: Iterable[str], *, experiment: Experiment | None = None, entry_points: bool = True
 ) -> list[Plugin]:
     """The installed plugins (with ``entry_points``), the ``experiment`` file's and ``specs``
     (``--plugin``), each once by name; a bad one is a :class:`ProblemError` naming where it is."""
@@ -128,7 +130,7 @@ def plugins_for(
     return list(chosen.values())
 
 
-def with_plugins(scenarios, plugins: list[Plugin]):
+def with_plugins(scenarios: Iterable[Scenario], plugins: list[Plugin]) -> list[Scenario]:
     """``scenarios`` with the plugins judged on each added to its settings (ids unchanged)."""
     if not plugins:
         return list(scenarios)
@@ -172,7 +174,12 @@ def answer_of(problem: GroupProblem | PlacementProblem, returned: Any) -> np.nda
     raise ProblemError("", f"a plugin returns an answer, not {type(returned).__name__}", "plugin")
 
 
-def plugin_rows(problem, judged_on: str, plugins: list[list[str]], base: dict) -> list[dict]:
+def plugin_rows(
+    problem: GroupProblem | PlacementProblem,
+    judged_on: str,
+    plugins: list[list[str]],
+    base: dict[str, Any],
+) -> list[dict[str, Any]]:
     """One row per plugin: status, validity and levels as :func:`problems.evaluate` judges them."""
     rows = []
     for name, target in plugins:

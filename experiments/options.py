@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any, Protocol
+
+
+class Subcommands(Protocol):
+    """The ``rebalance-lab`` subparsers that a command module's ``register`` adds its subcommand
+    to (argparse's ``add_subparsers()``)."""
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
 
 
 def integer_in(low: int, high: int) -> Callable[[str], int]:

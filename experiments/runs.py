@@ -15,9 +15,11 @@ import multiprocessing
 import resource
 import time
 import traceback
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
 from itertools import repeat
+from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
@@ -26,7 +28,16 @@ from experiments.experiment_plugins import plugin_rows
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
 from models import frontier, solve
 from models.registry import STRATEGIES, STREAMS_STRATEGIES
-from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
+from problems import (
+    LEVELS,
+    OBJECTIVES,
+    STRATEGY_OBJECTIVE,
+    PlacementProblem,
+    ProblemError,
+    StreamsProblem,
+    evaluate,
+    load_problem,
+)
 
 #: Exact solvers' time limit per suite (seconds per solver and scenario).
 TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
@@ -75,7 +86,7 @@ RESULT_COLUMNS = {
 
 def _versions() -> str:
     names = ("rebalance-lab", "ortools", "pulp", "numpy")
-    found = {}
+    found: dict[str, str | None] = {}
     for name in names:
         try:
             found[name] = metadata.version(name)
@@ -95,7 +106,9 @@ def runs_for(strategy: str) -> list[tuple[str, str | None, str]]:
     variants, and each exact backend.
     """
     entry = STRATEGIES[strategy]
-    runs = [(baseline, None, "heuristic") for baseline in entry.baselines]
+    runs: list[tuple[str, str | None, str]] = [
+        (baseline, None, "heuristic") for baseline in entry.baselines
+    ]
     if strategy == STREAMS_STRATEGIES[0]:  # every streams heuristic, on one set of exact rows
         runs += [
             (other, None, "heuristic") for other in STREAMS_STRATEGIES[1:] if other in STRATEGIES
@@ -109,7 +122,7 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None, str]]:
+def selected_runs(judged_on: str, settings: dict[str, Any]) -> list[tuple[str, str | None, str]]:
     """:func:`runs_for` less what an experiment's ``strategies`` and ``solvers`` leave out."""
     strategies, solvers = settings.get("strategies"), settings.get("solvers")
     return [
@@ -119,7 +132,7 @@ def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None,
     ]
 
 
-def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
+def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict[str, Any]]:
     """Every run of ``scenario``: one row per (strategy, variant, solver).
 
     An experiment's settings (:attr:`Scenario.settings`) choose the runs, their time limit and
@@ -172,11 +185,11 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
         except Exception as error:  # a crashing solver is a row, not a failed job
             row.update(status="error", valid=False, error=_describe(error))
         rows.append(row)
-    if settings.get("plugins"):
+    if settings.get("plugins") and not isinstance(problem, StreamsProblem):  # none judged on it
         rows.extend(plugin_rows(problem, scenario.judged_on, settings["plugins"], base))
     frontier_wanted = settings.get("solvers") is None or "cpsat" in settings["solvers"]
     if (
-        scenario.family == "placement"
+        isinstance(problem, PlacementProblem)
         and scenario.partitions <= FRONTIER_PARTITIONS
         and frontier_wanted
     ):
@@ -184,7 +197,9 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
     return rows
 
 
-def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
+def _frontier_rows(
+    problem: PlacementProblem, base: dict[str, Any], time_limit: float
+) -> list[dict[str, Any]]:
     """The exact moves/quality frontier (PR 18903's open question (b)), one row per move budget k."""
     row = {**base, "strategy": "sticky-replica", "solver": "cpsat", "role": "frontier"}
     try:
@@ -258,7 +273,9 @@ def solve_frame(
         with ProcessPoolExecutor(
             processes, mp_context=multiprocessing.get_context("spawn")
         ) as pool:
-            parts = list(tqdm(pool.map(solve_scenario, scenarios, repeat(time_limit)), **bar))
+            parts: Iterable[list[dict[str, Any]]] = list(
+                tqdm(pool.map(solve_scenario, scenarios, repeat(time_limit)), **bar)
+            )
     else:
         parts = (solve_scenario(scenario, time_limit) for scenario in tqdm(scenarios, **bar))
     out = pd.DataFrame([row for part in parts for row in part], columns=list(RESULT_COLUMNS))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -143,13 +144,15 @@ HEADLINE_COLUMNS = [
 def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
     """One row per objective and heuristic: counts, level-1 gap statistics with CI, tied level 2."""
     records = [
-        _headline_record(objective, heuristic, group, seed)
+        _headline_record(str(objective), str(heuristic), group, seed)
         for (objective, heuristic), group in gap_rows.groupby(["judged_on", "heuristic"], sort=True)
     ]
     return pd.DataFrame.from_records(records, columns=HEADLINE_COLUMNS)
 
 
-def _headline_record(objective: str, heuristic: str, group: pd.DataFrame, seed: int) -> dict:
+def _headline_record(
+    objective: str, heuristic: str, group: pd.DataFrame, seed: int
+) -> dict[str, Any]:
     """The :func:`headline_numbers` row of one heuristic's gap rows on one objective."""
     status = group["ref_status"].astype(object)
     proven = group[status == "optimal"]
@@ -214,10 +217,10 @@ def headline_caption(objective: str) -> str:
 
 def headline_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """One labelled, formatted table per objective (one row per heuristic), for every output format."""
-    tables = {}
+    tables: dict[str, pd.DataFrame] = {}
     for objective, group in numbers.groupby("judged_on", sort=True):
-        level1, level2 = level_names(objective)
-        tables[objective] = pd.DataFrame(
+        level1, level2 = level_names(str(objective))
+        tables[str(objective)] = pd.DataFrame(
             {
                 "heuristic": group["name"],
                 "scenarios: proven optimum": group["proven_optimal"].map(number),
@@ -287,7 +290,8 @@ def to_markdown(table: pd.DataFrame) -> str:
     """A GitHub Markdown pipe table (``|`` in a cell escaped)."""
     safe = table.rename(columns=lambda c: str(c).replace("|", r"\|"))
     safe = safe.apply(lambda column: column.astype(str).str.replace("|", r"\|", regex=False))
-    return safe.to_markdown(index=False, tablefmt="github")
+    markdown: str = safe.to_markdown(index=False, tablefmt="github")
+    return markdown
 
 
 def to_latex(table: pd.DataFrame, *, caption: str, label: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from experiments.options import integer_in, seconds
+from experiments.options import Subcommands, integer_in, seconds
 from models.registry import STRATEGIES
 from models.trace import TRACE_SOLVERS, TraceResult, trace
 from problems.checks import INT32_MAX
@@ -40,7 +40,7 @@ example:
 """
 
 
-def register(subcommands: Any) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``trace`` subcommand to ``rebalance-lab``'s subparsers."""
     parser = subcommands.add_parser(
         "trace",

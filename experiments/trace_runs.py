@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
 from typing import Any
@@ -193,7 +194,9 @@ def solve_trace_frame(
         with ProcessPoolExecutor(
             processes, mp_context=multiprocessing.get_context("spawn")
         ) as pool:
-            parts = list(tqdm(pool.map(solve_trace_scenario, scenarios, repeat(time_limit)), **bar))
+            parts: Iterable[list[dict[str, Any]]] = list(
+                tqdm(pool.map(solve_trace_scenario, scenarios, repeat(time_limit)), **bar)
+            )
     else:
         parts = (solve_trace_scenario(s, time_limit) for s in tqdm(scenarios, **bar))
     out = pd.DataFrame([row for part in parts for row in part], columns=list(ALL_COLUMNS))

@@ -46,7 +46,7 @@ from problems.share import assignment_items, is_pairs, share_assignment_json
 from problems.streams import StreamsAssignment, StreamsProblem, streams_assignment_json
 
 if TYPE_CHECKING:
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
 #: The output JSON of a consumer group: ``{member: {topic: [partition indexes]}}``.
 Assignment = dict[str, dict[str, list[int]]]
