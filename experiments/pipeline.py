@@ -51,6 +51,8 @@ MAX_BATCH = 2048
 #: last, long tasks of the current batch leave idle (one batch at a time left a core idle at the
 #: end of every batch).
 BATCHES_IN_FLIGHT = 2
+#: The run folder's subfolder that keeps the plugins' stderr (one file per plugin and worker).
+PLUGIN_LOGS = "plugins"
 #: The rows' Spark schema: the result columns, then the trace columns (missing on single rebalances).
 RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in ALL_COLUMNS.items())
 
@@ -81,7 +83,7 @@ def default_batch_size(pending: int, cores: int) -> int:
 
 
 def _solve_batches(
-    time_limit: float, traces: bool = False
+    time_limit: float, traces: bool = False, plugin_logs: str | None = None
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     def solve(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         quiet_pyspark_warnings()
@@ -90,7 +92,7 @@ def _solve_batches(
                 yield solve_trace_frame(batch, time_limit)
             else:  # the trace columns, empty
                 yield (
-                    solve_frame(batch, time_limit)
+                    solve_frame(batch, time_limit, plugin_logs=plugin_logs)
                     .reindex(columns=list(ALL_COLUMNS))
                     .astype(ALL_COLUMNS)
                 )
@@ -119,7 +121,12 @@ def _check_same_file(folder: Path, experiment: Experiment) -> None:
 
 
 def _solve_on(
-    spark: Session, frame: pd.DataFrame, cores: int, time_limit: float, traced: bool
+    spark: Session,
+    frame: pd.DataFrame,
+    cores: int,
+    time_limit: float,
+    traced: bool,
+    plugin_logs: str,
 ) -> pd.DataFrame:
     """The rows of one batch of scenarios (or of trace scenarios) solved as one Spark job.
 
@@ -130,7 +137,7 @@ def _solve_on(
     """
     tasks = spark.createDataFrame(frame).repartition(min(len(frame), TASKS_PER_CORE * cores))
     rows: pd.DataFrame = tasks.mapInPandas(
-        _solve_batches(time_limit, traced), schema=RESULT_SCHEMA
+        _solve_batches(time_limit, traced, plugin_logs), schema=RESULT_SCHEMA
     ).toPandas()
     return rows
 
@@ -220,7 +227,9 @@ def run_suite(
                 ]
 
                 def solve_batch(frame: pd.DataFrame, traced: bool) -> None:
-                    rows = _solve_on(spark, frame, cores, time_limit, traced)
+                    rows = _solve_on(
+                        spark, frame, cores, time_limit, traced, str(folder / PLUGIN_LOGS)
+                    )
                     write_batch(folder, experiment.stamp(rows))
                     bar.update(len(frame))
 
