@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from experiments import plugin_cli
-from experiments.options import integer_in, seconds
+from experiments.options import MAX_WORKERS, integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.options import DEFAULT_TIME_LIMIT
@@ -140,7 +140,7 @@ def _flag(option: str) -> str:
 
 def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]) -> Result | None:
     """The answer of ``--plugin`` to the problem of ``args`` (``None``: none, said on stderr)."""
-    found = plugin_cli.plugin(args.plugin)
+    found = plugin_cli.plugin(args.plugin, args.classpath)
     source, path = problem_source(args, "placement" if PlacementProblem in kinds else "group")
     try:
         problem = load_problem(source)
@@ -172,6 +172,7 @@ def _command_assign(args: argparse.Namespace) -> int:
         "time_limit": args.time_limit,
         "seed": args.seed,
         "workers": args.workers,
+        "max_size": args.max_size,
     }
     result = _run(args, problem, options)
     _print_result(args, result)
@@ -267,8 +268,6 @@ def _command_reassign(args: argparse.Namespace) -> int:
 #: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
-#: At most this many CP-SAT workers (CP-SAT starts one thread each).
-MAX_WORKERS = 64
 
 
 class _Parser(argparse.ArgumentParser):
@@ -288,6 +287,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     chosen = sub.add_mutually_exclusive_group(required=True)
     chosen.add_argument("--strategy", choices=strategies, help="the strategy to run")
     plugin_cli.add_argument(chosen)
+    plugin_cli.add_classpath(sub)
     sub.add_argument(
         "--solver",
         default="heuristic",
@@ -334,6 +334,13 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(assign, strategies("group") + strategies("streams"))
+    assign.add_argument(
+        "--max-size",
+        type=integer_in(1, 2**62),
+        metavar="N",
+        help="the most task-member pairs (tasks x members) a streams exact model takes "
+        "(default 2,000,000)",
+    )
     add_cluster_arguments(assign, group=True)
     assign.set_defaults(handler=_command_assign)
 

@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 from experiments.experiment import load_experiment, load_suite
+from experiments.experiment_cli import add_limit_arguments, limits
 from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
 from experiments.options import Subcommands, integer_in, seconds
 from experiments.pipeline import run_suite
+from experiments.plugin_java import with_classpath
 from experiments.report import write_report
 from experiments.results import load_results
 from experiments.run_lock import check_writable
@@ -54,6 +56,12 @@ def register(subcommands: Subcommands) -> None:
         "repeatable; those installed under rebalance_lab.strategies always run)",
     )
     parser.add_argument(
+        "--classpath",
+        metavar="JARS|DIR",
+        help="the jars and class folders of every java:CLASS plugin (separated by ':'; a folder: "
+        "its classes and its jars), before the Kafka release `make peers` built",
+    )
+    parser.add_argument(
         "--master",
         help="Spark master, e.g. local[2] or spark://host:7077 (default local[*]); "
         "sc://host:15002 is a Spark Connect server",
@@ -79,12 +87,19 @@ def register(subcommands: Subcommands) -> None:
         help="solve at most this many pending scenarios now",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_limit_arguments(parser)
     parser.set_defaults(handler=command)
 
 
 def command(args: argparse.Namespace) -> int:
-    experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
-    plugins = plugins_for(args.plugin, experiment=experiment)
+    within = limits(args)
+    experiment = (
+        load_experiment(args.experiment, within)
+        if args.experiment
+        else load_suite(args.suite, within)
+    )
+    specs = [with_classpath(spec, args.classpath) for spec in args.plugin]
+    plugins = plugins_for(specs, experiment=experiment)
     out = Path(args.out)
     # Before any solving: a bad --out or --run-id is exit 2 now, not a traceback after the run.
     check_writable(out)
@@ -139,7 +154,10 @@ def command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     report = write_report(
-        rows, out / "report" / f"{experiment.name}-{info.run_id}", str(info.folder)
+        rows,
+        out / "report" / f"{experiment.name}-{info.run_id}",
+        str(info.folder),
+        notes=tuple(notes),
     )
     print(f"report: {report}", file=sys.stderr)
     return 0

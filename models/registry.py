@@ -279,9 +279,9 @@ def flow_streams() -> Backend:
 
 #: The exact backends of every streams strategy (all judged on the ``streams`` objective).
 STREAMS_EXACT: dict[str, RunnerEntry] = {
-    "cpsat": RunnerEntry(cpsat_streams, uses=CPSAT),
-    "mip": RunnerEntry(mip_streams, uses=MIP, takes=("backend",)),
-    "flow": RunnerEntry(flow_streams),
+    "cpsat": RunnerEntry(cpsat_streams, uses=CPSAT, takes=("max_size",)),
+    "mip": RunnerEntry(mip_streams, uses=MIP, takes=("backend", "max_size")),
+    "flow": RunnerEntry(flow_streams, uses=("time_limit",), takes=("max_size",)),
 }
 #: The streams strategies (the harness compares their heuristics on the first one's scenarios).
 STREAMS_STRATEGIES = ("streams-sticky", "streams-ha", "streams-kip924-sticky")
