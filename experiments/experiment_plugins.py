@@ -23,9 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from experiments.experiment import Experiment
 from experiments.plugin_runner import argv_for, describe, is_process_target, run
 from experiments.plugin_shipped import names as shipped_names
 from experiments.plugin_shipped import target as shipped_target
@@ -39,6 +38,9 @@ from problems import (
     StreamsProblem,
     problem_to_json,
 )
+
+if TYPE_CHECKING:  # experiments.experiment reaches this module through experiments.runs
+    from experiments.experiment import Experiment
 
 #: The entry point group plugins are installed under (``[project.entry-points."rebalance_lab.strategies"]``).
 ENTRY_POINT_GROUP = "rebalance_lab.strategies"
