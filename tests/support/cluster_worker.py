@@ -8,7 +8,7 @@ without xdist (each worker would otherwise start its own, on the same cores); ev
 shared out one by one.
 
 pytest-xdist tells its scheduler a test's group by appending ``@group`` to the node id, which
-pytest 9.2's structured node ids no longer allow (pytest-xdist issue 1386: the group is silently
+pytest 9.2's structured node ids no longer allow (the suffix is dropped and the group silently
 ignored).  So the workers also write the group's node ids to a file named after the run's id, and
 the scheduler reads the group from there; with a pytest where the suffix works, the scheduler
 finds it in the node id instead.
