@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from experiments.kafka_grid import EVENTS as BENCHMARK_EVENTS
 from experiments.options import MAX_SECONDS, MAX_WORKERS
@@ -54,6 +54,9 @@ from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
 from experiments.trace_scenarios import check as check_trace
 from problems import ProblemError
 from problems.checks import INT32_MAX, INT64_MAX, MAX_MEMBER_TOPICS, MAX_PARTITIONS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Strategies a scenario can be judged on, and the family of their problems.
 JUDGED_ON = {
@@ -186,7 +189,7 @@ class Experiment:
     blocks: int = field(default=0)
     traces: list[TraceScenario] = field(default_factory=list)
 
-    def stamp(self, rows):
+    def stamp(self, rows: pd.DataFrame) -> pd.DataFrame:
         """``rows`` (a result DataFrame) marked as this experiment's: its name and file digest."""
         return rows.assign(experiment=self.name, experiment_digest=self.digest)
 
@@ -312,7 +315,9 @@ def expand(
     )
 
 
-def _assemble(expanded, **fields) -> Experiment:
+def _assemble(
+    expanded: list[tuple[Scenario | TraceScenario, dict[str, Any], str]], **fields: Any
+) -> Experiment:
     """Scenarios with their run settings; run factors that vary become part of the ids."""
     # Blocks share one run-settings object per combination of run factors (:func:`_block`), so
     # each distinct object is written out once.
@@ -849,7 +854,9 @@ def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
                     f"not a solver option ({', '.join(OPTION_TYPES)}){hint}",
                 )
             low, high = OPTION_RANGES.get(option, (0, 0))
-            if type(setting) is not kind or (kind is int and not low <= setting <= high):
+            if type(setting) is not kind or (
+                isinstance(setting, int) and kind is int and not low <= setting <= high
+            ):
                 raise ProblemError(
                     f"{where}.{solver}.{option}",
                     f"must be {f'an integer {low} to {high}' if kind is int else 'a ' + kind.__name__}, "

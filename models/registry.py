@@ -419,7 +419,7 @@ def check(strategy: str, solver: str, options: SolveOptions) -> RunnerEntry:
 
 def _passed(
     runner: RunnerEntry,
-    problem: GroupProblem | PlacementProblem,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
     strategy: str,
     options: SolveOptions,
 ) -> tuple[SolveOptions, list[str]]:
@@ -440,7 +440,10 @@ def _passed(
 
 
 def run(
-    problem: GroupProblem | PlacementProblem, strategy: str, solver: str, options: SolveOptions
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
+    strategy: str,
+    solver: str,
+    options: SolveOptions,
 ) -> Result:
     """Answer ``problem`` with ``strategy``'s runner on ``solver`` (:func:`solve`, typed options)."""
     runner = check(strategy, solver, options)
@@ -449,7 +452,7 @@ def run(
 
 
 def solve(
-    problem: GroupProblem | PlacementProblem,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
     strategy: str,
     solver: str = "heuristic",
     **options: Any,
@@ -459,7 +462,8 @@ def solve(
     Parameters
     ----------
     problem
-        A :class:`problems.GroupProblem` or :class:`problems.PlacementProblem`.
+        A :class:`problems.GroupProblem`, :class:`problems.PlacementProblem` or
+        :class:`problems.StreamsProblem`.
     strategy, solver
         A key of :data:`STRATEGIES`; ``heuristic`` or one of its ``exact`` backends.
     **options
