@@ -14,8 +14,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from experiments import plugin_cli
 from experiments.options import MAX_WORKERS, integer_in, seconds
@@ -27,6 +27,7 @@ from problems import (
     GroupProblem,
     PlacementProblem,
     ProblemError,
+    Result,
     StreamsProblem,
     evaluate,
     load_problem,
@@ -73,7 +74,11 @@ and the problem.
 
 
 # ----------------------------------------------------------------- commands
-def _load(args: argparse.Namespace, kind: type):
+#: The kind of problem a command takes.
+P = TypeVar("P", bound=GroupProblem | PlacementProblem | StreamsProblem)
+
+
+def _load(args: argparse.Namespace, kind: type[P]) -> P:
     """The problem of ``args``: its file, or the document read from ``--bootstrap-server``."""
     source, path = problem_source(args, "placement" if kind is PlacementProblem else "group")
     try:
@@ -88,7 +93,9 @@ def _load(args: argparse.Namespace, kind: type):
     return problem
 
 
-def _other_kind(problem, kind: type, strategy: str) -> str:
+def _other_kind(
+    problem: GroupProblem | PlacementProblem | StreamsProblem, kind: type, strategy: str
+) -> str:
     """What to say when ``problem`` is not the ``kind`` of problem ``strategy`` takes."""
     if isinstance(problem, PlacementProblem):
         return "is a replica placement; use `rebalance-lab reassign`"
@@ -99,7 +106,11 @@ def _other_kind(problem, kind: type, strategy: str) -> str:
     return "is a consumer group; use `rebalance-lab assign`"
 
 
-def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
+def _run(
+    args: argparse.Namespace,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
+    options: dict[str, Any],
+) -> Result:
     # The solver's modules (OR-Tools, PuLP: about a second) are imported before the clock starts, so
     # the seconds printed are the solver's, the ones --time-limit bounds (docs/cli/index.md, "Time limits").
     preload(args.strategy, args.solver)
@@ -127,7 +138,7 @@ def _flag(option: str) -> str:
     return "--" + option.replace("_", "-")
 
 
-def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]):
+def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]) -> Result | None:
     """The answer of ``--plugin`` to the problem of ``args`` (``None``: none, said on stderr)."""
     found = plugin_cli.plugin(args.plugin, args.classpath)
     source, path = problem_source(args, "placement" if PlacementProblem in kinds else "group")
@@ -154,7 +165,8 @@ def _command_assign(args: argparse.Namespace) -> int:
         _print_result(args, result)
         return _outcome(args, result)
     streams = args.strategy in strategies("streams")
-    problem = _load(args, StreamsProblem if streams else GroupProblem)
+    kind: type[GroupProblem | StreamsProblem] = StreamsProblem if streams else GroupProblem
+    problem = _load(args, kind)
     options = {
         "variant": args.variant,
         "time_limit": args.time_limit,
@@ -167,7 +179,7 @@ def _command_assign(args: argparse.Namespace) -> int:
     return _outcome(args, result)
 
 
-def _print_result(args: argparse.Namespace, result) -> None:
+def _print_result(args: argparse.Namespace, result: Result) -> None:
     if args.pretty:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -175,7 +187,7 @@ def _print_result(args: argparse.Namespace, result) -> None:
         sys.stdout.write(result_bytes(result).decode("ascii") + "\n")
 
 
-def _outcome(args: argparse.Namespace, result) -> int:
+def _outcome(args: argparse.Namespace, result: Result | None) -> int:
     """The exit status of ``assign`` and ``reassign``: 0 with an answer, 3 without (``unknown``/``infeasible``,
     or a plugin's failure)."""
     if result is not None and result.answer is not None:
@@ -240,8 +252,10 @@ def _command_reassign(args: argparse.Namespace) -> int:
                         file=sys.stderr,
                     )
                     break
-                shown = (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
-                print(f"  {k}, {point.status}, {shown[0]}, {shown[1]}", file=sys.stderr)
+                levels = (
+                    (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
+                )
+                print(f"  {k}, {point.status}, {levels[0]}, {levels[1]}", file=sys.stderr)
     if result.answer is None:
         return _outcome(args, result)
     json.dump(result.assignment, sys.stdout, indent=2 if args.pretty else None)
@@ -259,7 +273,7 @@ EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``rebalance-lab CMD: error: ...`` and exit 2, no usage dump."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
@@ -390,8 +404,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # seconds of imports before a one-second assignment).
     builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace", "record")
     args = _parser(not builtin).parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return args.handler(args)
+        return handler(args)
     except ProblemError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

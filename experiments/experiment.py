@@ -28,11 +28,13 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from experiments.kafka_grid import EVENTS as BENCHMARK_EVENTS
 from experiments.options import MAX_SECONDS, MAX_WORKERS
 from experiments.recorded_traces import recorded_scenarios
 from experiments.scenarios import (
+    GRID_ASSIGNORS,
     GRID_PATTERNS,
     GROUP_CHURN,
     KIP848_PATTERNS,
@@ -53,6 +55,9 @@ from experiments.trace_scenarios import RECORDED, TRACE_FAMILIES, TraceScenario
 from experiments.trace_scenarios import check as check_trace
 from problems import ProblemError
 from problems.checks import INT32_MAX, INT64_MAX, MAX_MEMBER_TOPICS, MAX_PARTITIONS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Strategies a scenario can be judged on, and the family of their problems.
 JUDGED_ON = {
@@ -80,6 +85,7 @@ SCENARIO_FACTORS = (
     "lags",
     "racks",
     "topology",
+    "assignor",
     "standbys",
 )
 SIZE_PARTS = ("partitions", "members", "topics")
@@ -140,6 +146,7 @@ DEFAULTS: dict[str, Any] = {
     "lags": "zero",
     "racks": 0,
     "topology": "equal",
+    "assignor": "",
     "standbys": 0,
 }
 #: Where the shipped suites live (packaged with ``experiments``).
@@ -183,7 +190,7 @@ class Experiment:
     blocks: int = field(default=0)
     traces: list[TraceScenario] = field(default_factory=list)
 
-    def stamp(self, rows):
+    def stamp(self, rows: pd.DataFrame) -> pd.DataFrame:
         """``rows`` (a result DataFrame) marked as this experiment's: its name and file digest."""
         return rows.assign(experiment=self.name, experiment_digest=self.digest)
 
@@ -340,7 +347,9 @@ def _recorded_block(
     return [(scenario, run) for scenario in scenarios]
 
 
-def _assemble(expanded, **fields) -> Experiment:
+def _assemble(
+    expanded: list[tuple[Scenario | TraceScenario, dict[str, Any], str]], **fields: Any
+) -> Experiment:
     """Scenarios with their run settings; run factors that vary become part of the ids."""
     # Blocks share one run-settings object per combination of run factors (:func:`_block`), so
     # each distinct object is written out once.
@@ -405,6 +414,7 @@ def _factor_values(
         "lags": s.lags,
         "racks": s.replication if s.family == "group" and not streams else 0,
         "topology": getattr(s, "topology", "equal"),
+        "assignor": getattr(s, "assignor", ""),
         "time_limit": run.get("time_limit", time_limit),
         "options": _level_text(run.get("options", {})),
     }
@@ -577,6 +587,7 @@ def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
         point.get("lags", "zero") if judged_on == "lag-aware" else "zero",
         point.get("racks", 0) if judged_on == "rack-aware" else 0,
         topology,
+        point.get("assignor", ""),
     )
 
 
@@ -658,11 +669,13 @@ def _levels(name: str, value: Any, where: str) -> list[Any]:
 
 
 def _level(name: str, value: Any, where: str) -> Any:
-    if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology"):
+    if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology", "assignor"):
         if not isinstance(value, str):
             raise ProblemError(where, f"must be a string, got {_shown(value)}")
         if name == "judged_on" and value not in JUDGED_ON:
             raise ProblemError(where, f"must be one of {', '.join(JUDGED_ON)}, got {value!r}")
+        if name == "assignor" and value not in GRID_ASSIGNORS:
+            raise ProblemError(where, f"must be one of {', '.join(GRID_ASSIGNORS)}, got {value!r}")
         if name == "trace" and value not in TRACE_FAMILIES:
             raise ProblemError(where, f"must be one of {', '.join(TRACE_FAMILIES)}, got {value!r}")
         return value
@@ -760,8 +773,32 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
         problem = _size_problem(size, family)
         if problem is not None:
             raise ProblemError(f"{where}.size[{i}]", problem)
+    if "assignor" in levels:
+        _check_benchmark(levels, where)
     if "racks" in levels and "rack-aware" not in levels["judged_on"]:
         raise ProblemError(f"{where}.racks", "rack layouts apply to scenarios judged on rack-aware")
+
+
+def _check_benchmark(levels: dict[str, list[Any]], where: str) -> None:
+    """A block of Kafka benchmark groups (``assignor``): the benchmark's events, subscriptions and
+    rack layout (2 replicas of each partition on 3 racks, or none), judged on sticky or rack-aware."""
+    allowed: dict[str, tuple[Any, ...]] = {
+        "judged_on": ("sticky", "rack-aware"),
+        "churn": tuple(BENCHMARK_EVENTS),
+        "pattern": GRID_PATTERNS,
+        "racks": (0, 2),
+        "lags": ("zero",),
+    }
+    for name, choices in allowed.items():
+        for i, value in enumerate(levels.get(name, [])):
+            if value not in choices:
+                raise ProblemError(
+                    f"{where}.{name}[{i}]",
+                    f"a Kafka benchmark group (assignor) takes {', '.join(map(str, choices))}, "
+                    f"got {value!r}",
+                )
+    if "trace" in levels:
+        raise ProblemError(f"{where}.assignor", "a trace block has no benchmark assignor")
 
 
 def _size_problem(size: list[int], family: str) -> str | None:
@@ -849,7 +886,9 @@ def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
                     f"not a solver option ({', '.join(OPTION_TYPES)}){hint}",
                 )
             low, high = OPTION_RANGES.get(option, (0, 0))
-            if type(setting) is not kind or (kind is int and not low <= setting <= high):
+            if type(setting) is not kind or (
+                isinstance(setting, int) and kind is int and not low <= setting <= high
+            ):
                 raise ProblemError(
                     f"{where}.{solver}.{option}",
                     f"must be {f'an integer {low} to {high}' if kind is int else 'a ' + kind.__name__}, "

@@ -22,13 +22,13 @@ from experiments.experiment import (
     load_suite,
 )
 from experiments.experiment_plugins import Plugin, plugins_for
-from experiments.options import integer_in
+from experiments.options import Subcommands, integer_in
 from experiments.scenarios import SUITES, Scenario, build_problem
 from models.registry import STRATEGIES
-from problems import load_problem
+from problems import PlacementProblem, load_problem
 
 
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``experiment`` subcommand to the command line."""
     parser = subcommands.add_parser(
         "experiment",
@@ -102,6 +102,7 @@ def _frontier_rows(scenario: Scenario) -> int:
     from experiments.runs import FRONTIER_MOVES
 
     problem = load_problem(build_problem(scenario))
+    assert isinstance(problem, PlacementProblem)  # a placement scenario
     forced = int((problem.replica_positions < 0).sum())
     return forced + FRONTIER_MOVES + 1
 
@@ -115,7 +116,9 @@ SCENARIO_SECONDS = 0.1
 SPARK_START_SECONDS = 30.0
 
 
-def plan(experiment: Experiment, plugins: list[Plugin], time_limit: float | None = None) -> dict:
+def plan(
+    experiment: Experiment, plugins: list[Plugin], time_limit: float | None = None
+) -> dict[str, Any]:
     """Scenarios, rows, exact runs and an estimate of the time they take (seconds of one core).
 
     ``at_most_core_seconds``: every time-limited exact solver spending its whole limit, plus the
@@ -165,14 +168,14 @@ def plan(experiment: Experiment, plugins: list[Plugin], time_limit: float | None
         "rows": rows,
         "exact_runs": exact,
         "largest_size": max(
-            (s.size for s in [*experiment.scenarios, *experiment.traces]), default=0
+            [s.size for s in experiment.scenarios] + [t.size for t in experiment.traces], default=0
         ),
         "at_most_core_seconds": seconds,
         "varied": {name: experiment.factors[name] for name in experiment.varied},
     }
 
 
-def _trace_plan(experiment: Experiment, time_limit: float | None) -> dict:
+def _trace_plan(experiment: Experiment, time_limit: float | None) -> dict[str, Any]:
     """Rows, exact runs and the rough cost of the trace scenarios: every run a row per rebalance and
     one per trace; heuristics and the per-step optimum at their rough cost per rebalance, the
     horizon at most its time limit."""

@@ -23,13 +23,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from experiments.plugin_runner import argv_for, describe, is_process_target, run
 from experiments.plugin_shipped import names as shipped_names
 from experiments.plugin_shipped import target as shipped_target
+from experiments.scenarios import Scenario
 from models.options import DEFAULT_TIME_LIMIT
-from problems import LEVELS, ProblemError, problem_to_json
+from problems import (
+    LEVELS,
+    GroupProblem,
+    PlacementProblem,
+    ProblemError,
+    StreamsProblem,
+    problem_to_json,
+)
+
+if TYPE_CHECKING:  # experiments.experiment reaches this module through experiments.runs
+    from experiments.experiment import Experiment
 
 #: The entry point group plugins are installed under (``[project.entry-points."rebalance_lab.strategies"]``).
 ENTRY_POINT_GROUP = "rebalance_lab.strategies"
@@ -129,7 +140,7 @@ def resolve(spec: str, where: str = "--plugin", keep: bool = False) -> Plugin:
 
 
 def plugins_for(
-    specs: Iterable[str], *, experiment=None, entry_points: bool = True
+    specs: Iterable[str], *, experiment: Experiment | None = None, entry_points: bool = True
 ) -> list[Plugin]:
     """The installed plugins (with ``entry_points``), the ``experiment`` file's and ``specs``
     (``--plugin``), each once by name; a bad one is a :class:`ProblemError` naming where it is."""
@@ -153,7 +164,7 @@ def plugins_for(
     return list(chosen.values())
 
 
-def with_plugins(scenarios, plugins: list[Plugin]):
+def with_plugins(scenarios: Iterable[Scenario], plugins: list[Plugin]) -> list[Scenario]:
     """``scenarios`` with the plugins judged on each added to its settings (ids unchanged)."""
     if not plugins:
         return list(scenarios)
@@ -172,14 +183,14 @@ def with_plugins(scenarios, plugins: list[Plugin]):
 
 # ------------------------------------------------------------ on the executors
 def plugin_rows(
-    problem,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
     judged_on: str,
     plugins: list[list[str]],
-    base: dict,
+    base: dict[str, Any],
     *,
     document: Any = None,
     logs: str | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """One row per plugin, each called in its own process (:func:`experiments.plugin_runner.run`)
     under the scenario's time limit: status, validity and levels as :func:`problems.evaluate`
     judges them, or the reason there are none (``error``).  ``document``: the problem's JSON

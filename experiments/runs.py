@@ -15,7 +15,7 @@ import multiprocessing
 import resource
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
 from itertools import repeat
@@ -28,7 +28,15 @@ from experiments.experiment_plugins import plugin_rows
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
 from models import frontier, solve
 from models.registry import STRATEGIES, STREAMS_STRATEGIES
-from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
+from problems import (
+    LEVELS,
+    OBJECTIVES,
+    STRATEGY_OBJECTIVE,
+    PlacementProblem,
+    ProblemError,
+    evaluate,
+    load_problem,
+)
 
 #: Exact solvers' time limit per suite (seconds per solver and scenario).
 TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
@@ -46,6 +54,7 @@ SCENARIO_COLUMNS = {
     "pattern": "string",
     "lags": "string",
     "topology": "string",
+    "assignor": "string",
     "partitions": "int64",
     "members": "int64",
     "topics": "int64",
@@ -77,7 +86,7 @@ RESULT_COLUMNS = {
 
 def _versions() -> str:
     names = ("rebalance-lab", "ortools", "pulp", "numpy")
-    found = {}
+    found: dict[str, str | None] = {}
     for name in names:
         try:
             found[name] = metadata.version(name)
@@ -97,7 +106,9 @@ def runs_for(strategy: str) -> list[tuple[str, str | None, str]]:
     variants, and each exact backend.
     """
     entry = STRATEGIES[strategy]
-    runs = [(baseline, None, "heuristic") for baseline in entry.baselines]
+    runs: list[tuple[str, str | None, str]] = [
+        (baseline, None, "heuristic") for baseline in entry.baselines
+    ]
     if strategy == STREAMS_STRATEGIES[0]:  # every streams heuristic, on one set of exact rows
         runs += [
             (other, None, "heuristic") for other in STREAMS_STRATEGIES[1:] if other in STRATEGIES
@@ -111,13 +122,18 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None, str]]:
-    """:func:`runs_for` less what an experiment's ``strategies`` and ``solvers`` leave out."""
+def selected_runs(judged_on: str, settings: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+    """:func:`runs_for` less what an experiment's ``strategies`` and ``solvers`` leave out.
+
+    ``strategies`` selects the heuristic runs; the exact runs (the judged-on strategy's reference)
+    are selected by ``solvers`` alone, so a block that names a few heuristics keeps its reference.
+    """
     strategies, solvers = settings.get("strategies"), settings.get("solvers")
     return [
         (strategy, variant, solver)
         for strategy, variant, solver in runs_for(judged_on)
-        if (strategies is None or strategy in strategies) and (solvers is None or solver in solvers)
+        if (strategies is None or strategy in strategies or solver != "heuristic")
+        and (solvers is None or solver in solvers)
     ]
 
 
@@ -139,7 +155,7 @@ def base_row(scenario: Any, time_limit: float, options: dict[str, Any]) -> dict[
 
 def solve_scenario(
     scenario: Scenario, time_limit: float, plugin_logs: str | None = None
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Every run of ``scenario``: one row per (strategy, variant, solver).
 
     An experiment's settings (:attr:`Scenario.settings`) choose the runs, their time limit and
@@ -199,7 +215,7 @@ def solve_scenario(
         )
     frontier_wanted = settings.get("solvers") is None or "cpsat" in settings["solvers"]
     if (
-        scenario.family == "placement"
+        isinstance(problem, PlacementProblem)
         and scenario.partitions <= FRONTIER_PARTITIONS
         and frontier_wanted
     ):
@@ -207,7 +223,9 @@ def solve_scenario(
     return rows
 
 
-def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
+def _frontier_rows(
+    problem: PlacementProblem, base: dict[str, Any], time_limit: float
+) -> list[dict[str, Any]]:
     """The exact moves/quality frontier (PR 18903's open question (b)), one row per move budget k."""
     row = {**base, "strategy": "sticky-replica", "solver": "cpsat", "role": "frontier"}
     try:
@@ -292,7 +310,7 @@ def solve_frame(
 
 
 def solve_each(
-    solve_one: Callable[..., list[dict]],
+    solve_one: Callable[..., list[dict[str, Any]]],
     items: list[Any],
     time_limit: float,
     columns: dict[str, str],
@@ -312,7 +330,7 @@ def solve_each(
         with ProcessPoolExecutor(
             processes, mp_context=multiprocessing.get_context("spawn")
         ) as pool:
-            parts = list(
+            parts: Iterable[list[dict[str, Any]]] = list(
                 tqdm(pool.map(solve_one, items, repeat(time_limit), *map(repeat, extra)), **bar)
             )
     else:

@@ -78,7 +78,7 @@ def streams_document(
         pattern == "stateful" or (pattern != "stateless" and i % 2 == 0)
         for i in range(subtopologies)
     ]
-    subs = {
+    subs: dict[str, dict[str, Any]] = {
         n: {"partitions": int(c), "stateful": s}
         for n, c, s in zip(names, counts.tolist(), stateful)
     }
@@ -96,13 +96,13 @@ def streams_document(
     held = _previous(names, counts, stateful, before, standbys) if churn != "fresh" else {}
     by_id = {m["id"]: m for m in members}
     for name, (active, standby) in held.items():
-        member = by_id.get(name)
-        if member is None:  # a client that left
+        holder = by_id.get(name)
+        if holder is None:  # a client that left
             continue
         if active:
-            member["active"] = active
+            holder["active"] = active
         if standby:
-            member["standby"] = standby
+            holder["standby"] = standby
     for member in members:
         member["lags"] = _lags(member, names, counts, stateful, lags, rng)
     doc: dict[str, Any] = {

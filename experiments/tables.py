@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -153,7 +154,7 @@ def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFram
     zero = pd.to_numeric(proven["ref_level1"], errors="coerce") == 0
     absolute = set(proven.loc[zero.fillna(False).to_numpy(dtype=bool), "judged_on"])
     records = [
-        _headline_record(objective, heuristic, group, seed, objective in absolute)
+        _headline_record(str(objective), str(heuristic), group, seed, objective in absolute)
         for (objective, heuristic), group in gap_rows.groupby(["judged_on", "heuristic"], sort=True)
     ]
     return pd.DataFrame.from_records(records, columns=HEADLINE_COLUMNS)
@@ -161,7 +162,7 @@ def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFram
 
 def _headline_record(
     objective: str, heuristic: str, group: pd.DataFrame, seed: int, absolute: bool = False
-) -> dict:
+) -> dict[str, Any]:
     """The :func:`headline_numbers` row of one heuristic's gap rows on one objective."""
     status = group["ref_status"].astype(object)
     proven = group[status == "optimal"]
@@ -242,17 +243,17 @@ def headline_caption(objective: str, absolute: bool = False) -> str:
 
 def headline_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """One labelled, formatted table per objective (one row per heuristic), for every output format."""
-    tables = {}
+    tables: dict[str, pd.DataFrame] = {}
     absolute = absolute_objectives(numbers)
     for objective, group in numbers.groupby("judged_on", sort=True):
-        level1, level2 = level_names(objective)
+        level1, level2 = level_names(str(objective))
         shown = number if objective in absolute else percent
         gap = (
             f"mean extra {level1} over the optimum [95% CI]"
             if objective in absolute
             else f"mean gap to optimum, {level1} [95% CI]"
         )
-        tables[objective] = pd.DataFrame(
+        tables[str(objective)] = pd.DataFrame(
             {
                 "heuristic": group["name"],
                 "scenarios: proven optimum": group["proven_optimal"].map(number),
@@ -322,7 +323,8 @@ def to_markdown(table: pd.DataFrame) -> str:
     """A GitHub Markdown pipe table (``|`` in a cell escaped)."""
     safe = table.rename(columns=lambda c: str(c).replace("|", r"\|"))
     safe = safe.apply(lambda column: column.astype(str).str.replace("|", r"\|", regex=False))
-    return safe.to_markdown(index=False, tablefmt="github")
+    markdown: str = safe.to_markdown(index=False, tablefmt="github")
+    return markdown
 
 
 def to_latex(table: pd.DataFrame, *, caption: str, label: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from experiments import plugin_cli
-from experiments.options import integer_in, seconds
+from experiments.options import Subcommands, integer_in, seconds
 from experiments.trace_compare import observed_step, print_rows, row
 from models.observed import observed_run
 from models.options import DEFAULT_TIME_LIMIT
@@ -31,7 +31,7 @@ from models.trace import (
     trace,
     trace_answers,
 )
-from problems import load_problem, problem_to_json
+from problems import GroupProblem, PlacementProblem, Result, load_problem, problem_to_json
 from problems.checks import INT32_MAX
 from problems.trace import MAX_TRACE_SIZE, Trace, load_trace
 
@@ -53,7 +53,7 @@ example:
 """
 
 
-def register(subcommands: Any) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``trace`` subcommand to ``rebalance-lab``'s subparsers."""
     parser = subcommands.add_parser(
         "trace",
@@ -202,7 +202,7 @@ def _with_plugin(
     judged = plugin_cli.judged_on(found, start, loaded.name)
     limit = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
 
-    def answer(problem):
+    def answer(problem: GroupProblem | PlacementProblem) -> Result:
         call = run(found.name, found.target, problem, problem_to_json(problem), judged, limit)
         if call.answer.result is not None:
             return call.answer.result

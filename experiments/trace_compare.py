@@ -65,6 +65,7 @@ def _valid(run: TraceResult, judge: str | None) -> tuple[int, tuple[int, ...]]:
         evaluation = (
             result.evaluation if judge is None else evaluate(result.problem, result.answer, judge)
         )
+        assert evaluation is not None  # the step has an answer
         valid += bool(evaluation.valid)
         levels = tuple(int(v) for v in evaluation.objective)
         sums = levels if sums is None else tuple(a + b for a, b in zip(sums, levels))

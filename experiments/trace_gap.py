@@ -215,7 +215,7 @@ def trace_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
                 "judged_on": objective,
                 "trace": trace,
                 "heuristic": run,
-                "name": trace_name(run),
+                "name": trace_name(str(run)),
                 "traces": int(group["scenario_id"].nunique()),
                 "levels_tie": int(len(tie)),
                 "proven": int(len(proven)),
@@ -252,13 +252,13 @@ def trace_caption(objective: str) -> str:
 
 def trace_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """One formatted table per objective: a line per trace family and run."""
-    tables = {}
+    tables: dict[str, pd.DataFrame] = {}
     for objective, group in numbers.groupby("judged_on", sort=True):
         # per trace family: the heuristics by label, the per-step optimum last
         group = group.assign(_last=group["heuristic"] == STEP_OPTIMAL).sort_values(
             ["trace", "_last", "heuristic"]
         )
-        tables[objective] = pd.DataFrame(
+        tables[str(objective)] = pd.DataFrame(
             {
                 "trace": group["trace"],
                 "run": group["name"],

@@ -159,7 +159,7 @@ class TraceScenario:
             return self.partitions
         return self.start.size
 
-    def as_row(self) -> dict:
+    def as_row(self) -> dict[str, Any]:
         return {"scenario_id": self.scenario_id, "size": self.size, **asdict(self)}
 
 
@@ -310,10 +310,10 @@ class _GroupEvents:
         if self.lags is None:
             return event
         for topic, count in self.topics.items():
-            have = self.lags.get(topic, [])
-            if len(have) < count:
-                have = have + self._draw_lags(count - len(have))
-            self.lags[topic] = have[:count]
+            values = self.lags.get(topic, [])
+            if len(values) < count:
+                values = values + self._draw_lags(count - len(values))
+            self.lags[topic] = values[:count]
         return {**event, "lags": {t: list(v) for t, v in self.lags.items()}}
 
     def _k(self) -> int:

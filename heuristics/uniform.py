@@ -226,7 +226,7 @@ class _Balancer:
 
     def initialize(self, members: np.ndarray) -> int:
         sizes = self.sizes
-        self.sorted = members[np.lexsort((members, sizes[members]))].tolist()
+        self.sorted: list[int] = members[np.lexsort((members, sizes[members]))].tolist()
         n = len(self.sorted)
         self.least_end = 0
         self.least_level = int(sizes[self.sorted[0]]) - 1

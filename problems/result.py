@@ -47,7 +47,7 @@ from problems.streams import StreamsAssignment, StreamsProblem, streams_assignme
 from problems.verdict import Evaluation
 
 if TYPE_CHECKING:
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
 #: The output JSON of a consumer group: ``{member: {topic: [partition indexes]}}``.
 Assignment = dict[str, dict[str, list[int]]]
