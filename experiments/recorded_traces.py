@@ -42,10 +42,10 @@ def recorded_scenarios(folder: str | os.PathLike[str], tag: str = "") -> list[Tr
     """
     where = Path(folder)
     if not where.is_dir():
-        raise ProblemError(str(where), "not a folder of recorded traces")
+        raise ProblemError("", "not a folder of recorded traces", str(where))
     files = sorted(where.glob("*.json"))
     if not files:
-        raise ProblemError(str(where), "holds no recorded trace (*.json)")
+        raise ProblemError("", "holds no recorded trace (*.json)", str(where))
     return [_scenario(path, tag) for path in files]
 
 

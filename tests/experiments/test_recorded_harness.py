@@ -35,7 +35,10 @@ def test_each_recorded_file_is_a_trace_scenario_judged_on_sticky():
     ]
 
 
-def test_a_folder_without_recordings_is_refused(tmp_path):
+def test_a_folder_without_recordings_is_refused(tmp_path, capsys):
+    assert main(["compare", "--recorded", str(tmp_path / "none"), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {tmp_path / 'none'}: not a folder of recorded traces\n"
     with pytest.raises(ProblemError, match="holds no recorded trace"):
         recorded_scenarios(tmp_path)
     (tmp_path / "plain.json").write_text(
