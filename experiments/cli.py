@@ -21,7 +21,7 @@ from experiments.options import integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.options import DEFAULT_TIME_LIMIT
-from models.registry import SOLVERS, UsageError, preload, strategies
+from models.registry import SOLVERS, STRATEGIES, UsageError, preload, strategies
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -165,7 +165,8 @@ def _command_reassign(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = _run(args, problem, options)
     if args.report:
-        before = evaluate(problem, problem.replica_brokers, args.strategy)
+        objective = STRATEGIES[args.strategy].objective_on(problem)
+        before = evaluate(problem, problem.replica_brokers, objective)
         shown = before.objective if before.valid else "(replicas on removed brokers)"
         names = ", ".join(before.names)
         print(f"levels before: {shown}  ({names})", file=sys.stderr)

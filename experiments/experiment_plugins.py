@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from models.registry import STRATEGIES, judged_strategies
 from problems import (
     LEVELS,
     GroupProblem,
@@ -36,8 +37,6 @@ from problems import (
 
 #: The entry point group plugins are installed under (``[project.entry-points."rebalance_lab.strategies"]``).
 ENTRY_POINT_GROUP = "rebalance_lab.strategies"
-#: What a plugin may be judged on (the strategies scenarios are judged on).
-JUDGED_ON = ("sticky", "rack-aware", "lag-aware", "stream-join", "sticky-replica")
 
 
 @dataclass(frozen=True)
@@ -75,8 +74,6 @@ def load_function(target: str, where: str = "--plugin") -> Callable[..., Any]:
 
 def resolve(spec: str, where: str = "--plugin") -> Plugin:
     """A plugin from ``NAME`` (installed), ``module:function`` or ``NAME=module:function``."""
-    from models.registry import STRATEGIES
-
     name, equals, target = spec.partition("=")
     if not equals:
         name, target = "", spec
@@ -94,13 +91,24 @@ def resolve(spec: str, where: str = "--plugin") -> Plugin:
         raise ProblemError(where, f"{name!r} is a built-in strategy; give the plugin another name")
     judged = getattr(function, "judged_on", None)
     judged_on = (judged,) if isinstance(judged, str) else tuple(judged or ())
-    if not judged_on or any(j not in JUDGED_ON for j in judged_on):
+    allowed = plugin_judged_on()
+    if not judged_on or any(j not in allowed for j in judged_on):
         raise ProblemError(
             where,
-            f"{target} needs an attribute judged_on: one or more of {', '.join(JUDGED_ON)}, "
+            f"{target} needs an attribute judged_on: one or more of {', '.join(allowed)}, "
             f"got {judged!r}",
         )
     return Plugin(name, target, judged_on)
+
+
+def plugin_judged_on() -> tuple[str, ...]:
+    """What a plugin may be judged on: the strategies whose record lets a plugin be judged on
+    their scenarios (:attr:`models.registry.Judging.plugins`)."""
+    return tuple(
+        record.name
+        for record in judged_strategies()
+        if record.judging is not None and record.judging.plugins
+    )
 
 
 def plugins_for(
@@ -188,7 +196,7 @@ def plugin_rows(problem, judged_on: str, plugins: list[list[str]], base: dict) -
             if answer is None:
                 row["error"] = "no answer"
             else:
-                verdict = evaluate(problem, answer, judged_on)
+                verdict = evaluate(problem, answer, STRATEGIES[judged_on].objective_on(problem))
                 row["valid"] = verdict.valid
                 if not verdict.valid:
                     row["error"] = f"invalid: {verdict.violations[0]}"

@@ -26,6 +26,7 @@ from experiments.run_lock import hold
 from experiments.runs import scenario_frame, solve_frame
 from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_job
 from experiments.trace_runs import solve_trace_frame, trace_frame
+from models.registry import register, registered
 from problems import ProblemError
 
 _SPARK_TYPES = {
@@ -70,8 +71,13 @@ def default_batch_size(pending: int, cores: int) -> int:
 
 
 def _solve_batches(time_limit: float, traces: bool = False):
+    # The strategies registered in this process beyond the product's own, registered on the
+    # executors too (models.registry.register).
+    added = registered()
+
     def solve(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         quiet_pyspark_warnings()
+        register(*added)
         for batch in batches:
             if traces:
                 yield solve_trace_frame(batch, time_limit)

@@ -25,8 +25,8 @@ from tqdm import tqdm
 from experiments.experiment_plugins import plugin_rows
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
 from models import frontier, solve
-from models.registry import STRATEGIES, STREAMS_STRATEGIES
-from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
+from models.registry import STRATEGIES, compared_on, register, registered
+from problems import LEVELS, OBJECTIVES, ProblemError, evaluate, load_problem
 
 #: Exact solvers' time limit per suite (seconds per solver and scenario).
 TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
@@ -90,16 +90,13 @@ VERSIONS = _versions()
 def runs_for(strategy: str) -> list[tuple[str, str | None, str]]:
     """The (strategy, variant, solver) runs judged on ``strategy``'s objective.
 
-    From :data:`models.registry.STRATEGIES`: the Kafka baselines' heuristics (for the first
-    streams strategy, the other streams heuristics), the strategy's heuristic with each of its
-    variants, and each exact backend.
+    From :data:`models.registry.STRATEGIES`: the heuristics of its baselines, then of the
+    strategies compared on its scenarios (:attr:`models.registry.Strategy.compared_on`), the
+    strategy's heuristic with each of its variants, and each exact backend.
     """
     entry = STRATEGIES[strategy]
-    runs = [(baseline, None, "heuristic") for baseline in entry.baselines]
-    if strategy == STREAMS_STRATEGIES[0]:  # every streams heuristic, on one set of exact rows
-        runs += [
-            (other, None, "heuristic") for other in STREAMS_STRATEGIES[1:] if other in STRATEGIES
-        ]
+    others = [*entry.baselines, *compared_on(strategy)]
+    runs = [(other, None, "heuristic") for other in dict.fromkeys(others)]
     runs += [(strategy, variant, "heuristic") for variant in entry.heuristic.variants]
     runs += [(strategy, None, backend) for backend in entry.exact]
     return runs
@@ -138,7 +135,8 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
         options=json.dumps(solver_options, sort_keys=True) if solver_options else "",
     )
     problem = load_problem(build_problem(scenario))
-    names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.judged_on]]
+    judge = STRATEGIES[scenario.judged_on]
+    names = OBJECTIVES[judge.objective]
     rows = []
     for strategy, variant, solver in selected_runs(scenario.judged_on, settings):
         row = {
@@ -161,7 +159,7 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
             if result.answer is not None:
                 # Judged on the scenario's strategy (range on sticky, kafka-default on
                 # sticky-replica, ...).
-                verdict = evaluate(problem, result.answer, scenario.judged_on)
+                verdict = evaluate(problem, result.answer, judge.objective_on(problem))
                 row["valid"] = verdict.valid
                 for i, value in enumerate(verdict.objective[:LEVELS], start=1):
                     row[f"level{i}"] = value
@@ -256,7 +254,10 @@ def solve_frame(
     if processes > 1:
         # spawn: a fork would copy the parent's solver libraries' threads and locks
         with ProcessPoolExecutor(
-            processes, mp_context=multiprocessing.get_context("spawn")
+            processes,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=register,  # the strategies registered here, registered there too
+            initargs=tuple(registered()),
         ) as pool:
             parts = list(tqdm(pool.map(solve_scenario, scenarios, repeat(time_limit)), **bar))
     else:

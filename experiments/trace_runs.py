@@ -29,7 +29,8 @@ from experiments.results import ALL_COLUMNS
 from experiments.runs import SCENARIO_COLUMNS, VERSIONS, _describe, _peak_rss_mb, runs_for
 from experiments.scenarios import SUITE_VERSION
 from experiments.trace_scenarios import TraceScenario, build_trace
-from problems import LEVELS, ProblemError, evaluate, objective_of
+from models.registry import STRATEGIES, register, registered
+from problems import LEVELS, ProblemError, evaluate
 
 #: The exact references of a trace run: each step optimal alone, and the horizon optimum.
 EXACT_TRACE_SOLVERS = ("step", "horizon")
@@ -167,9 +168,10 @@ def _judged(scenario: TraceScenario, strategy: str, step: Any) -> tuple[list[int
     if result is None or result.answer is None:
         return [], False
     problem = result.problem
-    if objective_of(problem, strategy) == objective_of(problem, scenario.judged_on):
+    judged = STRATEGIES[scenario.judged_on].objective_on(problem)
+    if STRATEGIES[strategy].objective_on(problem) == judged:
         return [int(v) for v in step.objective], bool(result.valid)
-    verdict = evaluate(problem, result.answer, scenario.judged_on)
+    verdict = evaluate(problem, result.answer, judged)
     return [int(v) for v in verdict.objective], bool(verdict.valid)
 
 
@@ -191,7 +193,10 @@ def solve_trace_frame(
     bar = dict(total=len(scenarios), desc=progress, unit="trace", disable=progress is None)
     if processes > 1:
         with ProcessPoolExecutor(
-            processes, mp_context=multiprocessing.get_context("spawn")
+            processes,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=register,  # the strategies registered here, registered there too
+            initargs=tuple(registered()),
         ) as pool:
             parts = list(tqdm(pool.map(solve_trace_scenario, scenarios, repeat(time_limit)), **bar))
     else:

@@ -15,9 +15,9 @@ import numpy as np
 
 from models.horizon_steps import GroupSteps
 from models.options import SolveOptions
-from models.registry import run
+from models.registry import STRATEGIES, run
 from models.sticky_classes import count_bounds, partition_classes
-from problems import GroupProblem, ProblemError, Status, objective_of
+from problems import GroupProblem, ProblemError, Status, above_moves
 from problems.trace import with_claims
 
 #: Members up to which :func:`count_box` computes the exchange closure (a boolean matrix product
@@ -25,12 +25,16 @@ from problems.trace import with_claims
 #: :func:`models.sticky_classes.count_bounds`.
 BOX_MEMBERS = 600
 
-#: Per objective: the exact per-step solver, and how many levels stand above moves.
+#: Per objective with a horizon model: the exact per-step solver, and how many levels stand
+#: above moves (:func:`problems.above_moves`).
 EXACT: dict[str, tuple[str, int]] = {
-    "sticky": ("flow", 1),
-    "rack-aware": ("flow", 2),
-    "stream-join": ("flow", 1),
-    "lag-aware": ("cpsat", 2),
+    objective: (solver, above_moves(objective))
+    for objective, solver in (
+        ("sticky", "flow"),
+        ("rack-aware", "flow"),
+        ("stream-join", "flow"),
+        ("lag-aware", "cpsat"),
+    )
 }
 
 
@@ -41,7 +45,7 @@ class StepLevels:
     Attributes
     ----------
     kind
-        The objective the step is judged on (:func:`problems.objective_of`).
+        The objective the step is judged on (:meth:`models.registry.Strategy.objective_on`).
     levels
         Its optimum of the levels above moves (all levels where the objective has no moves).
     proven
@@ -58,7 +62,8 @@ class StepLevels:
 
 def judged_on(steps: GroupSteps, strategy: str) -> list[str]:
     """The objective of every step (a baseline is judged on ``rack-aware`` at a step with racks)."""
-    kinds = [objective_of(problem, strategy) for problem in steps.problems]
+    record = STRATEGIES[strategy]
+    kinds = [record.objective_on(problem) for problem in steps.problems]
     for k, kind in enumerate(kinds):
         if kind not in EXACT:
             raise ProblemError(

@@ -237,7 +237,9 @@ def streams_result(
     from problems.streams import StreamsAssignment
 
     answer = None if active is None else StreamsAssignment.of(active, standby)
-    return Result(problem, STRATEGY, answer, Status(status), bound, info or {})
+    return Result(
+        problem, STRATEGY, answer, Status(status), bound, info or {}, objective_name="streams"
+    )
 
 
 def streams_hint(
@@ -245,7 +247,7 @@ def streams_hint(
 ) -> tuple[IntArray, IntArray]:
     """The answer a model starts from: the caller's hint when it is a valid answer to
     ``problem``, else the min-cost flow's (proven on levels 1-2)."""
-    hinted = options.hint_streams(problem, STRATEGY)
+    hinted = options.hint_streams(problem, "streams")
     if hinted is not None and len(hinted.standby) == int(data.standbys.sum()):
         return np.asarray(hinted.active, np.int64), np.asarray(hinted.standby, np.int64)
     from models.flow.streams import solve_data

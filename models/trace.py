@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from models.options import SolveOptions
-from models.registry import STRATEGIES, UsageError, check, run
+from models.registry import STRATEGIES, UsageError, check, exact_strategy, judged, run
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -52,7 +52,6 @@ from problems import (
     Status,
     assignment_json,
     load_problem,
-    objective_of,
     owner_from_assignment,
     reassignment_json,
 )
@@ -81,15 +80,7 @@ _WEAKNESS = {
     Status.UNKNOWN: 3,
     Status.INFEASIBLE: 4,
 }
-#: The strategy whose exact backends answer an objective exactly (``step``), best backend first.
-EXACT_OF = {
-    "sticky": "sticky",
-    "rack-aware": "rack-aware",
-    "lag-aware": "lag-aware",
-    "stream-join": "stream-join",
-    "share": "share",
-    "replica": "sticky-replica",
-}
+#: The exact backends of the ``step`` solver, best first.
 BEST_BACKENDS = ("flow", "cpsat", "mip")
 
 
@@ -398,7 +389,8 @@ def _summarise(
 ) -> TraceResult:
     statuses = [Status(s.status) for s in steps]
     weakest = max(statuses, key=_WEAKNESS.__getitem__)
-    names = {objective_of(s.result.problem, strategy) for s in steps if s.result is not None}
+    record = STRATEGIES[strategy]
+    names = {record.objective_on(s.result.problem) for s in steps if s.result is not None}
     answered = [s.objective for s in steps if s.objective]
     sums: tuple[int, ...] = ()
     extra = dict(info or {})
@@ -438,7 +430,10 @@ def _check_family(trace: Trace, strategy: str) -> None:
 def step_backend(strategy: str, problem: GroupProblem | PlacementProblem) -> tuple[str, str]:
     """The ``(strategy, solver)`` whose exact backend answers ``strategy``'s objective on
     ``problem`` (the ``step`` solver): the objective's own strategy, its best backend."""
-    exact = EXACT_OF[objective_of(problem, strategy)]
+    objective = STRATEGIES[strategy].objective_on(problem)
+    exact = exact_strategy(objective)
+    if exact is None:
+        raise KeyError(objective)
     backends = STRATEGIES[exact].exact
     solver = next(b for b in BEST_BACKENDS if b in backends)
     return exact, solver
@@ -528,14 +523,17 @@ def replace_strategy(result: Result, strategy: str) -> Result:
     """``result`` judged as ``strategy``'s answer (the same answer, status, bound and info)."""
     if result.strategy == strategy:
         return result
-    return Result(
-        result.problem,
+    return judged(
+        Result(
+            result.problem,
+            strategy,
+            result.answer,
+            result.status,
+            result.bound,
+            dict(result.info),
+            result.shown,
+        ),
         strategy,
-        result.answer,
-        result.status,
-        result.bound,
-        dict(result.info),
-        result.shown,
     )
 
 
@@ -570,6 +568,7 @@ def _horizon(
         else:
             owner = owner_from_assignment(problem, doc, f"{loaded.name} (horizon step {k})")
             result = Result(problem, strategy, owner, status)
+        result = judged(result, strategy)
         moves = runner.moves(previous, result)
         steps.append(_step(k, result, moves, time.perf_counter() - begun))
         if result.answer is not None:

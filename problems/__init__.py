@@ -20,16 +20,7 @@ from problems.evaluate import (
 )
 from problems.group import GroupProblem
 from problems.io import load_problem, parse_problem, problem_to_json
-from problems.objectives import (
-    GROUP_STRATEGIES,
-    LEVELS,
-    OBJECTIVES,
-    PLACEMENT_STRATEGIES,
-    RACK_JUDGED,
-    STRATEGY_OBJECTIVE,
-    STREAMS_STRATEGIES,
-    objective_of,
-)
+from problems.objectives import LEVELS, OBJECTIVES, READINGS, above_moves, baseline_objective
 from problems.ownership import (
     join_partition_count,
     next_epoch,
@@ -59,13 +50,10 @@ from problems.streams import (
 )
 
 __all__ = [
-    "GROUP_STRATEGIES",
     "LEVELS",
     "OBJECTIVES",
-    "PLACEMENT_STRATEGIES",
-    "STRATEGY_OBJECTIVE",
+    "READINGS",
     "STREAMS_LEVELS",
-    "STREAMS_STRATEGIES",
     "StreamsAssignment",
     "StreamsConfigs",
     "StreamsProblem",
@@ -73,10 +61,11 @@ __all__ = [
     "GroupProblem",
     "PlacementProblem",
     "ProblemError",
-    "RACK_JUDGED",
     "Result",
     "Status",
+    "above_moves",
     "assignment_json",
+    "baseline_objective",
     "evaluate",
     "evaluate_streams",
     "is_kip54_balanced",
@@ -88,7 +77,6 @@ __all__ = [
     "member_topic_counts",
     "next_epoch",
     "number_owners",
-    "objective_of",
     "owner_from_assignment",
     "parse_problem",
     "previous_number_owners",
