@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
 
 import models
 from experiments.cli import main
 from models.registry import STRATEGIES, register, unregister
 from problems import evaluate, load_problem, owner_from_assignment
+from support import exhaustive
+from support.problem_strategies import groups
 from support.toy_strategy import NAME, toy_record
 
 ROOT = Path(__file__).parents[2]
@@ -39,6 +42,24 @@ def toy():
     yield STRATEGIES[NAME]
     unregister(NAME)
     assert NAME not in STRATEGIES
+
+
+# --8<-- [start:exact]
+@settings(max_examples=40)
+@given(problem=groups(max_members=3, max_partitions=3))
+def test_its_backend_is_exact_and_its_heuristic_valid(problem):
+    """Tests the toy's two runners through models.solve: the CP-SAT backend's proven optimum is the
+    best of every partition-to-member map, and the heuristic's answer is valid and no better."""
+    register(toy_record())
+    try:
+        exact = models.solve(problem, NAME, "cpsat")
+        greedy = models.solve(problem, NAME)
+    finally:
+        unregister(NAME)
+    assert exact.status == "optimal" and exact.valid
+    assert tuple(exact.objective) == exhaustive.optimum(problem, "sticky")
+    assert greedy.valid and exact.objective <= greedy.objective
+# --8<-- [end:exact]
 
 
 def test_assign_runs_its_heuristic_and_its_exact_backend(toy, capsys):
