@@ -59,6 +59,8 @@ def test_its_backend_is_exact_and_its_heuristic_valid(problem):
     assert exact.status == "optimal" and exact.valid
     assert tuple(exact.objective) == exhaustive.optimum(problem, "sticky")
     assert greedy.valid and exact.objective <= greedy.objective
+
+
 # --8<-- [end:exact]
 
 
