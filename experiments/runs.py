@@ -178,20 +178,21 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
         and scenario.partitions <= FRONTIER_PARTITIONS
         and frontier_wanted
     ):
-        rows.extend(_frontier_rows(problem, base, time_limit))
+        rows.extend(_frontier_rows(problem, scenario.judged_on, base, time_limit))
     return rows
 
 
-def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
-    """The exact moves/quality frontier (PR 18903's open question (b)), one row per move budget k."""
-    row = {**base, "strategy": "sticky-replica", "solver": "cpsat", "role": "frontier"}
+def _frontier_rows(problem, strategy: str, base: dict, time_limit: float) -> list[dict]:
+    """The exact moves/quality frontier of ``strategy``'s CP-SAT model (the scenario's; PR 18903's
+    open question (b) for ``sticky-replica``), one row per move budget k."""
+    row = {**base, "strategy": strategy, "solver": "cpsat", "role": "frontier"}
     try:
         started = time.perf_counter()
         forced = int((problem.replica_positions < 0).sum())  # replicas on removed brokers must move
         last = forced + FRONTIER_MOVES  # time_limit per point, as one budget for the whole frontier
         points = frontier(
             problem,
-            "sticky-replica",
+            strategy,
             "cpsat",
             last,
             time_limit=time_limit * (last + 1),
