@@ -16,7 +16,7 @@ memory of that process (``wait4``'s ``ru_maxrss`` of the child alone); best of
 
 Part 2 times, in this process, what a caller of the Python API pays from the
 in-memory document: ``load_problem(document)`` (checking, building the arrays,
-resolving the owned claims) and then ``heuristics.sticky.assign(problem)`` on
+resolving the owned claims) and then ``heuristics.sticky.sticky.assign(problem)`` on
 that fresh problem (the owner array), each reported, best of ``--repeat``, with the CPU time of
 the two; then, apart, each answer object built from that result: ``result.assignment`` (the
 ``{member: {topic: [partitions]}}`` dicts and lists), ``result.assignment_table()`` (a pyarrow
@@ -45,7 +45,7 @@ from pathlib import Path
 import pyarrow  # noqa: F401  (the columnar answer's: imported once, not in the first timed call)
 from sticky import group_document
 
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from problems import Result, load_problem
 from problems.output import result_bytes
 from timing import seconds_target, target

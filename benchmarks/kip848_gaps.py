@@ -16,7 +16,8 @@ from __future__ import annotations
 import collections
 
 import models
-from experiments.scenarios import KIP848_PATTERNS, build_problem, suite
+from experiments.experiment import suite
+from experiments.scenarios import KIP848_PATTERNS, build_problem
 from problems import evaluate, load_problem
 
 HEURISTICS = ("uniform", "server-range", "range", "roundrobin", "sticky")

@@ -4,7 +4,7 @@ answered at Kafka's lag magnitudes.
 1. ``--partitions`` partitions over ``--topics`` topics x ``--members`` members (all subscribed),
    lags uniform, Zipf and hot (the generator of benchmarks/lag_aware.py): the exact side's
    answer ``E`` (CP-SAT, 10 s: beyond the model size the best heuristic improved by
-   models/lag_swaps.py, with the bounds of models/lag_bounds.py) and its bound ``B``, then each
+   models/lag_aware/swaps.py, with the bounds of models/lag_aware/bounds.py) and its bound ``B``, then each
    heuristic variant's max member lag ``H`` and its certified gap ``[H - E, H - B]`` against that
    pair.  Target: the exact side's ``E - B`` at most 1% of ``B`` within 10 s.
 2. CP-SAT (``--time-limit`` s, one worker) on ``--small`` (one topic and ``--topics-small``
@@ -32,12 +32,13 @@ import numpy as np
 from lag_aware import group, group_document
 
 import heuristics.lag_aware as heuristic
-import models.cpsat.lag_aware as cpsat
-import models.mip.lag_aware as mip
-from experiments.scenarios import build_problem, suite
+import models.lag_aware.cpsat as cpsat
+import models.lag_aware.mip as mip
+from experiments.experiment import suite
+from experiments.scenarios import build_problem
 from models import solve
-from models.lag_aware_data import LagModel, balance_share
-from models.lag_bounds import lower_bound
+from models.lag_aware.bounds import lower_bound
+from models.lag_aware.data import LagModel, balance_share
 from models.options import SolveOptions
 from problems import load_problem
 from timing import load_average, print_targets, target

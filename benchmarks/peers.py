@@ -63,7 +63,7 @@ from pathlib import Path
 
 import pyarrow  # noqa: F401  (the columnar answer's: imported once, not in the first timed call)
 
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from models import solve
 from problems import evaluate, load_problem
 

@@ -1,4 +1,4 @@
-"""Benchmark: the exact rack-aware flow (models.flow.rack_aware) at Kafka's assignor benchmark size.
+"""Benchmark: the exact rack-aware flow (models.rack_aware.flow) at Kafka's assignor benchmark size.
 
 Target: the rack-aware flow proves optimality at 10,000 members x 10 partitions per
 member x 1,000 topics within 5 s.  Groups are the ones of ``benchmarks/uniform.py`` (Kafka's JMH
@@ -15,14 +15,14 @@ on rack ``r{m mod 3}`` and racks per layout:
 * ``none``: no ``partition_racks`` (the objective then ranks balance, then moves).
 
 Each case runs in its own process (its peak resident memory is that process's, problem included);
-``solve s`` is the CPU-bound ``models.flow.rack_aware.solve(problem)`` on the loaded problem (wall
+``solve s`` is the CPU-bound ``models.rack_aware.flow.solve(problem)`` on the loaded problem (wall
 and CPU seconds: the machine is shared), ``load s`` is ``load_problem`` of the in-memory document.
 
     .venv/bin/python benchmarks/rack_aware.py
     .venv/bin/python benchmarks/rack_aware.py --members 1000 --topics 100
 
 ``--assignors``: KIP-881's rack-aware client ``range`` and ``sticky`` (``heuristics.range.assign``,
-``heuristics.sticky.assign``) on the same groups with replicas on 2 of 3 racks (rack logic on),
+``heuristics.sticky.sticky.assign``) on the same groups with replicas on 2 of 3 racks (rack logic on),
 beside Kafka's Java ``RangeAssignor`` and ``StickyAssignor`` in the same run (through
 ``peers.kafka_java``): ours is the best of ``--repeat`` calls on an already-loaded problem (CPU
 seconds beside), Kafka's the best of ``--repeat`` ``assign`` calls timed inside the JVM after
@@ -90,8 +90,8 @@ def _dealt(doc: dict, existing: int) -> dict:
 
 
 def run_case(members: int, ratio: int, topics: int, pattern: str, kind: str, layout: str) -> dict:
-    from models.flow import rack_aware
     from models.options import SolveOptions
+    from models.rack_aware import flow as rack_aware
     from problems import load_problem
 
     doc = document(members, ratio, topics, pattern, kind, layout)

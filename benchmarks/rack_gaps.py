@@ -23,10 +23,11 @@ import time
 
 import numpy as np
 
+from experiments.experiment import suite
 from experiments.gap import gaps, tied_above
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
-from experiments.scenarios import RACKS, build_problem, suite
-from heuristics import cooperative_sticky
+from experiments.scenarios import RACKS, build_problem
+from heuristics.sticky import cooperative_sticky
 from problems import load_problem
 
 NAMES = {

@@ -1,4 +1,4 @@
-"""Benchmark: exact replica placement by min-cost flow (models/flow/sticky_replica.py) at Kafka's scale.
+"""Benchmark: exact replica placement by min-cost flow (models/sticky_replica/flow.py) at Kafka's scale.
 
 The clusters of the targets: ``P`` partitions (topics of 20), replication
 factor 3, ``B`` brokers on ``R`` racks (broker ``b`` on rack ``b % R``), placed
@@ -42,8 +42,8 @@ def measure(partitions: int, brokers: int, racks: int) -> dict:
     """One case in this process: the flow's status, levels, bound, seconds and peak memory."""
     import numpy as np
 
-    from models.flow import sticky_replica as flow
     from models.options import SolveOptions
+    from models.sticky_replica import flow
 
     problem = cluster(partitions, brokers, racks)
     started = time.perf_counter()

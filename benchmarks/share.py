@@ -4,7 +4,7 @@ Random share groups of four shapes (more members than partitions, about as many,
 large group), each with every member subscribing every topic (homogeneous) or a random half of
 them (heterogeneous), fresh or after one member joins a group that holds the heuristic's previous
 answer.  For each: the heuristic's levels against the proven optimum of the min-cost flow
-(``models/flow/share.py``; CP-SAT too where it finishes within 10 s), the relative level-1 gap
+(``models/share/flow.py``; CP-SAT too where it finishes within 10 s), the relative level-1 gap
 (sum of squared member counts), the relative level-2 gap (sum of squared reader counts) and the
 seconds each took.
 
@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from heuristics import share
-from models.cpsat import share as cpsat_share
-from models.flow import share as flow_share
 from models.options import SolveOptions
+from models.share import cpsat as cpsat_share
+from models.share import flow as flow_share
 from problems import load_problem
 from problems.share import share_assignment_json
 

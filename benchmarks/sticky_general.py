@@ -4,7 +4,7 @@ Part 1, the scaling table: 2 topics of ``n / 2`` partitions, 10 members, every
 third of them subscribed to the first topic only, the others to both; the
 group's own fresh answer is owned (generation 1) when an 11th member, on both
 topics, joins.  Timed: ``load_problem`` of the in-memory document (with the
-owned-claim arrays) plus ``heuristics.sticky.assign`` of the join; the last
+owned-claim arrays) plus ``heuristics.sticky.sticky.assign`` of the join; the last
 column divides the time by ``n log2 n`` (flat or falling: no worse than n log n).
 
 Part 2, Kafka's large unequal shape: 500 topics x 2,000 partitions = 1,000,000
@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from problems import evaluate, load_problem
 from timing import growth_target, load_average, seconds_target
 

@@ -8,7 +8,7 @@ Two parts.
 levels 1 and 3 tie at 0), fresh and after a client joined.  Kafka Streams'
 ``HighAvailabilityTaskAssignor`` with ``rack.aware.assignment.strategy = min_traffic`` (the
 ``streams-ha`` heuristic) balances the tasks, then moves them by KIP-925's min-cost flow with
-each client's task count fixed; the exact flow (``models/flow/streams.py``) minimises the same
+each client's task count fixed; the exact flow (``models/streams/flow.py``) minimises the same
 cross-rack traffic with the counts left free, at the optimal balance.  Printed: the balance of
 each (level 2, equal when the heuristic's balance is optimal), the cross-rack traffic of each, the
 share of the heuristic's traffic the optimum avoids, and the seconds each took.
@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from models.flow import streams as flow_streams
 from models.options import SolveOptions
 from models.registry import STRATEGIES
-from models.streams_data import streams_data
+from models.streams import flow as flow_streams
+from models.streams.data import streams_data
 from problems import load_problem
 
 #: Kafka's StreamsAssignmentScaleTest: (name, partitions, clients, threads per client, standbys).
@@ -211,7 +211,7 @@ def java_seconds(strategy: str, problem: Any) -> float | None:
 
         _, seconds = kafka_streams.time_sticky_assign(problem, warmups=3, runs=3)
         return min(seconds)
-    from heuristics.streams_ha_input import streams_input
+    from heuristics.streams.streams_ha_input import streams_input
     from peers import kafka_streams_client
 
     run = {

@@ -1,4 +1,4 @@
-"""Benchmark: the horizon over a trace (models/horizon.py) and the heuristics through it, at scale.
+"""Benchmark: the horizon over a trace (models/horizon/horizon.py) and the heuristics through it, at scale.
 
 Targets, all measured in this run:
 
@@ -109,7 +109,7 @@ def timed(function, *args, **keywords):
 
 def main() -> None:
     import models
-    from models.horizon import solve_horizon
+    from models.horizon.horizon import solve_horizon
     from models.options import SolveOptions
     from problems.trace import load_trace
 

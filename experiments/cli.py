@@ -21,7 +21,7 @@ from experiments.options import integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.options import DEFAULT_TIME_LIMIT
-from models.registry import SOLVERS, STRATEGIES, UsageError, preload, strategies
+from models.registry import STRATEGIES, UsageError, preload, solvers, strategies
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -237,7 +237,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     sub.add_argument(
         "--solver",
         default="heuristic",
-        choices=SOLVERS,
+        choices=solvers(),
         help="the documented heuristic (default) or an exact model",
     )
     sub.add_argument(
@@ -325,9 +325,10 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-@functools.lru_cache(maxsize=2)
-def _parser(command_modules: bool) -> argparse.ArgumentParser:
-    """:func:`build_parser`, built once per process (``main`` may be called many times in one)."""
+@functools.lru_cache(maxsize=4)
+def _parser(command_modules: bool, names: tuple[str, ...]) -> argparse.ArgumentParser:
+    """:func:`build_parser`, built once per process and set of strategies ``names`` (``main`` may
+    be called many times in one; a strategy registered since is a choice of the next one)."""
     return build_parser(command_modules=command_modules)
 
 
@@ -341,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
     builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace")
-    args = _parser(not builtin).parse_args(argv)
+    args = _parser(not builtin, tuple(STRATEGIES)).parse_args(argv)
     try:
         return args.handler(args)
     except ProblemError as error:

@@ -32,6 +32,7 @@ from experiments.scenarios import (
     PATTERNS,
     PLACEMENT_CHURN,
     RACKS,
+    SUITES,
     TOPOLOGIES,
     TWO_MOVE_LIMIT,
     Scenario,
@@ -169,6 +170,13 @@ def load_suite(name: str) -> Experiment:
     if not path.is_file():
         raise ProblemError("", f"no suite {name!r} (choose from {', '.join(suite_names())})")
     return load_experiment(path)
+
+
+def suite(name: str) -> list[Scenario]:
+    """The scenarios of the shipped suite ``name`` (its experiment file)."""
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
+    return load_suite(name).scenarios
 
 
 def load_experiment(path: str | os.PathLike[str]) -> Experiment:

@@ -28,11 +28,12 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from experiments.experiment import suite
 from experiments.gap import disagreements, gaps, summary
 from experiments.options import integer_in, seconds
 from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
-from experiments.scenarios import SCENARIOS_SINCE, SUITE_VERSION, SUITES, build_problem, suite
+from experiments.scenarios import SCENARIOS_SINCE, SUITE_VERSION, SUITES, build_problem
 from experiments.trace_gate import (
     TRACE_DIRECTION,
     gate_trace_rows,

@@ -424,13 +424,4 @@ def _suite_names() -> tuple[str, ...]:
     return tuple(sorted(names, key=lambda n: (tiers.index(n) if n in tiers else len(tiers), n)))
 
 
-def suite(name: str) -> list[Scenario]:
-    """The scenarios of the shipped suite ``name`` (its experiment file, :mod:`experiments.experiment`)."""
-    from experiments.experiment import load_suite  # reads this module's Scenario
-
-    if name not in SUITES:
-        raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
-    return load_suite(name).scenarios
-
-
 SUITES = _suite_names()

@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 
-from heuristics.kafka_orders import java_order_key
+from heuristics.java import java_order_key
 from problems import PlacementProblem, Result
 
 

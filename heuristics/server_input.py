@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics.kafka_orders import (
-    grouped_hash_order,
-    hash_map_order,
-    java_string_hashes,
-    uuid_hashes,
-)
+from heuristics.java import grouped_hash_order, hash_map_order, java_string_hashes
+from heuristics.kafka_orders import uuid_hashes
 from problems import GroupProblem
 from problems.ownership import resolve_claims
 

@@ -9,7 +9,7 @@ as given.  The algorithm, its sources and its quirks: docs/strategies/share.md.
 
 :func:`assign` runs the same steps on arrays: every hash table's order computed at once (a table
 that never resizes iterates its keys by bucket; many small tables at once by
-:func:`heuristics.kafka_orders.grouped_hash_order`), the members' drops as ranks in those orders,
+:func:`heuristics.java.grouped_hash_order`), the members' drops as ranks in those orders,
 and the last step's round robin dealt as streams known in advance up to the first member that
 already holds its partition or meets it twice (:class:`_Dealer`).  The step-by-step builders stay
 as written (``_assign(problem, vectorized=False)``): they take the homogeneous groups whose
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from heuristics.kafka_orders import grouped_hash_order, java_spread
+from heuristics.java import JavaHashSet, from_collection_request, grouped_hash_order, table_size_for
 from heuristics.server_input import (
     claims_in_map_order,
     homogeneous,
@@ -35,99 +35,10 @@ from problems import GroupProblem, Result
 from problems.share import IntArray, pairs_array, previous_claims
 
 
-def _table_size_for(capacity: int) -> int:
-    """``HashMap.tableSizeFor``: the power of two at least ``capacity`` (at least 1)."""
-    return 1 if capacity <= 1 else 1 << (capacity - 1).bit_length()
-
-
-class JavaHashSet:
-    """The iteration order of a ``java.util.HashSet`` (or a ``HashMap``'s keys).
-
-    A table of buckets (a power of two of them, at first ``requested`` rounded up, or 16 for the
-    default constructor) iterated bucket by bucket, each bucket a chain; an entry's bucket is its
-    spread hash (``h ^ h >>> 16``) modulo the table size.  :meth:`add` (``put``) appends to the
-    chain and doubles the table once the size passes 3/4 of it; :meth:`compute_if_absent`
-    (``HashMap.computeIfAbsent``) puts the entry at the head of its chain and doubles the table
-    before inserting when the size already passed 3/4.  A resize splits each chain in two,
-    keeping its order.  A chain reaching 9 (``put``) or 8 (``computeIfAbsent``) entries in a
-    table under 64 buckets doubles the table (``treeifyBin``); in a larger table it becomes a
-    tree, whose order this does not reproduce (it needs many colliding keys).
-    """
-
-    def __init__(self, requested: int | None = None) -> None:
-        self.initial = 16 if requested is None else _table_size_for(requested)
-        self.table: list[list[Any]] = []
-        self.spread: dict[Any, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.spread)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.spread
-
-    def _resize(self) -> None:
-        if not self.table:
-            self.table = [[] for _ in range(self.initial)]
-            return
-        size = 2 * len(self.table)
-        table: list[list[Any]] = [[] for _ in range(size)]
-        for chain in self.table:
-            for key in chain:
-                table[self.spread[key] & (size - 1)].append(key)
-        self.table = table
-
-    def _chain(self, key: Any, hash_code: int) -> list[Any]:
-        self.spread[key] = java_spread(hash_code)
-        return self.table[self.spread[key] & (len(self.table) - 1)]
-
-    def add(self, key: Any, hash_code: int) -> bool:
-        """``add`` / ``put``: False when ``key`` is already in."""
-        if key in self.spread:
-            return False
-        if not self.table:
-            self._resize()
-        chain = self._chain(key, hash_code)
-        chain.append(key)
-        if len(chain) >= 9 and len(self.table) < 64:
-            self._resize()
-        if len(self.spread) > len(self.table) * 3 // 4:
-            self._resize()
-        return True
-
-    def compute_if_absent(self, key: Any, hash_code: int) -> bool:
-        """``HashMap.computeIfAbsent``: False when ``key`` is already in."""
-        if key in self.spread:
-            return False
-        if not self.table or len(self.spread) > len(self.table) * 3 // 4:
-            self._resize()
-        chain = self._chain(key, hash_code)
-        chain.insert(0, key)
-        if len(chain) >= 8 and len(self.table) < 64:
-            self._resize()
-        return True
-
-    def remove(self, key: Any) -> bool:
-        """``remove``: False when ``key`` is not in (the table never shrinks)."""
-        spread = self.spread.pop(key, None)
-        if spread is None:
-            return False
-        self.table[spread & (len(self.table) - 1)].remove(key)
-        return True
-
-    def order(self) -> list[Any]:
-        """The keys in iteration order."""
-        return [key for chain in self.table for key in chain]
-
-
 def new_hash_map_capacity(size: int) -> int:
     """Kafka's ``AssignorHelpers.newHashMap(size)`` / ``newHashSet(size)`` capacity request:
     ``(int) ((size + 1) / 0.75f + 1.0f)``."""
     return int(np.float32(size + 1) / np.float32(0.75) + np.float32(1.0))
-
-
-def from_collection(size: int) -> int:
-    """``new HashSet<>(collection)``'s capacity request: ``max((int) (size / .75f) + 1, 16)``."""
-    return max(int(np.float32(size) / np.float32(0.75)) + 1, 16)
 
 
 class _Round:
@@ -204,7 +115,7 @@ class _Assignment:
             entries = []
             for t in topics.order():
                 listed = by_member[m][t]
-                parts = JavaHashSet(from_collection(len(listed)))
+                parts = JavaHashSet(from_collection_request(len(listed)))
                 for p in listed:
                     parts.add(p, p)
                 entries.append((t, parts.order()))
@@ -298,7 +209,7 @@ def _hash_order(hashes: np.ndarray, capacity: int, at_head: bool) -> np.ndarray 
     """The iteration order of a :class:`JavaHashSet` of ``capacity`` filled with distinct keys of
     ``hashes`` in array order (``compute_if_absent`` when ``at_head``, else ``add``), as positions;
     ``None`` where the set would resize or treeify (then only :class:`JavaHashSet` knows)."""
-    size = _table_size_for(capacity)
+    size = table_size_for(capacity)
     if size < 64 or len(hashes) > size * 3 // 4:
         return None
     h = hashes.astype(np.int64) & 0xFFFFFFFF

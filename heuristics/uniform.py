@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics.kafka_orders import grouped_hash_order
+from heuristics.java import grouped_hash_order
 from heuristics.server_input import (
     claims_in_map_order,
     current_claims,

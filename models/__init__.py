@@ -2,11 +2,13 @@
 
 ``models.solve(problem, strategy, solver)`` runs a strategy's heuristic or one of
 its exact backends as listed in :data:`models.registry.STRATEGIES`:
-``models/cpsat/<strategy>.py`` (OR-Tools CP-SAT), ``models/mip/<strategy>.py``
-(PuLP with HiGHS or CBC) and ``models/flow/<strategy>.py`` (OR-Tools min-cost
-flow, where it is exact).  Every backend returns a :class:`problems.Result`
-whose objective is re-scored by the evaluator.  ``models.trace(trace, strategy, solver)`` runs
-a strategy through a trace of rebalances, each step's input the previous step's output.
+``models/<family>/cpsat.py`` (OR-Tools CP-SAT), ``models/<family>/mip.py``
+(PuLP with HiGHS or CBC) and ``models/<family>/flow.py`` (OR-Tools min-cost
+flow, where it is exact), beside the modules only that family uses; what every family
+shares is in ``models/common/``, the horizon of a trace in ``models/horizon/``.  Every backend
+returns a :class:`problems.Result` whose objective is re-scored by the evaluator.
+``models.trace(trace, strategy, solver)`` runs a strategy through a trace of rebalances, each
+step's input the previous step's output.
 """
 
 from models.options import DEFAULT_TIME_LIMIT, SolveOptions

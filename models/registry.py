@@ -12,20 +12,20 @@ from functools import partial
 from types import ModuleType
 from typing import Any, Protocol
 
-import heuristics.cooperative_sticky
 import heuristics.kafka_default
 import heuristics.lag_aware
-import heuristics.rack_aware
 import heuristics.range
 import heuristics.roundrobin
 import heuristics.server_range
 import heuristics.share
-import heuristics.sticky
+import heuristics.sticky.cooperative_sticky
+import heuristics.sticky.rack_aware
+import heuristics.sticky.sticky
 import heuristics.sticky_replica
 import heuristics.stream_join
-import heuristics.streams_ha
-import heuristics.streams_kip924_sticky
-import heuristics.streams_sticky
+import heuristics.streams.streams_ha
+import heuristics.streams.streams_kip924_sticky
+import heuristics.streams.streams_sticky
 import heuristics.uniform
 from models.options import COMMON, SolveOptions, ignoring
 from problems import OBJECTIVES, GroupProblem, PlacementProblem, Result, baseline_objective
@@ -229,123 +229,123 @@ class Strategy:
 # OR-Tools and PuLP take about a second to import: each backend module is imported by the function
 # that returns it, when a request first needs it, so `import models` and the heuristics load neither.
 def cpsat_sticky() -> Backend:
-    from models.cpsat import sticky
+    from models.sticky import cpsat
 
-    return sticky
+    return cpsat
 
 
 def mip_sticky() -> Backend:
-    from models.mip import sticky
+    from models.sticky import mip
 
-    return sticky
+    return mip
 
 
 def flow_sticky() -> Backend:
-    from models.flow import sticky
+    from models.sticky import flow
 
-    return sticky
+    return flow
 
 
 def cpsat_rack_aware() -> Backend:
-    from models.cpsat import rack_aware
+    from models.rack_aware import cpsat
 
-    return rack_aware
+    return cpsat
 
 
 def mip_rack_aware() -> Backend:
-    from models.mip import rack_aware
+    from models.rack_aware import mip
 
-    return rack_aware
+    return mip
 
 
 def flow_rack_aware() -> Backend:
-    from models.flow import rack_aware
+    from models.rack_aware import flow
 
-    return rack_aware
+    return flow
 
 
 def cpsat_lag_aware() -> Backend:
-    from models.cpsat import lag_aware
+    from models.lag_aware import cpsat
 
-    return lag_aware
+    return cpsat
 
 
 def mip_lag_aware() -> Backend:
-    from models.mip import lag_aware
+    from models.lag_aware import mip
 
-    return lag_aware
+    return mip
 
 
 def cpsat_stream_join() -> Backend:
-    from models.cpsat import stream_join
+    from models.stream_join import cpsat
 
-    return stream_join
+    return cpsat
 
 
 def mip_stream_join() -> Backend:
-    from models.mip import stream_join
+    from models.stream_join import mip
 
-    return stream_join
+    return mip
 
 
 def flow_stream_join() -> Backend:
-    from models.flow import stream_join
+    from models.stream_join import flow
 
-    return stream_join
+    return flow
 
 
 def cpsat_sticky_replica() -> FrontierBackend:
-    from models.cpsat import sticky_replica
+    from models.sticky_replica import cpsat
 
-    return sticky_replica
+    return cpsat
 
 
 def mip_sticky_replica() -> FrontierBackend:
-    from models.mip import sticky_replica
+    from models.sticky_replica import mip
 
-    return sticky_replica
+    return mip
 
 
 def flow_sticky_replica() -> FrontierBackend:
-    from models.flow import sticky_replica
+    from models.sticky_replica import flow
 
-    return sticky_replica
+    return flow
 
 
 def cpsat_share() -> Backend:
-    from models.cpsat import share
+    from models.share import cpsat
 
-    return share
+    return cpsat
 
 
 def mip_share() -> Backend:
-    from models.mip import share
+    from models.share import mip
 
-    return share
+    return mip
 
 
 def flow_share() -> Backend:
-    from models.flow import share
+    from models.share import flow
 
-    return share
+    return flow
 
 
 def cpsat_streams() -> Backend:
-    from models.cpsat import streams
+    from models.streams import cpsat
 
-    return streams
+    return cpsat
 
 
 def mip_streams() -> Backend:
-    from models.mip import streams
+    from models.streams import mip
 
-    return streams
+    return mip
 
 
 def flow_streams() -> Backend:
-    from models.flow import streams
+    from models.streams import flow
 
-    return streams
+    return flow
 
 
 #: The exact backends of every streams strategy (all judged on the ``streams`` objective).
@@ -365,7 +365,7 @@ _TABLE: tuple[Strategy, ...] = (
              rack_judged=True, client=True),
     Strategy(
         "sticky", "group", "sticky", "Kafka's StickyAssignor (4.x)",
-        heuristic(heuristics.sticky, (None, "kafka-12464", "kafka-9987")),
+        heuristic(heuristics.sticky.sticky, (None, "kafka-12464", "kafka-9987")),
         {"cpsat": RunnerEntry(cpsat_sticky, uses=CPSAT),
          "mip": RunnerEntry(mip_sticky, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_sticky)},
@@ -375,10 +375,10 @@ _TABLE: tuple[Strategy, ...] = (
         judging=Judging(trace_panel=0, moves_panel=True, plugins=True), client=True),
     Strategy("cooperative-sticky", "group", "sticky",
              "Kafka's CooperativeStickyAssignor (completed)",
-             heuristic(heuristics.cooperative_sticky), rack_judged=True, client=True),
+             heuristic(heuristics.sticky.cooperative_sticky), rack_judged=True, client=True),
     Strategy(
         "rack-aware", "group", "rack-aware", "Kafka's StickyAssignor, KIP-881 racks",
-        heuristic(heuristics.rack_aware),
+        heuristic(heuristics.sticky.rack_aware),
         {"cpsat": RunnerEntry(cpsat_rack_aware, uses=CPSAT),
          "mip": RunnerEntry(mip_rack_aware, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_rack_aware)},
@@ -414,15 +414,15 @@ _TABLE: tuple[Strategy, ...] = (
         baselines=("uniform",), judging=Judging(moves_panel=True)),
     Strategy("streams-sticky", "streams", "streams",
              "Kafka's streams-group StickyTaskAssignor (KIP-1071)",
-             heuristic(heuristics.streams_sticky), STREAMS_EXACT,
+             heuristic(heuristics.streams.streams_sticky), STREAMS_EXACT,
              baselines=("streams-ha", "streams-kip924-sticky"),
              judging=Judging(moves_panel=True)),
     Strategy("streams-ha", "streams", "streams",
              "Kafka Streams' HighAvailabilityTaskAssignor (KIP-441)",
-             heuristic(heuristics.streams_ha), STREAMS_EXACT),
+             heuristic(heuristics.streams.streams_ha), STREAMS_EXACT),
     Strategy("streams-kip924-sticky", "streams", "streams",
              "Kafka Streams' StickyTaskAssignor (KIP-924)",
-             heuristic(heuristics.streams_kip924_sticky), STREAMS_EXACT),
+             heuristic(heuristics.streams.streams_kip924_sticky), STREAMS_EXACT),
     Strategy(
         "kafka-default", "placement", "replica", "kafka-reassign-partitions (kafka-default)",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),
@@ -498,11 +498,13 @@ def exact_strategy(objective: str) -> str | None:
     return None
 
 
-#: ``heuristic`` and every exact backend of some strategy.
-SOLVERS: tuple[str, ...] = (
-    "heuristic",
-    *dict.fromkeys(b for entry in STRATEGIES.values() for b in entry.exact),
-)
+def solvers() -> tuple[str, ...]:
+    """``heuristic`` and every exact backend of some strategy, registered ones included."""
+    return ("heuristic", *dict.fromkeys(b for entry in STRATEGIES.values() for b in entry.exact))
+
+
+#: ``heuristic`` and every exact backend of the product's own strategies.
+SOLVERS: tuple[str, ...] = solvers()
 
 
 def strategies(family: str) -> list[str]:

@@ -20,7 +20,7 @@ Solvers:
   backend the registry has for the objective the strategy is judged on (min-cost flow where it is
   exact, else CP-SAT), its moves level counted from the previous step's answer; knows nothing of
   the steps to come;
-* ``horizon`` (and ``lookahead=K``): :func:`models.horizon.solve_horizon` answers every step at
+* ``horizon`` (and ``lookahead=K``): :func:`models.horizon.horizon.solve_horizon` answers every step at
   once (the horizon objective of docs/design/objectives.md: each step at the optimum of the
   levels above moves, then the least total moves; ``lookahead=K`` an online policy that sees the
   next K steps); each of its step answers is re-scored here, and the moves counted here.
@@ -55,7 +55,7 @@ from problems import (
     owner_from_assignment,
     reassignment_json,
 )
-from problems.group import frozen
+from problems.arrays import frozen
 from problems.share import is_pairs, share_assignment_json
 from problems.trace import (
     Trace,
@@ -542,9 +542,9 @@ def _horizon(
 ) -> TraceResult:
     """The horizon solver's answer, re-scored step by step, moves counted here."""
     try:
-        from models.horizon import solve_horizon  # type: ignore[import-not-found,unused-ignore]
+        from models.horizon.horizon import solve_horizon  # type: ignore[import-not-found,unused-ignore]
     except ModuleNotFoundError as error:
-        if error.name != "models.horizon":
+        if error.name != "models.horizon.horizon":
             raise
         raise UsageError("--solver horizon is not available in this installation") from None
 

@@ -9,7 +9,7 @@ The input is what the group coordinator's streams ``TargetAssignmentBuilder`` ha
   the document's member order: each member's process, rack, client tags, its current active,
   standby and warm-up tasks (the document's ``active``, ``standby``, ``warmup``), and the task
   offsets it reports: for every task of a stateful subtopology its process has state for, the
-  offset sum :func:`heuristics.streams_sticky.task_offset_sums` derives from the process's lag
+  offset sum :func:`heuristics.streams.streams_sticky.task_offset_sums` derives from the process's lag
   (every member of a process reports the process's), with the task's end offset;
 * the configs ``num.standby.replicas`` and ``rack.aware.assignment.tags``;
 * a ``TopologyDescriber`` with every subtopology (sorted by id, as the coordinator's
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics.streams_sticky import task_offset_sums
+from heuristics.streams.streams_sticky import task_offset_sums
 from peers.kafka_java import _ints, _longs, _offsets, _strings, start
 from problems.streams import StreamsAssignment, StreamsProblem
 

@@ -2,7 +2,7 @@
 
 Runs Kafka 4.4's ``HighAvailabilityTaskAssignor`` (with its standby assignors and KIP-925's
 ``RackAwareTaskAssignor``) and KIP-924's public ``StickyTaskAssignor`` on the inputs
-``StreamsPartitionAssignor`` would hand them for a :class:`heuristics.streams_ha_state.StreamsInput`
+``StreamsPartitionAssignor`` would hand them for a :class:`heuristics.streams.streams_ha_state.StreamsInput`
 (``StreamsClientPeers.java`` builds them from arrays):
 
 * a ``ClientState`` per process with its UUID, capacity (threads), client tags, previous tasks and
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heuristics.streams_ha_state import StreamsInput
+from heuristics.streams.streams_ha_state import StreamsInput
 from peers import kafka_java
 
 

@@ -10,7 +10,6 @@ Problem data, JSON I/O, previous ownership, the objectives and the one evaluator
 
 from problems.errors import ProblemError
 from problems.evaluate import (
-    Evaluation,
     evaluate,
     is_kip54_balanced,
     member_counts,
@@ -19,7 +18,7 @@ from problems.evaluate import (
     replica_levels,
 )
 from problems.group import GroupProblem
-from problems.io import load_problem, parse_problem, problem_to_json
+from problems.io import load_problem, load_streams_problem, parse_problem, problem_to_json
 from problems.objectives import LEVELS, OBJECTIVES, READINGS, above_moves, baseline_objective
 from problems.ownership import (
     join_partition_count,
@@ -44,10 +43,10 @@ from problems.streams import (
     StreamsConfigs,
     StreamsProblem,
     evaluate_streams,
-    load_streams_problem,
     streams_answer_from_json,
     streams_assignment_json,
 )
+from problems.verdict import Evaluation
 
 __all__ = [
     "LEVELS",

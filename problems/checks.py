@@ -122,6 +122,12 @@ def _encodable(value: str) -> bool:
     return True
 
 
+def known_fields(doc: dict[Any, Any], allowed: frozenset[str], field: str) -> None:
+    """Refuse (on ``field.<name>``) the first field of ``doc``, by name, that is not ``allowed``."""
+    if not doc.keys() <= allowed:
+        raise ProblemError(f"{field}.{sorted(map(str, doc.keys() - allowed))[0]}", "unknown field")
+
+
 def at_most(total: int, limit: int, field: str, what: str) -> None:
     """A total (``what``, e.g. ``partitions in all``) within its limit, checked before sizing arrays."""
     if total > limit:

@@ -5,58 +5,16 @@ The objectives and how the evaluator scores them: docs/design/objectives.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 
+from problems.arrays import sum_squares
 from problems.group import GroupProblem
 from problems.objectives import OBJECTIVES
 from problems.ownership import number_owners, previous_number_owners, previous_owners
 from problems.placement import PlacementProblem
 from problems.share import owner_pairs, share_levels, share_shape_problem, share_validity
 from problems.streams import StreamsAssignment, StreamsProblem, evaluate_streams
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """The verdict on one answer.
-
-    Attributes
-    ----------
-    valid
-        Whether every hard constraint holds.
-    violations
-        One line per broken constraint (at most a few of each kind).
-    objective
-        The objective levels (``problems.objectives.OBJECTIVES[kind]``), lexicographic.
-    names
-        The names of those levels.
-    """
-
-    valid: bool
-    violations: tuple[str, ...]
-    objective: tuple[int, ...]
-    names: tuple[str, ...]
-
-    def as_dict(self) -> dict[str, int]:
-        return dict(zip(self.names, self.objective))
-
-
-def _sum_squares(values: np.ndarray) -> int:
-    """Exact sum of squares (Python integers, no overflow)."""
-    values = np.asarray(values)
-    if values.size and int(np.abs(values).max()) < 3_000_000_000:
-        return int(np.dot(values.astype(np.int64), values.astype(np.int64)))
-    return sum(int(v) * int(v) for v in values.tolist())
-
-
-def _examples(mask: np.ndarray, describe: Callable[[int], str], limit: int = 3) -> list[str]:
-    hits = np.flatnonzero(mask)
-    lines = [describe(int(i)) for i in hits[:limit]]
-    if len(hits) > limit:
-        lines.append(f"... and {len(hits) - limit} more")
-    return lines
+from problems.verdict import Evaluation, examples
 
 
 # ============================================================ consumer group
@@ -121,14 +79,14 @@ def _group_validity(problem: GroupProblem, owner: np.ndarray) -> list[str]:
     problems: list[str] = []
     assignable = problem.assignable
     unassigned = assignable & (owner < 0)
-    problems += _examples(unassigned, lambda g: f"{problem.partition_name(g)} is not assigned")
+    problems += examples(unassigned, lambda g: f"{problem.partition_name(g)} is not assigned")
     stray = ~assignable & (owner >= 0)
-    problems += _examples(
+    problems += examples(
         stray, lambda g: f"{problem.partition_name(g)} has no subscriber but is assigned"
     )
     assigned = np.flatnonzero(owner >= 0)
     wrong = ~problem.subscribes[owner[assigned], problem.partition_topic[assigned]]
-    problems += _examples(
+    problems += examples(
         wrong,
         lambda i: (
             f"{problem.partition_name(int(assigned[i]))} goes to "
@@ -164,7 +122,7 @@ def _co_partitioning(problem: GroupProblem, owner: np.ndarray, numbers: np.ndarr
     if count == 0:
         return problems
     lacking = numbers < 0
-    problems += _examples(lacking, lambda k: f"partition number {k} has no owner")
+    problems += examples(lacking, lambda k: f"partition number {k} has no owner")
     # Each topic's (t, k) must go to the number's owner if it subscribes t, else stay unassigned.
     for t in np.flatnonzero(problem.subscribes.any(axis=0)).tolist():
         expected = np.where(problem.subscribes[np.maximum(numbers, 0), t] & ~lacking, numbers, -1)
@@ -177,9 +135,9 @@ def _co_partitioning(problem: GroupProblem, owner: np.ndarray, numbers: np.ndarr
         def beyond_k(i: int, topic: str = topic) -> str:
             return f"{topic}-{count + i} is assigned but {count + i} >= K = {count}"
 
-        problems += _examples(bad, apart)
+        problems += examples(bad, apart)
         beyond = owner[problem.topic_start[t] + count : problem.topic_start[t + 1]] >= 0
-        problems += _examples(beyond, beyond_k)
+        problems += examples(beyond, beyond_k)
     return problems
 
 
@@ -196,9 +154,9 @@ def replica_levels(problem: PlacementProblem, replicas: np.ndarray) -> tuple[int
     per_rack = np.bincount(owner_partition * racks + problem.broker_rack[positions])
     leaders = np.bincount(positions[start[:-1]], minlength=problem.num_brokers)
     return (
-        _sum_squares(per_broker),
-        _sum_squares(per_rack),
-        _sum_squares(leaders),
+        sum_squares(per_broker),
+        sum_squares(per_rack),
+        sum_squares(leaders),
         replica_moves(problem, replicas),
     )
 
@@ -234,7 +192,7 @@ def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[s
         return f"{problem.topics[p]}-{problem.partitions[p]}"
 
     owner_partition = np.repeat(np.arange(problem.num_partitions), problem.replication_factors)
-    problems += _examples(
+    problems += examples(
         ~live,
         lambda i: (
             f"{name(owner_partition[i])} has a replica on broker {replicas[i]}, which is not live"
@@ -243,7 +201,7 @@ def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[s
     (codes,) = _dense(replicas.astype(np.int64))
     keys = owner_partition.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    problems += _examples(
+    problems += examples(
         counts > 1,
         lambda i: f"{name(owner_partition[first[i]])} has broker {replicas[first[i]]} twice",
     )
@@ -281,7 +239,7 @@ def evaluate(
     if kind not in OBJECTIVES:
         raise ValueError(f"{kind!r} is not an objective (objectives: {', '.join(OBJECTIVES)})")
     names = OBJECTIVES[kind]
-    if kind == "streams":  # problems/streams.py
+    if kind == "streams":  # problems/streams/objective.py
         assert isinstance(problem, StreamsProblem), "streams strategies take a streams group"
         return evaluate_streams(problem, answer)
     assert not isinstance(answer, StreamsAssignment), "a streams answer needs a streams strategy"
@@ -324,11 +282,11 @@ def _stream_join_verdict(
     assigned = np.flatnonzero(answer >= 0)
     wrong_topic = np.zeros(len(answer), dtype=bool)
     wrong_topic[assigned] = ~problem.subscribes[answer[assigned], problem.partition_topic[assigned]]
-    violations += _examples(
+    violations += examples(
         wrong_topic, lambda g: f"{problem.partition_name(g)} goes to a non-subscriber"
     )
     counts = np.bincount(numbers[numbers >= 0], minlength=problem.num_members)
-    return violations, (_sum_squares(counts), moves(previous_number_owners(problem), numbers))
+    return violations, (sum_squares(counts), moves(previous_number_owners(problem), numbers))
 
 
 def _group_verdict(
@@ -340,7 +298,7 @@ def _group_verdict(
         violations += _lag_validity(problem, answer)
         lags = member_lags(problem, answer)
         return violations, (max(lags, default=0), sum(v * v for v in lags))
-    balance = _sum_squares(member_counts(problem, answer))
+    balance = sum_squares(member_counts(problem, answer))
     moved = moves(previous_owners(problem), answer)
     if kind == "rack-aware":
         return violations, (balance, int(np.count_nonzero(problem.rack_mismatches(answer))), moved)

@@ -17,13 +17,9 @@ from itertools import repeat
 
 import numpy as np
 
+from problems.arrays import frozen
+
 _BASE64URL = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
-
-def frozen(array: np.ndarray) -> np.ndarray:
-    """``array`` made read-only (the problems' arrays are shared by every reader), returned."""
-    array.setflags(write=False)
-    return array
 
 
 @dataclass(frozen=True, eq=False)

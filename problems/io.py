@@ -28,11 +28,12 @@ import numpy as np
 import orjson
 
 from problems import checks
+from problems.arrays import frozen
 from problems.errors import ProblemError
-from problems.group import GroupProblem, frozen
+from problems.group import GroupProblem
 from problems.placement import PlacementProblem
 from problems.streams import KIND as STREAMS_KIND
-from problems.streams import StreamsProblem, parse_streams
+from problems.streams import StreamsProblem, parse_streams, streams_problem_to_json
 
 Problem = GroupProblem | PlacementProblem | StreamsProblem
 
@@ -182,10 +183,7 @@ def _parse_members(
     for i, member in enumerate(members_doc):
         field = f"members[{i}]"
         checks.expect(member, dict, field, "an object")
-        if not member.keys() <= MEMBER_FIELDS:
-            raise ProblemError(
-                f"{field}.{sorted(map(str, member.keys() - MEMBER_FIELDS))[0]}", "unknown field"
-            )
+        checks.known_fields(member, MEMBER_FIELDS, field)
         if plain:
             member_id = member["id"]
         else:
@@ -802,7 +800,7 @@ def _partitions_one_by_one(
 def parse_problem(doc: Any) -> GroupProblem | PlacementProblem | StreamsProblem:
     """Build a problem from a parsed JSON document (errors name no file)."""
     checks.expect(doc, dict, "", "a JSON object")
-    if doc.get("kind") == STREAMS_KIND:  # problems/streams.py
+    if doc.get("kind") == STREAMS_KIND:  # problems/streams/format.py
         return parse_streams(doc)
     if "subtopologies" in doc:
         raise ProblemError("kind", f"must be {STREAMS_KIND!r} in a streams group (subtopologies)")
@@ -994,8 +992,6 @@ def _no_gc() -> Iterator[None]:
 def problem_to_json(problem: GroupProblem | PlacementProblem | StreamsProblem) -> dict[str, Any]:
     """The JSON document of ``problem`` (the inverse of :func:`parse_problem`)."""
     if isinstance(problem, StreamsProblem):
-        from problems.streams import streams_problem_to_json
-
         return streams_problem_to_json(problem)
     if isinstance(problem, PlacementProblem):
         brokers = []
@@ -1037,3 +1033,17 @@ def problem_to_json(problem: GroupProblem | PlacementProblem | StreamsProblem) -
             for i, t in enumerate(problem.topics)
         }
     return doc
+
+
+def load_streams_problem(source: Any) -> StreamsProblem:
+    """:func:`problems.load_problem` for a streams-group document (a path, JSON text or dict).
+
+    Raises
+    ------
+    ProblemError
+        The document is malformed, or is not a streams group.
+    """
+    problem = load_problem(source)
+    if not isinstance(problem, StreamsProblem):
+        raise ProblemError("kind", f"must be {STREAMS_KIND!r} (this is another kind of problem)")
+    return problem

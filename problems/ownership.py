@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from problems.group import GroupProblem, frozen
+from problems.arrays import frozen
+from problems.group import GroupProblem
 
 
 def resolve_claims(

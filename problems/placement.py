@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from problems.group import frozen
+from problems.arrays import frozen
 
 
 @dataclass(frozen=True, eq=False)

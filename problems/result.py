@@ -39,11 +39,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from problems.errors import ProblemError
-from problems.evaluate import Evaluation, evaluate
+from problems.evaluate import evaluate
 from problems.group import GroupProblem
 from problems.placement import PlacementProblem
 from problems.share import assignment_items, is_pairs, share_assignment_json
 from problems.streams import StreamsAssignment, StreamsProblem, streams_assignment_json
+from problems.verdict import Evaluation
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from problems.arrays import sum_squares
 from problems.errors import ProblemError
 from problems.group import GroupProblem
+from problems.verdict import examples
 
 IntArray = npt.NDArray[np.int64]
 
@@ -153,13 +155,6 @@ def reader_counts(problem: GroupProblem, pairs: IntArray) -> IntArray:
     return np.bincount(pairs[:, 1], minlength=problem.num_partitions).astype(np.int64)
 
 
-def _examples(hits: IntArray, describe: Any, limit: int = 3) -> list[str]:
-    lines = [describe(int(i)) for i in hits[:limit]]
-    if len(hits) > limit:
-        lines.append(f"... and {len(hits) - limit} more")
-    return lines
-
-
 def share_shape_problem(problem: GroupProblem, pairs: IntArray) -> str | None:
     """Why ``pairs`` is not a share answer to ``problem`` at all (``None``: it is one)."""
     if not is_pairs(pairs):
@@ -180,7 +175,7 @@ def share_validity(problem: GroupProblem, pairs: IntArray) -> list[str]:
         key = pairs[:, 0] * max(problem.num_partitions, 1) + pairs[:, 1]
         values, counts = np.unique(key, return_counts=True)
         twice = values[counts > 1]
-        violations += _examples(
+        violations += examples(
             twice,
             lambda k: (
                 f"{problem.partition_name(k % max(problem.num_partitions, 1))} goes to "
@@ -190,7 +185,7 @@ def share_validity(problem: GroupProblem, pairs: IntArray) -> list[str]:
     subscribes = problem.subscribes
     if len(pairs):
         wrong = np.flatnonzero(~subscribes[pairs[:, 0], problem.partition_topic[pairs[:, 1]]])
-        violations += _examples(
+        violations += examples(
             wrong,
             lambda i: (
                 f"{problem.partition_name(int(pairs[i, 1]))} goes to "
@@ -199,19 +194,15 @@ def share_validity(problem: GroupProblem, pairs: IntArray) -> list[str]:
         )
     readers = reader_counts(problem, pairs)
     unread = np.flatnonzero(problem.assignable & (readers == 0))
-    violations += _examples(unread, lambda g: f"{problem.partition_name(g)} is not assigned")
+    violations += examples(unread, lambda g: f"{problem.partition_name(g)} is not assigned")
     # members subscribing a topic with partitions
     wants = (subscribes & (problem.partition_counts > 0)[None, :]).any(axis=1)
     idle = np.flatnonzero(wants & (member_counts(problem, pairs) == 0))
-    violations += _examples(
+    violations += examples(
         idle,
         lambda m: f"{problem.members[m]} subscribes a topic with partitions but gets none",
     )
     return violations
-
-
-def _sum_squares(values: IntArray) -> int:
-    return sum(int(v) * int(v) for v in values.tolist())
 
 
 def share_levels(problem: GroupProblem, pairs: IntArray) -> tuple[int, int, int]:
@@ -220,7 +211,7 @@ def share_levels(problem: GroupProblem, pairs: IntArray) -> tuple[int, int, int]
     n = max(problem.num_partitions, 1)
     kept = np.isin(previous[:, 0] * n + previous[:, 1], pairs[:, 0] * n + pairs[:, 1])
     return (
-        _sum_squares(member_counts(problem, pairs)),
-        _sum_squares(reader_counts(problem, pairs)),
+        sum_squares(member_counts(problem, pairs)),
+        sum_squares(reader_counts(problem, pairs)),
         int(len(previous) - np.count_nonzero(kept)),
     )

@@ -49,8 +49,9 @@ import numpy as np
 import orjson
 
 from problems import checks
+from problems.arrays import frozen
 from problems.errors import ProblemError
-from problems.group import GroupProblem, frozen
+from problems.group import GroupProblem
 from problems.io import _check_keys, _no_gc, parse_problem, read_json, read_problem_source
 from problems.placement import PlacementProblem
 

@@ -298,8 +298,8 @@ def test_compare_resuming_solves_a_damaged_batchs_scenarios_again(
 ):
     """Tests `compare --run-id` on a run whose batch (one scenario) is truncated: a note names it, the
     batch is set aside, that scenario alone is solved again and the run reads whole afterwards."""
+    from experiments.experiment import suite
     from experiments.gap import single
-    from experiments.scenarios import suite
 
     rows = load_results(smoke_run).drop(columns=["suite", "run_id"])
     scenarios = [s.scenario_id for s in suite("smoke")]

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from experiments.cli import main
+from experiments.experiment import suite
 from experiments.experiment_plugins import ENTRY_POINT_GROUP, plugins_for, resolve, with_plugins
 from experiments.gap import gaps, summary
 from experiments.runs import scenario_frame, solve_frame
-from experiments.scenarios import suite
 
 ROOT = Path(__file__).parents[2]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.experiment import load_suite, suite_path
+from experiments.experiment import load_suite, suite, suite_path
 from experiments.gate import scenario_digests
 from experiments.runs import TIME_LIMITS
 from experiments.scenarios import (
@@ -23,7 +23,6 @@ from experiments.scenarios import (
     TWO_MOVE_LIMIT,
     Scenario,
     build_problem,
-    suite,
 )
 
 ROOT = Path(__file__).parents[2]

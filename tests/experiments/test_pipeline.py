@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from experiments.experiment import load_suite
+from experiments.experiment import load_suite, suite
 from experiments.gap import single
 from experiments.pipeline import run_suite
 from experiments.results import done_scenarios, load_results, results_folder, write_batch
 from experiments.runs import RESULT_COLUMNS, scenario_frame, solve_frame
-from experiments.scenarios import suite
 
 KEY = ["scenario_id", "strategy", "variant", "solver"]
 ROW = [*KEY, "step"]  # a trace's rows: one per step

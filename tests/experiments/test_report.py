@@ -8,10 +8,10 @@ import shutil
 import subprocess
 
 from experiments.cli import main
+from experiments.experiment import suite
 from experiments.plots import PLOTS
 from experiments.report import build, default_folder, render_markdown, summary_json
 from experiments.results import load_results
-from experiments.scenarios import suite
 from experiments.tables import SEED
 from support.result_rows import frame, row
 

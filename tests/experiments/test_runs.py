@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import heuristics.roundrobin as roundrobin_assignor
+from experiments.experiment import suite
 from experiments.results import load_results
 from experiments.runs import RESULT_COLUMNS, runs_for, scenario_frame, solve_frame, solve_scenario
-from experiments.scenarios import Scenario, suite
+from experiments.scenarios import Scenario
 
 KEY = ["scenario_id", "strategy", "variant", "solver"]
 LEVELS = ["valid", "level1", "level2", "level3", "level4"]
@@ -115,7 +116,7 @@ def test_cooperative_sticky_is_judged_on_its_completed_assignment():
     """Tests that cooperative-sticky is a baseline of sticky and that its row scores the assignment completed by
     the follow-up round, not the first round's output (which leaves out the partitions changing owner)."""
     from experiments.scenarios import build_problem
-    from heuristics import cooperative_sticky
+    from heuristics.sticky import cooperative_sticky
     from problems import evaluate, load_problem
 
     scenario = Scenario(

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from experiments.scenarios import SUITES, Scenario, build_problem, suite
+from experiments.experiment import suite
+from experiments.scenarios import SUITES, Scenario, build_problem
 from problems import load_problem, previous_owners
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.scenarios import SUITES, suite
+from experiments.experiment import suite
+from experiments.scenarios import SUITES
 from experiments.streams_scenarios import CHURN, JUDGED_ON, PATTERNS
 
 #: The streams scenarios each suite holds (``kafka-atlas`` is Kafka's consumer-assignor grid alone).

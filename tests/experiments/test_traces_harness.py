@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-import heuristics.sticky as sticky_assignor
+import heuristics.sticky.sticky as sticky_assignor
 from experiments import gate
 from experiments.cli import main
 from experiments.experiment import expand, load_suite

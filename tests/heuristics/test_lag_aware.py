@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import heuristics.lag_aware as lag_aware
-from heuristics.kafka_orders import java_order_key
+from heuristics.java import java_order_key
 from problems import evaluate, load_problem, member_topic_counts, previous_owners
 from support.lag_strategies import lag_documents, lag_groups
 from support.problem_builders import group, member

@@ -16,7 +16,7 @@ import base64
 import numpy as np
 import pytest
 
-from heuristics import share
+from heuristics import java, share
 from problems import load_problem
 from problems.share import share_assignment_json
 
@@ -100,7 +100,7 @@ def test_vectorized_equals_step_by_step_with_claims(seed, monkeypatch):
     targets = int(problem.partition_counts[subscribed].sum())
     if problem.owned_claims[0].size and targets and share.homogeneous(problem):
         # the partition map of 64 buckets or more: the vectorized path, else step by step
-        big = share._table_size_for(share.new_hash_map_capacity(targets)) >= 64
+        big = java.table_size_for(share.new_hash_map_capacity(targets)) >= 64
         assert taken == [big]
 
 
@@ -163,12 +163,12 @@ def test_dealer_equals_fill(seed):
     wants = [len(holds[i]) + room.get(i, 0) for i in range(count)]
     # the reference: Kafka's loop on hash sets
     state = _Final(count)
-    members = share.JavaHashSet(share.new_hash_map_capacity(count))
+    members = java.JavaHashSet(share.new_hash_map_capacity(count))
     for i in unfilled:
         members.add(i, i)
     held = {}
     for i, mine in holds.items():
-        held[i] = share.JavaHashSet()
+        held[i] = java.JavaHashSet()
         for k in mine:
             held[i].add(k, k)
     share._fill(state, _Keys(keys), readers, held, members, sharing, wants, int)

@@ -1,4 +1,5 @@
-"""Tests of the ranked-objective solving written once per backend (models/cpsat/ranked.py, models/mip/ranked.py).
+"""Tests of the ranked-objective solving written once per backend (models/common/cpsat_ranked.py,
+models/common/mip_ranked.py).
 
 One behaviour suite, run against CP-SAT and against PuLP with HiGHS and with CBC.
 """
@@ -11,8 +12,8 @@ import pulp
 import pytest
 from ortools.sat.python import cp_model
 
-from models.cpsat.ranked import solve_ranked as cpsat_ranked
-from models.mip.ranked import solve_ranked as mip_ranked
+from models.common.cpsat_ranked import solve_ranked as cpsat_ranked
+from models.common.mip_ranked import solve_ranked as mip_ranked
 from models.options import SolveOptions
 
 

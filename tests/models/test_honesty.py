@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import models.cpsat.lag_aware as cpsat_lag
-import models.cpsat.ranked as cpsat_common
-import models.cpsat.sticky_replica as cpsat_replica
-import models.mip.lag_aware as mip_lag
-import models.mip.ranked as mip_common
-import models.mip.sticky_replica as mip_replica
+import models.common.cpsat_ranked as cpsat_common
+import models.common.mip_ranked as mip_common
+import models.lag_aware.cpsat as cpsat_lag
+import models.lag_aware.mip as mip_lag
+import models.sticky_replica.cpsat as cpsat_replica
+import models.sticky_replica.mip as mip_replica
 from heuristics import lag_aware as lag_heuristic
-from models.mip.mps import write_mps
+from models.common.mps import write_mps
 from models.options import SolveOptions
 from problems import load_problem
 from support.lag_strategies import lag_groups

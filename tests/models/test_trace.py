@@ -164,9 +164,9 @@ def test_the_horizon_answer_is_rescored_and_its_moves_counted_here(monkeypatch):
             info={"nodes": 3},
         )
 
-    module = types.ModuleType("models.horizon")
+    module = types.ModuleType("models.horizon.horizon")
     module.solve_horizon = solve_horizon
-    monkeypatch.setitem(sys.modules, "models.horizon", module)
+    monkeypatch.setitem(sys.modules, "models.horizon.horizon", module)
     result = models.trace(SMALL, "sticky", "horizon", time_limit=7)
     assert calls == [("sticky", 7.0, None)]
     assert [s.objective for s in result.steps] == [s.objective for s in heuristic.steps]
@@ -179,11 +179,11 @@ def test_the_horizon_answer_is_rescored_and_its_moves_counted_here(monkeypatch):
 
 def test_a_horizon_without_an_answer_gives_steps_without_answers(monkeypatch):
     """Tests that an infeasible horizon answer (no assignments) is every step without an answer."""
-    module = types.ModuleType("models.horizon")
+    module = types.ModuleType("models.horizon.horizon")
     module.solve_horizon = lambda trace, strategy, options, lookahead=None: types.SimpleNamespace(
         assignments=[], status="infeasible", bound=None, info={}
     )
-    monkeypatch.setitem(sys.modules, "models.horizon", module)
+    monkeypatch.setitem(sys.modules, "models.horizon.horizon", module)
     result = models.trace(SMALL, "sticky", "horizon")
     assert result.status == "infeasible" and result.moves == 0 and result.objective_sums == ()
     assert all(s.assignment is None and s.objective == () for s in result.steps)

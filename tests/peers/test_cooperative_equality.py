@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import heuristics.cooperative_sticky as cooperative
+import heuristics.sticky.cooperative_sticky as cooperative
 from problems import load_problem, problem_to_json
 from support.sticky_kafka_check import compare
 from support.sticky_strategies import kafka_documents

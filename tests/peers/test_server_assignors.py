@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 
 import heuristics.server_range as server_range
 import heuristics.uniform as uniform
-from heuristics.kafka_orders import (
+from heuristics.java import (
     from_collection_capacity,
     grouped_hash_order,
     hash_table_order,
     java_string_hash,
-    uuid_hashes,
 )
+from heuristics.kafka_orders import uuid_hashes
 from problems import assignment_json, load_problem
 from support.kip848_scenarios import (
     COORDINATOR_ANSWERS,

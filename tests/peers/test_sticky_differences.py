@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from problems import evaluate, load_problem
 from support.sticky_kafka_check import compare
 
@@ -325,7 +325,7 @@ def test_kafka_gives_partitions_to_a_member_that_subscribes_nothing(kafka_java):
 
 def _claims_differ(doc: dict) -> bool:
     """Whether Kafka's resolution of the claims keeps other previous owners than KIP-341's rule."""
-    import heuristics.sticky_kafka as kafka
+    import heuristics.sticky.sticky_kafka as kafka
     from problems import previous_owners
 
     problem = load_problem(doc)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from problems import load_problem
 from support.sticky_kafka_check import compare
 from support.sticky_strategies import kafka_documents as documents

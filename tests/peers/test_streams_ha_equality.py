@@ -1,7 +1,7 @@
-"""heuristics/streams_ha.py against Kafka Streams 4.4's own ``HighAvailabilityTaskAssignor``.
+"""heuristics/streams/streams_ha.py against Kafka Streams 4.4's own ``HighAvailabilityTaskAssignor``.
 
 Both run on the same input, the one ``StreamsPartitionAssignor`` would hand Kafka's assignor for
-the document (:func:`heuristics.streams_ha_input.streams_input`; peers/kafka_streams_client.py
+the document (:func:`heuristics.streams.streams_ha_input.streams_input`; peers/kafka_streams_client.py
 builds Kafka's ``ClientState``s, ``RackAwareTaskAssignor`` and configs from it), and must agree on
 every process's active and standby tasks (warm-ups included), on the probing rebalance and on
 whether KIP-925's optimisation ran.  300 seeded random groups (tests/support/streams_documents.py):
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from heuristics import streams_ha
-from heuristics.streams_ha_assignor import high_availability_assign
-from heuristics.streams_ha_input import streams_input
+from heuristics.streams import streams_ha
+from heuristics.streams.streams_ha_assignor import high_availability_assign
+from heuristics.streams.streams_ha_input import streams_input
 from problems import load_problem
 from support.streams_documents import streams_document
 

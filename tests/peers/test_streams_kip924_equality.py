@@ -1,4 +1,4 @@
-"""heuristics/streams_kip924_sticky.py against Kafka Streams 4.4's KIP-924 ``StickyTaskAssignor``.
+"""heuristics/streams/streams_kip924_sticky.py against Kafka Streams 4.4's KIP-924 ``StickyTaskAssignor``.
 
 Both run on the ``ApplicationState`` ``StreamsPartitionAssignor`` would build for the document
 (peers/kafka_streams_client.py: ``DefaultKafkaStreamsState``s and ``DefaultTaskInfo``s in
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from heuristics import streams_kip924_sticky
-from heuristics.streams_ha_input import streams_input
-from heuristics.streams_kip924_sticky import kip924_sticky_assign
+from heuristics.streams import streams_kip924_sticky
+from heuristics.streams.streams_ha_input import streams_input
+from heuristics.streams.streams_kip924_sticky import kip924_sticky_assign
 from problems import load_problem
 from support.streams_documents import streams_document
 

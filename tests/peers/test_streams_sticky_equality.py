@@ -1,4 +1,4 @@
-"""heuristics/streams_sticky.py against Kafka's own streams-group ``StickyTaskAssignor`` (KIP-1071),
+"""heuristics/streams/streams_sticky.py against Kafka's own streams-group ``StickyTaskAssignor`` (KIP-1071),
 through JPype (peers/kafka_streams.py).
 
 Random streams groups (Hypothesis draws the shape, a seed the contents): 1 to 4 subtopologies
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from heuristics import streams_sticky
+from heuristics.streams import streams_sticky
 from problems import evaluate, load_problem, streams_assignment_json
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "streams").glob("*.json"))
@@ -181,7 +181,7 @@ def test_kip_441_scale_out_equals_kafka(kafka_java):
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_examples_equal_kafka(kafka_java, path):
     """Tests every example of examples/streams/ against Kafka's class (their answers are pinned in
-    tests/heuristics/test_streams_sticky.py)."""
+    tests/heuristics/streams/test_streams_sticky.py)."""
     from peers import kafka_streams
 
     problem = load_problem(path)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from heuristics import kafka_default
 from problems import GroupProblem, PlacementProblem, Result, load_problem
 from problems import result as result_module

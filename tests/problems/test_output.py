@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from problems import Result, load_problem, output
 from problems.output import assignment_bytes, result_bytes
 from support.problem_strategies import group_documents

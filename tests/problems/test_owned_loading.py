@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from problems import checks, load_problem, resolve_claims
+from problems.arrays import frozen
 from problems.errors import ProblemError
-from problems.group import frozen
 from problems.io import (
     _check_repeats,
     _index_values,

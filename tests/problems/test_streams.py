@@ -1,4 +1,4 @@
-"""Streams groups (problems/streams.py): the document, its checks, answers and their JSON, and the
+"""Streams groups (problems/streams/): the document, its checks, answers and their JSON, and the
 ``streams`` objective's verdict on hand-computed cases."""
 
 from __future__ import annotations

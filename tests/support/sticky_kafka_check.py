@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from problems import evaluate, load_problem
 from problems.group import GroupProblem
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-import heuristics.sticky as sticky
+import heuristics.sticky.sticky as sticky
 from problems import load_problem
 from support.problem_strategies import group_documents
 

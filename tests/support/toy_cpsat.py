@@ -12,7 +12,7 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from models.cpsat.ranked import add_member_squares, solve_ranked
+from models.common.cpsat_ranked import add_member_squares, solve_ranked
 from models.options import SolveOptions
 from problems import GroupProblem, Result, previous_owners
 

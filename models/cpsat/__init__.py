@@ -1,1 +1,0 @@
-"""CP-SAT models; ranked (lexicographic) solving is written once in ``ranked``."""

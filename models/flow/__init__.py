@@ -1,1 +1,0 @@
-"""Min-cost-flow solvers for objectives that a flow solves exactly."""

@@ -1,0 +1,1 @@
+"""The ``share`` objective's exact backends (CP-SAT, MIP, min-cost flow) and their reader pairs."""

@@ -1,0 +1,1 @@
+"""The ``stream-join`` objective's exact backends (CP-SAT, MIP, min-cost flow) and its number classes."""

@@ -1,0 +1,183 @@
+"""Exact streams-group task assignment (KIP-1071) with OR-Tools CP-SAT, every level of ``streams``.
+
+One boolean ``x[t, m]`` per task and member (``t`` active on ``m``) and ``y[t, m]`` per task with
+standbys and member (a standby of ``t`` on ``m``); each task active once, ``standbys[t]`` standbys,
+at most one copy per process; the two balance levels as ordered unit increments of convex cost
+(:func:`models.common.cpsat_ranked.add_member_squares`'s ladder with the group's weight); the six levels
+of :mod:`models.streams.data` minimised in order by :func:`models.common.cpsat_ranked.solve_ranked`
+(each level's optimum fixed before the next).  The min-cost flow's answer
+(:mod:`models.streams.flow`, optimal on levels 1-2 whatever the rest) is the hint, or the
+caller's hint when it is a valid answer.  The formulation: docs/design/formulations.md.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from models.common.cpsat_ranked import Ranked, add_hint, solve_ranked
+from models.common.ranked_outcome import Deadline, OutOfTime
+from models.options import SolveOptions
+from models.streams import flow
+from models.streams.data import (
+    IntArray,
+    StreamsData,
+    answer_values,
+    streams_data,
+    streams_result,
+)
+from problems import Result, Status
+from problems.streams import StreamsProblem
+
+
+def solve(problem: StreamsProblem, options: SolveOptions) -> Result:
+    """Solve the ``streams`` objective exactly with CP-SAT (every level within ``options.time_limit``).
+
+    Returns
+    -------
+    Result
+        ``optimal`` when every level is proven, ``feasible`` with the proven lexicographic bound,
+        or ``unknown`` when time ran out before any answer.
+    """
+    started = time.perf_counter()  # the time limit covers building the model
+    data = streams_data(problem)
+    ranked, active, standby = solve_data(
+        data, options, streams_hint(problem, data, options), started=started
+    )
+    return streams_result(problem, ranked.status, ranked.bound, active, standby)
+
+
+def solve_data(
+    data: StreamsData,
+    options: SolveOptions,
+    hint: tuple[IntArray, IntArray] | None = None,
+    *,
+    started: float | None = None,
+) -> tuple[Ranked, IntArray | None, IntArray | None]:
+    """The ranked solve of ``data``: the outcome, the active member per task and the standby
+    ``(task, member)`` rows (``None`` without a solution).  ``hint``: an answer to start from."""
+    started = time.perf_counter() if started is None else started
+    model = cp_model.CpModel()
+    try:
+        x, y, objectives = _build(model, data, hint, Deadline(started + options.time_limit))
+    except OutOfTime:  # the model did not fit the time limit
+        return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
+    ranked = solve_ranked(model, objectives, options, started=started)
+    if not ranked.has_solution:
+        return ranked, None, None
+    active, standby = answer_values(ranked.value, x, y)
+    return ranked, active, standby
+
+
+def _build(
+    model: cp_model.CpModel,
+    data: StreamsData,
+    hint: tuple[IntArray, IntArray] | None,
+    deadline: Deadline,
+) -> tuple[
+    list[list[cp_model.IntVar]], dict[int, list[cp_model.IntVar]], list[cp_model.LinearExprT]
+]:
+    """The model's variables ``x`` and ``y`` and its six levels (:class:`OutOfTime` past the
+    deadline)."""
+    tasks, members = data.num_tasks, data.num_members
+    by_process = data.process_members()
+    x: list[list[cp_model.IntVar]] = []
+    for t in range(tasks):
+        deadline.check()
+        x.append([model.new_bool_var(f"x[{t},{m}]") for m in range(members)])
+    y: dict[int, list[cp_model.IntVar]] = {}
+    for t in np.flatnonzero(data.standbys > 0).tolist():
+        y[t] = [model.new_bool_var(f"y[{t},{m}]") for m in range(members)]
+    for t in range(tasks):
+        deadline.check()
+        model.add_exactly_one(x[t])
+        if t in y:
+            model.add(sum(y[t]) == int(data.standbys[t]))
+            for group in by_process:
+                model.add_at_most_one([x[t][m] for m in group] + [y[t][m] for m in group])
+    gets: list[list[cp_model.LinearExprT]] = [[] for _ in range(data.num_groups)]
+    for m, g in enumerate(data.balance_group.tolist()):
+        gets[g].extend(x[t][m] for t in range(tasks))
+    balance = _ladder(model, gets, [int(w) for w in data.balance_weight], tasks, "a")
+    holds: list[list[cp_model.LinearExprT]] = [[] for _ in range(data.num_standby_groups)]
+    for row in y.values():
+        for m, var in enumerate(row):
+            holds[int(data.standby_group[m])].append(var)
+    standby_weights = [int(w) for w in data.standby_weight]
+    standby_balance = _ladder(model, holds, standby_weights, len(y), "s")
+    restore = sum(
+        int(data.restore[data.member_process[m], t]) * x[t][m]
+        for t in range(tasks)
+        for m in range(members)
+        if data.restore[data.member_process[m], t]
+    )
+    traffic = sum(
+        int(data.traffic[t, m]) * x[t][m]
+        for t in range(tasks)
+        for m in range(members)
+        if data.traffic[t, m]
+    ) + sum(
+        int(data.standby_traffic[t, m]) * row[m]
+        for t, row in y.items()
+        for m in range(members)
+        if data.standby_traffic[t, m]
+    )
+    owned = np.flatnonzero(data.prev_active >= 0).tolist()
+    moves = len(owned) - sum(x[t][int(data.prev_active[t])] for t in owned)
+    standby_moves = sum(
+        row[m] for t, row in y.items() for m in range(members) if data.standby_new[t, m]
+    )
+    if hint is not None:
+        active, standby = hint
+        chosen = {(int(t), int(m)) for t, m in standby.tolist()}
+        add_hint(model, [(x[t][m], active[t] == m) for t in range(tasks) for m in range(members)])
+        add_hint(
+            model, [(row[m], (t, m) in chosen) for t, row in y.items() for m in range(members)]
+        )
+    deadline.check()
+    objectives: Sequence[cp_model.LinearExprT] = [
+        restore,
+        balance,
+        standby_balance,
+        traffic,
+        moves,
+        standby_moves,
+    ]
+    return x, y, list(objectives)
+
+
+def _ladder(
+    model: cp_model.CpModel,
+    gets: list[list[cp_model.LinearExprT]],
+    weights: list[int],
+    top: int,
+    name: str,
+) -> cp_model.LinearExprT:
+    """``sum_g weights[g] * n_g^2`` with ``n_g = sum(gets[g]) <= top`` as ordered unit increments
+    ``b[g, k]`` (``b[g, k] => b[g, k - 1]``, marginal ``weights[g] * (2k - 1)``): convex, so the
+    increments are taken cheapest first, and the LP relaxation is the convex hull."""
+    terms: list[cp_model.LinearExprT] = []
+    for g, parts in enumerate(gets):
+        if not parts:
+            continue
+        b = [model.new_bool_var(f"{name}[{g},{k}]") for k in range(1, min(len(parts), top) + 1)]
+        model.add(sum(parts) == sum(b))
+        for k in range(1, len(b)):
+            model.add_implication(b[k], b[k - 1])
+        terms.extend(weights[g] * (2 * k + 1) * var for k, var in enumerate(b))
+    return sum(terms)
+
+
+def streams_hint(
+    problem: StreamsProblem, data: StreamsData, options: SolveOptions
+) -> tuple[IntArray, IntArray]:
+    """The answer a model starts from: the caller's hint when it is a valid answer to
+    ``problem``, else the min-cost flow's (proven on levels 1-2)."""
+    hinted = options.hint_streams(problem, "streams")
+    if hinted is not None and len(hinted.standby) == int(data.standbys.sum()):
+        return np.asarray(hinted.active, np.int64), np.asarray(hinted.standby, np.int64)
+    active, standby, _, _ = flow.solve_data(data)
+    return active, standby
