@@ -498,6 +498,20 @@ def exact_strategy(objective: str) -> str | None:
     return None
 
 
+#: The exact backends that answer an objective's optimum step by step, best first.
+BEST_BACKENDS = ("flow", "cpsat", "mip")
+
+
+def best_exact(objective: str) -> tuple[str, str]:
+    """The ``(strategy, solver)`` that answers ``objective`` exactly: :func:`exact_strategy`, its
+    best backend (:data:`BEST_BACKENDS`); a ``KeyError`` naming the objective if none does."""
+    exact = exact_strategy(objective)
+    if exact is None:
+        raise KeyError(objective)
+    backends = STRATEGIES[exact].exact
+    return exact, next(b for b in BEST_BACKENDS if b in backends)
+
+
 def solvers() -> tuple[str, ...]:
     """``heuristic`` and every exact backend of some strategy, registered ones included."""
     return ("heuristic", *dict.fromkeys(b for entry in STRATEGIES.values() for b in entry.exact))

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from models.options import SolveOptions
-from models.registry import STRATEGIES, UsageError, check, exact_strategy, judged, run
+from models.registry import STRATEGIES, UsageError, best_exact, check, judged, run
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -80,8 +80,6 @@ _WEAKNESS = {
     Status.UNKNOWN: 3,
     Status.INFEASIBLE: 4,
 }
-#: The exact backends of the ``step`` solver, best first.
-BEST_BACKENDS = ("flow", "cpsat", "mip")
 
 
 @dataclass(frozen=True)
@@ -430,13 +428,7 @@ def _check_family(trace: Trace, strategy: str) -> None:
 def step_backend(strategy: str, problem: GroupProblem | PlacementProblem) -> tuple[str, str]:
     """The ``(strategy, solver)`` whose exact backend answers ``strategy``'s objective on
     ``problem`` (the ``step`` solver): the objective's own strategy, its best backend."""
-    objective = STRATEGIES[strategy].objective_on(problem)
-    exact = exact_strategy(objective)
-    if exact is None:
-        raise KeyError(objective)
-    backends = STRATEGIES[exact].exact
-    solver = next(b for b in BEST_BACKENDS if b in backends)
-    return exact, solver
+    return best_exact(STRATEGIES[strategy].objective_on(problem))
 
 
 # ----------------------------------------------------------------------- API

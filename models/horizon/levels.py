@@ -16,7 +16,7 @@ import numpy as np
 from models.common.classes import count_bounds, partition_classes
 from models.horizon.steps import GroupSteps
 from models.options import SolveOptions
-from models.registry import STRATEGIES, run
+from models.registry import STRATEGIES, best_exact, run
 from problems import GroupProblem, ProblemError, Status, above_moves
 from problems.trace import with_claims
 
@@ -25,17 +25,8 @@ from problems.trace import with_claims
 #: :func:`models.common.classes.count_bounds`.
 BOX_MEMBERS = 600
 
-#: Per objective with a horizon model: the exact per-step solver, and how many levels stand
-#: above moves (:func:`problems.above_moves`).
-EXACT: dict[str, tuple[str, int]] = {
-    objective: (solver, above_moves(objective))
-    for objective, solver in (
-        ("sticky", "flow"),
-        ("rack-aware", "flow"),
-        ("stream-join", "flow"),
-        ("lag-aware", "cpsat"),
-    )
-}
+#: The objectives a group horizon models (share groups, streams groups and placements: not here).
+OBJECTIVES = ("sticky", "rack-aware", "stream-join", "lag-aware")
 
 
 @dataclass(frozen=True)
@@ -65,7 +56,7 @@ def judged_on(steps: GroupSteps, strategy: str) -> list[str]:
     record = STRATEGIES[strategy]
     kinds = [record.objective_on(problem) for problem in steps.problems]
     for k, kind in enumerate(kinds):
-        if kind not in EXACT:
+        if kind not in OBJECTIVES:
             raise ProblemError(
                 "strategy", f"{strategy} (judged on {kind} at step {k}) has no horizon model"
             )
@@ -91,8 +82,9 @@ def step_policy(
         claimed = problem
         if previous is not None:
             claimed = with_claims(problem, previous[0], previous[1], first_step + k)
-        solver, above = EXACT[kind]
-        result = run(claimed, kind, solver, options)
+        exact, solver = best_exact(kind)
+        above = above_moves(kind)
+        result = run(claimed, exact, solver, options)
         if result.answer is None:
             raise RuntimeError(f"step {first_step + k}: {kind} {solver} found no answer")
         owner = np.asarray(result.answer, dtype=np.int32)
