@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from experiments import plugin_cli
 from experiments.options import integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
@@ -126,7 +127,32 @@ def _flag(option: str) -> str:
     return "--" + option.replace("_", "-")
 
 
+def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]):
+    """The answer of ``--plugin`` to the problem of ``args`` (``None``: none, said on stderr)."""
+    found = plugin_cli.plugin(args.plugin)
+    source, path = problem_source(args, "placement" if PlacementProblem in kinds else "group")
+    try:
+        problem = load_problem(source)
+    except ProblemError as error:
+        raise (error if isinstance(source, str) else error.with_source(path)) from None
+    if not isinstance(problem, kinds):
+        wanted = "a replica placement" if PlacementProblem in kinds else "a group"
+        raise ProblemError("", f"is not {wanted}; use `rebalance-lab {_other(args)}`", path)
+    document = plugin_cli.document_of(source)
+    return plugin_cli.answer(found, problem, document, args.time_limit, path)
+
+
+def _other(args: argparse.Namespace) -> str:
+    return "assign" if args.command == "reassign" else "reassign"
+
+
 def _command_assign(args: argparse.Namespace) -> int:
+    if args.plugin is not None:
+        result = _with_plugin(args, (GroupProblem, StreamsProblem))
+        if result is None:
+            return _outcome(args, None)
+        _print_result(args, result)
+        return _outcome(args, result)
     streams = args.strategy in strategies("streams")
     problem = _load(args, StreamsProblem if streams else GroupProblem)
     options = {
@@ -136,23 +162,36 @@ def _command_assign(args: argparse.Namespace) -> int:
         "workers": args.workers,
     }
     result = _run(args, problem, options)
+    _print_result(args, result)
+    return _outcome(args, result)
+
+
+def _print_result(args: argparse.Namespace, result) -> None:
     if args.pretty:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:  # the same bytes as json.dump, written from the arrays in one pass
         sys.stdout.write(result_bytes(result).decode("ascii") + "\n")
-    return _outcome(args, result)
 
 
 def _outcome(args: argparse.Namespace, result) -> int:
-    """The exit status of ``assign`` and ``reassign``: 0 with an answer, 3 without (``unknown``/``infeasible``)."""
-    if result.answer is not None:
+    """The exit status of ``assign`` and ``reassign``: 0 with an answer, 3 without (``unknown``/``infeasible``,
+    or a plugin's failure)."""
+    if result is not None and result.answer is not None:
         return EXIT_ANSWER
-    print(f"rebalance-lab {args.command}: no answer ({result.status})", file=sys.stderr)
+    shown = "a plugin's failure" if result is None else result.status
+    print(f"rebalance-lab {args.command}: no answer ({shown})", file=sys.stderr)
     return EXIT_NO_ANSWER
 
 
 def _command_reassign(args: argparse.Namespace) -> int:
+    if args.plugin is not None:
+        result = _with_plugin(args, (PlacementProblem,))
+        if result is None or result.answer is None:
+            return _outcome(args, result)
+        json.dump(result.assignment, sys.stdout, indent=2 if args.pretty else None)
+        sys.stdout.write("\n")
+        return EXIT_ANSWER
     problem = _load(args, PlacementProblem)
     options = {
         "variant": args.variant,
@@ -233,7 +272,9 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
         nargs="?",
         help="the problem file (see the formats below), or --bootstrap-server",
     )
-    sub.add_argument("--strategy", required=True, choices=strategies, help="the strategy to run")
+    chosen = sub.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--strategy", choices=strategies, help="the strategy to run")
+    plugin_cli.add_argument(chosen)
     sub.add_argument(
         "--solver",
         default="heuristic",

@@ -48,9 +48,10 @@ def register(subcommands) -> None:
         "--plugin",
         action="append",
         default=[],
-        metavar="[NAME=]MODULE:FUNCTION",
-        help="a researcher's strategy, run on the scenarios judged on its objective "
-        "(repeatable; those installed under rebalance_lab.strategies always run)",
+        metavar="SPEC",
+        help="a researcher's strategy, run on the scenarios judged on its objective: "
+        "[NAME=]module:function, [NAME=]exec:COMMAND or an installed name (docs/plugins.md; "
+        "repeatable; those installed under rebalance_lab.strategies always run)",
     )
     parser.add_argument(
         "--master",

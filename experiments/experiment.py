@@ -123,7 +123,8 @@ class Experiment:
     factors
         Every factor's levels across the experiment, in first-seen order.
     plugins
-        The researcher's strategies the file names (``module:function`` or entry point names).
+        The researcher's strategies the file names (``module:function``, ``exec:COMMAND`` or
+        entry point names).
     digest
         SHA-256 (first 16 hex digits) of the file's bytes: which version of the file made a row.
     source
@@ -219,7 +220,9 @@ def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>"
     time_limit = _seconds(document.get("time_limit", 10.0), "time_limit")
     plugins = document.get("plugins", [])
     if not isinstance(plugins, list) or not all(isinstance(p, str) and p for p in plugins):
-        raise ProblemError("plugins", "must be a list of 'module:function' or entry point names")
+        raise ProblemError(
+            "plugins", "must be a list of 'module:function', 'exec:COMMAND' or entry point names"
+        )
     blocks = document.get("scenarios")
     if not isinstance(blocks, list) or not blocks:
         raise ProblemError("scenarios", "at least one [[scenarios]] block is needed")

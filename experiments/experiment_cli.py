@@ -49,7 +49,7 @@ def register(subcommands) -> None:
         "--plugin",
         action="append",
         default=[],
-        metavar="[NAME=]MODULE:FUNCTION",
+        metavar="SPEC",
         help="a researcher's strategy to count in (as compare --plugin)",
     )
     show.add_argument("--json", action="store_true", help="print the summary as JSON")

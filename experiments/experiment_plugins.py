@@ -2,38 +2,32 @@
 
 A plugin is a Python function over a problem object (:class:`problems.GroupProblem` or
 :class:`problems.PlacementProblem`) returning its answer: a :class:`problems.Result`, an ``owner``
-array (groups) or ``replicas`` array (placements), or the JSON of an answer (``{member: {topic:
-[partitions]}}``; ``{"partitions": [{"topic", "partition", "replicas"}]}``).  Its attribute
+array (groups) or ``replicas`` array (placements) of integers, or the JSON of an answer (``{member:
+{topic: [partitions]}}``; ``{"partitions": [{"topic", "partition", "replicas"}]}``); or a program
+in any language that speaks the plugin protocol (``exec:COMMAND``, docs/plugins.md).  Its
 ``judged_on`` names the strategy whose constraints and objective judge it (``sticky``,
-``rack-aware``, ``lag-aware``, ``stream-join``, ``sticky-replica``, or a tuple of them): it runs on
-the scenarios judged on those.  Plugins are installed under the entry point group
-``rebalance_lab.strategies`` (every one installed runs in ``compare``) or named by
-``--plugin [NAME=]module:function`` and by an experiment file's ``plugins``.  An answer that breaks
-a hard constraint, or that is no answer at all, is a row saying so (``valid`` false, the reason in
-``error``); a plugin that raises is a row with status ``error``.  Details: docs/harness.md.
+``rack-aware``, ...; a Python function's attribute, a program's describe answer): it runs on the
+scenarios judged on those.  Plugins are installed under the entry point group
+``rebalance_lab.strategies`` (every one installed runs in ``compare``) or named by ``--plugin
+[NAME=]SPEC`` and by an experiment file's ``plugins``.  Every plugin runs in a child process
+(:mod:`experiments.plugin_runner`), so that one that exits, aborts, hangs or allocates without
+bound is a row saying so, like an answer that breaks a hard constraint or is no answer at all
+(``valid`` false, the reason in ``error``) or a plugin that raises (status ``error``).  Details:
+docs/harness.md, docs/plugins.md.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from importlib import metadata
+from pathlib import PurePath
 from typing import Any
 
-import numpy as np
-
-from models.registry import STRATEGIES, judged_strategies
-from problems import (
-    LEVELS,
-    GroupProblem,
-    PlacementProblem,
-    ProblemError,
-    Result,
-    evaluate,
-)
+from experiments.plugin_runner import argv_for, describe, is_process_target, run
+from models.options import DEFAULT_TIME_LIMIT
+from problems import LEVELS, ProblemError, problem_to_json
 
 #: The entry point group plugins are installed under (``[project.entry-points."rebalance_lab.strategies"]``).
 ENTRY_POINT_GROUP = "rebalance_lab.strategies"
@@ -53,43 +47,57 @@ def installed() -> dict[str, str]:
     return {e.name: e.value for e in metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def load_function(target: str, where: str = "--plugin") -> Callable[..., Any]:
-    """The function ``module:function`` names (a :class:`ProblemError` naming ``where`` if none)."""
+def _split(spec: str) -> tuple[str, str]:
+    """``(NAME, target)`` of ``NAME=target`` (``NAME`` empty when not given)."""
+    head, equals, tail = spec.partition("=")
+    if equals and head and not any(c in head for c in ": "):
+        return head, tail
+    return "", spec
+
+
+def _default_name(target: str) -> str:
+    """A plugin's name when neither ``NAME=`` nor the plugin gives one."""
+    if is_process_target(target):
+        words = [w for w in argv_for(target) if not w.startswith("-")]
+        return PurePath(words[-1] if words else "plugin").stem.replace("_", "-")
     module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
-        raise ProblemError(where, f"must be module:function or an installed name, got {target!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ProblemError(where, f"cannot import {module_name!r}: {error}") from None
-    function = module
-    for part in attribute.split("."):
-        function = getattr(function, part, None)
-        if function is None:
-            raise ProblemError(where, f"{module_name!r} has no {attribute!r}")
-    if not callable(function):
-        raise ProblemError(where, f"{target} is not a function")
-    return function
+    default = module_name.rpartition(".")[2] if attribute == "assign" else attribute
+    return default.replace("_", "-")
 
 
-def resolve(spec: str, where: str = "--plugin") -> Plugin:
-    """A plugin from ``NAME`` (installed), ``module:function`` or ``NAME=module:function``."""
-    name, equals, target = spec.partition("=")
-    if not equals:
-        name, target = "", spec
+def resolve(spec: str, where: str = "--plugin", keep: bool = False) -> Plugin:
+    """A plugin from ``NAME`` (installed), ``module:function``, ``exec:COMMAND`` or ``NAME=`` one
+    of them.  The plugin is loaded in its own process (:mod:`experiments.plugin_runner`), which
+    answers with its ``name`` and ``judged_on``: one that cannot be imported or started, exits or
+    hangs is a :class:`ProblemError` naming ``where``, never this process's end.  ``keep``: the
+    process stays running for calls from this process (:func:`experiments.plugin_runner.run`)."""
+    from models.registry import STRATEGIES
+
+    name, target = _split(spec)
     if ":" not in target:
         found = installed()
         if target not in found:
             shown = ", ".join(sorted(found)) or "none installed"
             raise ProblemError(where, f"no plugin {target!r} ({ENTRY_POINT_GROUP}: {shown})")
         name, target = name or target, found[target]
-    function = load_function(target, where)
-    module_name, _, attribute = target.partition(":")
-    default = module_name.rpartition(".")[2] if attribute == "assign" else attribute
-    name = name or getattr(function, "name", None) or default.replace("_", "-")
+    if not is_process_target(target):
+        module_name, _, attribute = target.partition(":")
+        if not module_name or not attribute:
+            raise ProblemError(
+                where, f"must be module:function or an installed name, got {target!r}"
+            )
+    try:
+        argv_for(target)
+    except ProblemError as error:
+        raise ProblemError(where, error.message) from None
     if name in STRATEGIES:
         raise ProblemError(where, f"{name!r} is a built-in strategy; give the plugin another name")
-    judged = getattr(function, "judged_on", None)
+    described = describe(name or target, target, where, keep)
+    given = described.get("name")
+    name = name or (given if isinstance(given, str) and given else _default_name(target))
+    if name in STRATEGIES:
+        raise ProblemError(where, f"{name!r} is a built-in strategy; give the plugin another name")
+    judged = described.get("judged_on")
     judged_on = (judged,) if isinstance(judged, str) else tuple(judged or ())
     allowed = plugin_judged_on()
     if not judged_on or any(j not in allowed for j in judged_on):
@@ -104,6 +112,8 @@ def resolve(spec: str, where: str = "--plugin") -> Plugin:
 def plugin_judged_on() -> tuple[str, ...]:
     """What a plugin may be judged on: the strategies whose record lets a plugin be judged on
     their scenarios (:attr:`models.registry.Judging.plugins`)."""
+    from models.registry import judged_strategies
+
     return tuple(
         record.name
         for record in judged_strategies()
@@ -154,57 +164,38 @@ def with_plugins(scenarios, plugins: list[Plugin]):
 
 
 # ------------------------------------------------------------ on the executors
-def answer_of(problem: GroupProblem | PlacementProblem, returned: Any) -> np.ndarray | None:
-    """The owner/replicas array of what a plugin returned (a :class:`ProblemError` if it is none)."""
-    from problems.result import owner_from_assignment
-
-    if isinstance(returned, Result):
-        return None if returned.answer is None else np.asarray(returned.answer)
-    if isinstance(returned, np.ndarray | list | tuple):
-        return np.asarray(returned, dtype=np.int64)
-    if isinstance(returned, dict) and isinstance(problem, GroupProblem):
-        document = returned.get("assignment", returned)
-        return owner_from_assignment(problem, document, "the plugin's answer").astype(np.int64)
-    if isinstance(returned, dict) and isinstance(problem, PlacementProblem):
-        entries = returned.get("partitions")
-        if not isinstance(entries, list):
-            raise ProblemError("partitions", "a placement answer lists partitions", "the answer")
-        by_key = {(e.get("topic"), e.get("partition")): e.get("replicas") for e in entries}
-        replicas: list[int] = []
-        for topic, index in zip(problem.topics, problem.partitions.tolist()):
-            brokers = by_key.get((topic, index))
-            if not isinstance(brokers, list):
-                raise ProblemError(f"{topic}-{index}", "has no replicas", "the plugin's answer")
-            replicas.extend(brokers)
-        return np.asarray(replicas, dtype=np.int64)
-    raise ProblemError("", f"a plugin returns an answer, not {type(returned).__name__}", "plugin")
-
-
-def plugin_rows(problem, judged_on: str, plugins: list[list[str]], base: dict) -> list[dict]:
-    """One row per plugin: status, validity and levels as :func:`problems.evaluate` judges them."""
+def plugin_rows(
+    problem,
+    judged_on: str,
+    plugins: list[list[str]],
+    base: dict,
+    *,
+    document: Any = None,
+    logs: str | None = None,
+) -> list[dict]:
+    """One row per plugin, each called in its own process (:func:`experiments.plugin_runner.run`)
+    under the scenario's time limit: status, validity and levels as :func:`problems.evaluate`
+    judges them, or the reason there are none (``error``).  ``document``: the problem's JSON
+    (built from ``problem`` when not given); ``logs``: the folder the plugins' stderr goes to."""
+    if document is None:
+        document = problem_to_json(problem)
+    time_limit = base.get("time_limit_s") or DEFAULT_TIME_LIMIT
     rows = []
     for name, target in plugins:
         row = {**base, "strategy": name, "variant": "", "solver": "heuristic", "role": "heuristic"}
         try:
-            function = load_function(target)
-            started = time.perf_counter()
-            returned = function(problem)
-            row["runtime_s"] = time.perf_counter() - started
-            row["status"] = str(returned.status) if isinstance(returned, Result) else "heuristic"
-            row["valid"] = False
-            answer = answer_of(problem, returned)
-            if answer is None:
-                row["error"] = "no answer"
-            else:
-                verdict = evaluate(problem, answer, STRATEGIES[judged_on].objective_on(problem))
-                row["valid"] = verdict.valid
-                if not verdict.valid:
-                    row["error"] = f"invalid: {verdict.violations[0]}"
-                for i, value in enumerate(verdict.objective[:LEVELS], start=1):
-                    row[f"level{i}"] = value
-        except ProblemError as error:  # not an answer at all: the row says so
-            row.update(status="heuristic", valid=False, error=f"invalid: {error}")
-        except Exception as error:  # a crashing plugin is a row, not a failed job
-            row.update(status="error", valid=False, error=f"{type(error).__name__}: {error}")
+            call = run(name, target, problem, document, judged_on, time_limit, logs)
+        except Exception as error:  # the harness's own failure on this call: a row, not a stop
+            from experiments.plugin_protocol import Answer
+            from experiments.plugin_runner import Call
+
+            call = Call(Answer("error", error=f"{type(error).__name__}: {error}"), None)
+        answer = call.answer
+        row.update(status=answer.status, valid=answer.valid, runtime_s=call.runtime_s)
+        if answer.error is not None:
+            row["error"] = answer.error
+        if answer.result is not None:
+            for i, value in enumerate(answer.result.objective[:LEVELS], start=1):
+                row[f"level{i}"] = value
         rows.append(row)
     return rows

@@ -41,6 +41,8 @@ TASKS_PER_CORE = 16
 #: A long run is written in about this many batches (resuming repeats at most the unfinished one).
 BATCHES = 20
 MAX_BATCH = 2048
+#: The run folder's subfolder that keeps the plugins' stderr (one file per plugin and worker).
+PLUGIN_LOGS = "plugins"
 #: The rows' Spark schema: the result columns, then the trace columns (missing on single rebalances).
 RESULT_SCHEMA = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in ALL_COLUMNS.items())
 
@@ -70,7 +72,7 @@ def default_batch_size(pending: int, cores: int) -> int:
     return max(TASKS_PER_CORE * cores, min(pending // BATCHES, MAX_BATCH))
 
 
-def _solve_batches(time_limit: float, traces: bool = False):
+def _solve_batches(time_limit: float, traces: bool = False, plugin_logs: str | None = None):
     # The strategies registered in this process beyond the product's own, registered on the
     # executors too (models.registry.register).
     added = registered()
@@ -83,7 +85,7 @@ def _solve_batches(time_limit: float, traces: bool = False):
                 yield solve_trace_frame(batch, time_limit)
             else:  # the trace columns, empty
                 yield (
-                    solve_frame(batch, time_limit)
+                    solve_frame(batch, time_limit, plugin_logs=plugin_logs)
                     .reindex(columns=list(ALL_COLUMNS))
                     .astype(ALL_COLUMNS)
                 )
@@ -202,7 +204,8 @@ def run_suite(
                             min(len(batch), TASKS_PER_CORE * cores)
                         )
                         rows = tasks.mapInPandas(
-                            _solve_batches(time_limit, traced), schema=RESULT_SCHEMA
+                            _solve_batches(time_limit, traced, str(folder / PLUGIN_LOGS)),
+                            schema=RESULT_SCHEMA,
                         ).toPandas()
                         write_batch(folder, experiment.stamp(rows))
                         bar.update(len(batch))

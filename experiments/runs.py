@@ -116,11 +116,14 @@ def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None,
     ]
 
 
-def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
+def solve_scenario(
+    scenario: Scenario, time_limit: float, plugin_logs: str | None = None
+) -> list[dict]:
     """Every run of ``scenario``: one row per (strategy, variant, solver).
 
     An experiment's settings (:attr:`Scenario.settings`) choose the runs, their time limit and
-    solver options, and add the researcher's plugins (:mod:`experiments.experiment_plugins`).
+    solver options, and add the researcher's plugins (:mod:`experiments.experiment_plugins`),
+    each in its own process, its stderr kept in ``plugin_logs`` (a folder).
     """
     settings = json.loads(scenario.settings) if scenario.settings else {}
     time_limit = float(settings.get("time_limit", time_limit))
@@ -134,7 +137,8 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
         time_limit_s=time_limit,
         options=json.dumps(solver_options, sort_keys=True) if solver_options else "",
     )
-    problem = load_problem(build_problem(scenario))
+    document = build_problem(scenario)
+    problem = load_problem(document)
     judge = STRATEGIES[scenario.judged_on]
     names = OBJECTIVES[judge.objective]
     rows = []
@@ -171,7 +175,16 @@ def solve_scenario(scenario: Scenario, time_limit: float) -> list[dict]:
             row.update(status="error", valid=False, error=_describe(error))
         rows.append(row)
     if settings.get("plugins"):
-        rows.extend(plugin_rows(problem, scenario.judged_on, settings["plugins"], base))
+        rows.extend(
+            plugin_rows(
+                problem,
+                scenario.judged_on,
+                settings["plugins"],
+                base,
+                document=document,
+                logs=plugin_logs,
+            )
+        )
     frontier_wanted = settings.get("solvers") is None or "cpsat" in settings["solvers"]
     if (
         scenario.family == "placement"
@@ -240,9 +253,14 @@ def scenario_frame(scenarios: list[Scenario]) -> pd.DataFrame:
 
 
 def solve_frame(
-    frame: pd.DataFrame, time_limit: float, progress: str | None = None, processes: int = 1
+    frame: pd.DataFrame,
+    time_limit: float,
+    progress: str | None = None,
+    processes: int = 1,
+    plugin_logs: str | None = None,
 ) -> pd.DataFrame:
-    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title.
+    """Solve every scenario row of ``frame`` (columns of :class:`Scenario`); ``progress``: a progress bar's title;
+    ``plugin_logs``: the folder the plugins' stderr is kept in (``None``: this process's stderr).
 
     ``processes`` > 1 (``rebalance-lab gate`` without Spark): the scenarios are shared among that
     many worker processes (one scenario per task, each on its own core as every solver is
@@ -260,8 +278,15 @@ def solve_frame(
             initializer=register,  # the strategies registered here, registered there too
             initargs=tuple(registered()),
         ) as pool:
-            parts = list(tqdm(pool.map(solve_scenario, scenarios, repeat(time_limit)), **bar))
+            parts = list(
+                tqdm(
+                    pool.map(solve_scenario, scenarios, repeat(time_limit), repeat(plugin_logs)),
+                    **bar,
+                )
+            )
     else:
-        parts = (solve_scenario(scenario, time_limit) for scenario in tqdm(scenarios, **bar))
+        parts = (
+            solve_scenario(scenario, time_limit, plugin_logs) for scenario in tqdm(scenarios, **bar)
+        )
     out = pd.DataFrame([row for part in parts for row in part], columns=list(RESULT_COLUMNS))
     return out.astype(RESULT_COLUMNS)

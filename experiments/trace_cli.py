@@ -16,9 +16,12 @@ from typing import Any
 
 import orjson
 
+from experiments import plugin_cli
 from experiments.options import integer_in, seconds
+from models.options import DEFAULT_TIME_LIMIT
 from models.registry import STRATEGIES
-from models.trace import TRACE_SOLVERS, TraceResult, trace
+from models.trace import TRACE_SOLVERS, TraceResult, trace, trace_answers
+from problems import load_problem, problem_to_json
 from problems.checks import INT32_MAX
 from problems.trace import Trace, load_trace
 
@@ -52,7 +55,9 @@ def register(subcommands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("trace", metavar="TRACE.json", help="the trace file (docs/traces.md)")
-    parser.add_argument("--strategy", required=True, choices=list(STRATEGIES))
+    chosen = parser.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--strategy", choices=list(STRATEGIES))
+    plugin_cli.add_argument(chosen)
     parser.add_argument(
         "--solver",
         default="heuristic",
@@ -70,7 +75,8 @@ def register(subcommands: Any) -> None:
         "--time-limit",
         type=seconds,
         metavar="SEC",
-        help="time limit of each step's exact solve (horizon: of the whole trace)",
+        help="time limit of each step's exact solve (horizon: of the whole trace; --plugin: of "
+        "each step's call)",
     )
     parser.add_argument("--variant", help="a named variant of the strategy")
     parser.add_argument(
@@ -91,16 +97,19 @@ def command(args: argparse.Namespace) -> int:
     """Run the trace and print its lines (errors: ``ProblemError`` / ``UsageError``, exit 2)."""
     loaded = load_trace(args.trace)
     started = time.perf_counter()
-    result = trace(
-        loaded,
-        args.strategy,
-        args.solver,
-        time_limit=args.time_limit,
-        lookahead=args.lookahead,
-        variant=args.variant,
-        seed=args.seed,
-        workers=args.workers,
-    )
+    if args.plugin is not None:
+        result = _with_plugin(args, loaded)
+    else:
+        result = trace(
+            loaded,
+            args.strategy,
+            args.solver,
+            time_limit=args.time_limit,
+            lookahead=args.lookahead,
+            variant=args.variant,
+            seed=args.seed,
+            workers=args.workers,
+        )
     elapsed = time.perf_counter() - started
     write = sys.stdout.write
     for line in result.lines():
@@ -111,6 +120,24 @@ def command(args: argparse.Namespace) -> int:
         print(f"rebalance-lab trace: a step has no answer ({result.status})", file=sys.stderr)
         return EXIT_NO_ANSWER
     return EXIT_ANSWER
+
+
+def _with_plugin(args: argparse.Namespace, loaded: Trace) -> TraceResult:
+    """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md)."""
+    from experiments.plugin_runner import run
+
+    found = plugin_cli.plugin(args.plugin)
+    start = load_problem(loaded.start)
+    judged = plugin_cli.judged_on(found, start, loaded.name)
+    limit = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
+
+    def answer(problem):
+        call = run(found.name, found.target, problem, problem_to_json(problem), judged, limit)
+        if call.answer.result is not None:
+            return call.answer.result
+        return plugin_cli.failed(problem, judged, call.answer.error or "no answer")
+
+    return trace_answers(loaded, judged, answer, found.name)
 
 
 def events(step: dict[str, Any]) -> str:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -585,3 +585,29 @@ def _replicas_of(problem: PlacementProblem, doc: dict[str, Any]) -> np.ndarray:
             )
         flat.extend(int(b) for b in chosen)
     return np.array(flat, dtype=np.int64)
+
+
+def trace_answers(
+    trace: Trace | str | os.PathLike[str] | bytes | dict[str, Any],
+    judged_on: str,
+    answer: Callable[[GroupProblem | PlacementProblem], Result],
+    name: str,
+) -> TraceResult:
+    """Run an outside assignor through ``trace``: ``answer(problem)`` answers each step (a plugin,
+    docs/plugins.md), judged on ``judged_on``; a step without an answer keeps the last assignment,
+    as a solver's step does.  The result's strategy is ``name``, its solver ``plugin``."""
+    loaded = trace if isinstance(trace, Trace) else load_trace(trace)
+    _check_family(loaded, judged_on)
+    runner = _Runner(loaded, judged_on)
+    steps: list[TraceStep] = []
+    previous: Result | None = None
+    for k in range(len(loaded)):
+        started = time.perf_counter()
+        problem = runner.input(k, previous)
+        result = answer(problem)
+        moves = runner.moves(previous, result)
+        extra = {"error": result.info["error"]} if "error" in result.info else None
+        steps.append(_step(k, result, moves, time.perf_counter() - started, extra))
+        if result.answer is not None:
+            previous = result
+    return replace(_summarise(judged_on, "plugin", steps), strategy=name)
