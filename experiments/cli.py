@@ -129,7 +129,7 @@ def _flag(option: str) -> str:
 
 def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]):
     """The answer of ``--plugin`` to the problem of ``args`` (``None``: none, said on stderr)."""
-    found = plugin_cli.plugin(args.plugin)
+    found = plugin_cli.plugin(args.plugin, args.classpath)
     source, path = problem_source(args, "placement" if PlacementProblem in kinds else "group")
     try:
         problem = load_problem(source)
@@ -160,6 +160,7 @@ def _command_assign(args: argparse.Namespace) -> int:
         "time_limit": args.time_limit,
         "seed": args.seed,
         "workers": args.workers,
+        "max_size": args.max_size,
     }
     result = _run(args, problem, options)
     _print_result(args, result)
@@ -275,6 +276,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     chosen = sub.add_mutually_exclusive_group(required=True)
     chosen.add_argument("--strategy", choices=strategies, help="the strategy to run")
     plugin_cli.add_argument(chosen)
+    plugin_cli.add_classpath(sub)
     sub.add_argument(
         "--solver",
         default="heuristic",
@@ -321,6 +323,13 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(assign, strategies("group") + strategies("streams"))
+    assign.add_argument(
+        "--max-size",
+        type=integer_in(1, 2**62),
+        metavar="N",
+        help="the most task-member pairs (tasks x members) a streams exact model takes "
+        "(default 2,000,000)",
+    )
     add_cluster_arguments(assign, group=True)
     assign.set_defaults(handler=_command_assign)
 

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
+
+#: An integer as the command line takes it: ASCII digits, an optional sign.
+ASCII_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 def integer_in(low: int, high: int) -> Callable[[str], int]:
     """An argparse ``type``: an integer in ``[low, high]``."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not ASCII_INTEGER.fullmatch(text):  # int() also takes other scripts' digits and "1_0"
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+        value = int(text)
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{value} is out of range [{low}, {high}]")
         return value
@@ -24,6 +27,8 @@ def integer_in(low: int, high: int) -> Callable[[str], int]:
 
 def seconds(text: str) -> float:
     """An argparse ``type``: a positive, finite number of seconds (at most a year)."""
+    if not text.isascii():  # float() also takes other scripts' digits
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
     try:
         value = float(text)
     except ValueError:

@@ -27,7 +27,7 @@ DEFAULT_TIME_LIMIT = 10.0
 #: The options every runner accepts (each uses them or names them in ``info["ignored_options"]``).
 COMMON = ("time_limit", "workers", "seed", "log", "hint")
 #: The options particular to some runners (in ``extra``), refused where a runner does not take them.
-PARTICULAR = ("backend", "max_moves", "beat", "start_index")
+PARTICULAR = ("backend", "max_moves", "beat", "start_index", "max_size")
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,9 @@ class SolveOptions:
           1-3 (lexicographically): the objective becomes moves first, then levels 1-3 (the fewest
           moves that reach it);
         * ``start_index``: ``kafka-default``'s start index and replica shift, fixed as Kafka's own
-          tests fix them (its output then equals Kafka's).
+          tests fix them (its output then equals Kafka's);
+        * ``max_size``: the streams exact models, the most task-member pairs taken
+          (:data:`models.streams.data.MAX_EXACT_PAIRS` when not given).
     given
         The common options the caller gave, by name (:meth:`of` records them); ``None``: those
         set to something other than their default.

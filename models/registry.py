@@ -350,9 +350,9 @@ def flow_streams() -> Backend:
 
 #: The exact backends of every streams strategy (all judged on the ``streams`` objective).
 STREAMS_EXACT: dict[str, RunnerEntry] = {
-    "cpsat": RunnerEntry(cpsat_streams, uses=CPSAT),
-    "mip": RunnerEntry(mip_streams, uses=MIP, takes=("backend",)),
-    "flow": RunnerEntry(flow_streams),
+    "cpsat": RunnerEntry(cpsat_streams, uses=CPSAT, takes=("max_size",)),
+    "mip": RunnerEntry(mip_streams, uses=MIP, takes=("backend", "max_size")),
+    "flow": RunnerEntry(flow_streams, uses=("time_limit",), takes=("max_size",)),
 }
 #: The Kafka baselines compared on the sticky and rack-aware scenarios.
 KAFKA_BASELINES = ("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")

@@ -9,6 +9,7 @@ horizon problem, the hint its CP-SAT model starts from.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -24,6 +25,10 @@ from problems.trace import with_claims
 #: per doubling, members^3 / 64 word operations); beyond it the box is the looser
 #: :func:`models.common.classes.count_bounds`.
 BOX_MEMBERS = 600
+
+#: The least time a step's solve gets once the deadline has passed (its exact backend then returns
+#: its best heuristic answer, unproven).
+MIN_STEP_SECONDS = 0.01
 
 #: The objectives a group horizon models (share groups, streams groups and placements: not here).
 OBJECTIVES = ("sticky", "rack-aware", "stream-join", "lag-aware")
@@ -69,13 +74,18 @@ def step_policy(
     options: SolveOptions,
     previous: tuple[GroupProblem, np.ndarray] | None,
     first_step: int = 0,
+    until: float | None = None,
 ) -> list[StepLevels]:
     """Solve the steps in order, each exactly and alone (see the module docstring).
 
     ``previous`` is the step before the window, ``(problem, owner)``, or ``None``; ``first_step``
-    the trace index of the window's first step (the claims' generation).
+    the trace index of the window's first step (the claims' generation).  ``until`` (a
+    ``time.perf_counter()`` moment; ``None``: ``options.time_limit`` from now) is the deadline
+    the steps share: each step's solve gets an equal share of the time left (at least
+    :data:`MIN_STEP_SECONDS`), so a step's solve that stops short leaves its time to the next.
     """
     kinds = judged_on(steps, strategy)
+    until = time.perf_counter() + options.time_limit if until is None else until
     options = replace(options, hint=None, variant=None, extra={})
     answers: list[StepLevels] = []
     for k, (problem, kind) in enumerate(zip(steps.problems, kinds)):
@@ -84,7 +94,10 @@ def step_policy(
             claimed = with_claims(problem, previous[0], previous[1], first_step + k)
         exact, solver = best_exact(kind)
         above = above_moves(kind)
-        result = run(claimed, exact, solver, options)
+        share = (until - time.perf_counter()) / (len(steps) - k)
+        result = run(
+            claimed, exact, solver, replace(options, time_limit=max(share, MIN_STEP_SECONDS))
+        )
         if result.answer is None:
             raise RuntimeError(f"step {first_step + k}: {kind} {solver} found no answer")
         owner = np.asarray(result.answer, dtype=np.int32)
