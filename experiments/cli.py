@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from experiments import plugin_cli
-from experiments.options import integer_in, seconds
+from experiments.options import MAX_WORKERS, integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.options import DEFAULT_TIME_LIMIT
@@ -255,8 +255,6 @@ def _command_reassign(args: argparse.Namespace) -> int:
 #: input or usage (one line on stderr); 3 no answer (status unknown or infeasible, named on
 #: stderr).  1 is left to Python: an uncaught error, a bug.
 EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
-#: At most this many CP-SAT workers (CP-SAT starts one thread each).
-MAX_WORKERS = 64
 
 
 class _Parser(argparse.ArgumentParser):

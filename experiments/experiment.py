@@ -6,6 +6,13 @@ layout, time limit and solver options) in the order they are written, the last o
 fastest, less the combinations an ``exclude`` rule names, with the factors of a ``zip`` rule
 advancing together.  The shipped suites are such files (``experiments/suites/*.toml``).  A bad
 file is a :class:`problems.ProblemError` naming the file, the field and the problem.
+
+Everything ``compare`` would refuse is refused here, before any scenario is built: every level
+within the limits the command line and the problem files hold (sizes within
+:data:`problems.checks.MAX_PARTITIONS`, a replication factor within the brokers, solver options
+within ``assign``'s ranges and taken by the runs they reach), and the size of the whole crossing
+(:class:`Limits`: its scenarios, counted before any is expanded, and each trace's items x steps),
+each with the option that raises it.
 Details: docs/harness.md.
 """
 
@@ -18,12 +25,12 @@ import json
 import math
 import os
 import tomllib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from experiments.options import MAX_SECONDS, MAX_WORKERS
 from experiments.scenarios import (
     GRID_PATTERNS,
     GROUP_CHURN,
@@ -45,6 +52,7 @@ from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
 from experiments.trace_scenarios import check as check_trace
 from models.registry import judged_strategies
 from problems import ProblemError
+from problems.checks import INT32_MAX, INT64_MAX, MAX_MEMBER_TOPICS, MAX_PARTITIONS
 
 
 def judged_on_problems() -> dict[str, str]:
@@ -95,6 +103,36 @@ OPTION_TYPES: dict[str, type] = {
     "max_moves": int,
     "start_index": int,
 }
+#: The integer options' ranges: those of ``assign``'s and ``reassign``'s flags.
+OPTION_RANGES: dict[str, tuple[int, int]] = {
+    "workers": (1, MAX_WORKERS),
+    "seed": (0, INT32_MAX),
+    "max_moves": (0, INT32_MAX),
+    "start_index": (0, INT32_MAX),
+}
+#: The MIP's solvers (``backend``).
+BACKENDS = ("highs", "cbc")
+#: The options only some runners take (``models.options.PARTICULAR``): checked against the runs.
+PARTICULAR_OPTIONS = ("backend", "max_moves", "start_index")
+#: Longest experiment name: it names the results folder (``suite=<name>``) and the report's.
+MAX_NAME = 100
+#: Scenarios (and traces) an experiment may make: the crossing of every block, before its
+#: exclusions, counted before any scenario is expanded (``--max-scenarios`` raises it).
+MAX_SCENARIOS = 1_000_000
+#: Items x steps of a trace scenario: partitions (replicas of a placement) at its start times its
+#: steps, what building and solving it grows with (``--max-trace-size`` raises it).
+MAX_TRACE_SIZE = 10_000_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How large an experiment may be: :data:`MAX_SCENARIOS` and :data:`MAX_TRACE_SIZE` unless
+    the command line raises them (``--max-scenarios``, ``--max-trace-size``)."""
+
+    scenarios: int = MAX_SCENARIOS
+    trace_size: int = MAX_TRACE_SIZE
+
+
 DEFAULTS: dict[str, Any] = {
     "pattern": "equal",
     "lags": "zero",
@@ -165,12 +203,12 @@ def suite_names() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml")))
 
 
-def load_suite(name: str) -> Experiment:
+def load_suite(name: str, limits: Limits | None = None) -> Experiment:
     """The shipped suite ``name`` as an :class:`Experiment`."""
     path = suite_path(name)
     if not path.is_file():
         raise ProblemError("", f"no suite {name!r} (choose from {', '.join(suite_names())})")
-    return load_experiment(path)
+    return load_experiment(path, limits)
 
 
 def suite(name: str) -> list[Scenario]:
@@ -180,15 +218,16 @@ def suite(name: str) -> list[Scenario]:
     return load_suite(name).scenarios
 
 
-def load_experiment(path: str | os.PathLike[str]) -> Experiment:
-    """Read, check and expand the experiment file ``path``.
+def load_experiment(path: str | os.PathLike[str], limits: Limits | None = None) -> Experiment:
+    """Read, check and expand the experiment file ``path``, within ``limits`` (default:
+    :class:`Limits`).
 
     Raises
     ------
     ProblemError
         One line: the file, the field and the problem (bad TOML, an unknown key or factor, a
         level of the wrong type or out of range, an empty crossing, a scenario given twice with
-        different runs).
+        different runs, a crossing or a trace beyond ``limits``).
     """
     source = str(path)
     try:
@@ -201,18 +240,36 @@ def load_experiment(path: str | os.PathLike[str]) -> Experiment:
         raise ProblemError("", "is not UTF-8 text", source) from None
     except tomllib.TOMLDecodeError as error:
         raise ProblemError("", f"not valid TOML: {error}", source) from None
+    except RecursionError:
+        raise ProblemError(
+            "", "not valid TOML: arrays or tables nested too deeply", source
+        ) from None
     try:
-        return expand(document, digest=hashlib.sha256(data).hexdigest()[:16], source=source)
+        return expand(
+            document,
+            digest=hashlib.sha256(data).hexdigest()[:16],
+            source=source,
+            limits=limits,
+        )
     except ProblemError as error:
         raise error.with_source(source) from None
 
 
-def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>") -> Experiment:
+def expand(
+    document: dict[str, Any],
+    *,
+    digest: str = "",
+    source: str = "<dict>",
+    limits: Limits | None = None,
+) -> Experiment:
     """An experiment from its parsed document (what :func:`load_experiment` reads)."""
+    limits = limits or Limits()
     _known(document, TOP_KEYS, "")
     name = _text(document, "name", required=True)
     if not name.replace("-", "").replace("_", "").isalnum():
-        raise ProblemError("name", f"letters, digits, '-' and '_' only, got {name!r}")
+        raise ProblemError("name", f"letters, digits, '-' and '_' only, got {_shown(name)}")
+    if len(name) > MAX_NAME:
+        raise ProblemError("name", f"at most {MAX_NAME} characters (it names a folder)")
     description = _text(document, "description", required=True)
     tier = _text(document, "tier", default="default")
     if tier not in TIERS:
@@ -227,13 +284,15 @@ def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>"
     if not isinstance(blocks, list) or not blocks:
         raise ProblemError("scenarios", "at least one [[scenarios]] block is needed")
     expanded: list[tuple[Scenario | TraceScenario, dict[str, Any], str]] = []
+    crossed = 0  # combinations of the blocks before, counted before their expansion
     for b, block in enumerate(blocks):
         where = f"scenarios[{b}]"
         if not isinstance(block, dict):
             raise ProblemError(where, "must be a table ([[scenarios]])")
-        found = list(_block(block, where))
+        found, combinations = _block(block, where, limits, crossed)
         if not found:
             raise ProblemError(where, "the crossing is empty (every combination excluded)")
+        crossed += combinations
         expanded.extend((s, run, where) for s, run in found)
     return _assemble(
         expanded,
@@ -337,9 +396,11 @@ def _level_text(value: Any) -> str:
 
 # ------------------------------------------------------------------ blocks
 def _block(
-    block: dict[str, Any], where: str
-) -> Iterable[tuple[Scenario | TraceScenario, dict[str, Any]]]:
-    """The scenarios of one block, with the run settings each is solved with."""
+    block: dict[str, Any], where: str, limits: Limits, crossed: int = 0
+) -> tuple[list[tuple[Scenario | TraceScenario, dict[str, Any]]], int]:
+    """The scenarios of one block, with the run settings each is solved with, and the number of
+    combinations its crossing has before exclusions (``crossed``: those of the blocks before; their
+    sum is held to ``limits.scenarios`` before any combination is expanded)."""
     _known(block, BLOCK_KEYS, where)
     traced = "trace" in block or "steps" in block
     if traced and "topology" in block:
@@ -379,8 +440,18 @@ def _block(
         key: _names(block[key], f"{where}.{key}", traced) for key in SELECTIONS if key in block
     }
     groups = _groups(list(levels), block.get("zip", []), levels, where)
+    combinations = math.prod(len(levels[group[0]]) for group in groups)
+    if crossed + combinations > limits.scenarios:
+        before = f" ({crossed:,} more in the blocks before)" if crossed else ""
+        raise ProblemError(
+            where,
+            f"crosses {combinations:,} combinations{before}, more than the limit of "
+            f"{limits.scenarios:,} scenarios (--max-scenarios raises it)",
+        )
     excluded = _exclusions(block.get("exclude", []), levels, where)
+    _check_options(levels.get("options", []), levels["judged_on"], selections, where, traced)
     runs: dict[tuple[str, ...], dict[str, Any]] = {}  # one settings object per run-factor levels
+    found: list[tuple[Scenario | TraceScenario, dict[str, Any]]] = []
     for combination in itertools.product(*(_rows(g, levels) for g in groups)):
         point = {k: v for part in combination for k, v in part.items()}
         if any(all(point[k] in allowed for k, allowed in rule.items()) for rule in excluded):
@@ -392,16 +463,27 @@ def _block(
                     where,
                     f"more topics ({point['topics']}) than partitions ({point['partitions']})",
                 )
+            problem = _size_problem(point["size"], family)
+            if problem is not None:
+                raise ProblemError(where, problem)
         scenario = _scenario(family, point)
         if isinstance(scenario, TraceScenario):
             problem = check_trace(scenario)
             if problem is not None:
                 raise ProblemError(where, f"{scenario.scenario_id}: {problem}")
+            if scenario.size * scenario.steps > limits.trace_size:
+                raise ProblemError(
+                    where,
+                    f"{scenario.scenario_id}: {scenario.size:,} items x {scenario.steps:,} steps "
+                    f"= {scenario.size * scenario.steps:,}, more than the limit of "
+                    f"{limits.trace_size:,} for a trace (--max-trace-size raises it)",
+                )
         key = tuple(repr(point[k]) for k in RUN_FACTORS if k in point)
         run = runs.get(key)
         if run is None:
             run = runs[key] = _run(point, selections)
-        yield scenario, run
+        found.append((scenario, run))
+    return found, combinations
 
 
 def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
@@ -533,9 +615,12 @@ def _levels(name: str, value: Any, where: str) -> list[Any]:
     if not values:
         raise ProblemError(where, "has no levels (an empty list)")
     checked = [_level(name, v, f"{where}[{i}]") for i, v in enumerate(values)]
-    duplicate = next((v for i, v in enumerate(checked) if v in checked[:i]), None)
-    if duplicate is not None:
-        raise ProblemError(where, f"level {duplicate!r} is given twice")
+    seen: set[str] = set()
+    for value in checked:  # one pass: a factor may have tens of thousands of levels
+        key = json.dumps(value, sort_keys=True)
+        if key in seen:
+            raise ProblemError(where, f"level {value!r} is given twice")
+        seen.add(key)
     return checked
 
 
@@ -565,6 +650,8 @@ def _level(name: str, value: Any, where: str) -> Any:
     if name in ("seed", "racks"):
         if type(value) is not int or value < 0:
             raise ProblemError(where, f"must be an integer >= 0, got {_shown(value)}")
+        if value > INT64_MAX:  # the rows hold a seed as a 64-bit integer
+            raise ProblemError(where, f"must be at most 2**63-1 (an int64), got {value}")
         if name == "racks" and value > RACKS:
             raise ProblemError(where, f"replicas per partition must be 0 to {RACKS}, got {value}")
         return value
@@ -637,8 +724,75 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
             raise ProblemError(f"{where}.size[{i}]", f"a {family} size is {shape}, got {size}")
         if family == "group" and size[2] > size[0]:
             raise ProblemError(f"{where}.size[{i}]", "more topics than partitions")
+        problem = _size_problem(size, family)
+        if problem is not None:
+            raise ProblemError(f"{where}.size[{i}]", problem)
     if "racks" in levels and "rack-aware" not in levels["judged_on"]:
         raise ProblemError(f"{where}.racks", "rack layouts apply to scenarios judged on rack-aware")
+
+
+def _size_problem(size: list[int], family: str) -> str | None:
+    """Why a scenario of ``size`` is beyond what a problem file may hold (the limits of
+    :mod:`problems.checks`, as ``assign`` and ``reassign`` apply them), or None."""
+    if family == "group":
+        partitions, members, topics = size
+        if partitions > MAX_PARTITIONS:
+            return f"{partitions:,} partitions, more than the limit of {MAX_PARTITIONS:,}"
+        if members * topics > MAX_MEMBER_TOPICS:
+            return (
+                f"{members:,} members x {topics:,} topics, more than the limit of "
+                f"{MAX_MEMBER_TOPICS:,}"
+            )
+        return None
+    partitions, brokers, _racks, replication = size
+    if partitions * replication > MAX_PARTITIONS:
+        return (
+            f"{partitions:,} partitions x {replication:,} replicas, more than the limit of "
+            f"{MAX_PARTITIONS:,} replicas"
+        )
+    if brokers > INT32_MAX - 2:  # broker ids run to brokers + 2 (the brokers an event adds)
+        return f"{brokers:,} brokers, more than the {INT32_MAX - 2:,} broker ids can name"
+    if replication > brokers:
+        return f"replication factor {replication} is above the {brokers} brokers"
+    return None
+
+
+def _check_options(
+    levels: list[dict[str, dict[str, Any]]],
+    judged_on: list[str],
+    selections: dict[str, list[str]],
+    where: str,
+    traced: bool,
+) -> None:
+    """Options only some runners take (:data:`PARTICULAR_OPTIONS`) are refused where a run of the
+    block that gets them does not take them (``compare`` would fail that run)."""
+    wanted = [
+        (i, solver, option)
+        for i, level in enumerate(levels)
+        for solver, options in level.items()
+        for option in options
+        if option in PARTICULAR_OPTIONS
+    ]
+    if not wanted:
+        return
+    from experiments.runs import selected_runs  # pandas: imported when an option needs it
+    from experiments.trace_runs import trace_runs_for
+    from models.registry import STRATEGIES
+
+    runs_of = trace_runs_for if traced else selected_runs
+    for i, solver, option in wanted:
+        for judged in judged_on:
+            for strategy, _variant, run_solver in runs_of(judged, selections):
+                if run_solver != solver:
+                    continue
+                takes = STRATEGIES[strategy].runner(solver).takes
+                if option not in takes:
+                    raise ProblemError(
+                        f"{where}.options[{i}].{solver}.{option}",
+                        f"not an option of {strategy} on {solver} "
+                        f"(its options: {', '.join(takes) or 'none'}); choose the runs with "
+                        "strategies or solvers",
+                    )
 
 
 def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
@@ -661,11 +815,17 @@ def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
                     f"{where}.{solver}.{option}",
                     f"not a solver option ({', '.join(OPTION_TYPES)}){hint}",
                 )
-            if type(setting) is not kind or (kind is int and setting < 0):
+            low, high = OPTION_RANGES.get(option, (0, 0))
+            if type(setting) is not kind or (kind is int and not low <= setting <= high):
                 raise ProblemError(
                     f"{where}.{solver}.{option}",
-                    f"must be {'an integer >= 0' if kind is int else 'a ' + kind.__name__}, "
+                    f"must be {f'an integer {low} to {high}' if kind is int else 'a ' + kind.__name__}, "
                     f"got {_shown(setting)}",
+                )
+            if option == "backend" and setting not in BACKENDS:
+                raise ProblemError(
+                    f"{where}.{solver}.{option}",
+                    f"must be one of {', '.join(BACKENDS)}, got {_shown(setting)}",
                 )
     return value
 
@@ -684,8 +844,10 @@ def _names(value: Any, where: str, traced: bool = False) -> list[str]:
 
 
 def _seconds(value: Any, where: str) -> float:
-    if type(value) not in (int, float) or not math.isfinite(value) or value <= 0:
-        raise ProblemError(where, f"must be a number of seconds > 0, got {_shown(value)}")
+    if type(value) not in (int, float) or not 0 < value <= MAX_SECONDS:
+        raise ProblemError(
+            where, f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {_shown(value)}"
+        )
     return float(value)
 
 

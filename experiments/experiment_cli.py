@@ -13,8 +13,16 @@ import json
 import os
 from typing import Any
 
-from experiments.experiment import Experiment, load_experiment, load_suite
+from experiments.experiment import (
+    MAX_SCENARIOS,
+    MAX_TRACE_SIZE,
+    Experiment,
+    Limits,
+    load_experiment,
+    load_suite,
+)
 from experiments.experiment_plugins import Plugin, plugins_for
+from experiments.options import integer_in
 from experiments.scenarios import SUITES, Scenario, build_problem
 from models.registry import STRATEGIES
 from problems import load_problem
@@ -53,14 +61,41 @@ def register(subcommands) -> None:
         help="a researcher's strategy to count in (as compare --plugin)",
     )
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_limit_arguments(show)
     show.set_defaults(handler=command)
 
 
-def read(file: str) -> Experiment:
-    """An experiment file, or a shipped suite given by name."""
-    return (
-        load_suite(file) if file in SUITES and not os.path.exists(file) else load_experiment(file)
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--max-scenarios`` and ``--max-trace-size``: how large an experiment may be
+    (:class:`experiments.experiment.Limits`), for ``experiment show`` and ``compare`` alike."""
+    parser.add_argument(
+        "--max-scenarios",
+        type=integer_in(1, 2**62),
+        default=MAX_SCENARIOS,
+        metavar="N",
+        help="refuse an experiment whose blocks cross more than N combinations "
+        f"(default {MAX_SCENARIOS:,})",
     )
+    parser.add_argument(
+        "--max-trace-size",
+        type=integer_in(1, 2**62),
+        default=MAX_TRACE_SIZE,
+        metavar="N",
+        help="refuse a trace scenario of more than N items x steps (its partitions, or a "
+        f"placement's replicas, times its steps; default {MAX_TRACE_SIZE:,})",
+    )
+
+
+def limits(args: argparse.Namespace) -> Limits:
+    """The :class:`Limits` of the command line's ``--max-scenarios`` and ``--max-trace-size``."""
+    return Limits(scenarios=args.max_scenarios, trace_size=args.max_trace_size)
+
+
+def read(file: str, within: Limits | None = None) -> Experiment:
+    """An experiment file, or a shipped suite given by name (within ``within``'s limits)."""
+    if file in SUITES and not os.path.exists(file):
+        return load_suite(file, within)
+    return load_experiment(file, within)
 
 
 def _frontier_rows(scenario: Scenario) -> int:
@@ -171,7 +206,7 @@ def _duration(seconds: float) -> str:
 
 
 def command(args: argparse.Namespace) -> int:
-    experiment = read(args.file)
+    experiment = read(args.file, limits(args))
     plugins = plugins_for(args.plugin, experiment=experiment)
     summary: dict[str, Any] = plan(experiment, plugins)
     cores = max(1, args.cores)

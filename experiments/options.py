@@ -6,6 +6,10 @@ import argparse
 import re
 from collections.abc import Callable
 
+#: At most this many CP-SAT workers (CP-SAT starts one thread each).
+MAX_WORKERS = 64
+#: The longest time limit, in seconds (a year).
+MAX_SECONDS = 365 * 86400
 #: An integer as the command line takes it: ASCII digits, an optional sign.
 ASCII_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
@@ -33,8 +37,8 @@ def seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 365 * 86400:
-        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, 31536000]")
+    if not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, {MAX_SECONDS}]")
     return value
 
 

@@ -15,9 +15,11 @@ import multiprocessing
 import resource
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
 from itertools import repeat
+from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
@@ -116,6 +118,22 @@ def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None,
     ]
 
 
+def base_row(scenario: Any, time_limit: float, options: dict[str, Any]) -> dict[str, Any]:
+    """The columns every row of ``scenario`` (a :class:`Scenario` or a trace scenario) holds: its
+    own, its id and size, the suite's and the libraries' versions, its time limit and the solver
+    options it is run with."""
+    base = {k: getattr(scenario, k, None) for k in SCENARIO_COLUMNS if k != "scenario_id"}
+    base.update(
+        scenario_id=scenario.scenario_id,
+        size=scenario.size,
+        suite_version=SUITE_VERSION,
+        versions=VERSIONS,
+        time_limit_s=time_limit,
+        options=json.dumps(options, sort_keys=True) if options else "",
+    )
+    return base
+
+
 def solve_scenario(
     scenario: Scenario, time_limit: float, plugin_logs: str | None = None
 ) -> list[dict]:
@@ -128,15 +146,7 @@ def solve_scenario(
     settings = json.loads(scenario.settings) if scenario.settings else {}
     time_limit = float(settings.get("time_limit", time_limit))
     solver_options = settings.get("options", {})
-    base = {k: getattr(scenario, k, None) for k in SCENARIO_COLUMNS if k != "scenario_id"}
-    base.update(
-        scenario_id=scenario.scenario_id,
-        size=scenario.size,
-        suite_version=SUITE_VERSION,
-        versions=VERSIONS,
-        time_limit_s=time_limit,
-        options=json.dumps(solver_options, sort_keys=True) if solver_options else "",
-    )
+    base = base_row(scenario, time_limit, solver_options)
     document = build_problem(scenario)
     problem = load_problem(document)
     judge = STRATEGIES[scenario.judged_on]
@@ -268,8 +278,34 @@ def solve_frame(
     """
     fields = Scenario.__dataclass_fields__
     scenarios = [Scenario(**{k: record[k] for k in fields}) for record in frame.to_dict("records")]
-    processes = min(processes, len(scenarios))
-    bar = dict(total=len(scenarios), desc=progress, unit="scenario", disable=progress is None)
+    return solve_each(
+        solve_scenario,
+        scenarios,
+        time_limit,
+        RESULT_COLUMNS,
+        progress,
+        processes,
+        "scenario",
+        extra=(plugin_logs,),
+    )
+
+
+def solve_each(
+    solve_one: Callable[..., list[dict]],
+    items: list[Any],
+    time_limit: float,
+    columns: dict[str, str],
+    progress: str | None,
+    processes: int,
+    unit: str,
+    extra: tuple[Any, ...] = (),
+) -> pd.DataFrame:
+    """``solve_one(item, time_limit, *extra)``'s rows for every item, in ``items``' order, as a
+    frame of ``columns`` (name -> pandas type): in this process, or shared among ``processes``
+    worker processes (one item per task); ``progress``: a progress bar's title (counting
+    ``unit``)."""
+    processes = min(processes, len(items))
+    bar = dict(total=len(items), desc=progress, unit=unit, disable=progress is None)
     if processes > 1:
         # spawn: a fork would copy the parent's solver libraries' threads and locks
         with ProcessPoolExecutor(
@@ -279,14 +315,9 @@ def solve_frame(
             initargs=tuple(registered()),
         ) as pool:
             parts = list(
-                tqdm(
-                    pool.map(solve_scenario, scenarios, repeat(time_limit), repeat(plugin_logs)),
-                    **bar,
-                )
+                tqdm(pool.map(solve_one, items, repeat(time_limit), *map(repeat, extra)), **bar)
             )
     else:
-        parts = (
-            solve_scenario(scenario, time_limit, plugin_logs) for scenario in tqdm(scenarios, **bar)
-        )
-    out = pd.DataFrame([row for part in parts for row in part], columns=list(RESULT_COLUMNS))
-    return out.astype(RESULT_COLUMNS)
+        parts = (solve_one(item, time_limit, *extra) for item in tqdm(items, **bar))
+    out = pd.DataFrame([row for part in parts for row in part], columns=list(columns))
+    return out.astype(columns)

@@ -99,23 +99,36 @@ HEADLINE_COLUMNS = [
     "level1_ties",
     "mean_extra2",
     "share_optimal",
+    "units",
 ]
+#: The level-1 gap's units in a headline row: relative to the optimum, or in the level's own units
+#: where an optimum's level 1 is 0 (a relative gap is infinite there: a restore cost with every
+#: task on a caught-up process), for every heuristic of that objective alike.
+RELATIVE, ABSOLUTE = "relative", "absolute"
 
 
 def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
-    """One row per objective and heuristic: counts, level-1 gap statistics with CI, tied level 2."""
+    """One row per objective and heuristic: counts, level-1 gap statistics with CI, tied level 2;
+    the level-1 gap in the level's units (``units``: :data:`ABSOLUTE`) for an objective where a
+    proven optimum's level 1 is 0."""
+    proven = gap_rows[gap_rows["ref_status"].astype(object) == "optimal"]
+    zero = pd.to_numeric(proven["ref_level1"], errors="coerce") == 0
+    absolute = set(proven.loc[zero.fillna(False).to_numpy(dtype=bool), "judged_on"])
     records = [
-        _headline_record(objective, heuristic, group, seed)
+        _headline_record(objective, heuristic, group, seed, objective in absolute)
         for (objective, heuristic), group in gap_rows.groupby(["judged_on", "heuristic"], sort=True)
     ]
     return pd.DataFrame.from_records(records, columns=HEADLINE_COLUMNS)
 
 
-def _headline_record(objective: str, heuristic: str, group: pd.DataFrame, seed: int) -> dict:
+def _headline_record(
+    objective: str, heuristic: str, group: pd.DataFrame, seed: int, absolute: bool = False
+) -> dict:
     """The :func:`headline_numbers` row of one heuristic's gap rows on one objective."""
     status = group["ref_status"].astype(object)
     proven = group[status == "optimal"]
-    gap1 = pd.to_numeric(proven["rel_gap1"], errors="coerce").astype(float).to_numpy()
+    column = "gap1" if absolute else "rel_gap1"
+    gap1 = pd.to_numeric(proven[column], errors="coerce").astype(float).to_numpy()
     gap1 = gap1[~np.isnan(gap1)]
     extra2 = tied_gap(proven, 2).dropna().to_numpy()
     low, high = bootstrap_ci(gap1, key=f"{objective}/{heuristic}", seed=seed)
@@ -135,6 +148,7 @@ def _headline_record(objective: str, heuristic: str, group: pd.DataFrame, seed: 
         "level1_ties": int(len(extra2)),
         "mean_extra2": float(extra2.mean()) if len(extra2) else math.nan,
         "share_optimal": float(proven["heuristic_optimal"].mean()) if len(proven) else math.nan,
+        "units": ABSOLUTE if absolute else RELATIVE,
     }
 
 
@@ -164,12 +178,26 @@ def number(value: float, *, signed: bool = False) -> str:
     return f"{value:{sign},.1f}"
 
 
-def headline_caption(objective: str) -> str:
+def absolute_objectives(numbers: pd.DataFrame) -> set[str]:
+    """The objectives whose headline gives the level-1 gap in the level's units
+    (:func:`headline_numbers`)."""
+    if "units" not in numbers:
+        return set()
+    return set(numbers.loc[numbers["units"] == ABSOLUTE, "judged_on"])
+
+
+def headline_caption(objective: str, absolute: bool = False) -> str:
     """One sentence under an objective's headline table: what is compared, and the level names."""
     found = reading(objective)
     definition = "levels as in docs/design/objectives.md" if found is None else found.definition
+    gap = (
+        f"extra {level_names(objective)[0]} over the optimum, in its units (an optimum's level 1 "
+        "is 0 in some scenarios, where a relative gap is infinite),"
+        if absolute
+        else "relative gap in level 1"
+    )
     return (
-        f"Heuristics against the exact optimum on the {objective} objective: relative gap in level 1 over the "
+        f"Heuristics against the exact optimum on the {objective} objective: {gap} over the "
         f"scenarios with a proven optimum, seeded 95% bootstrap interval of the mean; level 2 compared only where "
         f"level 1 ties ({definition})."
     )
@@ -178,19 +206,26 @@ def headline_caption(objective: str) -> str:
 def headline_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """One labelled, formatted table per objective (one row per heuristic), for every output format."""
     tables = {}
+    absolute = absolute_objectives(numbers)
     for objective, group in numbers.groupby("judged_on", sort=True):
         level1, level2 = level_names(objective)
+        shown = number if objective in absolute else percent
+        gap = (
+            f"mean extra {level1} over the optimum [95% CI]"
+            if objective in absolute
+            else f"mean gap to optimum, {level1} [95% CI]"
+        )
         tables[objective] = pd.DataFrame(
             {
                 "heuristic": group["name"],
                 "scenarios: proven optimum": group["proven_optimal"].map(number),
                 "scenarios: bounded": group["bounded"].map(number),
-                f"mean gap to optimum, {level1} [95% CI]": [
-                    f"{percent(m)} [{percent(lo)}, {percent(hi)}]" if not math.isnan(m) else "-"
+                gap: [
+                    f"{shown(m)} [{shown(lo)}, {shown(hi)}]" if not math.isnan(m) else "-"
                     for m, lo, hi in zip(group["mean_gap1"], group["ci95_low"], group["ci95_high"])
                 ],
-                "p95 gap": group["p95_gap1"].map(percent),
-                "max gap": group["max_gap1"].map(percent),
+                "p95 gap": group["p95_gap1"].map(shown),
+                "max gap": group["max_gap1"].map(shown),
                 f"mean extra {level2} where {level1} ties (scenarios)": [
                     f"{number(m, signed=True)} ({number(n)})" if n else "-"
                     for m, n in zip(group["mean_extra2"], group["level1_ties"])

@@ -149,8 +149,9 @@ def _relative(gap: np.ndarray, reference: np.ndarray) -> np.ndarray:
 def _steps_tied(per_step: pd.DataFrame) -> pd.Series:
     """Per (scenario, run): how many steps' levels above moves equal the optimum's at that step
     (a proven step's levels: the horizon's, else the per-step optimum's; unproven, the horizon's)."""
-    if per_step.empty:
-        return pd.Series(dtype="float64", name="steps_tied")
+    if per_step.empty:  # no step was written (a damaged run): nothing ties
+        index = pd.MultiIndex.from_tuples([], names=["scenario_id", "heuristic"])
+        return pd.Series(dtype="float64", name="steps_tied", index=index)
     exact = per_step[per_step["heuristic"].isin(["horizon", STEP_OPTIMAL])].copy()
     exact = exact[exact["valid"].astype(object).eq(True)]
     # a proven step first (the horizon's, else the per-step optimum's), then the horizon's
