@@ -246,6 +246,18 @@ def flow_sticky() -> Backend:
     return flow
 
 
+def aggregate_sticky() -> Backend:
+    from models.sticky import aggregate
+
+    return aggregate
+
+
+def aggregate_rack_aware() -> Backend:
+    from models.rack_aware import aggregate
+
+    return aggregate
+
+
 def cpsat_rack_aware() -> Backend:
     from models.rack_aware import cpsat
 
@@ -368,7 +380,8 @@ _TABLE: tuple[Strategy, ...] = (
         heuristic(heuristics.sticky.sticky, (None, "kafka-12464", "kafka-9987")),
         {"cpsat": RunnerEntry(cpsat_sticky, uses=CPSAT),
          "mip": RunnerEntry(mip_sticky, uses=MIP, takes=("backend",)),
-         "flow": RunnerEntry(flow_sticky)},
+         "flow": RunnerEntry(flow_sticky),
+         "aggregate": RunnerEntry(aggregate_sticky)},
         baselines=KAFKA_BASELINES,
         variant_display={"kafka-12464": "KAFKA-12464 (KIP-54 when unequal)",
                          "kafka-9987": "KAFKA-9987"},
@@ -381,7 +394,8 @@ _TABLE: tuple[Strategy, ...] = (
         heuristic(heuristics.sticky.rack_aware),
         {"cpsat": RunnerEntry(cpsat_rack_aware, uses=CPSAT),
          "mip": RunnerEntry(mip_rack_aware, uses=MIP, takes=("backend",)),
-         "flow": RunnerEntry(flow_rack_aware)},
+         "flow": RunnerEntry(flow_rack_aware),
+         "aggregate": RunnerEntry(aggregate_rack_aware)},
         baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range"),
         judging=Judging(trace_panel=2, plugins=True)),
     Strategy(
