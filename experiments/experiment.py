@@ -52,22 +52,21 @@ from experiments.streams_scenarios import MAX_STANDBYS
 from experiments.streams_scenarios import PATTERNS as STREAMS_PATTERNS
 from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
 from experiments.trace_scenarios import check as check_trace
+from models.registry import judged_strategies
 from problems import ProblemError
 from problems.checks import INT32_MAX, INT64_MAX, MAX_MEMBER_TOPICS, MAX_PARTITIONS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Strategies a scenario can be judged on, and the family of their problems.
-JUDGED_ON = {
-    "sticky": "group",
-    "rack-aware": "group",
-    "lag-aware": "group",
-    "stream-join": "group",
-    "share": "group",
-    "sticky-replica": "placement",
-    STREAMS_JUDGED_ON: "group",
-}
+
+def judged_on_problems() -> dict[str, str]:
+    """Strategies a scenario can be judged on, and the problems their scenarios are
+    (:attr:`models.registry.Judging.problems`; the streams groups listed last)."""
+    records = sorted(judged_strategies(), key=lambda record: record.family == "streams")
+    return {r.name: r.judging.problems for r in records if r.judging is not None}
+
+
 #: Tiers of an experiment: where it is meant to run (the estimate of ``experiment show``).
 TIERS = ("smoke", "gate", "default", "scale")
 #: Scenario factors, in the order a block crosses those it leaves out (one level: the default).
@@ -436,7 +435,7 @@ def _block(
         for key in block
         if key in SCENARIO_FACTORS or key in RUN_FACTORS or key in TRACE_FACTORS
     }
-    families = {JUDGED_ON[j] for j in levels["judged_on"]}
+    families = {judged_on_problems()[j] for j in levels["judged_on"]}
     family = block.get("family", next(iter(families)) if len(families) == 1 else None)
     if family not in ("group", "placement") or families != {family}:
         raise ProblemError(
@@ -640,8 +639,8 @@ def _level(name: str, value: Any, where: str) -> Any:
     if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology", "assignor"):
         if not isinstance(value, str):
             raise ProblemError(where, f"must be a string, got {_shown(value)}")
-        if name == "judged_on" and value not in JUDGED_ON:
-            raise ProblemError(where, f"must be one of {', '.join(JUDGED_ON)}, got {value!r}")
+        if name == "judged_on" and value not in (judged := judged_on_problems()):
+            raise ProblemError(where, f"must be one of {', '.join(judged)}, got {value!r}")
         if name == "assignor" and value not in GRID_ASSIGNORS:
             raise ProblemError(where, f"must be one of {', '.join(GRID_ASSIGNORS)}, got {value!r}")
         if name == "trace" and value not in TRACE_FAMILIES:

@@ -24,7 +24,8 @@ import pandas as pd
 from experiments.results import ALL_COLUMNS
 from experiments.runs import _describe, _peak_rss_mb, base_row, runs_for, solve_each
 from experiments.trace_scenarios import TraceScenario, build_trace
-from problems import LEVELS, ProblemError, evaluate, objective_of
+from models.registry import STRATEGIES
+from problems import LEVELS, ProblemError, evaluate
 
 #: The exact references of a trace run: each step optimal alone, and the horizon optimum.
 EXACT_TRACE_SOLVERS = ("step", "horizon")
@@ -162,9 +163,10 @@ def _judged(scenario: TraceScenario, strategy: str, step: Any) -> tuple[list[int
     if result is None or result.answer is None:
         return [], False
     problem = result.problem
-    if objective_of(problem, strategy) == objective_of(problem, scenario.judged_on):
+    judged = STRATEGIES[scenario.judged_on].objective_on(problem)
+    if STRATEGIES[strategy].objective_on(problem) == judged:
         return [int(v) for v in step.objective], bool(result.valid)
-    verdict = evaluate(problem, result.answer, scenario.judged_on)
+    verdict = evaluate(problem, result.answer, judged)
     return [int(v) for v in verdict.objective], bool(verdict.valid)
 
 

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from experiments.scenarios import RACKS, Scenario, build_problem
+from models.registry import judged_strategies
 
 #: Trace families and the problem family each applies to.
 TRACE_FAMILIES: dict[str, str] = {
@@ -73,8 +74,18 @@ TRACE_FAMILIES: dict[str, str] = {
 }
 #: Families that apply to one judged-on strategy only.
 ONLY_FOR = {"lag-drift": "lag-aware"}
-#: Strategies a trace scenario can be judged on (share groups have no trace format).
-TRACE_JUDGED_ON = ("sticky", "rack-aware", "lag-aware", "stream-join", "sticky-replica")
+
+
+def trace_judged_on() -> tuple[str, ...]:
+    """Strategies a trace scenario can be judged on (:attr:`models.registry.Judging.trace_panel`;
+    share groups have no trace format)."""
+    return tuple(
+        record.name
+        for record in judged_strategies()
+        if record.judging is not None and record.judging.trace_panel is not None
+    )
+
+
 #: The lag a hot partition gets (as :func:`experiments.scenarios._lags` draws ``hot``).
 HOT_LAG = 10**6
 
@@ -162,7 +173,7 @@ def check(scenario: TraceScenario) -> str | None:
         return f"unknown trace family {scenario.trace!r} (choose from {', '.join(TRACE_FAMILIES)})"
     if family != scenario.family:
         return f"trace {scenario.trace!r} is for {family}s, this block is {scenario.family}s"
-    if scenario.judged_on not in TRACE_JUDGED_ON:
+    if scenario.judged_on not in trace_judged_on():
         return f"no traces are judged on {scenario.judged_on!r}"
     only = ONLY_FOR.get(scenario.trace)
     if only is not None and scenario.judged_on != only:
@@ -446,7 +457,7 @@ def trace_length(scenario: TraceScenario) -> int:
 __all__ = [
     "ONLY_FOR",
     "TRACE_FAMILIES",
-    "TRACE_JUDGED_ON",
+    "trace_judged_on",
     "TraceScenario",
     "build_trace",
     "check",

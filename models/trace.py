@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from models.options import SolveOptions
-from models.registry import STRATEGIES, UsageError, check, run
+from models.registry import STRATEGIES, UsageError, best_exact, check, judged, run
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -56,7 +56,6 @@ from problems import (
     Status,
     assignment_json,
     load_problem,
-    objective_of,
     owner_from_assignment,
     reassignment_json,
 )
@@ -87,16 +86,6 @@ _WEAKNESS = {
     Status.UNKNOWN: 3,
     Status.INFEASIBLE: 4,
 }
-#: The strategy whose exact backends answer an objective exactly (``step``), best backend first.
-EXACT_OF = {
-    "sticky": "sticky",
-    "rack-aware": "rack-aware",
-    "lag-aware": "lag-aware",
-    "stream-join": "stream-join",
-    "share": "share",
-    "replica": "sticky-replica",
-}
-BEST_BACKENDS = ("flow", "cpsat", "mip")
 #: The largest trace the horizon solver takes by default (it holds every step at once):
 #: partitions summed over the rebalances (``max_size`` raises it).
 MAX_HORIZON_SIZE = 10_000_000
@@ -462,10 +451,7 @@ def _check_family(trace: Trace, strategy: str) -> None:
 def step_backend(strategy: str, problem: GroupProblem | PlacementProblem) -> tuple[str, str]:
     """The ``(strategy, solver)`` whose exact backend answers ``strategy``'s objective on
     ``problem`` (the ``step`` solver): the objective's own strategy, its best backend."""
-    exact = EXACT_OF[objective_of(problem, strategy)]
-    backends = STRATEGIES[exact].exact
-    solver = next(b for b in BEST_BACKENDS if b in backends)
-    return exact, solver
+    return best_exact(STRATEGIES[strategy].objective_on(problem))
 
 
 # ----------------------------------------------------------------------- API
@@ -578,7 +564,7 @@ def trace(
         else:
             result = run(problem, strategy, solver, step_opts)
         moves = runner.moves(previous, result)
-        names.add(objective_of(problem, strategy))
+        names.add(STRATEGIES[strategy].objective_on(problem))
         _hand_on(
             _step(k, result, moves, time.perf_counter() - begun, extra),
             steps,
@@ -614,14 +600,17 @@ def replace_strategy(result: Result, strategy: str) -> Result:
     """``result`` judged as ``strategy``'s answer (the same answer, status, bound and info)."""
     if result.strategy == strategy:
         return result
-    return Result(
-        result.problem,
+    return judged(
+        Result(
+            result.problem,
+            strategy,
+            result.answer,
+            result.status,
+            result.bound,
+            dict(result.info),
+            result.shown,
+        ),
         strategy,
-        result.answer,
-        result.status,
-        result.bound,
-        dict(result.info),
-        result.shown,
     )
 
 
@@ -665,8 +654,9 @@ def _horizon(
         else:
             owner = owner_from_assignment(problem, doc, f"{loaded.name} (horizon step {k})")
             result = Result(problem, strategy, owner, status)
+        result = judged(result, strategy)
         moves = runner.moves(previous, result)
-        names.add(objective_of(problem, strategy))
+        names.add(STRATEGIES[strategy].objective_on(problem))
         _hand_on(_step(k, result, moves, time.perf_counter() - begun), steps, on_step, keep_answers)
         if result.answer is not None:
             previous = result
@@ -717,7 +707,7 @@ def trace_answers(
         problem = runner.input(k, built, previous)
         result = answer(problem)
         moves = runner.moves(previous, result)
-        names.add(objective_of(problem, judged_on))
+        names.add(STRATEGIES[judged_on].objective_on(problem))
         extra = {"error": result.info["error"]} if "error" in result.info else None
         step = _step(k, result, moves, time.perf_counter() - started, extra)
         _hand_on(step, steps, on_step, keep_answers)

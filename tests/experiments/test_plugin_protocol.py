@@ -93,7 +93,7 @@ def test_every_answer_shape_is_judged_by_the_evaluator():
     ]
     by_json = read_answer(placement, "sticky-replica", orjson.dumps({"partitions": entries}))
     by_array = read_answer(placement, "sticky-replica", b'{"replicas": [1, 2, 2, 3]}')
-    expected = evaluate(placement, np.array([1, 2, 2, 3]), "sticky-replica").objective
+    expected = evaluate(placement, np.array([1, 2, 2, 3]), "replica").objective
     for answer in (by_json, by_array):
         assert answer.valid and tuple(answer.result.objective) == expected
 
