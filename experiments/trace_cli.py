@@ -93,7 +93,8 @@ def register(subcommands: Any) -> None:
         "--max-size",
         type=integer_in(1, 2**62),
         metavar="N",
-        help=f"the largest trace taken: partitions summed over its rebalances (default "
+        help="the largest trace taken: partitions (a placement's replicas) summed over its "
+        f"rebalances, as experiment show and compare --max-size (default "
         f"{MAX_TRACE_SIZE:,}; the horizon solver, which holds every step at once, "
         f"{MAX_HORIZON_SIZE:,})",
     )
