@@ -31,8 +31,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from experiments.kafka_grid import EVENTS as BENCHMARK_EVENTS
 from experiments.options import MAX_SECONDS, MAX_WORKERS
 from experiments.scenarios import (
+    GRID_ASSIGNORS,
     GRID_PATTERNS,
     GROUP_CHURN,
     KIP848_PATTERNS,
@@ -81,6 +83,7 @@ SCENARIO_FACTORS = (
     "lags",
     "racks",
     "topology",
+    "assignor",
     "standbys",
 )
 SIZE_PARTS = ("partitions", "members", "topics")
@@ -140,6 +143,7 @@ DEFAULTS: dict[str, Any] = {
     "lags": "zero",
     "racks": 0,
     "topology": "equal",
+    "assignor": "",
     "standbys": 0,
 }
 #: Where the shipped suites live (packaged with ``experiments``).
@@ -374,6 +378,7 @@ def _factor_values(
         "lags": s.lags,
         "racks": s.replication if s.family == "group" and not streams else 0,
         "topology": getattr(s, "topology", "equal"),
+        "assignor": getattr(s, "assignor", ""),
         "time_limit": run.get("time_limit", time_limit),
         "options": _level_text(run.get("options", {})),
     }
@@ -549,6 +554,7 @@ def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
         point.get("lags", "zero") if judged_on == "lag-aware" else "zero",
         point.get("racks", 0) if judged_on == "rack-aware" else 0,
         topology,
+        point.get("assignor", ""),
     )
 
 
@@ -630,11 +636,13 @@ def _levels(name: str, value: Any, where: str) -> list[Any]:
 
 
 def _level(name: str, value: Any, where: str) -> Any:
-    if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology"):
+    if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology", "assignor"):
         if not isinstance(value, str):
             raise ProblemError(where, f"must be a string, got {_shown(value)}")
         if name == "judged_on" and value not in JUDGED_ON:
             raise ProblemError(where, f"must be one of {', '.join(JUDGED_ON)}, got {value!r}")
+        if name == "assignor" and value not in GRID_ASSIGNORS:
+            raise ProblemError(where, f"must be one of {', '.join(GRID_ASSIGNORS)}, got {value!r}")
         if name == "trace" and value not in TRACE_FAMILIES:
             raise ProblemError(where, f"must be one of {', '.join(TRACE_FAMILIES)}, got {value!r}")
         return value
@@ -732,8 +740,32 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
         problem = _size_problem(size, family)
         if problem is not None:
             raise ProblemError(f"{where}.size[{i}]", problem)
+    if "assignor" in levels:
+        _check_benchmark(levels, where)
     if "racks" in levels and "rack-aware" not in levels["judged_on"]:
         raise ProblemError(f"{where}.racks", "rack layouts apply to scenarios judged on rack-aware")
+
+
+def _check_benchmark(levels: dict[str, list[Any]], where: str) -> None:
+    """A block of Kafka benchmark groups (``assignor``): the benchmark's events, subscriptions and
+    rack layout (2 replicas of each partition on 3 racks, or none), judged on sticky or rack-aware."""
+    allowed: dict[str, tuple[Any, ...]] = {
+        "judged_on": ("sticky", "rack-aware"),
+        "churn": tuple(BENCHMARK_EVENTS),
+        "pattern": GRID_PATTERNS,
+        "racks": (0, 2),
+        "lags": ("zero",),
+    }
+    for name, choices in allowed.items():
+        for i, value in enumerate(levels.get(name, [])):
+            if value not in choices:
+                raise ProblemError(
+                    f"{where}.{name}[{i}]",
+                    f"a Kafka benchmark group (assignor) takes {', '.join(map(str, choices))}, "
+                    f"got {value!r}",
+                )
+    if "trace" in levels:
+        raise ProblemError(f"{where}.assignor", "a trace block has no benchmark assignor")
 
 
 def _size_problem(size: list[int], family: str) -> str | None:

@@ -117,8 +117,8 @@ DAMAGED_SUFFIX = ".damaged"
 #: The Arrow types each result column's pandas type is read from (null: a column of missing values).
 #: Result columns added after rows were first stored: a batch written before has none of them, and
 #: reads as if each were missing in every row (levels 5 and 6 came with the six-level objectives,
-#: ``topology`` with skewed topic sizes).
-ADDED_COLUMNS = ("topology", "level5", "level6", "bound5", "bound6")
+#: ``topology`` with skewed topic sizes, ``assignor`` with Kafka's benchmark groups).
+ADDED_COLUMNS = ("topology", "assignor", "level5", "level6", "bound5", "bound6")
 _ADDED_TYPES = {"string": pa.string(), "Int64": pa.int64()}
 _ARROW_TYPES = {
     "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t),

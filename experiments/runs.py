@@ -46,6 +46,7 @@ SCENARIO_COLUMNS = {
     "pattern": "string",
     "lags": "string",
     "topology": "string",
+    "assignor": "string",
     "partitions": "int64",
     "members": "int64",
     "topics": "int64",
@@ -112,12 +113,17 @@ def _peak_rss_mb() -> float:
 
 
 def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None, str]]:
-    """:func:`runs_for` less what an experiment's ``strategies`` and ``solvers`` leave out."""
+    """:func:`runs_for` less what an experiment's ``strategies`` and ``solvers`` leave out.
+
+    ``strategies`` selects the heuristic runs; the exact runs (the judged-on strategy's reference)
+    are selected by ``solvers`` alone, so a block that names a few heuristics keeps its reference.
+    """
     strategies, solvers = settings.get("strategies"), settings.get("solvers")
     return [
         (strategy, variant, solver)
         for strategy, variant, solver in runs_for(judged_on)
-        if (strategies is None or strategy in strategies) and (solvers is None or solver in solvers)
+        if (strategies is None or strategy in strategies or solver != "heuristic")
+        and (solvers is None or solver in solvers)
     ]
 
 

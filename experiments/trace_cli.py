@@ -19,8 +19,10 @@ import orjson
 
 from experiments import plugin_cli
 from experiments.options import integer_in, seconds
+from experiments.trace_compare import observed_step, print_rows, row
+from models.observed import observed_run
 from models.options import DEFAULT_TIME_LIMIT
-from models.registry import STRATEGIES
+from models.registry import STRATEGIES, UsageError
 from models.trace import (
     MAX_HORIZON_SIZE,
     TRACE_SOLVERS,
@@ -63,9 +65,19 @@ def register(subcommands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("trace", metavar="TRACE.json", help="the trace file (docs/traces.md)")
-    chosen = parser.add_mutually_exclusive_group(required=True)
-    chosen.add_argument("--strategy", choices=list(STRATEGIES))
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--strategy",
+        choices=list(STRATEGIES),
+        help="the strategy to run (with --compare: the objective every row is judged on)",
+    )
     plugin_cli.add_argument(chosen)
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="a recorded trace (rebalance-lab record): one line per row, what the members held "
+        "(observed), every group strategy and the horizon optimum",
+    )
     plugin_cli.add_classpath(parser)
     parser.add_argument(
         "--solver",
@@ -119,11 +131,25 @@ def command(args: argparse.Namespace) -> int:
     loaded = load_trace(
         args.trace, max_size=MAX_TRACE_SIZE if args.max_size is None else args.max_size
     )
+    if args.compare:
+        from experiments.trace_compare import compare
+
+        if args.plugin is not None:
+            raise UsageError("--compare runs the built-in strategies, not --plugin")
+        return compare(loaded, args)
+    if args.strategy is None and args.plugin is None:
+        raise UsageError("give --strategy or --plugin (or --compare, on a recorded trace)")
+    seen = None
+    if loaded.recorded is not None and args.strategy is not None:
+        seen = observed_run(loaded, args.strategy)
     started = time.perf_counter()
     unanswered: list[int] = []
 
     def write(step: TraceStep) -> None:
-        line = orjson.dumps(step.to_json(), option=orjson.OPT_SERIALIZE_NUMPY)
+        doc = step.to_json()
+        if seen is not None:
+            doc["observed"] = observed_step(seen, step.step)
+        line = orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY)
         sys.stdout.write(line.decode() + "\n")
         sys.stdout.flush()  # a stopped run keeps the steps it solved
         if step.result is None or step.result.answer is None:
@@ -146,9 +172,14 @@ def command(args: argparse.Namespace) -> int:
             workers=args.workers,
         )
     elapsed = time.perf_counter() - started
-    sys.stdout.write(orjson.dumps({"summary": result.summary()}).decode() + "\n")
+    summary = result.summary()
+    if seen is not None:
+        summary["observed"] = row(seen, None)
+    sys.stdout.write(orjson.dumps({"summary": summary}).decode() + "\n")
     if args.report:
         report(loaded, result, elapsed)
+        if seen is not None:
+            print_rows([seen])
     if unanswered:
         late = [s.step for s in result.steps if "not_solved" in s.info]
         why = (

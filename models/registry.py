@@ -175,6 +175,18 @@ def flow_sticky() -> Backend:
     return flow
 
 
+def aggregate_sticky() -> Backend:
+    from models.sticky import aggregate
+
+    return aggregate
+
+
+def aggregate_rack_aware() -> Backend:
+    from models.rack_aware import aggregate
+
+    return aggregate
+
+
 def cpsat_rack_aware() -> Backend:
     from models.rack_aware import cpsat
 
@@ -296,7 +308,8 @@ STRATEGIES: dict[str, Strategy] = {
         heuristic(heuristics.sticky.sticky, (None, "kafka-12464", "kafka-9987")),
         {"cpsat": RunnerEntry(cpsat_sticky, uses=CPSAT),
          "mip": RunnerEntry(mip_sticky, uses=MIP, takes=("backend",)),
-         "flow": RunnerEntry(flow_sticky)},
+         "flow": RunnerEntry(flow_sticky),
+         "aggregate": RunnerEntry(aggregate_sticky)},
         baselines=("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")),
     "cooperative-sticky": Strategy(
         "group", "sticky", heuristic(heuristics.sticky.cooperative_sticky)),
@@ -304,7 +317,8 @@ STRATEGIES: dict[str, Strategy] = {
         "group", "rack-aware", heuristic(heuristics.sticky.rack_aware),
         {"cpsat": RunnerEntry(cpsat_rack_aware, uses=CPSAT),
          "mip": RunnerEntry(mip_rack_aware, uses=MIP, takes=("backend",)),
-         "flow": RunnerEntry(flow_rack_aware)},
+         "flow": RunnerEntry(flow_rack_aware),
+         "aggregate": RunnerEntry(aggregate_rack_aware)},
         baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
     "lag-aware": Strategy(
         "group", "lag-aware",

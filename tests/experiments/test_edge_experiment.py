@@ -404,7 +404,7 @@ def test_the_limits_are_raised_by_their_options(tmp_path, capsys):
 
 
 def test_every_shipped_suite_is_within_the_default_limits():
-    """Tests that the shipped suites (the atlas's 104,160 scenarios, the scale suite's traces)
+    """Tests that the shipped suites (the atlas's 20,832 scenarios, the scale suite's traces)
     load within the default limits."""
     from experiments.experiment import load_suite, suite_names
 
