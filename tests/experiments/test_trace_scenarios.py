@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from experiments.experiment import expand, load_suite
-from experiments.scenarios import GRID_PATTERNS, LAGS, PATTERNS
+from experiments.scenarios import KIP848_PATTERNS, LAGS, PATTERNS
 from experiments.trace_scenarios import (
     ONLY_FOR,
     TRACE_FAMILIES,
@@ -259,7 +259,7 @@ def trace_scenarios(draw) -> TraceScenario:
         seed=seed,
         pattern="equal"
         if judged_on == "stream-join"
-        else draw(st.sampled_from(PATTERNS + GRID_PATTERNS[1:])),
+        else draw(st.sampled_from(PATTERNS + KIP848_PATTERNS[1:])),
         lags=draw(st.sampled_from(LAGS)) if judged_on == "lag-aware" else "zero",
     )
 
