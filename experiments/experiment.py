@@ -11,8 +11,9 @@ Everything ``compare`` would refuse is refused here, before any scenario is buil
 within the limits the command line and the problem files hold (sizes within
 :data:`problems.checks.MAX_PARTITIONS`, a replication factor within the brokers, solver options
 within ``assign``'s ranges and taken by the runs they reach), and the size of the whole crossing
-(:class:`Limits`: its scenarios, counted before any is expanded, and each trace's items x steps),
-each with the option that raises it.
+(:class:`Limits`: its scenarios, counted before any is expanded, and each trace's size as
+``rebalance-lab trace`` measures it, counted from the sizes before the trace is built), each with
+the option that raises it.
 Details: docs/harness.md.
 """
 
@@ -50,11 +51,12 @@ from experiments.streams_scenarios import CHURN as STREAMS_CHURN
 from experiments.streams_scenarios import JUDGED_ON as STREAMS_JUDGED_ON
 from experiments.streams_scenarios import MAX_STANDBYS
 from experiments.streams_scenarios import PATTERNS as STREAMS_PATTERNS
-from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
+from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario, trace_length, trace_size
 from experiments.trace_scenarios import check as check_trace
 from models.registry import judged_strategies
 from problems import ProblemError
 from problems.checks import INT32_MAX, INT64_MAX, MAX_MEMBER_TOPICS, MAX_PARTITIONS
+from problems.trace import MAX_TRACE_SIZE, size_refusal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,15 +127,14 @@ MAX_NAME = 100
 #: Scenarios (and traces) an experiment may make: the crossing of every block, before its
 #: exclusions, counted before any scenario is expanded (``--max-scenarios`` raises it).
 MAX_SCENARIOS = 1_000_000
-#: Items x steps of a trace scenario: partitions (replicas of a placement) at its start times its
-#: steps, what building and solving it grows with (``--max-trace-size`` raises it).
-MAX_TRACE_SIZE = 10_000_000
 
 
 @dataclass(frozen=True)
 class Limits:
-    """How large an experiment may be: :data:`MAX_SCENARIOS` and :data:`MAX_TRACE_SIZE` unless
-    the command line raises them (``--max-scenarios``, ``--max-trace-size``)."""
+    """How large an experiment may be: :data:`MAX_SCENARIOS` scenarios and, for each trace,
+    :data:`problems.trace.MAX_TRACE_SIZE` (its partitions, a placement's replicas, summed over its
+    rebalances: the measure and the limit of ``rebalance-lab trace``) unless the command line
+    raises them (``--max-scenarios``, ``--max-size``)."""
 
     scenarios: int = MAX_SCENARIOS
     trace_size: int = MAX_TRACE_SIZE
@@ -481,13 +482,16 @@ def _block(
             problem = check_trace(scenario)
             if problem is not None:
                 raise ProblemError(where, f"{scenario.scenario_id}: {problem}")
-            if scenario.size * scenario.steps > limits.trace_size:
-                raise ProblemError(
-                    where,
-                    f"{scenario.scenario_id}: {scenario.size:,} items x {scenario.steps:,} steps "
-                    f"= {scenario.size * scenario.steps:,}, more than the limit of "
-                    f"{limits.trace_size:,} for a trace (--max-trace-size raises it)",
+            size, exact = trace_size(scenario, limits.trace_size)
+            if size > limits.trace_size:
+                refusal = size_refusal(
+                    size,
+                    trace_length(scenario),
+                    family == "placement",
+                    limits.trace_size,
+                    at_least=not exact,
                 )
+                raise ProblemError(where, f"{scenario.scenario_id}: {refusal}")
         key = tuple(repr(point[k]) for k in RUN_FACTORS if k in point)
         run = runs.get(key)
         if run is None:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from experiments.results import ALL_COLUMNS
 from experiments.runs import _describe, _peak_rss_mb, base_row, runs_for, solve_each
-from experiments.trace_scenarios import TraceScenario, build_trace
+from experiments.trace_scenarios import TraceScenario, build_trace, trace_size
 from models.registry import STRATEGIES
 from problems import LEVELS, ProblemError, evaluate
 
@@ -58,14 +58,16 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
     An experiment's settings (:attr:`TraceScenario.settings`) choose the runs, their time limit
     and solver options, as for a single rebalance.
     """
-    from problems.trace import load_trace
+    from problems.trace import MAX_TRACE_SIZE, load_trace
 
     settings = json.loads(scenario.settings) if scenario.settings else {}
     time_limit = float(settings.get("time_limit", time_limit))
     solver_options = settings.get("options", {})
     base = _base(scenario, time_limit, solver_options)
     try:
-        trace = load_trace(build_trace(scenario), name=scenario.scenario_id)
+        # the experiment reader held the trace to the command's --max-size (the same measure)
+        accepted = max(MAX_TRACE_SIZE, trace_size(scenario)[0])
+        trace = load_trace(build_trace(scenario), name=scenario.scenario_id, max_size=accepted)
         refused = ""
     except ProblemError as error:  # beyond the trace reader's limits: each run a row saying so
         trace, refused = None, f"refused: {error}"

@@ -685,27 +685,36 @@ def _replicas_of(problem: PlacementProblem, doc: dict[str, Any]) -> np.ndarray:
 def trace_answers(
     trace: Trace | str | os.PathLike[str] | bytes | dict[str, Any],
     judged_on: str,
-    answer: Callable[[GroupProblem | PlacementProblem], Result],
+    answer: Callable[[GroupProblem | PlacementProblem, float | None], Result],
     name: str,
     *,
+    time_limit: float | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
     keep_answers: bool = True,
 ) -> TraceResult:
-    """Run an outside assignor through ``trace``: ``answer(problem)`` answers each step (a plugin,
-    docs/plugins.md), judged on ``judged_on``; a step without an answer keeps the last assignment,
-    as a solver's step does.  The result's strategy is ``name``, its solver ``plugin``.  The steps
-    are built, answered and handed on one at a time (``on_step``, ``keep_answers``: as
-    :func:`trace`'s)."""
+    """Run an outside assignor through ``trace``: ``answer(problem, seconds)`` answers each step
+    (a plugin, docs/plugins.md), judged on ``judged_on``; a step without an answer keeps the last
+    assignment, as a solver's step does.  The result's strategy is ``name``, its solver ``plugin``.
+
+    ``time_limit`` is one budget for the whole trace, as :func:`trace`'s: each call gets the
+    seconds left (``seconds``; ``None`` without a budget), and the steps after it runs out are
+    ``unknown`` without an answer (``info["not_solved"]``), not asked.  The steps are built,
+    answered and handed on one at a time (``on_step``, ``keep_answers``: as :func:`trace`'s)."""
     loaded = trace if isinstance(trace, Trace) else load_trace(trace)
     _check_family(loaded, judged_on)
     runner = _Runner(loaded, judged_on)
     steps: list[TraceStep] = []
     names: set[str] = set()
     previous: Result | None = None
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     for k, built in enumerate(iter_steps(loaded)):
         started = time.perf_counter()
+        if deadline is not None and k > 0 and started >= deadline:
+            for late in range(k, len(loaded)):
+                _hand_on(_unsolved(late), steps, on_step, keep_answers)
+            break
         problem = runner.input(k, built, previous)
-        result = answer(problem)
+        result = answer(problem, None if deadline is None else deadline - started)
         moves = runner.moves(previous, result)
         names.add(STRATEGIES[judged_on].objective_on(problem))
         extra = {"error": result.info["error"]} if "error" in result.info else None
