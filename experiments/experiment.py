@@ -746,6 +746,13 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
             raise ProblemError(f"{where}.size[{i}]", problem)
     if "assignor" in levels:
         _check_benchmark(levels, where)
+    for i, pattern in enumerate(levels.get("pattern", [])):
+        if pattern in GRID_PATTERNS and pattern != "equal" and "assignor" not in levels:
+            raise ProblemError(
+                f"{where}.pattern[{i}]",
+                f"{pattern} is a subscription of Kafka's benchmark grid, built after a KIP-848 "
+                f"assignor's own output: give the block an assignor ({', '.join(GRID_ASSIGNORS)})",
+            )
     if "racks" in levels and "rack-aware" not in levels["judged_on"]:
         raise ProblemError(f"{where}.racks", "rack layouts apply to scenarios judged on rack-aware")
 
