@@ -24,13 +24,14 @@ from clients.cluster import (
     partition_racks,
 )
 from models import solve
+from models.registry import STRATEGIES as REGISTRY
 from problems import load_problem
 
 if TYPE_CHECKING:
     from kafka.admin import KafkaAdminClient
 
-#: The strategies available as assignors.
-STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "stream-join")
+#: The strategies available as assignors (:attr:`models.registry.Strategy.client`).
+STRATEGIES = tuple(name for name, record in REGISTRY.items() if record.client)
 #: Our assignors' protocol names are the strategy names with this prefix.
 PREFIX = "rebalance-lab-"
 #: ConsumerProtocol subscription version 3: owned partitions, generation, rack.

@@ -22,7 +22,7 @@ from experiments.options import MAX_WORKERS, integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.options import DEFAULT_TIME_LIMIT
-from models.registry import SOLVERS, UsageError, preload, strategies
+from models.registry import STRATEGIES, UsageError, preload, solvers, strategies
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -217,7 +217,8 @@ def _command_reassign(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = _run(args, problem, options)
     if args.report:
-        before = evaluate(problem, problem.replica_brokers, args.strategy)
+        objective = STRATEGIES[args.strategy].objective_on(problem)
+        before = evaluate(problem, problem.replica_brokers, objective)
         shown = before.objective if before.valid else "(replicas on removed brokers)"
         names = ", ".join(before.names)
         print(f"levels before: {shown}  ({names})", file=sys.stderr)
@@ -291,7 +292,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     sub.add_argument(
         "--solver",
         default="heuristic",
-        choices=SOLVERS,
+        choices=solvers(),
         help="the documented heuristic (default) or an exact model",
     )
     sub.add_argument(
@@ -387,9 +388,10 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-@functools.lru_cache(maxsize=2)
-def _parser(command_modules: bool) -> argparse.ArgumentParser:
-    """:func:`build_parser`, built once per process (``main`` may be called many times in one)."""
+@functools.lru_cache(maxsize=4)
+def _parser(command_modules: bool, names: tuple[str, ...]) -> argparse.ArgumentParser:
+    """:func:`build_parser`, built once per process and set of strategies ``names`` (``main`` may
+    be called many times in one; a strategy registered since is a choice of the next one)."""
     return build_parser(command_modules=command_modules)
 
 
@@ -403,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
     builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace", "record")
-    args = _parser(not builtin).parse_args(argv)
+    args = _parser(not builtin, tuple(STRATEGIES)).parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)

@@ -15,7 +15,6 @@ from typing import Any
 
 from experiments.experiment import (
     MAX_SCENARIOS,
-    MAX_TRACE_SIZE,
     Experiment,
     Limits,
     load_experiment,
@@ -26,6 +25,7 @@ from experiments.options import Subcommands, integer_in
 from experiments.scenarios import SUITES, Scenario, build_problem
 from models.registry import STRATEGIES
 from problems import PlacementProblem, load_problem
+from problems.trace import MAX_TRACE_SIZE
 
 
 def register(subcommands: Subcommands) -> None:
@@ -66,8 +66,9 @@ def register(subcommands: Subcommands) -> None:
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--max-scenarios`` and ``--max-trace-size``: how large an experiment may be
-    (:class:`experiments.experiment.Limits`), for ``experiment show`` and ``compare`` alike."""
+    """``--max-scenarios`` and ``--max-size``: how large an experiment may be
+    (:class:`experiments.experiment.Limits`), for ``experiment show`` and ``compare`` alike;
+    ``--max-size`` is ``rebalance-lab trace``'s, the same measure and default."""
     parser.add_argument(
         "--max-scenarios",
         type=integer_in(1, 2**62),
@@ -77,18 +78,18 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {MAX_SCENARIOS:,})",
     )
     parser.add_argument(
-        "--max-trace-size",
+        "--max-size",
         type=integer_in(1, 2**62),
         default=MAX_TRACE_SIZE,
         metavar="N",
-        help="refuse a trace scenario of more than N items x steps (its partitions, or a "
-        f"placement's replicas, times its steps; default {MAX_TRACE_SIZE:,})",
+        help="refuse a trace scenario larger than N: its partitions (a placement's replicas) "
+        f"summed over its rebalances, as trace --max-size (default {MAX_TRACE_SIZE:,})",
     )
 
 
 def limits(args: argparse.Namespace) -> Limits:
-    """The :class:`Limits` of the command line's ``--max-scenarios`` and ``--max-trace-size``."""
-    return Limits(scenarios=args.max_scenarios, trace_size=args.max_trace_size)
+    """The :class:`Limits` of the command line's ``--max-scenarios`` and ``--max-size``."""
+    return Limits(scenarios=args.max_scenarios, trace_size=args.max_size)
 
 
 def read(file: str, within: Limits | None = None) -> Experiment:

@@ -44,16 +44,6 @@ if TYPE_CHECKING:  # experiments.experiment reaches this module through experime
 
 #: The entry point group plugins are installed under (``[project.entry-points."rebalance_lab.strategies"]``).
 ENTRY_POINT_GROUP = "rebalance_lab.strategies"
-#: What a plugin may be judged on (the strategies scenarios are judged on).
-JUDGED_ON = (
-    "sticky",
-    "rack-aware",
-    "lag-aware",
-    "stream-join",
-    "share",
-    "streams-sticky",
-    "sticky-replica",
-)
 
 
 @dataclass(frozen=True)
@@ -130,13 +120,26 @@ def resolve(spec: str, where: str = "--plugin", keep: bool = False) -> Plugin:
         raise ProblemError(where, f"{name!r} is a built-in strategy; give the plugin another name")
     judged = described.get("judged_on")
     judged_on = (judged,) if isinstance(judged, str) else tuple(judged or ())
-    if not judged_on or any(j not in JUDGED_ON for j in judged_on):
+    allowed = plugin_judged_on()
+    if not judged_on or any(j not in allowed for j in judged_on):
         raise ProblemError(
             where,
-            f"{target} needs an attribute judged_on: one or more of {', '.join(JUDGED_ON)}, "
+            f"{target} needs an attribute judged_on: one or more of {', '.join(allowed)}, "
             f"got {judged!r}",
         )
     return Plugin(name, target, judged_on)
+
+
+def plugin_judged_on() -> tuple[str, ...]:
+    """What a plugin may be judged on: the strategies whose record lets a plugin be judged on
+    their scenarios (:attr:`models.registry.Judging.plugins`)."""
+    from models.registry import judged_strategies
+
+    return tuple(
+        record.name
+        for record in judged_strategies()
+        if record.judging is not None and record.judging.plugins
+    )
 
 
 def plugins_for(

@@ -33,6 +33,7 @@ from experiments.spark import (
     spark_job,
 )
 from experiments.trace_runs import solve_trace_frame, trace_frame
+from models.registry import register, registered
 from problems import ProblemError
 
 _SPARK_TYPES = {
@@ -85,8 +86,13 @@ def default_batch_size(pending: int, cores: int) -> int:
 def _solve_batches(
     time_limit: float, traces: bool = False, plugin_logs: str | None = None
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    # The strategies registered in this process beyond the product's own, registered on the
+    # executors too (models.registry.register).
+    added = registered()
+
     def solve(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         quiet_pyspark_warnings()
+        register(*added)
         for batch in batches:
             if traces:
                 yield solve_trace_frame(batch, time_limit)

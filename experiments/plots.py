@@ -31,6 +31,8 @@ from experiments.gap import runtime_scaling  # noqa: E402
 from experiments.scenarios import TWO_MOVE_LIMIT  # noqa: E402
 from experiments.tables import heuristic_name, level_names  # noqa: E402
 from experiments.trace_gap import cumulative_moves, trace_name  # noqa: E402
+from models.registry import STRATEGIES, judged_strategies  # noqa: E402
+from problems import READINGS  # noqa: E402
 
 #: At most this many series in one panel (more would repeat colours or markers).
 MAX_SERIES = 8
@@ -202,24 +204,27 @@ def draw_runtime(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
     return figure
 
 
-#: The level that counts moves, per objective.
-MOVES_LEVEL = {"sticky": 2, "stream-join": 2, "sticky-replica": 4, "share": 3, "streams-sticky": 5}
-#: The name of that level where it is not the objective's second (:func:`level_names`).
-MOVES_NAME = {
-    "sticky-replica": "replica moves",
-    "share": "pairs dropped",
-    "streams-sticky": "active task moves",
-}
+def moves_levels() -> dict[str, int]:
+    """The level that counts moves on the scenarios judged on each strategy with a moves panel
+    (:attr:`models.registry.Judging.moves_panel`; :attr:`problems.objectives.Reading.moves`)."""
+    return {
+        record.name: moves
+        for record in judged_strategies()
+        if record.judging is not None
+        and record.judging.moves_panel
+        and (moves := READINGS[record.objective].moves) is not None
+    }
 
 
 def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
     """Mean moves per churn event: each heuristic and the exact reference, one panel per objective."""
-    valid = gap_rows[gap_rows["valid"].astype(bool) & gap_rows["judged_on"].isin(list(MOVES_LEVEL))]
+    moves_level = moves_levels()
+    valid = gap_rows[gap_rows["valid"].astype(bool) & gap_rows["judged_on"].isin(list(moves_level))]
     if valid.empty:
         return empty("no objective with a moves level in these rows")
     figure, panel_data = by_objective(valid)
     for axes, objective, data in panel_data:
-        level = f"level{MOVES_LEVEL[objective]}"
+        level = f"level{moves_level[objective]}"
         events = sorted(data["churn"].unique())
         means = {
             heuristic_name(h): data[data["heuristic"] == h].groupby("churn")[level].mean()
@@ -243,7 +248,7 @@ def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
         axes.set_yticks(range(len(events)), events, fontsize=8)
         axes.invert_yaxis()
         axes.set_xlabel(
-            "mean " + MOVES_NAME.get(objective, level_names(objective)[1]) + " per scenario"
+            "mean " + READINGS[STRATEGIES[objective].objective].moves_label + " per scenario"
         )
         axes.grid(axis="y", color="#eee")
         axes.set_title(objective, fontsize=10)
@@ -394,8 +399,6 @@ PLOTS: dict[str, Plot] = {
 # ------------------------------------------------------------------- traces
 #: Panels of the trace figure: one per trace family, at most this many.
 TRACE_PANELS = 12
-#: The objective a trace family's panel shows, where the rows have it on several (first found).
-TRACE_OBJECTIVES = ("sticky", "sticky-replica", "rack-aware", "stream-join", "lag-aware")
 #: How the exact trace runs are drawn: the horizon optimum as the reference line.
 REFERENCE_STYLE: dict[str, dict[str, Any]] = {
     "horizon": {"color": "black", "linestyle": "--", "linewidth": 2.4, "zorder": 4},
@@ -404,8 +407,8 @@ REFERENCE_STYLE: dict[str, dict[str, Any]] = {
 
 
 def _trace_panel_scenarios(moves: pd.DataFrame) -> list[str]:
-    """One trace per family: of the first objective of :data:`TRACE_OBJECTIVES` the rows have it
-    on, the longest, then the largest, then by id."""
+    """One trace per family: of the objective the rows have it on with the lowest panel rank
+    (:attr:`models.registry.Judging.trace_panel`), the longest, then the largest, then by id."""
     scenarios = moves.groupby("scenario_id").agg(
         judged_on=("judged_on", "first"), trace=("trace", "first"), steps=("step", "max")
     )
@@ -413,7 +416,11 @@ def _trace_panel_scenarios(moves: pd.DataFrame) -> list[str]:
         int(part[1:]) if part[:1] == "p" else 0
         for part in (sid.split("/")[4].split("-")[0] for sid in scenarios.index)
     ]
-    order = {name: i for i, name in enumerate(TRACE_OBJECTIVES)}
+    order = {
+        record.name: record.judging.trace_panel
+        for record in judged_strategies()
+        if record.judging is not None and record.judging.trace_panel is not None
+    }
     scenarios = scenarios.reset_index()
     scenarios["rank"] = scenarios["judged_on"].map(order).fillna(len(order))
     scenarios = scenarios.sort_values(

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from experiments.trace_scenarios import RECORDED, TRACE_JUDGED_ON, TraceScenario
+from experiments.trace_scenarios import RECORDED, TraceScenario, trace_judged_on
 from problems import ProblemError
 from problems.trace import load_trace
 
@@ -57,7 +57,7 @@ def _scenario(path: Path, tag: str) -> TraceScenario:
             str(path), "recorded: missing (not a trace `rebalance-lab record` wrote)"
         )
     assignor = trace.recorded.get("assignor")
-    judged_on = assignor if assignor in TRACE_JUDGED_ON else DEFAULT_JUDGE
+    judged_on = assignor if assignor in trace_judged_on() else DEFAULT_JUDGE
     start = trace.start
     return TraceScenario(
         family="group",

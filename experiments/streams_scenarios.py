@@ -28,8 +28,11 @@ from typing import Any
 
 import numpy as np
 
-#: The strategy streams scenarios are judged on (its objective: ``streams``).
-JUDGED_ON = "streams-sticky"
+from models.registry import judged_strategies
+
+#: The strategy streams scenarios are judged on (its objective: ``streams``): the streams strategy
+#: whose record judges scenarios (:func:`models.registry.judged_strategies`).
+JUDGED_ON = next(record.name for record in judged_strategies() if record.family == "streams")
 #: What happened since the previous assignment.
 CHURN = ("fresh", "member-joins", "member-leaves", "several-leave", "scale-out")
 #: Topology and client shapes.

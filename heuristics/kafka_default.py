@@ -129,4 +129,4 @@ def assign(
             else:
                 chosen = _rack_unaware(brokers, factor, leader, step)
             replicas[start[p] : start[p + 1]] = chosen[:factor]
-    return Result(problem, "kafka-default", replicas)
+    return Result(problem, "kafka-default", replicas, objective_name="replica")

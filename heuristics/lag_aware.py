@@ -64,7 +64,7 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
         if previous is not None:
             order = _keep_owned(order, previous, subscribers, counts, owner, totals, lags)
         _rounds(order, subscribers, counts, totals, by_id[subscribers], owner, lags)
-    return Result(problem, "lag-aware", owner)
+    return Result(problem, "lag-aware", owner, objective_name="lag-aware")
 
 
 def _rounds(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from heuristics.kafka_orders import member_rank
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, baseline_objective
 
 
 def assign(problem: GroupProblem) -> Result:
@@ -42,7 +42,7 @@ def assign(problem: GroupProblem) -> Result:
             owner[problem.topic_start[t] : problem.topic_start[t] + count] = np.repeat(
                 ordered, lengths
             )
-        return Result(problem, "range", owner)
+        return Result(problem, "range", owner, objective_name=baseline_objective(problem))
     states = []
     orders: dict[
         bytes, np.ndarray
@@ -59,7 +59,7 @@ def assign(problem: GroupProblem) -> Result:
         _match_racks(states)
     for state in states:
         state.deal_rest()
-    return Result(problem, "range", owner)
+    return Result(problem, "range", owner, objective_name=baseline_objective(problem))
 
 
 class _Topic:

@@ -162,10 +162,12 @@ class _Assignment:
 
     def result(self) -> Result:
         if self.fresh is not None:
-            return Result(self.problem, "share", self.fresh)
+            return Result(self.problem, "share", self.fresh, objective_name="share")
         members = [self.order[i] for i, pairs in enumerate(self.final) for _ in pairs]
         partitions = [g for pairs in self.final for g in pairs]
-        return Result(self.problem, "share", pairs_array(members, partitions))
+        return Result(
+            self.problem, "share", pairs_array(members, partitions), objective_name="share"
+        )
 
 
 def _fill(

@@ -325,5 +325,9 @@ def assign(problem: PlacementProblem) -> Result:
         moves.move(*move)
         iterations += 1
     return Result(
-        problem, "sticky-replica", moves.answer(), info={"placed": placed, "moved": iterations}
+        problem,
+        "sticky-replica",
+        moves.answer(),
+        info={"placed": placed, "moved": iterations},
+        objective_name="replica",
     )

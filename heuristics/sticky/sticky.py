@@ -46,7 +46,7 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
     else:
         owner, path = kafka.assign(problem)
         algorithm = f"kafka-{path}"
-    return Result(problem, "sticky", owner, info={"algorithm": algorithm})
+    return Result(problem, "sticky", owner, info={"algorithm": algorithm}, objective_name="sticky")
 
 
 # ------------------------------------------------------------------ orders

@@ -60,7 +60,7 @@ def assign(problem: StreamsProblem, task_info_hashes: Sequence[int] | None = Non
     inp, order = streams_input(problem)
     active, standby = kip924_sticky_assign(inp, task_info_hashes)
     answer = to_members(problem, order, active, standby, [set() for _ in active])
-    return Result(problem, "streams-kip924-sticky", answer)
+    return Result(problem, "streams-kip924-sticky", answer, objective_name="streams")
 
 
 class _HashOrder:

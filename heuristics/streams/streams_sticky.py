@@ -526,4 +526,4 @@ def assign(problem: StreamsProblem) -> Result:
     state.assign_active()
     if state.standbys > 0:
         state.assign_standby()
-    return Result(problem, STRATEGY, state.answer())
+    return Result(problem, STRATEGY, state.answer(), objective_name="streams")
