@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from experiments.cli import build_parser, main
 from experiments.experiment import (
-    JUDGED_ON,
     MAX_NAME,
     Experiment,
     Limits,
+    judged_on_problems,
 )
 from experiments.experiment_cli import plan, read
 from experiments.options import MAX_SECONDS
@@ -122,8 +122,9 @@ def placement_size(draw) -> list[int]:
 @st.composite
 def blocks(draw) -> dict:
     """One [[scenarios]] block: a single rebalance or a trace, of a group or a placement."""
-    judged_on = draw(st.sampled_from(sorted(JUDGED_ON)))
-    placement = JUDGED_ON[judged_on] == "placement"
+    problems = judged_on_problems()
+    judged_on = draw(st.sampled_from(sorted(problems)))
+    placement = problems[judged_on] == "placement"
     streams = judged_on == "streams-sticky"
     block: dict = {"judged_on": judged_on}
     traced = not streams and judged_on != "share" and draw(st.booleans())
