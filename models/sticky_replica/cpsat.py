@@ -24,6 +24,7 @@ from models.sticky_replica.data import (
     original_sets,
     rack_count_bounds,
     read_answer,
+    replica_result,
     secant_range,
     solve_frontier,
     target_levels,
@@ -317,18 +318,7 @@ def _solve(
     if balanced and bound is not None:
         fixed = () if level2_optimum is None else (level2_optimum,)
         bound = (balanced_level1(problem), *fixed, *bound)
-    if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
-        info["moves_bound"] = bound[0] if bound else None
-        bound = None
-    return Result(
-        problem,
-        "sticky-replica",
-        built.answer(ranked),
-        ranked.status,
-        bound,
-        info,
-        objective_name="replica",
-    )
+    return replica_result(problem, built.answer(ranked), ranked.status, bound, target, info)
 
 
 def _build(

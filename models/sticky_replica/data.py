@@ -9,6 +9,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -106,6 +107,22 @@ def read_answer(
     held = [[b for b in brokers if holds(p, b)] for p in partitions]
     leaders = [next((b for b in brokers if leads(p, b)), -1) for p in partitions]
     return build_answer(problem, held, leaders)
+
+
+def replica_result(
+    problem: PlacementProblem,
+    answer: np.ndarray,
+    status: Status,
+    bound: tuple[int, ...] | None,
+    target: tuple[int, int, int] | None,
+    info: dict[str, Any],
+) -> Result:
+    """A solved model's :class:`Result`; with a ``target`` (``--beat``) the ranked order is (moves,
+    1, 2, 3), so only the moves bound is kept, as ``info["moves_bound"]``."""
+    if target is not None:
+        info["moves_bound"] = bound[0] if bound else None
+        bound = None
+    return Result(problem, "sticky-replica", answer, status, bound, info, objective_name="replica")
 
 
 def build_answer(
