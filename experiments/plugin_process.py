@@ -227,12 +227,7 @@ class PluginProcess:
         process, self._process = self._process, None
         if process is not None:
             _kill(process)
-            for stream in (process.stdin, process.stdout):
-                try:
-                    if stream is not None:
-                        stream.close()
-                except OSError:
-                    pass
+            _close_pipes(process)
         self._release()
 
     def _release(self) -> None:
@@ -334,12 +329,7 @@ class PluginProcess:
             self.kill()
             return PluginFailure("exit", "closed its stdout; killed")
         self._process = None
-        for stream in (process.stdin, process.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        _close_pipes(process)
         said = last_line(self.log)
         self._release()
         said = f": {said}" if said else ""
@@ -364,6 +354,16 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
         if error.errno != errno.ESRCH:
             raise
     process.wait()
+
+
+def _close_pipes(process: subprocess.Popen[bytes]) -> None:
+    """Close ``process``'s stdin and stdout, a pipe already broken or closed passed over."""
+    for stream in (process.stdin, process.stdout):
+        try:
+            if stream is not None:
+                stream.close()
+        except OSError:
+            pass
 
 
 def _shown(line: bytes, limit: int = 80) -> str:
