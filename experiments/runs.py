@@ -142,6 +142,20 @@ def base_row(scenario: Any, time_limit: float, options: dict[str, Any]) -> dict[
     return base
 
 
+def run_row(
+    base: dict[str, Any], strategy: str, variant: str | None, solver: str
+) -> dict[str, Any]:
+    """``base`` (:func:`base_row`) with the columns naming one run: its strategy, variant (``""``
+    for none), solver and role (``heuristic`` or ``exact``)."""
+    return {
+        **base,
+        "strategy": strategy,
+        "variant": variant or "",
+        "solver": solver,
+        "role": "heuristic" if solver == "heuristic" else "exact",
+    }
+
+
 def solve_scenario(
     scenario: Scenario, time_limit: float, plugin_logs: str | None = None
 ) -> list[dict[str, Any]]:
@@ -161,13 +175,7 @@ def solve_scenario(
     names = OBJECTIVES[judge.objective]
     rows = []
     for strategy, variant, solver in selected_runs(scenario.judged_on, settings):
-        row = {
-            **base,
-            "strategy": strategy,
-            "variant": variant or "",
-            "solver": solver,
-            "role": "heuristic" if solver == "heuristic" else "exact",
-        }
+        row = run_row(base, strategy, variant, solver)
         try:  # the runners that cannot use a time limit (heuristics, flows) ignore it
             started = time.perf_counter()
             options = {"workers": 1, "seed": 0, **solver_options.get(solver, {})}

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from experiments.results import ALL_COLUMNS
-from experiments.runs import _describe, _peak_rss_mb, base_row, runs_for, solve_each
+from experiments.runs import _describe, _peak_rss_mb, base_row, run_row, runs_for, solve_each
 from experiments.trace_scenarios import RECORDED, TraceScenario, build_trace, trace_size
 from models.observed import ROW, SOURCE
 from models.registry import STRATEGIES
@@ -74,13 +74,7 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
         trace, refused = None, f"refused: {error}"
     rows: list[dict[str, Any]] = []
     for strategy, variant, solver in trace_runs_for(scenario.judged_on, settings):
-        run = {
-            **base,
-            "strategy": strategy,
-            "variant": variant or "",
-            "solver": solver,
-            "role": "heuristic" if solver == "heuristic" else "exact",
-        }
+        run = run_row(base, strategy, variant, solver)
         if trace is None:
             rows.append({**run, "status": "unknown", "valid": False, "error": refused})
             continue
