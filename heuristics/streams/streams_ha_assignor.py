@@ -264,6 +264,26 @@ def _caught_up_queue(
     )
 
 
+def _plan_movements(
+    clients: list[ClientState],
+    caught_up: dict[int, set[int]],
+    by_lag: _ByLag,
+    inp: StreamsInput,
+    tasks_of: Callable[[ClientState], set[int]],
+) -> tuple[ConstrainedPrioritySet, list[_Movement]]:
+    """The caught-up clients' queue (every client offered) and the movements Kafka plans: each
+    client's ``tasks_of`` tasks (ascending) that it lags on while a more caught-up client exists,
+    to be moved onto it."""
+    queue = _caught_up_queue(clients, caught_up, inp)
+    planned: list[_Movement] = []
+    for state in clients:
+        for task in sorted(tasks_of(state)):
+            if _lagging(task, state.index, inp, caught_up, by_lag):
+                planned.append(_Movement(task, state.index, len(caught_up[task])))
+        queue.offer(state.index)
+    return queue, planned
+
+
 def _move_actives(
     clients: list[ClientState],
     caught_up: dict[int, set[int]],
@@ -273,13 +293,7 @@ def _move_actives(
     inp: StreamsInput,
 ) -> int:
     """``assignActiveTaskMovements``; the number of movements planned."""
-    queue = _caught_up_queue(clients, caught_up, inp)
-    planned: list[_Movement] = []
-    for state in clients:
-        for task in sorted(state.active):
-            if _lagging(task, state.index, inp, caught_up, by_lag):
-                planned.append(_Movement(task, state.index, len(caught_up[task])))
-        queue.offer(state.index)
+    queue, planned = _plan_movements(clients, caught_up, by_lag, inp, lambda state: state.active)
     needed = len(planned)
     # every movement is queued before the first is taken, and no two share a task (a task has
     # one active client): Kafka's queue gives them in (caught-up clients, task) order
@@ -318,15 +332,9 @@ def _move_standbys(
     inp: StreamsInput,
 ) -> int:
     """``assignStandbyTaskMovements``; the number of movements made."""
-    queue = _caught_up_queue(clients, caught_up, inp)
-    planned: list[_Movement] = []
-    for state in clients:
-        for task in sorted(state.standby):
-            if task in warmup[state.index]:
-                continue
-            if _lagging(task, state.index, inp, caught_up, by_lag):
-                planned.append(_Movement(task, state.index, len(caught_up[task])))
-        queue.offer(state.index)
+    queue, planned = _plan_movements(
+        clients, caught_up, by_lag, inp, lambda state: state.standby - warmup[state.index]
+    )
     if len({m.task for m in planned}) == len(planned):
         # all queued before the first is taken, no two alike: Kafka's queue gives them sorted
         planned.sort(key=lambda m: (m.caught_up, m.task))
