@@ -30,7 +30,7 @@ import numpy as np
 from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
 
 from models.common.ranked_outcome import Deadline, OutOfTime
-from models.horizon.classes import TraceClasses, boundary_owner
+from models.horizon.classes import TraceClasses, boundary_owner, live_cells
 from models.horizon.levels import BOX_MEMBERS, StepLevels, count_box
 from models.horizon.steps import GroupSteps
 
@@ -83,58 +83,50 @@ def _lp_bound(
     classes: TraceClasses,
     deadline: Deadline,
 ) -> int:
-    num_classes, num_steps = len(classes.sizes), len(steps)
+    num_steps = len(steps)
     y: dict[tuple[int, int, int], int] = {}
     upper: list[float] = []
     cost: list[float] = []
     rows = _Rows()
-    for c in range(num_classes):
-        deadline.check()
-        size = float(classes.sizes[c])
-        for k in range(num_steps):
-            if classes.codes[c, k] < 0:
-                continue
-            cols = []
-            for m in classes.eligible[c][k].tolist():
-                y[c, k, m] = len(upper)
-                cols.append(len(upper))
-                upper.append(size)
-                cost.append(0.0)
-            rows.add(cols, [1.0] * len(cols), size, size)
+    for c, k, count in live_cells(classes, num_steps, deadline):
+        size = float(count)
+        cols = []
+        for m in classes.eligible[c][k].tolist():
+            y[c, k, m] = len(upper)
+            cols.append(len(upper))
+            upper.append(size)
+            cost.append(0.0)
+        rows.add(cols, [1.0] * len(cols), size, size)
     for k in range(num_steps):
         deadline.check()
         _add_counts(steps, k, levels[k], y, rows)
     constant = 0.0
     owner = boundary_owner(classes, previous)
-    for c in range(num_classes):
-        deadline.check()
-        size = float(classes.sizes[c])
-        for k in range(num_steps):
-            if classes.codes[c, k] < 0:
+    for c, k, count in live_cells(classes, num_steps, deadline):
+        size = float(count)
+        if k == 0:
+            o = int(owner[c])
+            if o < 0:
                 continue
-            if k == 0:
-                o = int(owner[c])
-                if o < 0:
-                    continue
-                if (c, 0, o) not in y:
-                    constant += size
-                    continue
-                d = len(upper)  # d >= size - y[c, 0, o]
-                upper.append(size)
-                cost.append(1.0)
-                rows.add([d, y[c, 0, o]], [1.0, 1.0], size, math.inf)
+            if (c, 0, o) not in y:
+                constant += size
                 continue
-            if classes.codes[c, k - 1] < 0:
+            d = len(upper)  # d >= size - y[c, 0, o]
+            upper.append(size)
+            cost.append(1.0)
+            rows.add([d, y[c, 0, o]], [1.0, 1.0], size, math.inf)
+            continue
+        if classes.codes[c, k - 1] < 0:
+            continue
+        for m in classes.eligible[c][k - 1].tolist():
+            before = y[c, k - 1, m]
+            if (c, k, m) not in y:  # it may not keep them: all move
+                cost[before] += 1.0
                 continue
-            for m in classes.eligible[c][k - 1].tolist():
-                before = y[c, k - 1, m]
-                if (c, k, m) not in y:  # it may not keep them: all move
-                    cost[before] += 1.0
-                    continue
-                d = len(upper)  # d >= y[c, k - 1, m] - y[c, k, m]
-                upper.append(size)
-                cost.append(1.0)
-                rows.add([d, before, y[c, k, m]], [1.0, -1.0, 1.0], 0.0, math.inf)
+            d = len(upper)  # d >= y[c, k - 1, m] - y[c, k, m]
+            upper.append(size)
+            cost.append(1.0)
+            rows.add([d, before, y[c, k, m]], [1.0, -1.0, 1.0], 0.0, math.inf)
     if not any(cost):
         return math.ceil(constant - MARGIN)
     duals = _pdlp_duals(np.array(cost), np.array(upper), rows, deadline)

@@ -9,10 +9,12 @@ before the window.  The CP-SAT horizon (:mod:`models.horizon.cpsat`) and its rel
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from models.common.ranked_outcome import Deadline
 from models.horizon.steps import GroupSteps
 
 
@@ -23,6 +25,19 @@ class TraceClasses:
     sizes: np.ndarray
     eligible: list[list[np.ndarray]]  # [class][step]: trace-wide members that may take it
     rep: list[list[int]]  # [class][step]: a global id (at that step) of one of its partitions
+
+
+def live_cells(
+    classes: TraceClasses, num_steps: int, deadline: Deadline
+) -> Iterator[tuple[int, int, int]]:
+    """Each ``(class, step, class size)`` where the class is assignable at the step, class by class
+    and steps ascending; ``deadline`` checked before each class (:class:`OutOfTime` past it)."""
+    for c in range(len(classes.sizes)):
+        deadline.check()
+        size = int(classes.sizes[c])
+        for k in range(num_steps):
+            if classes.codes[c, k] >= 0:
+                yield c, k, size
 
 
 def _step_codes(steps: GroupSteps, k: int, kind: str) -> tuple[np.ndarray, list[np.ndarray]]:

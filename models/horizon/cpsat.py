@@ -28,7 +28,7 @@ from models.common.cpsat_ranked import add_hint, solve_ranked
 from models.common.ranked_outcome import Deadline, OutOfTime
 from models.horizon import bound as horizon_bound
 from models.horizon import descent as horizon_descent
-from models.horizon.classes import TraceClasses, boundary_owner, trace_classes
+from models.horizon.classes import TraceClasses, boundary_owner, live_cells, trace_classes
 from models.horizon.levels import BOX_MEMBERS, StepLevels, count_box
 from models.horizon.steps import GroupSteps, wide_moves
 from models.options import SolveOptions
@@ -192,17 +192,12 @@ def _build_and_solve(
     deadline = Deadline(started + options.time_limit)
     model = cp_model.CpModel()
     y: dict[Key, cp_model.IntVar] = {}
-    num_classes, num_steps = len(classes.sizes), len(steps)
-    for c in range(num_classes):
-        deadline.check()
-        size = int(classes.sizes[c])
-        for k in range(num_steps):
-            members = classes.eligible[c][k]
-            if classes.codes[c, k] < 0:
-                continue
-            for m in members.tolist():
-                y[c, k, m] = model.new_int_var(0, size, f"y[{c},{k},{m}]")
-            model.add(sum(y[c, k, m] for m in members.tolist()) == size)
+    num_steps = len(steps)
+    for c, k, size in live_cells(classes, num_steps, deadline):
+        members = classes.eligible[c][k]
+        for m in members.tolist():
+            y[c, k, m] = model.new_int_var(0, size, f"y[{c},{k},{m}]")
+        model.add(sum(y[c, k, m] for m in members.tolist()) == size)
     hint_local = [steps.to_local(k, owner) for k, owner in enumerate(hint)]
     for k in range(num_steps):
         deadline.check()
@@ -211,32 +206,27 @@ def _build_and_solve(
     kept: dict[Key, cp_model.IntVar] = {}
     carried = 0
     prev_owner = boundary_owner(classes, previous)
-    for c in range(num_classes):
-        deadline.check()
-        size = int(classes.sizes[c])
-        for k in range(num_steps):
-            if classes.codes[c, k] < 0:
-                continue
-            if k == 0:
-                owner = int(prev_owner[c])
-                if owner < 0:
-                    continue
-                carried += size
-                if (c, 0, owner) in y:
-                    kept[c, 0, owner] = s = model.new_int_var(0, size, f"s[{c},0,{owner}]")
-                    model.add(s <= y[c, 0, owner])
-                continue
-            if classes.codes[c, k - 1] < 0:
+    for c, k, size in live_cells(classes, num_steps, deadline):
+        if k == 0:
+            owner = int(prev_owner[c])
+            if owner < 0:
                 continue
             carried += size
-            stay = []
-            for m in classes.eligible[c][k].tolist():
-                if (c, k - 1, m) in y:
-                    kept[c, k, m] = s = model.new_int_var(0, size, f"s[{c},{k},{m}]")
-                    model.add(s <= y[c, k - 1, m])
-                    model.add(s <= y[c, k, m])
-                    stay.append(s)
-            model.add(sum(stay) <= size)  # implied; it gives the relaxation moves >= 0
+            if (c, 0, owner) in y:
+                kept[c, 0, owner] = s = model.new_int_var(0, size, f"s[{c},0,{owner}]")
+                model.add(s <= y[c, 0, owner])
+            continue
+        if classes.codes[c, k - 1] < 0:
+            continue
+        carried += size
+        stay = []
+        for m in classes.eligible[c][k].tolist():
+            if (c, k - 1, m) in y:
+                kept[c, k, m] = s = model.new_int_var(0, size, f"s[{c},{k},{m}]")
+                model.add(s <= y[c, k - 1, m])
+                model.add(s <= y[c, k, m])
+                stay.append(s)
+        model.add(sum(stay) <= size)  # implied; it gives the relaxation moves >= 0
     moves = carried - sum(kept.values())
     model.add(moves >= lower)
     deadline.check()
