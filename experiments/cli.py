@@ -351,10 +351,11 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
         add_cluster_arguments(reassign, placement=True)
         reassign.set_defaults(handler=_command_reassign)
     # Light: reading experiment files and traces needs no Spark.
-    from experiments import experiment_cli, trace_cli
+    from experiments import experiment_cli, record_cli, trace_cli
 
     experiment_cli.register(commands)
     trace_cli.register(commands)
+    record_cli.register(commands)
     if command_modules:
         # Imported here, not at the top: pandas, Spark and matplotlib take seconds to import,
         # and `assign`/`reassign` need none of them.
@@ -380,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
-    builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace")
+    builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace", "record")
     args = _parser(not builtin).parse_args(argv)
     try:
         return args.handler(args)

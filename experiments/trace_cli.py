@@ -18,8 +18,9 @@ import orjson
 
 from experiments import plugin_cli
 from experiments.options import integer_in, seconds
+from models.observed import observed_run
 from models.options import DEFAULT_TIME_LIMIT
-from models.registry import STRATEGIES
+from models.registry import STRATEGIES, UsageError
 from models.trace import TRACE_SOLVERS, TraceResult, trace, trace_answers
 from problems import load_problem, problem_to_json
 from problems.checks import INT32_MAX
@@ -55,9 +56,19 @@ def register(subcommands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("trace", metavar="TRACE.json", help="the trace file (docs/traces.md)")
-    chosen = parser.add_mutually_exclusive_group(required=True)
-    chosen.add_argument("--strategy", choices=list(STRATEGIES))
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--strategy",
+        choices=list(STRATEGIES),
+        help="the strategy to run (with --compare: the objective every row is judged on)",
+    )
     plugin_cli.add_argument(chosen)
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="a recorded trace: one line per row, what the members held (observed), every "
+        "group strategy and the horizon optimum",
+    )
     parser.add_argument(
         "--solver",
         default="heuristic",
@@ -96,6 +107,12 @@ def register(subcommands: Any) -> None:
 def command(args: argparse.Namespace) -> int:
     """Run the trace and print its lines (errors: ``ProblemError`` / ``UsageError``, exit 2)."""
     loaded = load_trace(args.trace)
+    if args.compare:
+        from experiments.trace_compare import compare
+
+        return compare(loaded, args)
+    if args.strategy is None and args.plugin is None:
+        raise UsageError("--strategy or --plugin is required (or --compare, on a recorded trace)")
     started = time.perf_counter()
     if args.plugin is not None:
         result = _with_plugin(args, loaded)
@@ -111,11 +128,21 @@ def command(args: argparse.Namespace) -> int:
             workers=args.workers,
         )
     elapsed = time.perf_counter() - started
+    seen = None
+    if loaded.recorded is not None and args.strategy is not None:
+        from experiments.trace_compare import observed_lines
+
+        seen = observed_run(loaded, args.strategy)
     write = sys.stdout.write
-    for line in result.lines():
+    lines = result.lines() if seen is None else observed_lines(result, seen)
+    for line in lines:
         write(orjson.dumps(line, option=orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
     if args.report:
         report(loaded, result, elapsed)
+        if seen is not None:
+            from experiments.trace_compare import print_rows
+
+            print_rows([seen, result])
     if any(step.result is None or step.result.answer is None for step in result.steps):
         print(f"rebalance-lab trace: a step has no answer ({result.status})", file=sys.stderr)
         return EXIT_NO_ANSWER

@@ -54,6 +54,7 @@ from problems.errors import ProblemError
 from problems.group import GroupProblem
 from problems.io import _check_keys, _no_gc, parse_problem, read_json, read_problem_source
 from problems.placement import PlacementProblem
+from problems.recorded import check_assignment, parse_observed, parse_recorded
 
 KINDS = ("group-trace", "placement-trace")
 GROUP_EVENTS = (
@@ -68,7 +69,7 @@ GROUP_EVENTS = (
     "topic_ids",
 )
 PLACEMENT_EVENTS = ("remove_brokers", "add_brokers", "partitions")
-TRACE_FIELDS = frozenset({"kind", "problem", "steps", "description"})
+TRACE_FIELDS = frozenset({"kind", "problem", "steps", "description", "recorded"})
 JOIN_FIELDS = frozenset({"id", "topics", "rack", "instance_id"})
 BROKER_FIELDS = frozenset({"id", "rack"})
 PARTITION_FIELDS = frozenset({"topic", "partition", "replicas", "replication_factor"})
@@ -88,12 +89,19 @@ class Trace:
         The events of steps 1..T: ``steps[i]`` is step ``i + 1``.
     name
         The file name, or ``<dict>`` / ``<text>``, for error messages.
+    recorded
+        A recorded trace's ``recorded`` header (``rebalance-lab record``), else ``None``.
+    observed
+        A recorded trace's ``observed`` object of each step 1..T (``None`` where a step has
+        none); empty for a trace that is not recorded.  ``steps`` hold only the events.
     """
 
     kind: str
     start: dict[str, Any]
     steps: tuple[dict[str, Any], ...]
     name: str = "<trace>"
+    recorded: dict[str, Any] | None = None
+    observed: tuple[dict[str, Any] | None, ...] = ()
 
     def __len__(self) -> int:
         """The number of rebalances: step 0 and one per item of ``steps``."""
@@ -188,17 +196,31 @@ def _parse_trace(doc: Any, name: str) -> Trace:
     if "problem" not in doc:
         raise ProblemError("problem", "missing (the starting problem document)")
     start = checks.expect(doc["problem"], dict, "problem", "an object (a problem document)")
-    steps = checks.expect(doc.get("steps"), list, "steps", "a list of steps (objects of events)")
+    steps = list(
+        checks.expect(doc.get("steps"), list, "steps", "a list of steps (objects of events)")
+    )
+    recorded = None
+    if "recorded" in doc:
+        if kind != "group-trace":
+            raise ProblemError("recorded", "only a group-trace is recorded")
+        recorded = parse_recorded(doc["recorded"])
+    observed: list[dict[str, Any] | None] = []
     for i, step in enumerate(steps):
         checks.expect(step, dict, f"steps[{i}]", "an object of events")
         events = PLACEMENT_EVENTS if kind == "placement-trace" else GROUP_EVENTS
         for key in step:
-            if key not in events:
+            if key not in events and not (key == "observed" and recorded is not None):
                 raise ProblemError(
                     f"steps[{i}].{key}",
-                    f"unknown event of a {kind} (events: {', '.join(events)})",
+                    f"unknown event of a {kind} (events: {', '.join(events)})"
+                    + ("; observed only in a recorded trace" if key == "observed" else ""),
                 )
-    return Trace(kind, start, tuple(steps), name)
+        if "observed" in step:
+            observed.append(parse_observed(step["observed"], f"steps[{i}].observed"))
+            steps[i] = {k: v for k, v in step.items() if k != "observed"}
+        else:
+            observed.append(None)
+    return Trace(kind, start, tuple(steps), name, recorded, tuple(observed) if recorded else ())
 
 
 def _start_problem(trace: Trace) -> GroupProblem | PlacementProblem:
@@ -425,6 +447,9 @@ def _build_group(trace: Trace, start: GroupProblem | PlacementProblem) -> _Built
         fresh.append(state.apply(step, i))
         documents.append(state.document())
         problems.append(_step_problem(documents[-1], i))
+        observed = trace.observed[i] if trace.observed else None
+        if observed is not None:
+            check_assignment(observed, documents[-1], f"steps[{i}].observed")
     empty: frozenset[tuple[str, int]] = frozenset()
     return _Built(tuple(documents), tuple(problems), tuple(fresh), (empty,) * len(documents))
 

@@ -1,0 +1,314 @@
+"""Watching live consumer groups through the admin API: the polling source of ``rebalance-lab record``.
+
+Each poll describes every watched group (``DescribeGroups``: state, assignor, members with their
+subscriptions and the assignments the coordinator handed out) and the topics its members
+subscribe (``Metadata``: partition counts), and gives :class:`clients.recorder.GroupRecorder` one
+:class:`clients.recorder.Observation`.  The trace is rewritten atomically after every step and
+once more at the end, so the output file is always a complete trace.
+
+A watch ends cleanly, with one line saying why, when a group it saw disappears (deleted), when
+the cluster denies a Describe (a missing ACL), or when no broker answers for the connection
+timeout (a broker restart that outlasts it).  Details: docs/record.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from clients.cluster import TOPIC_AUTHORIZATION_FAILED, _get, _partition_lists
+from clients.coordinator_records import RecordReader, observation
+from clients.recorder import GroupRecorder, Member, Observation, write_atomically
+
+#: Seconds between two listings of the cluster's groups when watching a pattern.
+LIST_EVERY = 2.0
+
+
+class Ended(Exception):
+    """A watch that cannot go on: the message is the one line to print."""
+
+
+class _Unknown(Exception):
+    """The group does not exist (yet, or any more)."""
+
+
+def _not_authorized(resource: str, name: str) -> Ended:
+    return Ended(
+        f"not authorized: the principal needs Describe on {resource} {name!r} (a missing ACL)"
+    )
+
+
+def describe(admin: Any, group: str, known_topics: set[str]) -> Observation:
+    """One observation of ``group`` (its topics: the subscribed ones and ``known_topics``)."""
+    from kafka.errors import GroupAuthorizationFailedError
+
+    when, wall = time.monotonic(), datetime.datetime.now(datetime.UTC)
+    try:
+        info = admin.describe_groups([group])[group]
+    except GroupAuthorizationFailedError:
+        raise _not_authorized("group", group) from None
+    error = info.get("error") or ""
+    if "GroupAuthorizationFailed" in error:
+        raise _not_authorized("group", group)
+    if info.get("group_state") in ("Dead", None) or error:
+        raise _Unknown(group)
+    if info.get("protocol_type") not in ("consumer", ""):
+        raise Ended(
+            f"group {group!r} is not a consumer group (protocol type {info['protocol_type']!r})"
+        )
+    members = []
+    for m in info["members"]:
+        subscription = m.get("member_metadata") or {}
+        members.append(
+            Member(
+                member_id=m["member_id"],
+                instance_id=m.get("group_instance_id") or None,
+                topics=tuple(sorted(set(_get(subscription, "topics", [])))),
+                assignment=_partition_lists(
+                    _get(m.get("member_assignment") or {}, "assigned_partitions", [])
+                ),
+                rack=_get(subscription, "rack_id") or None,
+            )
+        )
+    topics = sorted({t for m in members for t in m.topics} | known_topics)
+    counts = _partition_counts(admin, topics)
+    return Observation(
+        when=when,
+        wall=wall,
+        state=info["group_state"],
+        protocol="classic",
+        assignor=info.get("protocol_data") or "",
+        members=tuple(members),
+        counts=counts,
+    )
+
+
+def _partition_counts(admin: Any, topics: list[str]) -> dict[str, int]:
+    """Partition counts of the ``topics`` that exist."""
+    if not topics:
+        return {}
+    counts = {}
+    for topic in admin.describe_topics(topics):
+        if topic.get("error_code") == TOPIC_AUTHORIZATION_FAILED:
+            raise _not_authorized("topic", topic["name"])
+        if not topic.get("error_code"):
+            counts[topic["name"]] = len(topic["partitions"])
+    return counts
+
+
+def _consumer_protocol(admin: Any, group: str) -> bool:
+    """Whether ``group`` is a KIP-848 consumer-protocol group (DescribeGroups calls it unknown)."""
+    try:
+        listed = admin.list_groups()
+    except Exception:  # noqa: BLE001 - an older broker: no group types to tell
+        return False
+    return any(
+        g.get("group_id") == group and g.get("group_type") in ("consumer", "Consumer")
+        for g in listed
+    )
+
+
+@dataclass
+class Watch:
+    """The groups being recorded and where their traces go.
+
+    ``groups`` are explicit names; ``pattern`` a regular expression matched against every group
+    of the cluster (groups that appear later are added).  ``out`` is the trace file of a single
+    explicit group, else a folder that gets one ``<group>.json`` per group.
+    """
+
+    admin: Any
+    out: Path
+    groups: list[str] = field(default_factory=list)
+    pattern: re.Pattern[str] | None = None
+    interval: float = 0.2
+    timeout: float = 10.0
+    say: Callable[[str], None] = print
+    reader: RecordReader | None = None
+    recorders: dict[str, GroupRecorder] = field(default_factory=dict)
+    ended: dict[str, str] = field(default_factory=dict)  # group -> why its watch ended
+    _listed: float = float("-inf")
+    _failing_since: float | None = None
+
+    def path(self, group: str) -> Path:
+        if self.pattern is None and len(self.groups) == 1:
+            return self.out
+        return self.out / f"{quote(group, safe='')}.json"
+
+    def recorder(self, group: str) -> GroupRecorder:
+        if group not in self.recorders:
+            self.recorders[group] = GroupRecorder(group, poll_ms=round(self.interval * 1000))
+            if self.reader is not None:
+                self.reader.follow(group)
+        return self.recorders[group]
+
+    def steps(self) -> int:
+        return sum(len(r.steps) for r in self.recorders.values())
+
+    def watching(self) -> list[str]:
+        names = list(self.groups)
+        if self.pattern is not None:
+            names += [g for g in self.recorders if g not in names]
+        return [g for g in names if g not in self.ended]
+
+    def done(self) -> bool:
+        """Every explicit group ended (a pattern watches for new groups until stopped)."""
+        return self.pattern is None and not self.watching()
+
+    def write(self, group: str) -> None:
+        recorder = self.recorders.get(group)
+        document = None if recorder is None else recorder.document()
+        if document is not None:
+            write_atomically(self.path(group), document)
+
+    def write_all(self) -> None:
+        for group in self.recorders:
+            self.write(group)
+
+    # ------------------------------------------------------------------ polls
+    def poll(self) -> None:
+        """Observe every watched group once (raises :class:`Ended` when the whole watch ends)."""
+        from kafka.errors import KafkaError
+
+        try:
+            self._discover()
+            for group in self.watching():
+                self.recorder(group)
+            self._read_records()
+            for group in self.watching():
+                self._poll_group(group)
+        except (KafkaError, OSError, TimeoutError) as error:
+            now = time.monotonic()
+            self._failing_since = self._failing_since or now
+            if now - self._failing_since >= self.timeout:
+                raise Ended(
+                    f"lost the cluster: no answer for {now - self._failing_since:.0f} s "
+                    f"({type(error).__name__})"
+                ) from None
+            return
+        self._failing_since = None
+
+    def _read_records(self) -> None:
+        """Give each watched group the coordinator's records written since the last poll."""
+        from kafka.errors import TopicAuthorizationFailedError
+
+        if self.reader is None:
+            return
+        try:
+            records = self.reader.read()
+        except TopicAuthorizationFailedError:
+            self.say(
+                "record: no Read on __consumer_offsets any more: polling the admin API only "
+                "(a rebalance between two polls may be missed)"
+            )
+            self.reader.close()
+            self.reader = None
+            return
+        watched = set(self.watching())
+        for group, record in records:
+            if group not in watched:
+                continue
+            if record is None:
+                self._end(group, f"group {group!r} no longer exists (deleted)")
+                watched.discard(group)
+                continue
+            recorder = self.recorders[group]
+            known = set(recorder.problem["topics"]) if recorder.problem else set()
+            topics = sorted({t for m in record.members for t in m.topics} | known)
+            unstarted = recorder.problem is None
+            seen = observation(record, _partition_counts(self.admin, topics))
+            if recorder.observe(seen) or (unstarted and recorder.problem is not None):
+                self.write(group)
+
+    def _discover(self) -> None:
+        if self.pattern is None or time.monotonic() - self._listed < LIST_EVERY:
+            return
+        self._listed = time.monotonic()
+        for listed in self.admin.list_groups():
+            name = listed.get("group_id", "")
+            if self.pattern.fullmatch(name) and name not in self.ended:
+                self.recorder(name)
+
+    def _poll_group(self, group: str) -> None:
+        recorder = self.recorder(group)
+        known = set(recorder.problem["topics"]) if recorder.problem else set()
+        try:
+            seen = describe(self.admin, group, known)
+        except _Unknown:
+            if recorder.first is None and not _consumer_protocol(self.admin, group):
+                return  # not created yet
+            why = (
+                f"group {group!r} uses the consumer protocol (KIP-848), which DescribeGroups "
+                "does not describe"
+                if recorder.first is None
+                else f"group {group!r} no longer exists (deleted)"
+            )
+            self._end(group, why)
+            return
+        except Ended as error:
+            self._end(group, str(error))
+            raise
+        unstarted = recorder.problem is None
+        if recorder.observe(seen) or (unstarted and recorder.problem is not None):
+            self.write(group)
+
+    def _end(self, group: str, why: str) -> None:
+        self.ended[group] = why
+        self.write(group)
+        recorder = self.recorders.get(group)
+        steps = 0 if recorder is None else len(recorder.steps)
+        self.say(f"record: {why}; {self._written(group, steps)}")
+
+    def _written(self, group: str, steps: int) -> str:
+        recorder = self.recorders.get(group)
+        if recorder is None or recorder.problem is None:
+            return "no trace written (the group was never seen settled)"
+        return f"{steps} rebalance{'s' * (steps != 1)} written to {self.path(group)}"
+
+    def summary(self) -> list[str]:
+        """One line per group still watched: what was written."""
+        return [
+            f"record: group {g!r}: {self._written(g, len(self.recorders[g].steps))}"
+            for g in self.recorders
+            if g not in self.ended
+        ]
+
+
+def run(
+    watch: Watch,
+    stop: threading.Event,
+    duration: float | None = None,
+    rebalances: int | None = None,
+) -> bool:
+    """Poll until ``stop`` is set, ``duration`` seconds passed, ``rebalances`` steps were recorded
+    or every group ended; the traces are written throughout and at the end.  ``True`` when the
+    watch ended by itself (a group gone, an ACL missing, the cluster lost)."""
+    deadline = None if duration is None else time.monotonic() + duration
+    ended = False
+    try:
+        while not stop.is_set():
+            try:
+                watch.poll()
+            except Ended as error:
+                if not watch.ended:
+                    watch.say(f"record: {error}")
+                ended = True
+                break
+            if watch.done():
+                ended = True
+                break
+            if rebalances is not None and watch.steps() >= rebalances:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            stop.wait(watch.interval)
+    finally:
+        watch.write_all()
+    return ended
