@@ -65,9 +65,15 @@ class Client:
     command: Callable[[dict[str, str]], list[str]]
     #: Assignor name as the driver takes it -> the lab's strategy (``None``: not in the lab).
     assignors: dict[str, str | None]
-    protocols: tuple[str, ...] = ("classic",)
-    #: (protocol, assignor) pairs the library runs on the consumer protocol.
+    #: The broker-side assignors the library can name on the consumer protocol (KIP-848).
     consumer_assignors: tuple[str, ...] = ()
+    #: Whether the library has static membership (``group.instance.id``, KIP-345).
+    static: bool = True
+
+    def combinations(self) -> list[tuple[str, str]]:
+        """Every (assignor, protocol) the matrix runs for this library."""
+        pairs = [(a, "classic") for a in self.assignors]
+        return pairs + [(a, "consumer") for a in self.consumer_assignors]
 
 
 def _python(script: str) -> Callable[[dict[str, str]], list[str]]:
@@ -121,15 +127,19 @@ CLIENTS: dict[str, Client] = {
         "kafka-python",
         "3.0.12",
         _python("kafka_python_member.py"),
-        {"range": "range", "roundrobin": "roundrobin", "sticky": "sticky"},
+        {
+            "range": "range",
+            "roundrobin": "roundrobin",
+            "sticky": "sticky",
+            "cooperative-sticky": "cooperative-sticky",
+        },
     ),
     "confluent-kafka": Client(
         "confluent-kafka",
         "2.16.1 (librdkafka 2.16.1)",
         _python("confluent_member.py"),
         {"range": "range", "roundrobin": "roundrobin", "cooperative-sticky": "cooperative-sticky"},
-        ("classic", "consumer"),
-        ("uniform", "range"),
+        consumer_assignors=("uniform", "range"),
     ),
     "java": Client(
         "java",
@@ -141,8 +151,7 @@ CLIENTS: dict[str, Client] = {
             "sticky": "sticky",
             "cooperative-sticky": "cooperative-sticky",
         },
-        ("classic", "consumer"),
-        ("uniform", "range"),
+        consumer_assignors=("uniform", "range"),
     ),
     "franz-go": Client(
         "franz-go",
@@ -154,14 +163,20 @@ CLIENTS: dict[str, Client] = {
             "sticky": None,
             "cooperative-sticky": None,
         },
+        consumer_assignors=("uniform", "range"),
     ),
     "sarama": Client(
         "sarama",
         "1.61.1",
         _binary("peers/sarama/sarama-driver"),
-        {"range": "range", "roundrobin": "roundrobin", "sticky": None},
+        {
+            "range": "range",
+            "roundrobin": "roundrobin",
+            "sticky": None,
+            "cooperative-sticky": None,
+        },
     ),
-    "kafkajs": Client("kafkajs", "2.2.4", _node, {"roundrobin": "roundrobin"}),
+    "kafkajs": Client("kafkajs", "2.2.4", _node, {"roundrobin": "roundrobin"}, static=False),
 }
 #: The consumer protocol's broker-side assignors -> the lab's strategies.
 SERVER_ASSIGNORS = {"uniform": "uniform", "range": "server-range"}
