@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: No callback for this long (ms) after the group is complete: the step has settled (longer than
 #: a cooperative protocol's gap between its two rounds and the consumer protocol's heartbeat).
 QUIET_MS = 1500
+#: The events that change what a member holds.
+CALLBACKS = frozenset({"assigned", "revoked", "lost"})
 #: Two bursts of assignment callbacks this far apart (ms) are two rounds of a rebalance.
 ROUND_GAP_MS = 150
 #: A step that has not settled in this long (s) is a stuck rebalance.
@@ -290,6 +292,7 @@ class GroupRun:
         self.steps: list[dict[str, Any]] = []
         self.defects: list[str] = []
         self.first_wall = datetime.datetime.now(datetime.UTC)
+        self._stopped_at: float | None = None
 
     # ------------------------------------------------------------- processes
     def _options(self, name: str, topics: list[str]) -> dict[str, str]:
@@ -426,7 +429,7 @@ class GroupRun:
             and all(n == 1 for n in holders.values())
             and all(tp[0] in m.topics for m in live for tp in m.held)
             and all(m.assigned_once for m in live)
-            and (not need_event or any(e.t >= since for e in self.events))
+            and (not need_event or any(e.t >= since and e.event in CALLBACKS for e in self.events))
         )
         return ok, unowned
 
@@ -451,7 +454,7 @@ class GroupRun:
     def _observed(self, since: float) -> dict[str, Any]:
         """The step's observed object from the events after ``since`` (caller holds cond)."""
         window = [e for e in self.events if e.t >= since]
-        changes = [e for e in window if e.event in ("assigned", "revoked", "lost")]
+        changes = [e for e in window if e.event in CALLBACKS]
         end = max((e.t for e in changes), default=since)
         generations = {
             e.generation
@@ -532,7 +535,6 @@ class GroupRun:
         """One command of a sequence and the step it makes."""
         events: dict[str, Any] = {}
         since = now_ms()
-        need_event = True
         if step.action == "stop":
             member = self.members[f"m{step.member}"]
             self.stop(step.member)
@@ -563,8 +565,11 @@ class GroupRun:
         else:
             raise ValueError(step.action)
         if self.static and step.action == "stop":
-            return  # the restart that follows is the step
-        observed = self.settle(since, need_event)
+            self._stopped_at = since  # the restart that follows is the step, timed from here
+            return
+        if self._stopped_at is not None:
+            since, self._stopped_at = self._stopped_at, None
+        observed = self.settle(since)
         self.steps.append({**events, "observed": observed})
 
     def _in_trace(self) -> set[str]:

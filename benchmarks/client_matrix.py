@@ -1,0 +1,138 @@
+"""The live client matrix: every client library's assignors through the canonical sequences.
+
+On a fresh 3-broker KRaft cluster (tests/support/kraft_cluster.py; or ``--bootstrap`` for a
+running one), each (client, assignor, protocol) of :data:`peers.client_matrix.CLIENTS` drives a
+fresh group of six members on two topics of 12 partitions through each sequence of
+:func:`peers.client_matrix.sequences` (rolling restarts of dynamic and of static members,
+scale-out, scale-in, a crash found by the session timeout and the rejoin, partitions added, a
+subscription change).  Every run is written as a recorded group trace (``--out``/traces/) and
+judged on the sticky objective: valid steps, the balance gap to the per-step optimum, moves beside
+the per-step and horizon optima, rounds and partition-seconds without an owner (from the members'
+own callbacks).  One JSON line per run in ``--out``/matrix.jsonl and the table as Markdown in
+``--out``/matrix.md (docs/findings.md, "Real clients").
+
+    nice .venv/bin/python benchmarks/client_matrix.py --out results/client-matrix
+    nice .venv/bin/python benchmarks/client_matrix.py --clients java,sarama --sequences crash
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from peers.client_matrix import CLIENTS, DriverError, judge, run_sequence, sequences  # noqa: E402
+
+COLUMNS = (
+    ("client", "client"),
+    ("assignor", "assignor"),
+    ("protocol", "protocol"),
+    ("sequence", "sequence"),
+    ("valid", "valid steps"),
+    ("balance_gap", "balance gap"),
+    ("moves", "moves"),
+    ("step_optimum_moves", "per-step optimum"),
+    ("horizon_moves", "horizon optimum"),
+    ("moves_above_horizon", "above horizon"),
+    ("rounds", "rounds"),
+    ("unowned_partition_s", "partition-s unowned"),
+)
+
+
+def markdown(rows: list[dict]) -> str:
+    """The rows as a Markdown table."""
+    lines = [
+        "| " + " | ".join(title for _, title in COLUMNS) + " |",
+        "| " + " | ".join("---" if i < 4 else "---:" for i in range(len(COLUMNS))) + " |",
+    ]
+    for row in rows:
+        if "error" in row:
+            cells = [str(row[k]) for k, _ in COLUMNS[:4]] + [f"error: {row['error']}"]
+            cells += [""] * (len(COLUMNS) - len(cells))
+        else:
+            row = row | {"valid": f"{row['valid_steps']}/{row['steps']}"}
+            cells = [str(row[k]) for k, _ in COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "client-matrix")
+    parser.add_argument("--bootstrap", help="a running cluster (default: start the test cluster)")
+    parser.add_argument("--clients", default=",".join(CLIENTS))
+    parser.add_argument("--sequences", default=",".join(sequences()))
+    parser.add_argument("--assignors", help="only these assignors (comma-separated)")
+    args = parser.parse_args()
+    from kafka.admin import KafkaAdminClient
+
+    cluster = None
+    bootstrap = args.bootstrap
+    if bootstrap is None:
+        from support.kraft_cluster import KraftCluster
+
+        cluster = KraftCluster(Path(tempfile.mkdtemp(prefix="client-matrix-"))).start()
+        bootstrap = cluster.bootstrap
+    (args.out / "traces").mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    rows: list[dict] = []
+    chosen = sequences()
+    wanted = set(args.assignors.split(",")) if args.assignors else None
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        with open(args.out / "matrix.jsonl", "w") as jsonl:
+            for name in args.clients.split(","):
+                client = CLIENTS[name]
+                for assignor, protocol in client.combinations():
+                    if wanted is not None and assignor not in wanted:
+                        continue
+                    for seq_name in args.sequences.split(","):
+                        sequence = chosen[seq_name]
+                        if sequence.static and not client.static:
+                            continue
+                        tag = f"{name}-{assignor}-{protocol}-{seq_name}"
+                        try:
+                            outcome = run_sequence(
+                                client,
+                                assignor,
+                                protocol,
+                                sequence,
+                                bootstrap,
+                                admin,
+                                log=args.out / "traces" / f"{tag}.log",
+                            )
+                            (args.out / "traces" / f"{tag}.json").write_text(
+                                json.dumps(outcome.document, indent=1)
+                            )
+                            row = judge(outcome)
+                        except (DriverError, AssertionError) as error:
+                            row = {
+                                "client": name,
+                                "assignor": assignor,
+                                "protocol": protocol,
+                                "sequence": seq_name,
+                                "error": str(error),
+                            }
+                        rows.append(row)
+                        jsonl.write(json.dumps(row) + "\n")
+                        jsonl.flush()
+                        print(json.dumps(row), flush=True)
+    finally:
+        admin.close()
+        if cluster is not None:
+            cluster.stop()
+    table = markdown(rows)
+    (args.out / "matrix.md").write_text(table)
+    print(table)
+    print(f"{len(rows)} runs in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
