@@ -86,43 +86,46 @@ def main() -> int:
     wanted = set(args.assignors.split(",")) if args.assignors else None
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
     try:
+        # Sequence by sequence (the short ones first), every client and assignor through each.
+        order = sorted(args.sequences.split(","), key=lambda s: len(chosen[s].steps))
+        runs = [
+            (seq_name, name, assignor, protocol)
+            for seq_name in order
+            for name in args.clients.split(",")
+            for assignor, protocol in CLIENTS[name].combinations()
+            if (wanted is None or assignor in wanted)
+            and (CLIENTS[name].static or not chosen[seq_name].static)
+        ]
         with open(args.out / "matrix.jsonl", "w") as jsonl:
-            for name in args.clients.split(","):
-                client = CLIENTS[name]
-                for assignor, protocol in client.combinations():
-                    if wanted is not None and assignor not in wanted:
-                        continue
-                    for seq_name in args.sequences.split(","):
-                        sequence = chosen[seq_name]
-                        if sequence.static and not client.static:
-                            continue
-                        tag = f"{name}-{assignor}-{protocol}-{seq_name}"
-                        try:
-                            outcome = run_sequence(
-                                client,
-                                assignor,
-                                protocol,
-                                sequence,
-                                bootstrap,
-                                admin,
-                                log=args.out / "traces" / f"{tag}.log",
-                            )
-                            (args.out / "traces" / f"{tag}.json").write_text(
-                                json.dumps(outcome.document, indent=1)
-                            )
-                            row = judge(outcome)
-                        except (DriverError, AssertionError) as error:
-                            row = {
-                                "client": name,
-                                "assignor": assignor,
-                                "protocol": protocol,
-                                "sequence": seq_name,
-                                "error": str(error),
-                            }
-                        rows.append(row)
-                        jsonl.write(json.dumps(row) + "\n")
-                        jsonl.flush()
-                        print(json.dumps(row), flush=True)
+            for seq_name, name, assignor, protocol in runs:
+                client, sequence = CLIENTS[name], chosen[seq_name]
+                tag = f"{name}-{assignor}-{protocol}-{seq_name}"
+                try:
+                    outcome = run_sequence(
+                        client,
+                        assignor,
+                        protocol,
+                        sequence,
+                        bootstrap,
+                        admin,
+                        log=args.out / "traces" / f"{tag}.log",
+                    )
+                    (args.out / "traces" / f"{tag}.json").write_text(
+                        json.dumps(outcome.document, indent=1)
+                    )
+                    row = judge(outcome)
+                except (DriverError, AssertionError) as error:
+                    row = {
+                        "client": name,
+                        "assignor": assignor,
+                        "protocol": protocol,
+                        "sequence": seq_name,
+                        "error": str(error),
+                    }
+                rows.append(row)
+                jsonl.write(json.dumps(row) + "\n")
+                jsonl.flush()
+                print(json.dumps(row), flush=True)
     finally:
         admin.close()
         if cluster is not None:

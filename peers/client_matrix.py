@@ -615,6 +615,9 @@ class Outcome:
     defects: list[str]
     row: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    #: What ``rebalance-lab record`` wrote while the run went on (``record=True``), or ``None``.
+    recorded: dict[str, Any] | None = None
+    record_error: str = ""
 
 
 def run_sequence(
@@ -627,19 +630,28 @@ def run_sequence(
     *,
     members: int = MEMBERS,
     log: Path | None = None,
+    record: bool = False,
 ) -> Outcome:
-    """Drive a fresh group through ``sequence``; its trace and defects (not judged)."""
+    """Drive a fresh group through ``sequence``; its trace and defects (not judged).  With
+    ``record`` (and a ``log`` path) ``rebalance-lab record`` watches the group meanwhile (its trace
+    beside the log, ``.recorded.json``)."""
     started = time.monotonic()
     run = GroupRun(
         client, assignor, protocol, bootstrap, members=members, static=sequence.static, log=log
     )
     create_topics(admin, run)
+    recorder = None
     try:
         run.begin()
+        if record and log is not None:
+            recorder = _start_record(run, log.with_suffix(".recorded.json"))
         for step in sequence.steps:
             run.run_step(step, admin)
+        if recorder is not None:
+            time.sleep(1.0)  # the recorder's last poll sees the settled group
     finally:
         run.close()
+        recorded, record_error = _stop_record(recorder)
         try:
             admin.delete_topics(list(run.counts), timeout_ms=30000)
         except Exception:  # noqa: BLE001 - cleaning up only
@@ -652,7 +664,48 @@ def run_sequence(
         run.document(),
         run.defects,
         seconds=time.monotonic() - started,
+        recorded=recorded,
+        record_error=record_error,
     )
+
+
+def _start_record(run: GroupRun, out: Path) -> tuple[subprocess.Popen, Path]:
+    """``rebalance-lab record`` on the run's group (its traces are the cross-check)."""
+    import sys
+
+    command = [sys.executable, "-m", "experiments.cli", "record"]
+    command += ["--bootstrap-server", run.bootstrap, "--group", run.group]
+    command += ["--poll-interval", "0.1", "--out", str(out)]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not out.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # the recorder has seen the settled group: its trace's start
+    return process, out
+
+
+def _stop_record(
+    recorder: tuple[subprocess.Popen, Path] | None,
+) -> tuple[dict[str, Any] | None, str]:
+    """Stop the recorder (SIGTERM) and read its trace: (document, its stderr)."""
+    if recorder is None:
+        return None, ""
+    process, out = recorder
+    if process.poll() is None:
+        process.terminate()
+    try:
+        _, errors = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, errors = process.communicate()
+    document = json.loads(out.read_text()) if out.exists() else None
+    return document, (errors or "").strip()
 
 
 def strategy_of(client: Client, assignor: str, protocol: str) -> str | None:
@@ -704,3 +757,13 @@ def judge(outcome: Outcome, judged_on: str = "sticky", time_limit: float = 20.0)
         "defects": list(outcome.defects),
         "seconds": round(outcome.seconds, 1),
     }
+
+
+def member_sets(document: dict[str, Any]) -> list[list[str]]:
+    """Per step of a group trace, the names of the members that held its assignment (a client's
+    member id starts with its ``client.id``, the member's name: ``m3-5f0c...`` is ``m3``; a
+    rejoined dynamic member ``m0.1`` is ``m0``)."""
+    return [
+        sorted(m.split("-", 1)[0].split(".", 1)[0] for m in step["observed"]["assignment"])
+        for step in document["steps"]
+    ]
