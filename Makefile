@@ -14,12 +14,11 @@ KAFKA_VERSION ?= 4.4.0
 PEER_JAVA := peers/java/target/.built-$(KAFKA_VERSION)
 PEER_GO := peers/franz_go/franz-go-peer
 # The live client matrix's drivers (peers/client_matrix.py), each library pinned: Kafka's Java
-# client (the release above), franz-go and Sarama (Go modules, go.sum), KafkaJS (npm, the lock
-# file), kafka-python and confluent-kafka (PyPI, peers/drivers/requirements.txt).
+# client (the release above), franz-go and Sarama (Go modules, go.sum), KafkaJS (the KafkaJS
+# program's node_modules), kafka-python and confluent-kafka (PyPI, peers/drivers/requirements.txt).
 DRIVER_JAVA := peers/java/driver/classes/.built-$(KAFKA_VERSION)
 DRIVER_KGO := peers/kgo_driver/kgo-driver
 DRIVER_SARAMA := peers/sarama/sarama-driver
-DRIVER_KAFKAJS := peers/kafkajs/node_modules/.installed
 DRIVER_PYTHON := $(VENV)/.drivers-installed
 
 .PHONY: run test peers test-setup lint docs
@@ -59,7 +58,7 @@ $(STAMP): pyproject.toml
 
 ## peers: build Kafka's Java peer (Maven; KAFKA_VERSION=4.x.y for another release, 4.4.0 by
 ## default), the franz-go peer (Go) and the live client matrix's drivers if missing or changed
-peers: $(PEER_JAVA) $(PEER_GO) $(DRIVER_JAVA) $(DRIVER_KGO) $(DRIVER_SARAMA) $(DRIVER_KAFKAJS) $(DRIVER_PYTHON)
+peers: $(PEER_JAVA) $(PEER_GO) $(DRIVER_JAVA) $(DRIVER_KGO) $(DRIVER_SARAMA) $(DRIVER_PYTHON)
 
 $(DRIVER_JAVA): $(PEER_JAVA) $(wildcard peers/java/driver/src/rebalancelab/driver/*.java)
 	rm -rf peers/java/driver/classes
@@ -69,13 +68,8 @@ $(DRIVER_JAVA): $(PEER_JAVA) $(wildcard peers/java/driver/src/rebalancelab/drive
 $(DRIVER_KGO): peers/kgo_driver/go.mod peers/kgo_driver/go.sum peers/kgo_driver/main.go
 	cd peers/kgo_driver && go build -o kgo-driver .
 
-$(DRIVER_SARAMA): peers/sarama/go.mod peers/sarama/go.sum peers/sarama/main.go
-	cd peers/sarama && go build -o sarama-driver .
-
-$(DRIVER_KAFKAJS): peers/kafkajs/package.json peers/kafkajs/package-lock.json
-	@command -v npm >/dev/null 2>&1 || { echo "the KafkaJS driver (peers/kafkajs) needs Node.js 20+ and npm"; exit 1; }
-	cd peers/kafkajs && npm ci --no-audit --no-fund --silent
-	@touch $@
+$(DRIVER_SARAMA): peers/sarama/go.mod peers/sarama/go.sum peers/sarama/driver/main.go
+	cd peers/sarama && go build -o sarama-driver ./driver
 
 $(DRIVER_PYTHON): $(STAMP) peers/drivers/requirements.txt
 	$(BIN)/python -m pip install --quiet -r peers/drivers/requirements.txt

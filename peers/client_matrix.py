@@ -1,7 +1,7 @@
 """Real Kafka client libraries' consumer groups driven through canonical sequences (the live matrix).
 
 Each client library has a *driver* (``peers/drivers/``, ``peers/java/driver``, ``peers/kgo_driver``,
-``peers/sarama``, ``peers/kafkajs``): one small program that runs ONE consumer of that library
+``peers/sarama/driver``, ``peers/kafkajs/driver.js``): one small program that runs ONE consumer of that library
 with a given assignor and group protocol, reads commands on stdin (``subscribe a,b``, ``stop``)
 and prints every assignment callback as a JSON line, ``{"t": ms, "event": ..., "partitions":
 [[topic, p], ...], "generation": g}``, where ``t`` is the machine's monotonic clock
