@@ -5,14 +5,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-# Kafka's own code as test and benchmark peers (peers/): the Java assignors and
-# replica placement of Kafka release KAFKA_VERSION (Maven; with the broker, Kafka's tools and
-# slf4j-simple for the live-cluster tests of tests/clients/), and franz-go's
-# sticky balancer (Go).  Built when missing or changed (a stamp in target/ named after the
-# release, so that `make peers KAFKA_VERSION=4.2.2` rebuilds; the binary).
+# Other implementations (peers/): the Java assignors and replica placement of Kafka release
+# KAFKA_VERSION (Maven; with the broker, Kafka's tools and slf4j-simple for the live-cluster tests
+# of tests/clients/) and the lab's JVM assignor program (`java:` plugins), franz-go's balancers and
+# Sarama's strategies (Go programs) and KafkaJS's round robin (Node), the last three also the
+# harness's shipped foreign strategies.  Built when missing or changed (a stamp in target/ named
+# after the release, so that `make peers KAFKA_VERSION=4.2.2` rebuilds; the binaries; node_modules).
 KAFKA_VERSION ?= 4.4.0
 PEER_JAVA := peers/java/target/.built-$(KAFKA_VERSION)
 PEER_GO := peers/franz_go/franz-go-peer
+PEER_SARAMA := peers/sarama/sarama-peer
+PEER_KAFKAJS := peers/kafkajs/node_modules/kafkajs/package.json
 # The live client matrix's drivers (peers/client_matrix.py), each library pinned: Kafka's Java
 # client (the release above), franz-go and Sarama (Go modules, go.sum), KafkaJS (the KafkaJS
 # program's node_modules), kafka-python and confluent-kafka (PyPI, peers/drivers/requirements.txt).
@@ -21,7 +24,7 @@ DRIVER_KGO := peers/kgo_driver/kgo-driver
 DRIVER_SARAMA := peers/sarama/sarama-driver
 DRIVER_PYTHON := $(VENV)/.drivers-installed
 
-.PHONY: run test peers test-setup lint docs
+.PHONY: run test peers kafka-release test-setup lint docs
 
 ## run: the main job: the default suite on local Spark; the report lands in results/report/
 run: $(STAMP) peers
@@ -57,8 +60,9 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 ## peers: build Kafka's Java peer (Maven; KAFKA_VERSION=4.x.y for another release, 4.4.0 by
-## default), the franz-go peer (Go) and the live client matrix's drivers if missing or changed
-peers: $(PEER_JAVA) $(PEER_GO) $(DRIVER_JAVA) $(DRIVER_KGO) $(DRIVER_SARAMA) $(DRIVER_PYTHON)
+## default), the franz-go and Sarama programs (Go), KafkaJS (npm) and the live client matrix's
+## drivers if missing or changed
+peers: $(PEER_JAVA) $(PEER_GO) $(PEER_SARAMA) $(PEER_KAFKAJS) $(DRIVER_JAVA) $(DRIVER_KGO) $(DRIVER_SARAMA) $(DRIVER_PYTHON)
 
 $(DRIVER_JAVA): $(PEER_JAVA) $(wildcard peers/java/driver/src/rebalancelab/driver/*.java)
 	rm -rf peers/java/driver/classes
@@ -75,6 +79,12 @@ $(DRIVER_PYTHON): $(STAMP) peers/drivers/requirements.txt
 	$(BIN)/python -m pip install --quiet -r peers/drivers/requirements.txt
 	@touch $@
 
+## kafka-release: another Kafka release's jars alone (KAFKA_VERSION=4.0.2) in
+## peers/java/target/kafka-KAFKA_VERSION/, for `--plugin NAME=java:CLASS --classpath` that folder
+kafka-release:
+	cd peers/java && mvn -q -B -Dkafka.version=$(KAFKA_VERSION) -Dpeers.lib=target/kafka-$(KAFKA_VERSION) \
+	  dependency:copy-dependencies -DincludeGroupIds=org.apache.kafka
+
 $(PEER_JAVA): peers/java/pom.xml $(wildcard peers/java/src/main/java/rebalancelab/peers/*.java)
 	@command -v mvn >/dev/null 2>&1 || { echo "the Java peer (peers/java) needs Maven 3.8+ (mvn) and Java 17+"; exit 1; }
 	rm -rf peers/java/target/.built peers/java/target/.built-* peers/java/target/lib peers/java/target/classes
@@ -84,6 +94,15 @@ $(PEER_JAVA): peers/java/pom.xml $(wildcard peers/java/src/main/java/rebalancela
 $(PEER_GO): peers/franz_go/go.mod peers/franz_go/go.sum $(wildcard peers/franz_go/*.go)
 	@command -v go >/dev/null 2>&1 || { echo "the franz-go peer (peers/franz_go) needs Go 1.26+ (go; franz-go 1.22 requires it)"; exit 1; }
 	cd peers/franz_go && go build -o franz-go-peer .
+
+$(PEER_SARAMA): peers/sarama/go.mod peers/sarama/go.sum peers/sarama/main.go
+	@command -v go >/dev/null 2>&1 || { echo "the Sarama program (peers/sarama) needs Go 1.26+ (go)"; exit 1; }
+	cd peers/sarama && go build -o sarama-peer .
+
+$(PEER_KAFKAJS): peers/kafkajs/package.json peers/kafkajs/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "the KafkaJS program (peers/kafkajs) needs Node 20+ (npm)"; exit 1; }
+	cd peers/kafkajs && npm ci --no-audit --no-fund --silent
+	@touch $@
 
 ## test-setup: the system programs the tests use, installed from Debian when missing (as root):
 ## headless Chromium (the report as a browser shows it) and pdflatex with booktabs (the LaTeX tables)

@@ -129,7 +129,7 @@ def _flag(option: str) -> str:
 
 def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]):
     """The answer of ``--plugin`` to the problem of ``args`` (``None``: none, said on stderr)."""
-    found = plugin_cli.plugin(args.plugin)
+    found = plugin_cli.plugin(args.plugin, args.classpath)
     source, path = problem_source(args, "placement" if PlacementProblem in kinds else "group")
     try:
         problem = load_problem(source)
@@ -274,6 +274,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     chosen = sub.add_mutually_exclusive_group(required=True)
     chosen.add_argument("--strategy", choices=strategies, help="the strategy to run")
     plugin_cli.add_argument(chosen)
+    plugin_cli.add_classpath(sub)
     sub.add_argument(
         "--solver",
         default="heuristic",

@@ -12,6 +12,7 @@ from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
 from experiments.options import integer_in, seconds
 from experiments.pipeline import run_suite
+from experiments.plugin_java import with_classpath
 from experiments.report import write_report
 from experiments.results import load_results
 from experiments.run_lock import check_writable
@@ -54,6 +55,12 @@ def register(subcommands) -> None:
         "repeatable; those installed under rebalance_lab.strategies always run)",
     )
     parser.add_argument(
+        "--classpath",
+        metavar="JARS|DIR",
+        help="the jars and class folders of every java:CLASS plugin (separated by ':'; a folder: "
+        "its classes and its jars), before the Kafka release `make peers` built",
+    )
+    parser.add_argument(
         "--master",
         help="Spark master, e.g. local[2] or spark://host:7077 (default local[*]); "
         "sc://host:15002 is a Spark Connect server",
@@ -84,7 +91,8 @@ def register(subcommands) -> None:
 
 def command(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
-    plugins = plugins_for(args.plugin, experiment=experiment)
+    specs = [with_classpath(spec, args.classpath) for spec in args.plugin]
+    plugins = plugins_for(specs, experiment=experiment)
     out = Path(args.out)
     # Before any solving: a bad --out or --run-id is exit 2 now, not a traceback after the run.
     check_writable(out)

@@ -26,6 +26,8 @@ from pathlib import PurePath
 from typing import Any
 
 from experiments.plugin_runner import argv_for, describe, is_process_target, run
+from experiments.plugin_shipped import names as shipped_names
+from experiments.plugin_shipped import target as shipped_target
 from models.options import DEFAULT_TIME_LIMIT
 from problems import LEVELS, ProblemError, problem_to_json
 
@@ -86,10 +88,18 @@ def resolve(spec: str, where: str = "--plugin", keep: bool = False) -> Plugin:
     name, target = _split(spec)
     if ":" not in target:
         found = installed()
-        if target not in found:
+        try:  # a foreign strategy shipped with the lab (experiments/plugin_shipped.py)
+            foreign = shipped_target(target)
+        except ProblemError as error:
+            raise ProblemError(where, f"{target}: {error.message}") from None
+        if target not in found and foreign is None:
             shown = ", ".join(sorted(found)) or "none installed"
-            raise ProblemError(where, f"no plugin {target!r} ({ENTRY_POINT_GROUP}: {shown})")
-        name, target = name or target, found[target]
+            raise ProblemError(
+                where,
+                f"no plugin {target!r} ({ENTRY_POINT_GROUP}: {shown}; shipped: "
+                f"{', '.join(shipped_names())})",
+            )
+        name, target = name or target, found.get(target) or str(foreign)
     if not is_process_target(target):
         module_name, _, attribute = target.partition(":")
         if not module_name or not attribute:

@@ -4,7 +4,9 @@ Runs the ``gate`` suite on this machine (the same :func:`experiments.runs.solve_
 maps, without starting Spark: in one worker process per core, ``--processes``), computes each
 heuristic's gap statistics against the proven optima (:func:`experiments.gap.summary`), and compares
 them with a committed baseline (``baselines/gate.json``).  Exit 1 with a table of what got worse, 0
-otherwise; ``--update`` rewrites the baseline.
+otherwise; ``--update`` rewrites the baseline.  ``--experiment FILE`` gates an experiment file
+instead of a suite, and ``--plugin`` judges plugins (``java:`` with ``--classpath``) like the
+built-ins; the statistics are also kept by churn event, so a failure names the events.
 
 Why the statistics do not depend on the machine, what counts as worse and what a baseline must hold
 (checked before anything is solved, :func:`parse_baseline`): docs/harness.md.  The suite's traces are
@@ -28,9 +30,11 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from experiments.experiment import suite
+from experiments.experiment import Experiment, load_experiment, load_suite, suite
+from experiments.experiment_plugins import Plugin, plugins_for, with_plugins
 from experiments.gap import disagreements, gaps, summary
 from experiments.options import integer_in, seconds
+from experiments.plugin_java import with_classpath
 from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
 from experiments.scenarios import SCENARIOS_SINCE, SUITE_VERSION, SUITES, build_problem
@@ -71,27 +75,37 @@ def gate_rows(
     time_limit: float | None = None,
     progress: bool = True,
     processes: int | None = None,
+    experiment: Experiment | None = None,
+    plugins: list[Plugin] | None = None,
 ) -> pd.DataFrame:
-    """Solve every scenario of the suite on this machine, without Spark: in ``processes`` worker processes
-    (default: one per core this process may run on; every solver is single-threaded; 1: in this process)."""
-    limit = TIME_LIMITS.get(suite_name, 5.0) if time_limit is None else time_limit
+    """Solve every scenario of the suite (or of ``experiment``, with ``plugins`` run on the
+    scenarios judged on their objectives) on this machine, without Spark: in ``processes`` worker
+    processes (default: one per core this process may run on; every solver is single-threaded; 1:
+    in this process)."""
+    if experiment is None:
+        limit = TIME_LIMITS.get(suite_name, 5.0) if time_limit is None else time_limit
+        scenarios = suite(suite_name)
+    else:
+        limit = experiment.time_limit if time_limit is None else time_limit
+        scenarios, suite_name = experiment.scenarios, experiment.name
     processes = len(os.sched_getaffinity(0)) if processes is None else processes
     return solve_frame(
-        scenario_frame(suite(suite_name)),
+        scenario_frame(with_plugins(scenarios, plugins or [])),
         limit,
         progress=f"gate ({suite_name})" if progress else None,
         processes=processes,
     )
 
 
-def scenario_digests(suite_name: str) -> dict[str, str]:
+def scenario_digests(suite_name: str, experiment: Experiment | None = None) -> dict[str, str]:
     """Each scenario's problem document digest: a recorded optimum holds only for the same document
     (a scenario's previous owners come from Kafka's range and round robin, so changing them changes it)."""
+    scenarios = suite(suite_name) if experiment is None else experiment.scenarios
     return {
         s.scenario_id: hashlib.sha256(
             orjson.dumps(build_problem(s), option=orjson.OPT_SORT_KEYS)
         ).hexdigest()[:16]
-        for s in suite(suite_name)
+        for s in scenarios
     }
 
 
@@ -171,6 +185,37 @@ def statistics(
     }
 
 
+def event_statistics(
+    rows: pd.DataFrame, counted: Collection[str] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
+    """:func:`statistics` of every ``judged_on/heuristic`` by churn event (the scenarios' ``churn``):
+    what names the event a regression is on."""
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for event, part in rows.groupby("churn", dropna=True):
+        for name, values in statistics(part, counted).items():
+            table.setdefault(name, {})[str(event)] = values
+    return table
+
+
+def event_regressions(
+    baseline: dict[str, dict[str, dict[str, float]]],
+    current: dict[str, dict[str, dict[str, float]]],
+) -> pd.DataFrame:
+    """One row per statistic of one heuristic on one event that got worse (:func:`regressions` by event)."""
+    parts = []
+    for name, events in sorted(baseline.items()):
+        for event, before in sorted(events.items()):
+            now = current.get(name, {}).get(event)
+            if now is None:
+                continue  # the heuristic's disappearance is the overall table's
+            worse = regressions({name: before}, {name: now})
+            parts.append(worse.assign(event=event))
+    columns = ["heuristic", "event", "statistic", "baseline", "now"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(parts, ignore_index=True)[columns]
+
+
 def regressions(
     baseline: dict[str, dict[str, float]],
     current: dict[str, dict[str, float]],
@@ -207,8 +252,28 @@ def register(subcommands) -> None:
         description=__doc__.split("\n\n")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--suite", default="gate", choices=SUITES, help="scenario suite (default: gate)"
+    )
+    which.add_argument(
+        "--experiment",
+        metavar="FILE",
+        help="an experiment file instead of a suite (its name is the baseline's suite)",
+    )
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="[NAME=]SPEC",
+        help="an assignor of your own judged like a built-in: module:function, exec:COMMAND or "
+        "java:CLASS (repeatable; docs/gate-ci.md)",
+    )
+    parser.add_argument(
+        "--classpath",
+        metavar="JARS|DIR",
+        help="the jars and class folders of every java: plugin (separated by ':'; a folder: its "
+        "classes and its jars), before the Kafka release `make peers` built",
     )
     parser.add_argument(
         "--baseline", default=str(BASELINE), help=f"baseline file (default: {BASELINE})"
@@ -243,6 +308,8 @@ class Baseline:
     #: written before the suites had traces).
     traces: dict[str, dict[str, float]] = field(default_factory=dict)
     trace_optima: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Each heuristic's statistics by churn event (none in a baseline written before they were kept).
+    events: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
 
 def _type_name(value: object) -> str:
@@ -321,6 +388,21 @@ def _heuristics(document: dict[str, Any], source: str) -> dict[str, dict[str, fl
     return checked
 
 
+def _events(document: dict[str, Any], source: str) -> dict[str, dict[str, dict[str, float]]]:
+    """The baseline's statistics by event (optional), each entry checked as ``heuristics``' are."""
+    if "events" not in document:
+        return {}
+    entries = _object(document, "events", source)
+    checked = {}
+    for name, events in entries.items():
+        if type(events) is not dict or not events:
+            raise ProblemError(
+                f"events.{name}", f"must be a non-empty object, got {_type_name(events)}", source
+            )
+        checked[name] = _heuristics({"heuristics": events}, f"{source} (events.{name})")
+    return checked
+
+
 def _optima(document: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
     entries = _object(document, "optima", source)
     for scenario, entry in entries.items():
@@ -367,6 +449,7 @@ def parse_baseline(data: bytes, source: str, suite_name: str) -> Baseline:
         optima=_optima(document, source),
         traces=parse_traces(document, source),
         trace_optima=parse_trace_optima(document, source),
+        events=_events(document, source),
     )
 
 
@@ -407,26 +490,47 @@ def _recorded_trace_optima(path: Path, suite_name: str) -> dict[str, dict[str, A
 
 def command(args: argparse.Namespace) -> int:
     path = Path(args.baseline)
+    experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
+    name = experiment.name
+    given = experiment if args.experiment else None  # a shipped suite keeps its time limit
+    specs = [with_classpath(spec, args.classpath) for spec in args.plugin]
+    if args.classpath is not None and not any(s != p for s, p in zip(specs, args.plugin)):
+        raise ProblemError(
+            "--classpath", "no java: plugin without a classpath of its own to use it"
+        )
+    # Only the plugins named here or in the experiment file: the gate judges what it is told to.
+    plugins = plugins_for(specs, experiment=experiment, entry_points=False)
     judged: dict[str, dict[str, float]] = {}  # the baseline's statistics (none with --update)
+    judged_events: dict[str, dict[str, dict[str, float]]] = {}
     judged_trace_stats: dict[str, dict[str, float]] | None = None  # None: no traces recorded
     if args.update:  # the baseline's folder is checked before any solving
         check_writable(path.parent)
         if path.is_dir():
             raise ProblemError("", "cannot write the baseline: it is a folder", str(path))
-        recorded = _recorded(path, args.suite)
-        recorded_traces = _recorded_trace_optima(path, args.suite)
+        recorded = _recorded(path, name)
+        recorded_traces = _recorded_trace_optima(path, name)
     else:  # the baseline is read and checked before any solving
-        baseline = read_baseline(path, args.suite)
+        baseline = read_baseline(path, name)
         recorded, judged = baseline.optima, baseline.heuristics
+        judged_events = baseline.events
         recorded_traces = baseline.trace_optima
         judged_trace_stats = baseline.traces if baseline.traces else None
     rows = gate_rows(
-        args.suite, args.time_limit, progress=not args.no_progress, processes=args.processes
+        name,
+        args.time_limit,
+        progress=not args.no_progress,
+        processes=args.processes,
+        experiment=given,
+        plugins=plugins,
     )
     trace_run = gate_trace_rows(
-        args.suite, args.time_limit, progress=not args.no_progress, processes=args.processes
+        name,
+        args.time_limit,
+        progress=not args.no_progress,
+        processes=args.processes,
+        experiment=given,
     )
-    trace_ids = trace_digests(args.suite)
+    trace_ids = trace_digests(name, given)
     trace_optima = {
         sid: entry["moves"]
         for sid, entry in recorded_traces.items()
@@ -446,7 +550,7 @@ def command(args: argparse.Namespace) -> int:
         )
         return 1
     current_traces = trace_statistics(trace_gap_rows)
-    digests = scenario_digests(args.suite)
+    digests = scenario_digests(name, given)
     proven = proven_optima(rows)
     optima = {
         sid: entry["levels"]
@@ -472,13 +576,16 @@ def command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    current = statistics(rows, set(optima) | (changed & set(proven)))
+    counted = set(optima) | (changed & set(proven))
+    current = statistics(rows, counted)
+    current_events = event_statistics(rows, counted)
     if args.update:
         document = {
-            "suite": args.suite,
+            "suite": name,
             "suite_version": SUITE_VERSION,
             "tolerance": TOLERANCE,
             "heuristics": current,
+            "events": current_events,
             "optima": {
                 sid: {"digest": digests[sid], "levels": optima[sid]} for sid in sorted(optima)
             },
@@ -507,6 +614,7 @@ def command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     worse = regressions(judged, current)
+    worse_events = event_regressions(judged_events, current_events)
     table = pd.DataFrame.from_dict(current, orient="index")
     print(table.to_string(float_format=lambda v: f"{v:.4g}"))
     if current_traces:
@@ -535,12 +643,17 @@ def command(args: argparse.Namespace) -> int:
     new = sorted(set(current) - set(judged))
     if new:
         print(f"gate: not in the baseline yet (not judged): {', '.join(new)}", file=sys.stderr)
-    if len(worse):
+    if len(worse) or len(worse_events):
         print(
             "\ngate: FAILED, worse than the baseline (tolerance "
             f"{TOLERANCE:g}):\n{worse.to_string(index=False)}",
             file=sys.stderr,
         )
+        if len(worse_events):
+            print(
+                f"\nby event:\n{worse_events.to_string(index=False)}",
+                file=sys.stderr,
+            )
         return 1
     print(f"gate: passed ({len(current)} heuristics, none worse than {path})", file=sys.stderr)
     return 0

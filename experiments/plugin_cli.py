@@ -43,17 +43,29 @@ def add_argument(parser: argparse.ArgumentParser | Any, what: str = "--strategy"
     parser.add_argument(
         "--plugin",
         metavar="SPEC",
-        help=f"a plugin instead of {what}: [NAME=]module:function, [NAME=]exec:COMMAND or an "
-        "installed name (docs/plugins.md)",
+        help=f"a plugin instead of {what}: [NAME=]module:function, [NAME=]exec:COMMAND, "
+        "[NAME=]java:CLASS or an installed or shipped name (docs/plugins.md)",
     )
 
 
-def plugin(spec: str) -> Plugin:
-    """The plugin ``spec`` names, its program left running for the calls."""
+def add_classpath(parser: argparse.ArgumentParser | Any) -> None:
+    """Add ``--classpath JARS|DIR`` (for a ``java:`` plugin)."""
+    parser.add_argument(
+        "--classpath",
+        metavar="JARS|DIR",
+        help="the jars and class folders of a java:CLASS plugin (separated by ':'), before the "
+        "Kafka release `make peers` built (docs/java-assignors.md)",
+    )
+
+
+def plugin(spec: str, classpath: str | None = None) -> Plugin:
+    """The plugin ``spec`` names (a ``java:`` one with ``classpath`` when it has none), its program
+    left running for the calls."""
     from experiments.experiment_plugins import resolve  # entry points: read only when asked
+    from experiments.plugin_java import with_classpath
 
     try:
-        return resolve(spec, "--plugin", keep=True)
+        return resolve(with_classpath(spec, classpath), "--plugin", keep=True)
     except ProblemError as error:
         raise error.with_source("command line") from None
 

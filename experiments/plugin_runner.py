@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from experiments.plugin_java import java_argv
 from experiments.plugin_process import MEMORY_LIMIT_MB, PluginFailure, PluginProcess
 from experiments.plugin_protocol import Answer, Garbage, read_answer, request
 from problems import GroupProblem, PlacementProblem, ProblemError, StreamsProblem
@@ -40,8 +41,9 @@ def _exec_argv(command: str) -> list[str]:
     return argv
 
 
-#: Program of a target ``PREFIX:REST`` by prefix: a function of ``REST`` returning the argv.
-PROGRAMS: dict[str, Callable[[str], list[str]]] = {"exec": _exec_argv}
+#: Program of a target ``PREFIX:REST`` by prefix: a function of ``REST`` returning the argv
+#: (``java:CLASS``: the lab's JVM assignor program, :mod:`experiments.plugin_java`).
+PROGRAMS: dict[str, Callable[[str], list[str]]] = {"exec": _exec_argv, "java": java_argv}
 
 
 def is_process_target(target: str) -> bool:

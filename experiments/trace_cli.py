@@ -63,6 +63,7 @@ def register(subcommands: Any) -> None:
         help="the strategy to run (with --compare: the objective every row is judged on)",
     )
     plugin_cli.add_argument(chosen)
+    plugin_cli.add_classpath(parser)
     parser.add_argument(
         "--compare",
         action="store_true",
@@ -153,7 +154,7 @@ def _with_plugin(args: argparse.Namespace, loaded: Trace) -> TraceResult:
     """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md)."""
     from experiments.plugin_runner import run
 
-    found = plugin_cli.plugin(args.plugin)
+    found = plugin_cli.plugin(args.plugin, args.classpath)
     start = load_problem(loaded.start)
     judged = plugin_cli.judged_on(found, start, loaded.name)
     limit = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit

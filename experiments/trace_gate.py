@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
-from experiments.experiment import load_suite
+from experiments.experiment import Experiment, load_suite
 from experiments.runs import TIME_LIMITS
 from experiments.trace_gap import STEP_OPTIMAL, trace_gaps
 from experiments.trace_runs import solve_trace_frame, trace_frame
@@ -48,11 +48,17 @@ def gate_trace_rows(
     time_limit: float | None = None,
     progress: bool = True,
     processes: int | None = None,
+    experiment: Experiment | None = None,
 ) -> pd.DataFrame:
-    """Solve every trace scenario of the suite on this machine, without Spark (as
-    :func:`experiments.gate.gate_rows` does its scenarios); no rows when it has no traces."""
-    traces = load_suite(suite_name).traces
-    limit = TIME_LIMITS.get(suite_name, 5.0) if time_limit is None else time_limit
+    """Solve every trace scenario of the suite (or of ``experiment``) on this machine, without
+    Spark (as :func:`experiments.gate.gate_rows` does its scenarios); no rows when it has none."""
+    traces = (experiment or load_suite(suite_name)).traces
+    if time_limit is not None:
+        limit = time_limit
+    elif experiment is not None:
+        limit = experiment.time_limit
+    else:
+        limit = TIME_LIMITS.get(suite_name, 5.0)
     processes = len(os.sched_getaffinity(0)) if processes is None else processes
     return solve_trace_frame(
         trace_frame(traces),
@@ -62,13 +68,13 @@ def gate_trace_rows(
     )
 
 
-def trace_digests(suite_name: str) -> dict[str, str]:
+def trace_digests(suite_name: str, experiment: Experiment | None = None) -> dict[str, str]:
     """Each trace scenario's trace document digest: a recorded optimum holds only for the same trace."""
     return {
         t.scenario_id: hashlib.sha256(
             orjson.dumps(build_trace(t), option=orjson.OPT_SORT_KEYS)
         ).hexdigest()[:16]
-        for t in load_suite(suite_name).traces
+        for t in (experiment or load_suite(suite_name)).traces
     }
 
 

@@ -12,7 +12,8 @@
 // without partition racks franz-go's sticky balancer does not use them.
 //
 // Usage: franz-go-peer [-repeat N] [-cooperative] GROUP.json   (- reads standard input)
-// or franz-go-peer -trace [-cooperative] TRACE.json for a whole trace (trace.go).
+// or franz-go-peer -trace [-cooperative] TRACE.json for a whole trace (trace.go),
+// or franz-go-peer -serve BALANCER: a plugin program of the lab (serve.go).
 //
 // Output (one JSON object): {"assignment": {member: {topic: [partitions]}}, "seconds": [run, ...]}.
 package main
@@ -52,7 +53,12 @@ func main() {
 	repeat := flag.Int("repeat", 1, "timed runs")
 	cooperative := flag.Bool("cooperative", false, "kgo.CooperativeStickyBalancer instead of kgo.StickyBalancer")
 	trace := flag.Bool("trace", false, "run a whole trace (trace.go)")
+	serveBalancer := flag.String("serve", "", "serve the plugin protocol with this balancer (serve.go)")
 	flag.Parse()
+	if *serveBalancer != "" {
+		serveMain(*serveBalancer)
+		return
+	}
 	if flag.NArg() != 1 || *repeat < 1 {
 		fail("usage: franz-go-peer [-repeat N] [-cooperative] GROUP.json")
 	}

@@ -84,11 +84,11 @@ def without_statistic() -> dict:
         ),
         (
             json.dumps(with_statistic("0.1")).encode(),
-            "error: b.json: heuristics.sticky.sticky/range.mean_gap2: must be a finite number, got '0.1'",
+            "error: b.json: heuristics.sticky/range.mean_gap2: must be a finite number, got '0.1'",
         ),
         (
             json.dumps(with_statistic(None)).encode(),
-            "error: b.json: heuristics.sticky.sticky/range.mean_gap2: must be a finite number, got null",
+            "error: b.json: heuristics.sticky/range.mean_gap2: must be a finite number, got null",
         ),
         (
             json.dumps(with_levels(["a", None])).encode(),
@@ -110,7 +110,7 @@ def without_statistic() -> dict:
         ),
         (
             json.dumps(with_statistic(math.nan)).encode(),
-            "error: b.json: heuristics.sticky.sticky/range.mean_gap2: must be a finite number, got nan",
+            "error: b.json: heuristics.sticky/range.mean_gap2: must be a finite number, got nan",
         ),
         # What is missing is said (not "other statistics").
         (
@@ -119,7 +119,7 @@ def without_statistic() -> dict:
         ),
         (
             json.dumps(without_statistic()).encode(),
-            "error: b.json: heuristics.sticky.sticky/range.share_optimal: missing; re-create the baseline "
+            "error: b.json: heuristics.sticky/range.share_optimal: missing; re-create the baseline "
             "with --update",
         ),
     ],

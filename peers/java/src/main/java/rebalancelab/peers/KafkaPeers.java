@@ -304,11 +304,21 @@ public final class KafkaPeers {
         Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Map<String, Integer> nameCounts = new HashMap<>();
-        for (int m = 0; m < members.length; m++) {
-            int d = memberSubscription[m];
+        // One name set and TopicIds view per distinct subscription, shared by its members (as Kafka's
+        // benchmark shares its topic-name sets): equal sets built alike iterate alike.
+        Map<Integer, TopicIds> views = new HashMap<>();
+        Map<Integer, Integer> multiplicity = new HashMap<>();
+        for (int m = 0; m < members.length; m++)
+            multiplicity.merge(memberSubscription[m], 1, Integer::sum);
+        for (Map.Entry<Integer, Integer> entry : multiplicity.entrySet()) {
+            int d = entry.getKey();
             Set<String> names = new HashSet<>(Arrays.asList(subscriptionNames).subList(subscriptionStart[d], subscriptionStart[d + 1]));
             for (String name : names)
-                nameCounts.merge(name, 1, Integer::sum);
+                nameCounts.merge(name, entry.getValue(), Integer::sum);
+            views.put(d, new TopicIds(names, resolver));
+        }
+        for (int m = 0; m < members.length; m++) {
+            int d = memberSubscription[m];
             // As Assignment.fromRecord replays a target assignment record: topic by topic (put), each
             // topic's partitions a new HashSet<>(list).
             Map<Uuid, List<Integer>> lists = new LinkedHashMap<>();
@@ -321,7 +331,7 @@ public final class KafkaPeers {
             for (Map.Entry<Uuid, List<Integer>> entry : lists.entrySet())
                 owned.put(entry.getKey(), new HashSet<>(entry.getValue()));
             specs.put(members[m], new MemberSubscriptionAndAssignmentImpl(
-                Optional.ofNullable(racks[m]), Optional.ofNullable(instanceIds[m]), new TopicIds(names, resolver),
+                Optional.ofNullable(racks[m]), Optional.ofNullable(instanceIds[m]), views.get(d),
                 new org.apache.kafka.coordinator.group.modern.Assignment(owned)));
         }
         boolean homogeneous = true;
