@@ -40,6 +40,7 @@ COLUMNS = (
     ("step_optimum_moves", "per-step optimum"),
     ("horizon_moves", "horizon optimum"),
     ("moves_above_horizon", "above horizon"),
+    ("idle_steps", "steps with an idle member"),
     ("rounds", "rounds"),
     ("unowned_partition_s", "partition-s unowned"),
 )
@@ -62,6 +63,23 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table_only(out: Path) -> int:
+    """matrix.md from the rows of matrix.jsonl (the idle steps recounted from each trace)."""
+    from peers.client_matrix import idle_steps
+
+    rows = []
+    for line in (out / "matrix.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        tag = f"{row['client']}-{row['assignor']}-{row['protocol']}-{row['sequence']}"
+        path = out / "traces" / f"{tag}.json"
+        if "error" not in row and path.exists():
+            row["idle_steps"] = idle_steps(json.loads(path.read_text()))
+        rows.append(row)
+    (out / "matrix.md").write_text(markdown(rows))
+    print(markdown(rows))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "client-matrix")
@@ -69,7 +87,14 @@ def main() -> int:
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--sequences", default=",".join(sequences()))
     parser.add_argument("--assignors", help="only these assignors (comma-separated)")
+    parser.add_argument(
+        "--table",
+        action="store_true",
+        help="only rebuild matrix.md from --out's matrix.jsonl and traces (a run cut short too)",
+    )
     args = parser.parse_args()
+    if args.table:
+        return table_only(args.out)
     from kafka.admin import KafkaAdminClient
 
     cluster = None

@@ -750,6 +750,7 @@ def judge(outcome: Outcome, judged_on: str = "sticky", time_limit: float = 20.0)
         "horizon_moves": horizon.moves,
         "horizon_status": horizon.status,
         "moves_above_horizon": seen.moves - horizon.moves,
+        "idle_steps": idle_steps(outcome.document),
         "rounds": sum(s["observed"]["rounds"] for s in observed),
         "unowned_partition_s": round(
             sum(s["observed"]["unowned_partition_ms"] for s in observed) / 1000, 1
@@ -767,3 +768,18 @@ def member_sets(document: dict[str, Any]) -> list[list[str]]:
         sorted(m.split("-", 1)[0].split(".", 1)[0] for m in step["observed"]["assignment"])
         for step in document["steps"]
     ]
+
+
+def idle_steps(document: dict[str, Any]) -> int:
+    """Steps after which a member of the group held nothing although the group has at least as
+    many partitions of each member's topics as members: every assignor of the matrix gives each
+    such member a partition, so the member was out of the group's last generation (stuck in a
+    join, or expelled)."""
+    counts = dict(document["problem"]["topics"])
+    idle = 0
+    for step in document["steps"]:
+        counts.update(step.get("topics", {}))
+        held = step["observed"]["assignment"]
+        if len(held) <= min(counts.values()) and any(not h for h in held.values()):
+            idle += 1
+    return idle

@@ -1,0 +1,39 @@
+"""The live client matrix's defects, pinned on the traces their runs wrote (docs/findings.md).
+
+kafka-python 3.0.12, partitions added to a topic of a six-member ``sticky`` group: one member
+(``m5``) noticed the new partitions first, gave up its partitions and rejoined, then took part in
+no later generation (it stayed in its join, as in the SyncGroup stall tests/clients/
+test_kafka_python.py describes); the other five shared the 24 old partitions, and after the
+session timeout the 28 (6, 6, 6, 5, 5, and nothing for the stalled member, still running).  Reproduction, on the test cluster:
+``nice .venv/bin/python benchmarks/client_matrix.py --clients kafka-python --assignors sticky
+--sequences partitions-added`` (intermittent: it struck 2 of the 4 kafka-python assignors in the
+run of docs/findings.md).  The trace of that run is ``tests/data/client_matrix/``; the lab must
+judge it as it happened: a valid step (every partition held once), one member idle, a spread of 6
+where the optimum's is 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from models.observed import imbalance, observed_run
+from models.trace import trace
+from peers.client_matrix import idle_steps
+from problems.trace import load_trace
+
+DATA = Path(__file__).parents[1] / "data" / "client_matrix"
+
+
+def test_kafka_python_stalled_leader_after_partitions_added():
+    document = json.loads((DATA / "kafka-python-sticky-partitions-added.json").read_text())
+    assert document["steps"][0]["topics"] == {"a": 16}
+    held = document["steps"][0]["observed"]["assignment"]
+    assert sorted(sum(len(p) for p in h.values()) for h in held.values()) == [0, 5, 5, 6, 6, 6]
+    assert idle_steps(document) == 1
+
+    loaded = load_trace(document)
+    seen = observed_run(loaded, "sticky")
+    assert seen.steps[1].result.evaluation.valid
+    best = trace(loaded, "sticky", "step")
+    assert (imbalance(seen.steps[1]), imbalance(best.steps[1])) == (6, 1)
