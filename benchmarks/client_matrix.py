@@ -88,6 +88,12 @@ def main() -> int:
     parser.add_argument("--sequences", default=",".join(sequences()))
     parser.add_argument("--assignors", help="only these assignors (comma-separated)")
     parser.add_argument(
+        "--record",
+        action="store_true",
+        help="rebalance-lab record watches every classic group too: its trace beside the run's, "
+        "and in each row whether it saw the same rebalances with the same members",
+    )
+    parser.add_argument(
         "--table",
         action="store_true",
         help="only rebuild matrix.md from --out's matrix.jsonl and traces (a run cut short too)",
@@ -134,6 +140,7 @@ def main() -> int:
                         bootstrap,
                         admin,
                         log=args.out / "traces" / f"{tag}.log",
+                        record=args.record and protocol == "classic",
                     )
                     (args.out / "traces" / f"{tag}.json").write_text(
                         json.dumps(outcome.document, indent=1)

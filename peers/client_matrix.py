@@ -757,6 +757,14 @@ def judge(outcome: Outcome, judged_on: str = "sticky", time_limit: float = 20.0)
         ),
         "defects": list(outcome.defects),
         "seconds": round(outcome.seconds, 1),
+        **(
+            {}
+            if outcome.recorded is None
+            else {
+                "recorded_steps": len(outcome.recorded["steps"]),
+                "record_agrees": member_sets(outcome.recorded) == member_sets(outcome.document),
+            }
+        ),
     }
 
 
