@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
 from models.observed import imbalance, observed_run
 from models.trace import trace
@@ -37,3 +41,24 @@ def test_kafka_python_stalled_leader_after_partitions_added():
     assert seen.steps[1].result.evaluation.valid
     best = trace(loaded, "sticky", "step")
     assert (imbalance(seen.steps[1]), imbalance(best.steps[1])) == (6, 1)
+
+
+def test_kafka_python_roundrobin_leader_fails_on_unequal_subscriptions():
+    """kafka-python 3.0.12's round robin, the subscription-change sequence: once one member
+    subscribes ``a`` only, the leader's assignment raises ``KeyError`` (its skip loop looks a
+    member up by the (instance id, member id) pair in a dict keyed by member id) and the leader's
+    consumer dies in ``poll`` (the matrix: "the driver of m4 exited on its own").  Reproduction:
+    ``benchmarks/client_matrix.py --clients kafka-python --assignors roundrobin --sequences
+    subscription-change``; here the assignor alone, as the leader calls it."""
+    cluster = SimpleNamespace(partitions_for_topic=lambda topic: {0, 1})
+    members = [
+        SimpleNamespace(member_id=m, group_instance_id=None, metadata=SimpleNamespace(topics=t))
+        for m, t in (("m0", ["a"]), ("m1", ["a", "b"]))
+    ]
+    with pytest.raises(KeyError):
+        RoundRobinPartitionAssignor.assign(cluster, members)
+    equal = [
+        SimpleNamespace(**vars(m) | {"metadata": SimpleNamespace(topics=["a", "b"])})
+        for m in members
+    ]
+    assert len(RoundRobinPartitionAssignor.assign(cluster, equal)) == 2
