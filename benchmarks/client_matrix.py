@@ -126,6 +126,7 @@ def main() -> int:
             for assignor, protocol in CLIENTS[name].combinations()
             if (wanted is None or assignor in wanted)
             and (CLIENTS[name].static or not chosen[seq_name].static)
+            and (CLIENTS[name].resubscribe or seq_name != "subscription-change")
         ]
         with open(args.out / "matrix.jsonl", "w") as jsonl:
             for seq_name, name, assignor, protocol in runs:

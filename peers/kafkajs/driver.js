@@ -4,9 +4,9 @@
 //
 // KafkaJS's protocol is eager and tells a member what it holds through its instrumentation
 // events: REBALANCING (everything it held is given up: "revoked") and GROUP_JOIN (its new
-// assignment: "assigned").  A subscription change stops the consumer, subscribes and runs it
-// again (KafkaJS takes subscriptions only while stopped).  Options: bootstrap, group, member,
-// topics, assignor (roundrobin, KafkaJS's one built-in assigner), session_ms, heartbeat_ms.
+// assignment: "assigned").  It takes no subscription change: KafkaJS's subscribe only adds topics
+// to a consumer.  Options: bootstrap, group, member, topics, assignor (roundrobin, KafkaJS's one
+// built-in assigner), session_ms, heartbeat_ms.
 'use strict';
 const readline = require('readline');
 const { Kafka, PartitionAssigners, logLevel } = require('kafkajs');
@@ -76,12 +76,7 @@ async function main() {
     const command = line.trim();
     queue = queue.then(async () => {
       if (command === 'stop') await stop();
-      else if (command.startsWith('subscribe ')) {
-        await consumer.stop();
-        if (held.length) emit('revoked', held);
-        held = [];
-        await start(command.slice(10).split(','));
-      }
+      else emit('error', [], { text: `unknown command: ${command}` });
     });
   });
   lines.on('close', () => { queue = queue.then(stop); });
