@@ -62,3 +62,31 @@ def test_kafka_python_roundrobin_leader_fails_on_unequal_subscriptions():
         for m in members
     ]
     assert len(RoundRobinPartitionAssignor.assign(cluster, equal)) == 2
+
+
+def test_kafka_python_cooperative_member_keeps_a_partition_given_away():
+    """kafka-python 3.0.12's cooperative-sticky, the subscription-change sequence: ``m0``
+    subscribes ``a`` only, gives up its ``b`` partitions (generation 7) and keeps ``a-8``; it takes
+    part in no later generation, and generation 9 gives ``a-8`` to ``m1`` while ``m0`` is told
+    nothing (no revocation, no ``on_partitions_lost``): two members hold ``a-8`` until the run
+    ends 34 s later, and the step never settles (the matrix: "no settled assignment in 40 s",
+    "held twice").  Reproduction: ``benchmarks/client_matrix.py --clients kafka-python
+    --assignors cooperative-sticky --sequences subscription-change`` (intermittent); the
+    callbacks of that run are ``tests/data/client_matrix/``'s log, replayed here."""
+    held: dict[str, set[tuple[str, int]]] = {}
+    last: dict[str, int] = {}
+    path = DATA / "kafka-python-cooperative-sticky-subscription-change.log"
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "exited":
+            break  # the run's end: every process killed
+        mine = held.setdefault(event["member"], set())
+        changed = {(t.split("-")[0], p) for t, p in event["partitions"]}
+        if event["event"] == "assigned":
+            mine |= changed
+            last[event["member"]] = event["generation"]
+        elif event["event"] in ("revoked", "lost"):
+            mine -= changed
+    holders = sorted(m for m, ps in held.items() if ("a", 8) in ps)
+    assert holders == ["m0", "m1"]
+    assert last["m0"] == 5 and {last[m] for m in ("m1", "m2", "m3", "m4", "m5")} == {9}
