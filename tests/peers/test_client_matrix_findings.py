@@ -90,3 +90,18 @@ def test_kafka_python_cooperative_member_keeps_a_partition_given_away():
     holders = sorted(m for m, ps in held.items() if ("a", 8) in ps)
     assert holders == ["m0", "m1"]
     assert last["m0"] == 5 and {last[m] for m in ("m1", "m2", "m3", "m4", "m5")} == {9}
+
+
+def test_franz_go_eager_sticky_balancer_moves_most_partitions_on_a_join():
+    """franz-go 1.22.2's ``StickyBalancer`` on the classic protocol (eager), scale-out of a
+    six-member group on 24 partitions: the first join moves 22 partitions and the second 21 where
+    the sticky optimum moves 3 each (its ``CooperativeStickyBalancer``, Kafka's ``StickyAssignor``
+    and Sarama's sticky strategy move 6 in all in the same run).  Reproduction:
+    ``benchmarks/client_matrix.py --clients franz-go --assignors sticky --sequences scale-out``;
+    the trace of that run is ``tests/data/client_matrix/``."""
+    loaded = load_trace(json.loads((DATA / "franz-go-sticky-scale-out.json").read_text()))
+    seen = observed_run(loaded, "sticky")
+    best = trace(loaded, "sticky", "step")
+    assert all(s.result.evaluation.valid for s in seen.steps)
+    assert [s.moves for s in seen.steps] == [0, 22, 21]
+    assert [s.moves for s in best.steps] == [0, 3, 3]
