@@ -2,14 +2,14 @@
 
 kafka-python 3.0.12, partitions added to a topic of a six-member ``sticky`` group: one member
 (``m5``) noticed the new partitions first, gave up its partitions and rejoined, then took part in
-no later generation (it stayed in its join, as in the SyncGroup stall tests/clients/
-test_kafka_python.py describes); the other five shared the 24 old partitions, and after the session
-timeout the 28 (6, 6, 6, 5, 5, and nothing for the stalled member, still running). Reproduction, on
-the test cluster: ``nice .venv/bin/python benchmarks/client_matrix.py --clients kafka-python
---assignors sticky --sequences partitions-added`` (intermittent: it struck 2 of the 4 kafka-python
-assignors in the run of docs/findings.md). The trace of that run is ``tests/data/client_matrix/``;
-the lab must judge it as it happened: a valid step (every partition held once), one member idle, a
-spread of 6 where the optimum's is 1.
+no later generation (it stayed in its join, as in the SyncGroup stall that
+tests/clients/test_kafka_python.py describes); the other five shared the 24 old partitions, and
+after the session timeout the 28 (6, 6, 6, 5, 5, and nothing for the stalled member, still
+running). Reproduction, on the test cluster: ``nice .venv/bin/python benchmarks/client_matrix.py
+--clients kafka-python --assignors sticky --sequences partitions-added`` (intermittent: it struck 2
+of the 4 kafka-python assignors in the run of docs/findings.md). The trace of that run is
+``tests/data/client_matrix/``; the lab must judge it as it happened: a valid step (every partition
+held once), one member idle, a spread of 6 where the optimum's is 1.
 """
 
 from __future__ import annotations
