@@ -156,7 +156,7 @@ def main() -> None:
     seconds, answer = timed(solve_horizon, trace, "sticky", SolveOptions(time_limit=60))
     moves, bound = answer.info["moves"], answer.bound
     gap = (moves - bound) / moves if moves and bound is not None else 0.0
-    step = models.trace(trace, "sticky", "step")
+    step = models.trace(trace, "sticky", "step", time_limit=600)  # one budget for all 20 steps
     print(
         f"\nrandom subscriptions, {100 // SCALE} members, 20 steps: horizon {answer.status} "
         f"({answer.info['method']}), {moves:,} moves, bound {bound}, {seconds:.1f} s; "

@@ -226,12 +226,13 @@ class RecordReader:
         self.consumer.seek_to_end(TopicPartition(OFFSETS_TOPIC, partition))
         self.consumer.position(TopicPartition(OFFSETS_TOPIC, partition))
 
-    def read(self) -> list[tuple[str, GroupRecord | None]]:
-        """The group records written since the last read, in order; ``None``: a tombstone."""
+    def read(self, wait: float = 0.0) -> list[tuple[str, GroupRecord | None]]:
+        """The group records written since the last read, in order (waiting up to ``wait``
+        seconds for some); ``None``: a tombstone."""
         out: list[tuple[str, GroupRecord | None]] = []
         if not self.assigned:
             return out
-        batches = self.consumer.poll(timeout_ms=0)
+        batches = self.consumer.poll(timeout_ms=int(wait * 1000))
         for records in batches.values():
             for record in records:
                 group = group_key(record.key)

@@ -35,6 +35,10 @@ class Ended(Exception):
     """A watch that cannot go on: the message is the one line to print."""
 
 
+class Unanswered(Exception):
+    """A request the cluster could not answer now (the group's coordinator unavailable)."""
+
+
 class _Unknown(Exception):
     """The group does not exist (yet, or any more)."""
 
@@ -57,6 +61,8 @@ def describe(admin: Any, group: str, known_topics: set[str]) -> Observation:
     error = info.get("error") or ""
     if "GroupAuthorizationFailed" in error:
         raise _not_authorized("group", group)
+    if error and "GroupIdNotFound" not in error:
+        raise Unanswered(error)  # the coordinator moving or loading: asked again
     if info.get("group_state") in ("Dead", None) or error:
         raise _Unknown(group)
     if info.get("protocol_type") not in ("consumer", ""):
@@ -147,6 +153,7 @@ class Watch:
             self.recorders[group] = GroupRecorder(group, poll_ms=round(self.interval * 1000))
             if self.reader is not None:
                 self.reader.follow(group)
+                self.recorders[group].follow_records()
         return self.recorders[group]
 
     def steps(self) -> int:
@@ -184,25 +191,26 @@ class Watch:
             self._read_records()
             for group in self.watching():
                 self._poll_group(group)
-        except (KafkaError, OSError, TimeoutError) as error:
+        except (KafkaError, OSError, TimeoutError, Unanswered) as error:
             now = time.monotonic()
             self._failing_since = self._failing_since or now
             if now - self._failing_since >= self.timeout:
+                why = str(error).split(":")[0] if isinstance(error, Unanswered) else ""
                 raise Ended(
-                    f"lost the cluster: no answer for {now - self._failing_since:.0f} s "
-                    f"({type(error).__name__})"
+                    f"no answer from the cluster for {now - self._failing_since:.0f} s "
+                    f"({why or type(error).__name__})"
                 ) from None
             return
         self._failing_since = None
 
-    def _read_records(self) -> None:
+    def _read_records(self, wait: float = 0.0) -> None:
         """Give each watched group the coordinator's records written since the last poll."""
         from kafka.errors import TopicAuthorizationFailedError
 
         if self.reader is None:
             return
         try:
-            records = self.reader.read()
+            records = self.reader.read(wait)
         except TopicAuthorizationFailedError:
             self.say(
                 "record: no Read on __consumer_offsets any more: polling the admin API only "
@@ -210,6 +218,8 @@ class Watch:
             )
             self.reader.close()
             self.reader = None
+            for recorder in self.recorders.values():
+                recorder.follow_records(False)
             return
         watched = set(self.watching())
         for group, record in records:
@@ -220,7 +230,7 @@ class Watch:
                 watched.discard(group)
                 continue
             recorder = self.recorders[group]
-            known = set(recorder.problem["topics"]) if recorder.problem else set()
+            known = recorder.topics()
             topics = sorted({t for m in record.members for t in m.topics} | known)
             unstarted = recorder.problem is None
             seen = observation(record, _partition_counts(self.admin, topics))
@@ -238,10 +248,13 @@ class Watch:
 
     def _poll_group(self, group: str) -> None:
         recorder = self.recorder(group)
-        known = set(recorder.problem["topics"]) if recorder.problem else set()
         try:
-            seen = describe(self.admin, group, known)
+            seen = describe(self.admin, group, recorder.topics())
         except _Unknown:
+            if self.reader is not None and recorder.first is not None:
+                self._read_records(wait=1.0)  # the group's last records and its tombstone
+                if group in self.ended:
+                    return
             if recorder.first is None and not _consumer_protocol(self.admin, group):
                 return  # not created yet
             why = (
@@ -272,6 +285,15 @@ class Watch:
             return "no trace written (the group was never seen settled)"
         return f"{steps} rebalance{'s' * (steps != 1)} written to {self.path(group)}"
 
+    def written_all(self) -> str:
+        """What was written, in one clause (every group)."""
+        if self.pattern is None and len(self.groups) == 1:
+            group = self.groups[0]
+            recorder = self.recorders.get(group)
+            return self._written(group, 0 if recorder is None else len(recorder.steps))
+        traces = sum(r.problem is not None for r in self.recorders.values())
+        return f"{traces} trace{'s' * (traces != 1)} written to {self.out}"
+
     def summary(self) -> list[str]:
         """One line per group still watched: what was written."""
         return [
@@ -298,7 +320,9 @@ def run(
                 watch.poll()
             except Ended as error:
                 if not watch.ended:
-                    watch.say(f"record: {error}")
+                    watch.write_all()
+                    watch.say(f"record: {error}; {watch.written_all()}")
+                    watch.ended.update({g: str(error) for g in watch.recorders})
                 ended = True
                 break
             if watch.done():

@@ -94,7 +94,12 @@ class Observation:
     def complete(self) -> bool:
         return self.state == "Stable" and self.unowned() == 0
 
-    def view(self) -> tuple:
+    def view(
+        self,
+    ) -> tuple[
+        tuple[tuple[str, tuple[str, ...], tuple[tuple[str, tuple[int, ...]], ...]], ...],
+        tuple[tuple[str, int], ...],
+    ]:
         """What a step compares: members, their subscriptions and holdings, the topics."""
         return (
             tuple(
@@ -143,7 +148,9 @@ class GroupRecorder:
     _unstable: bool = False  # the last observation was not settled
     _same: int = 0  # observations in a row with the same incomplete Stable view
     generation: int | None = None  # the last generation a coordinator record showed
+    records: bool = False  # the steps come from the coordinator's records
     _record_rounds: int = 0  # generations recorded since the last step
+    _started_wall: datetime.datetime | None = None  # when the group was first seen settled
 
     # ------------------------------------------------------------- observing
     def observe(self, seen: Observation) -> bool:
@@ -165,7 +172,9 @@ class GroupRecorder:
             if _settled(seen):
                 self._start(seen)
             return False
-        assert self._settled is not None and previous is not None
+        assert self._settled is not None
+        if previous is None:  # the problem came from a coordinator record
+            previous = seen
         if self._since is not None:
             self._unowned_ms += self._unowned_count(previous) * (seen.when - previous.when) * 1000
         settled = _settled(seen)
@@ -184,10 +193,10 @@ class GroupRecorder:
         self._same = 0
         if seen.view() == self._settled.view():
             self._settled_when = seen.when
-            if self.generation is None or self._rounds == 0:
+            if not self.records or self._rounds == 0:
                 self._since, self._unowned_ms, self._rounds = None, 0.0, 0
             return False
-        if self.generation is not None:
+        if self.records:
             return False  # the coordinator's record makes the step
         self._step(seen)
         return True
@@ -195,7 +204,7 @@ class GroupRecorder:
     def _record(self, seen: Observation) -> bool:
         """A coordinator record: a generation the group completed."""
         assert seen.generation is not None
-        self.source = "coordinator records"
+        self.follow_records()
         if self.generation is not None and seen.generation <= self.generation:
             return False  # read twice
         if self.problem is None or self._settled is None:
@@ -205,11 +214,13 @@ class GroupRecorder:
             return False
         if (
             self.generation is None
-            and seen.view() == self._settled.view()
-            and (seen.wall <= self._settled.wall)
+            and self._started_wall is not None
+            and seen.wall <= self._started_wall
         ):
-            self.generation = seen.generation  # the generation first seen by a poll
-            return False
+            return False  # a generation from before the group was first seen (by a poll)
+        if not seen.members and not self._settled.members:
+            self.generation = seen.generation
+            return False  # an empty group written again (created, or loaded): no rebalance
         self.generation = seen.generation
         self._record_rounds += 1
         if not _settled(seen):  # a round of a rebalance that goes on (cooperative: revoke first)
@@ -233,6 +244,19 @@ class GroupRecorder:
             return sum(seen.counts.get(t, 0) for t in topics)
         held = {(t, p) for m in seen.members for t, ps in m.assignment.items() for p in ps}
         return sum((t, p) not in held for t in topics for p in range(seen.counts.get(t, 0)))
+
+    def follow_records(self, follow: bool = True) -> None:
+        """Make the steps from the coordinator's records (``follow=False``: from the polls again,
+        when the records can no longer be read)."""
+        if follow and not self.records:
+            self.source = "coordinator records"
+        elif not follow and self.records:
+            self.source = "coordinator records, then admin API"
+        self.records = follow
+
+    def topics(self) -> set[str]:
+        """Every topic of the trace so far (the ones no member subscribes any more included)."""
+        return set(self._settled.counts) if self._settled is not None else set()
 
     def _between(self, before: Observation, after: Observation) -> int:
         """Partitions without an owner during a rebalance seen only by its result: every
@@ -262,6 +286,7 @@ class GroupRecorder:
                 member["instance_id"] = m.instance_id
             members.append(member)
         self.problem = {"topics": dict(sorted(seen.counts.items())), "members": members}
+        self._started_wall = seen.wall
         self._settled, self._settled_when = seen, seen.when
 
     def _step(self, seen: Observation) -> None:

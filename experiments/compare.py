@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 from experiments.experiment import load_experiment, load_suite
+from experiments.experiment_cli import add_limit_arguments, limits
 from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
-from experiments.options import integer_in, seconds
+from experiments.options import Subcommands, integer_in, seconds
 from experiments.pipeline import run_suite
 from experiments.plugin_java import with_classpath
 from experiments.report import write_report
@@ -27,7 +28,7 @@ from problems.checks import INT32_MAX
 RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``compare`` subcommand to the command line."""
     parser = subcommands.add_parser(
         "compare",
@@ -86,11 +87,17 @@ def register(subcommands) -> None:
         help="solve at most this many pending scenarios now",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_limit_arguments(parser)
     parser.set_defaults(handler=command)
 
 
 def command(args: argparse.Namespace) -> int:
-    experiment = load_experiment(args.experiment) if args.experiment else load_suite(args.suite)
+    within = limits(args)
+    experiment = (
+        load_experiment(args.experiment, within)
+        if args.experiment
+        else load_suite(args.suite, within)
+    )
     specs = [with_classpath(spec, args.classpath) for spec in args.plugin]
     plugins = plugins_for(specs, experiment=experiment)
     out = Path(args.out)
@@ -147,7 +154,10 @@ def command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     report = write_report(
-        rows, out / "report" / f"{experiment.name}-{info.run_id}", str(info.folder)
+        rows,
+        out / "report" / f"{experiment.name}-{info.run_id}",
+        str(info.folder),
+        notes=tuple(notes),
     )
     print(f"report: {report}", file=sys.stderr)
     return 0

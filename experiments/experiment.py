@@ -6,6 +6,14 @@ layout, time limit and solver options) in the order they are written, the last o
 fastest, less the combinations an ``exclude`` rule names, with the factors of a ``zip`` rule
 advancing together.  The shipped suites are such files (``experiments/suites/*.toml``).  A bad
 file is a :class:`problems.ProblemError` naming the file, the field and the problem.
+
+Everything ``compare`` would refuse is refused here, before any scenario is built: every level
+within the limits the command line and the problem files hold (sizes within
+:data:`problems.checks.MAX_PARTITIONS`, a replication factor within the brokers, solver options
+within ``assign``'s ranges and taken by the runs they reach), and the size of the whole crossing
+(:class:`Limits`: its scenarios, counted before any is expanded, and each trace's size as
+``rebalance-lab trace`` measures it, counted from the sizes before the trace is built), each with
+the option that raises it.
 Details: docs/harness.md.
 """
 
@@ -18,13 +26,15 @@ import json
 import math
 import os
 import tomllib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from experiments.kafka_grid import EVENTS as BENCHMARK_EVENTS
+from experiments.options import MAX_SECONDS, MAX_WORKERS
 from experiments.scenarios import (
+    GRID_ASSIGNORS,
     GRID_PATTERNS,
     GROUP_CHURN,
     KIP848_PATTERNS,
@@ -41,20 +51,24 @@ from experiments.streams_scenarios import CHURN as STREAMS_CHURN
 from experiments.streams_scenarios import JUDGED_ON as STREAMS_JUDGED_ON
 from experiments.streams_scenarios import MAX_STANDBYS
 from experiments.streams_scenarios import PATTERNS as STREAMS_PATTERNS
-from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
+from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario, trace_length, trace_size
 from experiments.trace_scenarios import check as check_trace
+from models.registry import judged_strategies
 from problems import ProblemError
+from problems.checks import INT32_MAX, INT64_MAX, MAX_MEMBER_TOPICS, MAX_PARTITIONS
+from problems.trace import MAX_TRACE_SIZE, size_refusal
 
-#: Strategies a scenario can be judged on, and the family of their problems.
-JUDGED_ON = {
-    "sticky": "group",
-    "rack-aware": "group",
-    "lag-aware": "group",
-    "stream-join": "group",
-    "share": "group",
-    "sticky-replica": "placement",
-    STREAMS_JUDGED_ON: "group",
-}
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def judged_on_problems() -> dict[str, str]:
+    """Strategies a scenario can be judged on, and the problems their scenarios are
+    (:attr:`models.registry.Judging.problems`; the streams groups listed last)."""
+    records = sorted(judged_strategies(), key=lambda record: record.family == "streams")
+    return {r.name: r.judging.problems for r in records if r.judging is not None}
+
+
 #: Tiers of an experiment: where it is meant to run (the estimate of ``experiment show``).
 TIERS = ("smoke", "gate", "default", "scale")
 #: Scenario factors, in the order a block crosses those it leaves out (one level: the default).
@@ -71,6 +85,7 @@ SCENARIO_FACTORS = (
     "lags",
     "racks",
     "topology",
+    "assignor",
     "standbys",
 )
 SIZE_PARTS = ("partitions", "members", "topics")
@@ -96,11 +111,41 @@ OPTION_TYPES: dict[str, type] = {
     "max_moves": int,
     "start_index": int,
 }
+#: The integer options' ranges: those of ``assign``'s and ``reassign``'s flags.
+OPTION_RANGES: dict[str, tuple[int, int]] = {
+    "workers": (1, MAX_WORKERS),
+    "seed": (0, INT32_MAX),
+    "max_moves": (0, INT32_MAX),
+    "start_index": (0, INT32_MAX),
+}
+#: The MIP's solvers (``backend``).
+BACKENDS = ("highs", "cbc")
+#: The options only some runners take (``models.options.PARTICULAR``): checked against the runs.
+PARTICULAR_OPTIONS = ("backend", "max_moves", "start_index")
+#: Longest experiment name: it names the results folder (``suite=<name>``) and the report's.
+MAX_NAME = 100
+#: Scenarios (and traces) an experiment may make: the crossing of every block, before its
+#: exclusions, counted before any scenario is expanded (``--max-scenarios`` raises it).
+MAX_SCENARIOS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How large an experiment may be: :data:`MAX_SCENARIOS` scenarios and, for each trace,
+    :data:`problems.trace.MAX_TRACE_SIZE` (its partitions, a placement's replicas, summed over its
+    rebalances: the measure and the limit of ``rebalance-lab trace``) unless the command line
+    raises them (``--max-scenarios``, ``--max-size``)."""
+
+    scenarios: int = MAX_SCENARIOS
+    trace_size: int = MAX_TRACE_SIZE
+
+
 DEFAULTS: dict[str, Any] = {
     "pattern": "equal",
     "lags": "zero",
     "racks": 0,
     "topology": "equal",
+    "assignor": "",
     "standbys": 0,
 }
 #: Where the shipped suites live (packaged with ``experiments``).
@@ -144,7 +189,7 @@ class Experiment:
     blocks: int = field(default=0)
     traces: list[TraceScenario] = field(default_factory=list)
 
-    def stamp(self, rows):
+    def stamp(self, rows: pd.DataFrame) -> pd.DataFrame:
         """``rows`` (a result DataFrame) marked as this experiment's: its name and file digest."""
         return rows.assign(experiment=self.name, experiment_digest=self.digest)
 
@@ -166,12 +211,12 @@ def suite_names() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml")))
 
 
-def load_suite(name: str) -> Experiment:
+def load_suite(name: str, limits: Limits | None = None) -> Experiment:
     """The shipped suite ``name`` as an :class:`Experiment`."""
     path = suite_path(name)
     if not path.is_file():
         raise ProblemError("", f"no suite {name!r} (choose from {', '.join(suite_names())})")
-    return load_experiment(path)
+    return load_experiment(path, limits)
 
 
 def suite(name: str) -> list[Scenario]:
@@ -181,15 +226,16 @@ def suite(name: str) -> list[Scenario]:
     return load_suite(name).scenarios
 
 
-def load_experiment(path: str | os.PathLike[str]) -> Experiment:
-    """Read, check and expand the experiment file ``path``.
+def load_experiment(path: str | os.PathLike[str], limits: Limits | None = None) -> Experiment:
+    """Read, check and expand the experiment file ``path``, within ``limits`` (default:
+    :class:`Limits`).
 
     Raises
     ------
     ProblemError
         One line: the file, the field and the problem (bad TOML, an unknown key or factor, a
         level of the wrong type or out of range, an empty crossing, a scenario given twice with
-        different runs).
+        different runs, a crossing or a trace beyond ``limits``).
     """
     source = str(path)
     try:
@@ -202,18 +248,36 @@ def load_experiment(path: str | os.PathLike[str]) -> Experiment:
         raise ProblemError("", "is not UTF-8 text", source) from None
     except tomllib.TOMLDecodeError as error:
         raise ProblemError("", f"not valid TOML: {error}", source) from None
+    except RecursionError:
+        raise ProblemError(
+            "", "not valid TOML: arrays or tables nested too deeply", source
+        ) from None
     try:
-        return expand(document, digest=hashlib.sha256(data).hexdigest()[:16], source=source)
+        return expand(
+            document,
+            digest=hashlib.sha256(data).hexdigest()[:16],
+            source=source,
+            limits=limits,
+        )
     except ProblemError as error:
         raise error.with_source(source) from None
 
 
-def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>") -> Experiment:
+def expand(
+    document: dict[str, Any],
+    *,
+    digest: str = "",
+    source: str = "<dict>",
+    limits: Limits | None = None,
+) -> Experiment:
     """An experiment from its parsed document (what :func:`load_experiment` reads)."""
+    limits = limits or Limits()
     _known(document, TOP_KEYS, "")
     name = _text(document, "name", required=True)
     if not name.replace("-", "").replace("_", "").isalnum():
-        raise ProblemError("name", f"letters, digits, '-' and '_' only, got {name!r}")
+        raise ProblemError("name", f"letters, digits, '-' and '_' only, got {_shown(name)}")
+    if len(name) > MAX_NAME:
+        raise ProblemError("name", f"at most {MAX_NAME} characters (it names a folder)")
     description = _text(document, "description", required=True)
     tier = _text(document, "tier", default="default")
     if tier not in TIERS:
@@ -228,13 +292,15 @@ def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>"
     if not isinstance(blocks, list) or not blocks:
         raise ProblemError("scenarios", "at least one [[scenarios]] block is needed")
     expanded: list[tuple[Scenario | TraceScenario, dict[str, Any], str]] = []
+    crossed = 0  # combinations of the blocks before, counted before their expansion
     for b, block in enumerate(blocks):
         where = f"scenarios[{b}]"
         if not isinstance(block, dict):
             raise ProblemError(where, "must be a table ([[scenarios]])")
-        found = list(_block(block, where))
+        found, combinations = _block(block, where, limits, crossed)
         if not found:
             raise ProblemError(where, "the crossing is empty (every combination excluded)")
+        crossed += combinations
         expanded.extend((s, run, where) for s, run in found)
     return _assemble(
         expanded,
@@ -249,7 +315,9 @@ def expand(document: dict[str, Any], *, digest: str = "", source: str = "<dict>"
     )
 
 
-def _assemble(expanded, **fields) -> Experiment:
+def _assemble(
+    expanded: list[tuple[Scenario | TraceScenario, dict[str, Any], str]], **fields: Any
+) -> Experiment:
     """Scenarios with their run settings; run factors that vary become part of the ids."""
     # Blocks share one run-settings object per combination of run factors (:func:`_block`), so
     # each distinct object is written out once.
@@ -314,6 +382,7 @@ def _factor_values(
         "lags": s.lags,
         "racks": s.replication if s.family == "group" and not streams else 0,
         "topology": getattr(s, "topology", "equal"),
+        "assignor": getattr(s, "assignor", ""),
         "time_limit": run.get("time_limit", time_limit),
         "options": _level_text(run.get("options", {})),
     }
@@ -338,9 +407,11 @@ def _level_text(value: Any) -> str:
 
 # ------------------------------------------------------------------ blocks
 def _block(
-    block: dict[str, Any], where: str
-) -> Iterable[tuple[Scenario | TraceScenario, dict[str, Any]]]:
-    """The scenarios of one block, with the run settings each is solved with."""
+    block: dict[str, Any], where: str, limits: Limits, crossed: int = 0
+) -> tuple[list[tuple[Scenario | TraceScenario, dict[str, Any]]], int]:
+    """The scenarios of one block, with the run settings each is solved with, and the number of
+    combinations its crossing has before exclusions (``crossed``: those of the blocks before; their
+    sum is held to ``limits.scenarios`` before any combination is expanded)."""
     _known(block, BLOCK_KEYS, where)
     traced = "trace" in block or "steps" in block
     if traced and "topology" in block:
@@ -365,7 +436,7 @@ def _block(
         for key in block
         if key in SCENARIO_FACTORS or key in RUN_FACTORS or key in TRACE_FACTORS
     }
-    families = {JUDGED_ON[j] for j in levels["judged_on"]}
+    families = {judged_on_problems()[j] for j in levels["judged_on"]}
     family = block.get("family", next(iter(families)) if len(families) == 1 else None)
     if family not in ("group", "placement") or families != {family}:
         raise ProblemError(
@@ -380,8 +451,18 @@ def _block(
         key: _names(block[key], f"{where}.{key}", traced) for key in SELECTIONS if key in block
     }
     groups = _groups(list(levels), block.get("zip", []), levels, where)
+    combinations = math.prod(len(levels[group[0]]) for group in groups)
+    if crossed + combinations > limits.scenarios:
+        before = f" ({crossed:,} more in the blocks before)" if crossed else ""
+        raise ProblemError(
+            where,
+            f"crosses {combinations:,} combinations{before}, more than the limit of "
+            f"{limits.scenarios:,} scenarios (--max-scenarios raises it)",
+        )
     excluded = _exclusions(block.get("exclude", []), levels, where)
+    _check_options(levels.get("options", []), levels["judged_on"], selections, where, traced)
     runs: dict[tuple[str, ...], dict[str, Any]] = {}  # one settings object per run-factor levels
+    found: list[tuple[Scenario | TraceScenario, dict[str, Any]]] = []
     for combination in itertools.product(*(_rows(g, levels) for g in groups)):
         point = {k: v for part in combination for k, v in part.items()}
         if any(all(point[k] in allowed for k, allowed in rule.items()) for rule in excluded):
@@ -393,16 +474,30 @@ def _block(
                     where,
                     f"more topics ({point['topics']}) than partitions ({point['partitions']})",
                 )
+            problem = _size_problem(point["size"], family)
+            if problem is not None:
+                raise ProblemError(where, problem)
         scenario = _scenario(family, point)
         if isinstance(scenario, TraceScenario):
             problem = check_trace(scenario)
             if problem is not None:
                 raise ProblemError(where, f"{scenario.scenario_id}: {problem}")
+            size, exact = trace_size(scenario, limits.trace_size)
+            if size > limits.trace_size:
+                refusal = size_refusal(
+                    size,
+                    trace_length(scenario),
+                    family == "placement",
+                    limits.trace_size,
+                    at_least=not exact,
+                )
+                raise ProblemError(where, f"{scenario.scenario_id}: {refusal}")
         key = tuple(repr(point[k]) for k in RUN_FACTORS if k in point)
         run = runs.get(key)
         if run is None:
             run = runs[key] = _run(point, selections)
-        yield scenario, run
+        found.append((scenario, run))
+    return found, combinations
 
 
 def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
@@ -463,6 +558,7 @@ def _scenario(family: str, point: dict[str, Any]) -> Scenario | TraceScenario:
         point.get("lags", "zero") if judged_on == "lag-aware" else "zero",
         point.get("racks", 0) if judged_on == "rack-aware" else 0,
         topology,
+        point.get("assignor", ""),
     )
 
 
@@ -534,18 +630,23 @@ def _levels(name: str, value: Any, where: str) -> list[Any]:
     if not values:
         raise ProblemError(where, "has no levels (an empty list)")
     checked = [_level(name, v, f"{where}[{i}]") for i, v in enumerate(values)]
-    duplicate = next((v for i, v in enumerate(checked) if v in checked[:i]), None)
-    if duplicate is not None:
-        raise ProblemError(where, f"level {duplicate!r} is given twice")
+    seen: set[str] = set()
+    for value in checked:  # one pass: a factor may have tens of thousands of levels
+        key = json.dumps(value, sort_keys=True)
+        if key in seen:
+            raise ProblemError(where, f"level {value!r} is given twice")
+        seen.add(key)
     return checked
 
 
 def _level(name: str, value: Any, where: str) -> Any:
-    if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology"):
+    if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology", "assignor"):
         if not isinstance(value, str):
             raise ProblemError(where, f"must be a string, got {_shown(value)}")
-        if name == "judged_on" and value not in JUDGED_ON:
-            raise ProblemError(where, f"must be one of {', '.join(JUDGED_ON)}, got {value!r}")
+        if name == "judged_on" and value not in (judged := judged_on_problems()):
+            raise ProblemError(where, f"must be one of {', '.join(judged)}, got {value!r}")
+        if name == "assignor" and value not in GRID_ASSIGNORS:
+            raise ProblemError(where, f"must be one of {', '.join(GRID_ASSIGNORS)}, got {value!r}")
         if name == "trace" and value not in TRACE_FAMILIES:
             raise ProblemError(where, f"must be one of {', '.join(TRACE_FAMILIES)}, got {value!r}")
         return value
@@ -566,6 +667,8 @@ def _level(name: str, value: Any, where: str) -> Any:
     if name in ("seed", "racks"):
         if type(value) is not int or value < 0:
             raise ProblemError(where, f"must be an integer >= 0, got {_shown(value)}")
+        if value > INT64_MAX:  # the rows hold a seed as a 64-bit integer
+            raise ProblemError(where, f"must be at most 2**63-1 (an int64), got {value}")
         if name == "racks" and value > RACKS:
             raise ProblemError(where, f"replicas per partition must be 0 to {RACKS}, got {value}")
         return value
@@ -638,8 +741,106 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
             raise ProblemError(f"{where}.size[{i}]", f"a {family} size is {shape}, got {size}")
         if family == "group" and size[2] > size[0]:
             raise ProblemError(f"{where}.size[{i}]", "more topics than partitions")
+        problem = _size_problem(size, family)
+        if problem is not None:
+            raise ProblemError(f"{where}.size[{i}]", problem)
+    if "assignor" in levels:
+        _check_benchmark(levels, where)
+    for i, pattern in enumerate(levels.get("pattern", [])):
+        if pattern in GRID_PATTERNS and pattern != "equal" and "assignor" not in levels:
+            raise ProblemError(
+                f"{where}.pattern[{i}]",
+                f"{pattern} is a subscription of Kafka's benchmark grid, built after a KIP-848 "
+                f"assignor's own output: give the block an assignor ({', '.join(GRID_ASSIGNORS)})",
+            )
     if "racks" in levels and "rack-aware" not in levels["judged_on"]:
         raise ProblemError(f"{where}.racks", "rack layouts apply to scenarios judged on rack-aware")
+
+
+def _check_benchmark(levels: dict[str, list[Any]], where: str) -> None:
+    """A block of Kafka benchmark groups (``assignor``): the benchmark's events, subscriptions and
+    rack layout (2 replicas of each partition on 3 racks, or none), judged on sticky or rack-aware."""
+    allowed: dict[str, tuple[Any, ...]] = {
+        "judged_on": ("sticky", "rack-aware"),
+        "churn": tuple(BENCHMARK_EVENTS),
+        "pattern": GRID_PATTERNS,
+        "racks": (0, 2),
+        "lags": ("zero",),
+    }
+    for name, choices in allowed.items():
+        for i, value in enumerate(levels.get(name, [])):
+            if value not in choices:
+                raise ProblemError(
+                    f"{where}.{name}[{i}]",
+                    f"a Kafka benchmark group (assignor) takes {', '.join(map(str, choices))}, "
+                    f"got {value!r}",
+                )
+    if "trace" in levels:
+        raise ProblemError(f"{where}.assignor", "a trace block has no benchmark assignor")
+
+
+def _size_problem(size: list[int], family: str) -> str | None:
+    """Why a scenario of ``size`` is beyond what a problem file may hold (the limits of
+    :mod:`problems.checks`, as ``assign`` and ``reassign`` apply them), or None."""
+    if family == "group":
+        partitions, members, topics = size
+        if partitions > MAX_PARTITIONS:
+            return f"{partitions:,} partitions, more than the limit of {MAX_PARTITIONS:,}"
+        if members * topics > MAX_MEMBER_TOPICS:
+            return (
+                f"{members:,} members x {topics:,} topics, more than the limit of "
+                f"{MAX_MEMBER_TOPICS:,}"
+            )
+        return None
+    partitions, brokers, _racks, replication = size
+    if partitions * replication > MAX_PARTITIONS:
+        return (
+            f"{partitions:,} partitions x {replication:,} replicas, more than the limit of "
+            f"{MAX_PARTITIONS:,} replicas"
+        )
+    if brokers > INT32_MAX - 2:  # broker ids run to brokers + 2 (the brokers an event adds)
+        return f"{brokers:,} brokers, more than the {INT32_MAX - 2:,} broker ids can name"
+    if replication > brokers:
+        return f"replication factor {replication} is above the {brokers} brokers"
+    return None
+
+
+def _check_options(
+    levels: list[dict[str, dict[str, Any]]],
+    judged_on: list[str],
+    selections: dict[str, list[str]],
+    where: str,
+    traced: bool,
+) -> None:
+    """Options only some runners take (:data:`PARTICULAR_OPTIONS`) are refused where a run of the
+    block that gets them does not take them (``compare`` would fail that run)."""
+    wanted = [
+        (i, solver, option)
+        for i, level in enumerate(levels)
+        for solver, options in level.items()
+        for option in options
+        if option in PARTICULAR_OPTIONS
+    ]
+    if not wanted:
+        return
+    from experiments.runs import selected_runs  # pandas: imported when an option needs it
+    from experiments.trace_runs import trace_runs_for
+    from models.registry import STRATEGIES
+
+    runs_of = trace_runs_for if traced else selected_runs
+    for i, solver, option in wanted:
+        for judged in judged_on:
+            for strategy, _variant, run_solver in runs_of(judged, selections):
+                if run_solver != solver:
+                    continue
+                takes = STRATEGIES[strategy].runner(solver).takes
+                if option not in takes:
+                    raise ProblemError(
+                        f"{where}.options[{i}].{solver}.{option}",
+                        f"not an option of {strategy} on {solver} "
+                        f"(its options: {', '.join(takes) or 'none'}); choose the runs with "
+                        "strategies or solvers",
+                    )
 
 
 def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
@@ -662,11 +863,19 @@ def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
                     f"{where}.{solver}.{option}",
                     f"not a solver option ({', '.join(OPTION_TYPES)}){hint}",
                 )
-            if type(setting) is not kind or (kind is int and setting < 0):
+            low, high = OPTION_RANGES.get(option, (0, 0))
+            if type(setting) is not kind or (
+                isinstance(setting, int) and kind is int and not low <= setting <= high
+            ):
                 raise ProblemError(
                     f"{where}.{solver}.{option}",
-                    f"must be {'an integer >= 0' if kind is int else 'a ' + kind.__name__}, "
+                    f"must be {f'an integer {low} to {high}' if kind is int else 'a ' + kind.__name__}, "
                     f"got {_shown(setting)}",
+                )
+            if option == "backend" and setting not in BACKENDS:
+                raise ProblemError(
+                    f"{where}.{solver}.{option}",
+                    f"must be one of {', '.join(BACKENDS)}, got {_shown(setting)}",
                 )
     return value
 
@@ -685,8 +894,10 @@ def _names(value: Any, where: str, traced: bool = False) -> list[str]:
 
 
 def _seconds(value: Any, where: str) -> float:
-    if type(value) not in (int, float) or not math.isfinite(value) or value <= 0:
-        raise ProblemError(where, f"must be a number of seconds > 0, got {_shown(value)}")
+    if type(value) not in (int, float) or not 0 < value <= MAX_SECONDS:
+        raise ProblemError(
+            where, f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {_shown(value)}"
+        )
     return float(value)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import sys
 from collections.abc import Collection
@@ -30,10 +29,12 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from experiments.baseline_checks import GAP, SHARE, read_object, type_name
+from experiments.baseline_checks import statistics as checked_statistics
 from experiments.experiment import Experiment, load_experiment, load_suite, suite
 from experiments.experiment_plugins import Plugin, plugins_for, with_plugins
 from experiments.gap import disagreements, gaps, summary
-from experiments.options import integer_in, seconds
+from experiments.options import Subcommands, integer_in, seconds
 from experiments.plugin_java import with_classpath
 from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
@@ -66,6 +67,16 @@ DIRECTION = {
     "mean_gap2": +1,
     "share_optimal": -1,
 }
+#: Each statistic's range (shares 0 to 1; gaps, relative or in level units, 0 to 2**63).
+RANGES = {
+    "valid": SHARE,
+    "mean_rel_gap1": GAP,
+    "max_rel_gap1": GAP,
+    "mean_gap2": GAP,
+    "share_optimal": SHARE,
+}
+#: A mean and its maximum (the mean is at most the maximum).
+MEAN_MAX = ("mean_rel_gap1", "max_rel_gap1")
 #: Statistics over no proven-optimal scenario (or no level-1 tie): nothing to regress on.
 EMPTY = {"mean_rel_gap1": 0.0, "max_rel_gap1": 0.0, "mean_gap2": 0.0, "share_optimal": 1.0}
 
@@ -141,14 +152,15 @@ def with_recorded_optima(rows: pd.DataFrame, optima: dict[str, list[int]]) -> pd
     levels = pd.DataFrame(
         [optima[sid] + [None] * (LEVELS - len(optima[sid])) for sid in present], columns=LEVEL
     )
+    missing = pd.Series(pd.NA, index=added.index, dtype=object)
     added = added.assign(
         role="exact",
         solver=RECORDED,
-        variant=pd.NA,
+        variant=missing,
         status="optimal",
         valid=True,
         runtime_s=0.0,
-        error=pd.NA,
+        error=missing,
         strategy=exact.reindex(present).fillna(added["strategy"]).to_numpy(),
         **{c: levels[c].to_numpy() for c in LEVEL},
         **{b: levels[c].to_numpy() for c, b in zip(LEVEL, BOUND)},
@@ -244,7 +256,7 @@ def regressions(
     return pd.DataFrame(worse, columns=["heuristic", "statistic", "baseline", "now"])
 
 
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``gate`` subcommand to the command line."""
     parser = subcommands.add_parser(
         "gate",
@@ -312,16 +324,12 @@ class Baseline:
     events: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
 
-def _type_name(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), "null" if value is None else type(value).__name__
-    )
-
-
 def _document(data: bytes, source: str, suite_name: str) -> dict[str, Any]:
     """The baseline's top-level object, of this suite and version, else a :class:`ProblemError`."""
     try:
-        document = json.loads(data.decode("utf-8-sig"))
+        document = read_object(data.decode("utf-8-sig"), source)
+    except ProblemError:  # a key given twice, named
+        raise
     except UnicodeDecodeError as error:
         raise ProblemError(
             "", f"not UTF-8 (byte {error.start}); re-create it with --update", source
@@ -337,7 +345,7 @@ def _document(data: bytes, source: str, suite_name: str) -> dict[str, Any]:
     if type(document) is not dict:
         raise ProblemError(
             "",
-            f"must be a JSON object, got {_type_name(document)}; re-create it with --update",
+            f"must be a JSON object, got {type_name(document)}; re-create it with --update",
             source,
         )
     version = document.get("suite_version")
@@ -358,7 +366,7 @@ def _object(document: dict[str, Any], field: str, source: str) -> dict[str, Any]
         raise ProblemError(field, "missing; re-create the baseline with --update", source)
     value = document[field]
     if type(value) is not dict:
-        raise ProblemError(field, f"must be an object, got {_type_name(value)}", source)
+        raise ProblemError(field, f"must be an object, got {type_name(value)}", source)
     return value
 
 
@@ -370,22 +378,7 @@ def _heuristics(document: dict[str, Any], source: str) -> dict[str, dict[str, fl
             "empty: the baseline would compare nothing; re-create it with --update",
             source,
         )
-    checked: dict[str, dict[str, float]] = {}
-    for name, entry in entries.items():
-        if type(entry) is not dict:
-            raise ProblemError(
-                f"heuristics.{name}", f"must be an object, got {_type_name(entry)}", source
-            )
-        for statistic in DIRECTION:
-            field = f"heuristics.{name}.{statistic}"
-            if statistic not in entry:
-                raise ProblemError(field, "missing; re-create the baseline with --update", source)
-            value = entry[statistic]
-            if type(value) not in (int, float) or not math.isfinite(value):
-                shown = repr(value) if type(value) in (int, float, str) else _type_name(value)
-                raise ProblemError(field, f"must be a finite number, got {shown}", source)
-        checked[name] = {**entry, **{statistic: float(entry[statistic]) for statistic in DIRECTION}}
-    return checked
+    return checked_statistics(entries, "heuristics", RANGES, source, MEAN_MAX)
 
 
 def _events(document: dict[str, Any], source: str) -> dict[str, dict[str, dict[str, float]]]:
@@ -397,7 +390,7 @@ def _events(document: dict[str, Any], source: str) -> dict[str, dict[str, dict[s
     for name, events in entries.items():
         if type(events) is not dict or not events:
             raise ProblemError(
-                f"events.{name}", f"must be a non-empty object, got {_type_name(events)}", source
+                f"events.{name}", f"must be a non-empty object, got {type_name(events)}", source
             )
         checked[name] = _heuristics({"heuristics": events}, f"{source} (events.{name})")
     return checked
@@ -408,7 +401,7 @@ def _optima(document: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
     for scenario, entry in entries.items():
         field = f"optima.{scenario}"
         if type(entry) is not dict:
-            raise ProblemError(field, f"must be an object, got {_type_name(entry)}", source)
+            raise ProblemError(field, f"must be an object, got {type_name(entry)}", source)
         for key in ("digest", "levels"):
             if key not in entry:
                 raise ProblemError(
@@ -416,17 +409,17 @@ def _optima(document: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
                 )
         if type(entry["digest"]) is not str:
             raise ProblemError(
-                f"{field}.digest", f"must be a string, got {_type_name(entry['digest'])}", source
+                f"{field}.digest", f"must be a string, got {type_name(entry['digest'])}", source
             )
         levels = entry["levels"]
         if type(levels) is not list or not 1 <= len(levels) <= LEVELS:
-            shown = f"{len(levels)} levels" if type(levels) is list else _type_name(levels)
+            shown = f"{len(levels)} levels" if type(levels) is list else type_name(levels)
             raise ProblemError(
                 f"{field}.levels", f"must be a list of 1 to {LEVELS} integers, got {shown}", source
             )
         for i, level in enumerate(levels):
             if type(level) is not int or not INT64[0] <= level <= INT64[1]:
-                shown = repr(level) if type(level) in (int, float, str) else _type_name(level)
+                shown = repr(level) if type(level) in (int, float, str) else type_name(level)
                 raise ProblemError(
                     f"{field}.levels[{i}]", f"must be a 64-bit integer, got {shown}", source
                 )

@@ -8,16 +8,20 @@ module parses the arguments, connects, stops on Ctrl-C, SIGTERM, ``--duration`` 
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from experiments.options import integer_in, seconds
 from problems import ProblemError
 from problems.checks import INT32_MAX
+
+if TYPE_CHECKING:
+    from clients.coordinator_records import RecordReader
 
 #: Exit status when the watch ended by itself (a group deleted, a missing ACL, the cluster lost);
 #: the traces seen so far are written.
@@ -119,7 +123,7 @@ def _target(args: argparse.Namespace) -> Path:
     return out
 
 
-def _record_reader(servers: str, settings: dict, timeout: float):
+def _record_reader(servers: str, settings: dict[str, Any], timeout: float) -> RecordReader | None:
     """A reader of the coordinator's records, or ``None`` (one line says why) when the principal
     may not read ``__consumer_offsets``."""
     from kafka.errors import KafkaError
@@ -159,6 +163,11 @@ def command(args: argparse.Namespace) -> int:
     out = _target(args)
     check_bootstrap(args.bootstrap_server)
     settings = command_config(args.command_config)
+    # kafka-python logs its retries (a broker that went away) at WARNING, which Python prints on
+    # stderr when no handler takes them: the one line that matters is the recorder's own
+    kafka_log = logging.getLogger("kafka")
+    if not any(isinstance(h, logging.NullHandler) for h in kafka_log.handlers):
+        kafka_log.addHandler(logging.NullHandler())
     stop = threading.Event()
     main = threading.current_thread() is threading.main_thread()  # signals reach only it
     previous = {

@@ -25,15 +25,18 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from experiments.atlas_tables import ATLAS_TITLE, atlas_table, is_atlas
 from experiments.experiment_tables import facet_tables
 from experiments.gap import disagreements, gaps, runtime_scaling, single, summary
-from experiments.plots import PLOTS, TRACE_PLOTS, save
+from experiments.options import Subcommands
+from experiments.plots import PLOTS, TRACE_PLOTS, Plot, save
 from experiments.tables import (
     SEED,
+    absolute_objectives,
     detail_table,
     headline_caption,
     headline_numbers,
@@ -71,6 +74,9 @@ class Content:
     #: Per objective, the trace table (total moves against the horizon optimum; empty: no traces).
     traces: dict[str, pd.DataFrame] = field(default_factory=dict)
     trace_numbers: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: What reading the rows found odd (a repeated batch, a trace run without its steps), a line
+    #: each (:func:`experiments.results.load_results`).
+    notes: tuple[str, ...] = ()
 
     @property
     def scenarios(self) -> int:
@@ -83,7 +89,7 @@ class Content:
         return int(trace_rows(self.rows)["scenario_id"].nunique())
 
     @property
-    def figures(self) -> dict:
+    def figures(self) -> dict[str, Plot]:
         """The figures shown: every plot, and the trace figures when the rows hold traces."""
         return {**PLOTS, **(TRACE_PLOTS if self.trace_count else {})}
 
@@ -102,8 +108,11 @@ class Content:
         )
 
 
-def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content, pd.DataFrame]:
-    """The report's content and the gap rows it is computed from."""
+def build(
+    rows: pd.DataFrame, source: str, *, seed: int = SEED, notes: tuple[str, ...] = ()
+) -> tuple[Content, pd.DataFrame]:
+    """The report's content and the gap rows it is computed from (``notes``: what reading the
+    rows found odd, shown in the report)."""
     gap_rows = gaps(rows)
     numbers = headline_numbers(gap_rows, seed=seed)
     traced = trace_numbers(trace_gaps(rows), seed=seed)
@@ -123,6 +132,7 @@ def build(rows: pd.DataFrame, source: str, *, seed: int = SEED) -> tuple[Content
         ),
         traces=trace_tables(traced),
         trace_numbers=traced,
+        notes=tuple(notes),
     )
     return content, gap_rows
 
@@ -146,13 +156,13 @@ def disagreement_table(found: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- summary.json
-def _plain(value):
+def _plain(value: object) -> object:
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
     return value.item() if hasattr(value, "item") else value
 
 
-def summary_json(content: Content, seed: int) -> dict:
+def summary_json(content: Content, seed: int) -> dict[str, Any]:
     """The headline numbers for scripts (fractions, not percentages; null where undefined)."""
     heuristics = [
         {key: _plain(value) for key, value in record.items()}
@@ -172,6 +182,7 @@ def summary_json(content: Content, seed: int) -> dict:
         if len(content.disagreements)
         else 0,
         "failed_runs": int(len(content.errors)),
+        "notes": list(content.notes),
         "trace_moves": [
             {key: _plain(value) for key, value in record.items()}
             for record in content.trace_numbers.to_dict(orient="records")
@@ -180,6 +191,11 @@ def summary_json(content: Content, seed: int) -> dict:
 
 
 # ------------------------------------------------------------------ renderers
+def _caption(content: Content, objective: str) -> str:
+    """The caption of an objective's headline table, in the units its gaps are given in."""
+    return headline_caption(objective, objective in absolute_objectives(content.numbers))
+
+
 _NO_DISAGREEMENT = (
     "None: every pair of exact solvers that proved optimality agrees on every level, and no answer "
     "beats a proven optimum."
@@ -196,13 +212,18 @@ def render_html(content: Content, images: dict[str, bytes]) -> str:
     parts = [
         "<h1>rebalance-lab comparison</h1>",
         f"<p>{html.escape(content.intro)}</p>",
+    ]
+    if content.notes:
+        items = "".join(f"<li>{html.escape(note)}</li>" for note in content.notes)
+        parts.append(f"<h2 id='notes'>Notes on the rows</h2><ul>{items}</ul>")
+    parts += [
         "<h2>Headline: each heuristic's gap to the optimum</h2>",
     ]
     for objective, table in content.headline.items():
         parts += [
             f"<h3>{html.escape(objective)}</h3>",
             to_html(table),
-            f"<p class='caption'>{html.escape(headline_caption(objective))}</p>",
+            f"<p class='caption'>{html.escape(_caption(content, objective))}</p>",
         ]
     parts += [
         "<h2 id='disagreements'>Exact solvers that disagree</h2>",
@@ -261,10 +282,14 @@ def render_markdown(content: Content) -> str:
     parts = [
         "# rebalance-lab comparison",
         content.intro,
+    ]
+    if content.notes:
+        parts += ["## Notes on the rows", "\n".join(f"- {note}" for note in content.notes)]
+    parts += [
         "## Headline: each heuristic's gap to the optimum",
     ]
     for objective, table in content.headline.items():
-        parts += [f"### {objective}", to_markdown(table), headline_caption(objective)]
+        parts += [f"### {objective}", to_markdown(table), _caption(content, objective)]
     parts += [
         "## Exact solvers that disagree",
         _DISAGREEMENT + "\n\n" + to_markdown(content.disagreements)
@@ -295,7 +320,7 @@ def render_markdown(content: Content) -> str:
 def latex_tables(content: Content) -> str:
     """The headline tables alone, one ``table`` per objective (needs booktabs and array)."""
     return "\n".join(
-        to_latex(table, caption=headline_caption(objective), label=f"tab:headline-{objective}")
+        to_latex(table, caption=_caption(content, objective), label=f"tab:headline-{objective}")
         for objective, table in content.headline.items()
     )
 
@@ -329,11 +354,13 @@ def write_report(
     *,
     formats: tuple[str, ...] = FORMATS,
     seed: int = SEED,
+    notes: tuple[str, ...] = (),
 ) -> Path:
-    """Write the report of ``rows`` into ``folder``; returns the path of the first format's file."""
+    """Write the report of ``rows`` into ``folder``; returns the path of the first format's file
+    (``notes``: what reading the rows found odd, a line each in the report)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    content, gap_rows = build(rows, source, seed=seed)
+    content, gap_rows = build(rows, source, seed=seed, notes=notes)
     images = {}
     for name, plot in content.figures.items():
         png, _ = save(plot(rows, gap_rows), folder, name)
@@ -362,7 +389,7 @@ def write_report(
 
 
 # ------------------------------------------------------------ `report` command
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``report`` subcommand to the command line."""
     parser = subcommands.add_parser(
         "report",
@@ -441,7 +468,7 @@ def command(args: argparse.Namespace) -> int:
     )
     formats = tuple(dict.fromkeys(args.formats or ["html"]))
     check_writable(folder)  # a bad --out is one line, not a traceback after the figures
-    write_report(rows, folder, str(results), formats=formats)
+    write_report(rows, folder, str(results), formats=formats, notes=tuple(notes))
     for fmt in formats:
         print(f"report: {folder / FILES[fmt]}", file=sys.stderr)
     return 0

@@ -6,8 +6,14 @@ never sees half a batch and a resumed run knows exactly which scenarios are
 done.  Plain pyarrow and pandas: reading results needs no Spark.
 
 Every batch is checked as it is read (:func:`read_batch`): a file that is not Parquet (truncated,
-overwritten), or lacks a result column, or holds one of another type, is a
-:class:`problems.ProblemError` naming the batch.  Resuming a run (:func:`done_scenarios`) sets such a
+overwritten), or lacks a result column, or holds one of another type, or holds trace rows without
+their trace columns, or misses a value where every row has one (a key, ``valid``, a size), or holds
+a value no run writes (a negative level, moves or runtime, a runtime that is not a number, an
+unknown status or role), is a :class:`problems.ProblemError` naming the batch.  A run is checked
+as a whole when it is loaded (:func:`load_results`): rows of another experiment (name and file
+digest) than the run's first batch's, and a row repeated in another batch with other results, are
+refused naming the batch; a trace run whose per-trace row lacks its per-step rows is a note (it is
+not compared).  Resuming a run (:func:`done_scenarios`) sets such a
 batch aside (renamed ``<name>.damaged``) so that its scenarios are solved again.  A row is
 identified by its run, scenario, strategy, variant and solver (:data:`ROW_KEY`; a trace's rows also
 by their step, :data:`TRACE_COLUMNS`); a row repeated in another batch (the same batch copied under a
@@ -27,12 +33,15 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from experiments.runs import RESULT_COLUMNS
-from problems import ProblemError
+from problems import LEVELS, ProblemError
+from problems.result import STATUSES
 
 #: Columns renamed since rows were first written (old name -> new), renamed as they are read, so a
 #: results folder written before keeps working: ``objective`` held the strategy a scenario is judged
@@ -54,13 +63,62 @@ TRACE_COLUMNS = {
 }
 #: Every column a batch may hold, in order: the result columns, then the trace columns.
 ALL_COLUMNS = {**RESULT_COLUMNS, **TRACE_COLUMNS}
+#: The trace columns every trace row needs (the others, added later, read as missing).
+NEEDED_TRACE_COLUMNS = ("trace", "steps", "step", "moves")
+#: Columns every row holds a value in.
+NOT_NULL = (
+    "scenario_id",
+    "family",
+    "judged_on",
+    "strategy",
+    "solver",
+    "role",
+    "status",
+    *(column for column, kind in RESULT_COLUMNS.items() if kind in ("bool", "int64")),
+)
+#: Columns whose values are never negative (counts, levels, moves, sizes, seconds, megabytes).
+NON_NEGATIVE = (
+    "partitions",
+    "members",
+    "topics",
+    "replication",
+    "size",
+    "seed",
+    *(f"level{i}" for i in range(1, LEVELS + 1)),
+    "runtime_s",
+    "peak_rss_mb",
+    "time_limit_s",
+    "steps",
+    "step",
+    "moves",
+    "moves_bound",
+    "rounds",
+)
+#: The largest seconds and megabytes a run may report (about 30 years; a petabyte).
+AT_MOST = {"runtime_s": 1e9, "time_limit_s": 1e9, "peak_rss_mb": 1e9}
+#: The values of the text columns that hold one of a few.
+KNOWN_VALUES = {
+    "status": (*STATUSES, "error"),
+    "role": ("heuristic", "exact", "frontier"),
+    "family": ("group", "placement"),
+}
+#: The columns whose values are a run's results: two copies of a row must agree on them (the
+#: runtime, memory and versions may differ between two runs of the same scenario).
+RESULT_VALUES = (
+    "status",
+    "valid",
+    *(f"level{i}" for i in range(1, LEVELS + 1)),
+    *(f"bound{i}" for i in range(1, LEVELS + 1)),
+    "moves",
+    "moves_bound",
+)
 #: The suffix a damaged batch is renamed with when a run resumes (no longer read as a batch).
 DAMAGED_SUFFIX = ".damaged"
 #: The Arrow types each result column's pandas type is read from (null: a column of missing values).
 #: Result columns added after rows were first stored: a batch written before has none of them, and
 #: reads as if each were missing in every row (levels 5 and 6 came with the six-level objectives,
-#: ``topology`` with skewed topic sizes).
-ADDED_COLUMNS = ("topology", "level5", "level6", "bound5", "bound6")
+#: ``topology`` with skewed topic sizes, ``assignor`` with Kafka's benchmark groups).
+ADDED_COLUMNS = ("topology", "assignor", "level5", "level6", "bound5", "bound6")
 _ADDED_TYPES = {"string": pa.string(), "Int64": pa.int64()}
 _ARROW_TYPES = {
     "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t),
@@ -142,7 +200,64 @@ def read_batch(path: Path) -> pa.Table:
             raise ProblemError(
                 column, f"holds {found} values, not {kind} (a damaged batch)", str(path)
             )
+    _check_values(table, str(path))
     return table
+
+
+def _check_values(table: pa.Table, source: str) -> None:
+    """Trace rows with their trace columns, no missing value where every row has one, no value a
+    run never writes (:data:`NOT_NULL`, :data:`NON_NEGATIVE`, :data:`KNOWN_VALUES`)."""
+    names = set(table.column_names)
+    traced = [
+        c for c in NEEDED_TRACE_COLUMNS if c in names and table.column(c).null_count < len(table)
+    ]
+    if traced:  # trace rows: every trace column they need is there
+        for column in NEEDED_TRACE_COLUMNS:
+            if column not in names:
+                raise ProblemError(
+                    column, "missing column beside trace rows (a damaged batch)", source
+                )
+    for column in NOT_NULL:
+        missing = table.column(column).null_count
+        if missing:
+            raise ProblemError(column, f"{missing} rows hold no value (a damaged batch)", source)
+    for column in NON_NEGATIVE:
+        if column not in names or not len(table):
+            continue
+        values = table.column(column)
+        if pa.types.is_null(values.type):
+            continue
+        if pa.types.is_floating(values.type):
+            finite = pc.is_finite(values)
+            if pc.any(pc.invert(finite)).as_py():  # nulls are missing values, not infinite ones
+                bad = values.filter(pc.invert(finite))[0].as_py()
+                raise ProblemError(
+                    column,
+                    f"holds {bad!r}, not a number of seconds or megabytes (a damaged batch)",
+                    source,
+                )
+        smallest, largest = pc.min_max(values).values()
+        if smallest.as_py() is not None and smallest.as_py() < 0:
+            raise ProblemError(
+                column, f"holds {smallest.as_py()!r}, below 0 (a damaged batch)", source
+            )
+        if column in AT_MOST and largest.as_py() is not None and largest.as_py() > AT_MOST[column]:
+            raise ProblemError(
+                column,
+                f"holds {largest.as_py()!r}, more than {AT_MOST[column]:g} (a damaged batch)",
+                source,
+            )
+    for column, known in KNOWN_VALUES.items():
+        values = table.column(column)
+        if not len(values) or pa.types.is_null(values.type):
+            continue
+        unknown = values.filter(pc.invert(pc.is_in(values, pa.array(known, values.type))))
+        if len(unknown):
+            raise ProblemError(
+                column,
+                f"holds {unknown[0].as_py()!r}, not one of {', '.join(known)} (a damaged batch)",
+                source,
+            )
 
 
 def done_scenarios(folder: Path, notes: list[str] | None = None) -> set[str]:
@@ -189,13 +304,16 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
     """All rows under a results folder (a run, a suite or everything), with suite and run id columns.
 
     Rows written before a column was renamed get its new name (:data:`RENAMED_COLUMNS`).  A row whose
-    run and :data:`ROW_KEY` an earlier batch already holds is counted once (the earlier batch's);
-    ``notes``, when given, receives a line saying how many and where.
+    run, :data:`ROW_KEY` and step an earlier batch already holds, with the same results, is counted
+    once (the earlier batch's); ``notes``, when given, receives a line saying how many and where,
+    and one naming the trace runs whose per-trace row has no per-step rows (not compared).
 
     Raises
     ------
     ProblemError
-        A damaged batch (:func:`read_batch`), named.
+        A damaged batch (:func:`read_batch`), named; a batch of another experiment than the run's
+        first batch, named; a row repeated with other results (:data:`RESULT_VALUES`), both
+        batches named.
     """
     folder = Path(folder)
     tables = []
@@ -223,7 +341,7 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
     if not tables:
         return pd.DataFrame(columns=[*RESULT_COLUMNS, "suite", "run_id"])
     try:  # one conversion to pandas (it costs per column, not per row), to the pandas types written
-        rows = (
+        rows: pd.DataFrame = (
             pa.concat_tables(tables, promote_options="permissive")
             .replace_schema_metadata(tables[0].schema.metadata)
             .to_pandas()
@@ -236,19 +354,93 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
             str(folder),
         ) from None
     # Trace columns missing from every batch read are added (empty), each in its type.
-    rows = rows.assign(**{c: pd.NA for c in TRACE_COLUMNS if c not in rows})
+    missing = pd.Series(pd.NA, index=rows.index, dtype=object)
+    rows = rows.assign(**{c: missing for c in TRACE_COLUMNS if c not in rows})
     rows = rows.astype({c: t for c, t in TRACE_COLUMNS.items()})
-    key = [c for c in ("suite", "run_id") if c in rows] + ROW_KEY + ["step"]
-    repeated = rows.duplicated(key, keep="first")
+    _check_one_experiment(rows, folder)
+    row_key = [c for c in ("suite", "run_id") if c in rows] + ROW_KEY + ["step"]
+    repeated = rows.duplicated(row_key, keep="first")
     if repeated.any():
+        earliest = rows.groupby(row_key, dropna=False, sort=False)["_batch"].transform("first")
+        _check_repeats_agree(rows, row_key, folder)
         if notes is not None:
-            earliest = rows.groupby(key, dropna=False, sort=False)["_batch"].transform("first")
-            first = rows[repeated].iloc[0]
+            first_row = rows[repeated].iloc[0]
             original = earliest[repeated].iloc[0]
             notes.append(
                 f"{folder}: {int(repeated.sum())} rows repeat a row of an earlier batch (the same "
-                f"scenario, strategy, variant and solver; first: {first['_batch']} repeats "
+                f"scenario, strategy, variant and solver; first: {first_row['_batch']} repeats "
                 f"{original}); each is counted once"
             )
         rows = rows[~repeated].reset_index(drop=True)
+    if notes is not None:
+        notes.extend(_trace_notes(rows, folder))
     return rows.drop(columns="_batch")
+
+
+def _check_one_experiment(rows: pd.DataFrame, folder: Path) -> None:
+    """Rows of one run come from one experiment file: a batch of another (name or digest) than the
+    run's first batch is refused, named."""
+    if "experiment" not in rows:
+        return
+    stamped = rows[rows["experiment"].notna()]
+    if stamped.empty:
+        return
+    runs = stamped.groupby("run_id", sort=False) if "run_id" in stamped else [(None, stamped)]
+    for _, run in runs:
+        marks = run["experiment"].astype(str) + "@" + run["experiment_digest"].astype(str)
+        other = marks != marks.iloc[0]
+        if other.any():
+            batch = run["_batch"][other].iloc[0]
+            name, _, digest = marks[other].iloc[0].partition("@")
+            first, _, first_digest = marks.iloc[0].partition("@")
+            raise ProblemError(
+                "experiment",
+                f"rows of experiment {name!r} (digest {digest}) in a run of {first!r} (digest "
+                f"{first_digest}, {run['_batch'].iloc[0]}); a run's rows come from one file",
+                str(folder / batch),
+            )
+
+
+def _check_repeats_agree(rows: pd.DataFrame, key: list[str], folder: Path) -> None:
+    """A row repeated in another batch must hold the same results (:data:`RESULT_VALUES`): which
+    copy is right cannot be told, so two that differ are refused, both batches named."""
+    columns = [c for c in RESULT_VALUES if c in rows]
+    signature = pd.util.hash_pandas_object(rows[columns], index=False)
+    groups = pd.Series(
+        pd.util.hash_pandas_object(rows[key], index=False).to_numpy(), index=rows.index
+    )
+    first = signature.groupby(groups, sort=False).transform("first")
+    conflicting = (signature != first).to_numpy()
+    if not conflicting.any():
+        return
+    at = int(np.flatnonzero(conflicting)[0])
+    here = rows.iloc[at]
+    there = rows.loc[(groups == groups.iloc[at]).to_numpy()].iloc[0]
+    column = next(c for c in columns if str(here[c]) != str(there[c]))
+    raise ProblemError(
+        "",
+        f"{int(conflicting.sum())} rows repeat rows of {there['_batch']} with other results "
+        f"(first: {here['scenario_id']} {here['strategy']}/{here['solver']}, {column} "
+        f"{there[column]} there, {here[column]} here); keep one of the two",
+        str(folder / here["_batch"]),
+    )
+
+
+def _trace_notes(rows: pd.DataFrame, folder: Path) -> list[str]:
+    """A trace run that answered but whose per-trace row has no per-step rows beside it: said,
+    it is not compared (its levels cannot be checked step by step)."""
+    traced = rows[rows["trace"].astype(object).fillna("").astype(str) != ""]
+    if traced.empty:
+        return []
+    run = ["scenario_id", "strategy", "variant", "solver"]
+    keys = traced[run].astype(object).fillna("").astype(str).agg("/".join, axis=1)
+    with_steps = set(keys[traced["step"].notna()])
+    totals = traced["step"].isna() & ~traced["status"].isin(["error", "unknown", "infeasible"])
+    bare = keys[totals & ~keys.isin(with_steps)]
+    if bare.empty:
+        return []
+    where = traced.loc[bare.index[0], "_batch"]
+    return [
+        f"{folder}: {len(bare)} trace runs have a per-trace row without their per-step rows "
+        f"(first: {bare.iloc[0]} in {where}); they are not compared"
+    ]

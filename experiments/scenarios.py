@@ -7,18 +7,20 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 import heuristics.share as share_assignor
+from experiments.kafka_grid import benchmark_document, partition_counts
 from experiments.streams_scenarios import is_streams, scenario_detail, streams_document
-from problems import load_problem
-from problems.share import share_assignment_json
+from problems import GroupProblem, load_problem
 
-#: The suites' version: rows and the gate's baseline carry it (7: the suites gained traces).
-SUITE_VERSION = 7
+#: The suites' version: rows and the gate's baseline carry it (7: the suites gained traces; 8: the
+#: default suite's runs that spent their whole time limit unproven moved to the scale suite).
+SUITE_VERSION = 8
 #: The version since which the suites' single-rebalance scenarios are unchanged: a baseline of that
 #: version or later still judges them (one from before traces judges no trace).
 SCENARIOS_SINCE = 6
@@ -56,16 +58,16 @@ PATTERNS = ("equal", "random-subsets", "few-topics", "one-odd")
 #: The subscription patterns of Kafka's own server-side assignor benchmark (KIP-848 shapes):
 #: homogeneous, and heterogeneous in 5 buckets of members and topics.
 KIP848_PATTERNS = ("equal", "buckets")
-#: The subscriptions of Kafka's assignor benchmark grid: homogeneous, heterogeneous on disjoint
-#: blocks of topics (member ``m`` in bucket ``m mod 5``), heterogeneous nested (bucket ``b``
-#: subscribes to topic blocks ``0..b``, so the first block is shared by every member).
+#: The subscriptions of Kafka's assignor benchmark grid (``ConsumerAssignorBenchmark``): homogeneous,
+#: heterogeneous on disjoint runs of topics, heterogeneous nested (built by
+#: :mod:`experiments.kafka_grid`).
 GRID_PATTERNS = ("equal", "disjoint", "nested")
-#: Topic sizes: ``equal`` (partitions spread evenly over the topics) or ``skewed`` (a few large
-#: topics and many small ones: a fifth of the topics, at least one, hold four fifths of the
-#: partitions; every topic keeps at least one partition).
+#: Topic sizes: ``equal`` (partitions spread evenly over the topics) or ``skewed`` (the benchmark's
+#: geometric tiers: :func:`experiments.kafka_grid.partition_counts`).
 TOPOLOGIES = ("equal", "skewed")
-#: Buckets of the heterogeneous subscription patterns (Kafka's benchmarks use 5).
-BUCKETS = 5
+#: The KIP-848 assignors of Kafka's benchmark grid whose own previous output a benchmark group holds
+#: (a scenario's ``assignor``; empty: not a benchmark group).
+GRID_ASSIGNORS = ("range", "uniform")
 LAGS = ("zero", "uniform", "zipf", "hot")
 #: Racks of a racked group scenario (Kafka's assignor benchmarks: 3 racks, member ``m`` on rack ``m
 #: mod 3``).
@@ -107,6 +109,10 @@ class Scenario:
         Subscription pattern and lag distribution (groups).
     topology
         Topic sizes of a group (:data:`TOPOLOGIES`); part of the id only when not ``equal``.
+    assignor
+        A benchmark group (:mod:`experiments.kafka_grid`, built as Kafka's
+        ``ConsumerAssignorBenchmark`` builds it): the KIP-848 assignor (:data:`GRID_ASSIGNORS`)
+        whose own output on the group before the event the members hold; part of the id when set.
     seed
         Random seed of the instance.
     settings
@@ -128,6 +134,7 @@ class Scenario:
     lags: str = "zero"
     replication: int = 0
     topology: str = "equal"
+    assignor: str = ""
     settings: str = ""
     tag: str = ""
 
@@ -144,6 +151,8 @@ class Scenario:
             detail = f"{self.pattern}-{self.lags}"
         if self.topology != "equal":
             detail += f"-{self.topology}"
+        if self.assignor:
+            detail += f"-after-{self.assignor}"
         return (
             f"{self.judged_on}/{self.churn}/{detail}/"
             f"p{self.partitions}-m{self.members}-t{self.topics}/s{self.seed}{self.tag}"
@@ -154,12 +163,14 @@ class Scenario:
         """Items to place: partitions (groups) or replicas (placements)."""
         return self.partitions * (self.replication if self.family == "placement" else 1)
 
-    def as_row(self) -> dict:
+    def as_row(self) -> dict[str, Any]:
         return {"scenario_id": self.scenario_id, "size": self.size, **asdict(self)}
 
 
 # ===================================================================== groups
-def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int], list[dict]]:
+def _group_state(
+    s: Scenario, rng: np.random.Generator
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """Topics and members (with subscriptions) of the group after the churn event."""
     names = [f"topic{t:02d}" for t in range(s.topics)]
     counts = topic_sizes(s.partitions, s.topics, s.topology)
@@ -179,8 +190,6 @@ def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int],
             subscription = sorted(rng.choice(names, size=k, replace=False).tolist())
         elif s.pattern == "one-odd":
             subscription = names[:1] if m == s.members - 1 else names
-        elif s.pattern in ("disjoint", "nested"):
-            subscription = _grid_subscription(names, m, s.members, s.pattern)
         elif (
             s.pattern == "buckets"
         ):  # Kafka's ServerSideAssignorBenchmark: 5 blocks of members on 5 of topics
@@ -195,38 +204,11 @@ def _group_state(s: Scenario, rng: np.random.Generator) -> tuple[dict[str, int],
 
 
 def topic_sizes(partitions: int, topics: int, topology: str) -> np.ndarray:
-    """Partitions per topic: spread evenly, or skewed (a fifth of the topics, at least one, hold
-    four fifths of the partitions, each topic at least one; the rest spread evenly in each part)."""
-
-    def spread(total: int, count: int) -> np.ndarray:
-        out = np.full(count, total // count, dtype=np.int64)
-        out[: total % count] += 1
-        return out
-
-    if topology == "equal" or topics == 1:
-        return spread(partitions, topics)
-    if topology != "skewed":
+    """Partitions per topic: spread evenly, or the benchmark's skewed tiers
+    (:func:`experiments.kafka_grid.partition_counts`)."""
+    if topology not in TOPOLOGIES:
         raise ValueError(f"unknown topology {topology!r}")
-    large = max(1, topics // 5)
-    small = topics - large
-    to_large = max(large, min(partitions - small, partitions * 4 // 5))
-    return np.concatenate([spread(to_large, large), spread(partitions - to_large, small)])
-
-
-def _grid_subscription(names: list[str], m: int, members: int, pattern: str) -> list[str]:
-    """Kafka's heterogeneous grid subscriptions: member ``m`` in bucket ``m mod B`` (``B`` the
-    smaller of :data:`BUCKETS` and the member count); bucket ``b``'s block is the topics ``t`` with
-    ``t mod B == b`` (topic ``b mod T`` when there are fewer topics than buckets).  ``disjoint``:
-    a member subscribes to its bucket's block; ``nested``: to the blocks ``0..b``."""
-    buckets = min(BUCKETS, members)
-    bucket = m % buckets
-
-    def block(b: int) -> list[str]:
-        return names[b::buckets] or [names[b % len(names)]]
-
-    if pattern == "disjoint":
-        return block(bucket)
-    return sorted({name for b in range(bucket + 1) for name in block(b)}, key=names.index)
+    return partition_counts(topology, topics, partitions)
 
 
 def _many(members: int) -> int:
@@ -234,7 +216,9 @@ def _many(members: int) -> int:
     return max(2, members // 10)
 
 
-def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.random.Generator):
+def _previous(
+    s: Scenario, topics: dict[str, int], members: list[dict[str, Any]], rng: np.random.Generator
+) -> dict[str, Any]:
     """The group before the churn event, and who owned what (Kafka's range / round robin; for a
     share group Kafka's ``SimpleAssignor``, a partition held by several members)."""
     before_topics = dict(topics)
@@ -269,11 +253,12 @@ def _previous(s: Scenario, topics: dict[str, int], members: list[dict], rng: np.
         for name in list(topics)[: max(1, len(topics) // 10)]:
             before_topics[name] = max(1, topics[name] - 1)
     before_problem = load_problem({"topics": before_topics, "members": before_members})
+    assert isinstance(before_problem, GroupProblem)  # a group document
     if s.judged_on == "share":  # a share group held Kafka's SimpleAssignor answer (several readers)
-        held = share_assignment_json(before_problem, share_assignor.assign(before_problem).answer)
+        held = share_assignor.assign(before_problem).assignment or {}
         return {member: topics for member, topics in held.items() if topics}
     assignor = range_assignor if s.judged_on == "stream-join" else roundrobin_assignor
-    return assignor.assign(before_problem).assignment
+    return assignor.assign(before_problem).assignment or {}
 
 
 def _lags(
@@ -281,7 +266,7 @@ def _lags(
 ) -> dict[str, list[int]] | None:
     if s.judged_on != "lag-aware":
         return None
-    out = {}
+    out: dict[str, list[int]] = {}
     for name, count in topics.items():
         if s.lags == "zero":
             values = np.zeros(count, dtype=np.int64)
@@ -295,13 +280,13 @@ def _lags(
             raise ValueError(f"unknown lag distribution {s.lags!r}")
         out[name] = [int(v) for v in values]
     if s.lags == "hot" and topics:
-        hot = max(topics, key=topics.get)
+        hot = max(topics, key=topics.__getitem__)
         if topics[hot]:
             out[hot][int(rng.integers(topics[hot]))] = 10**6
     return out
 
 
-def _group_document(s: Scenario) -> dict:
+def _group_document(s: Scenario) -> dict[str, Any]:
     rng = np.random.default_rng(s.seed)
     topics, members = _group_state(s, rng)
     if s.churn != "fresh":
@@ -319,7 +304,7 @@ def _group_document(s: Scenario) -> dict:
                 for t, ps in {**zombie.get("owned", {}), **victim.get("owned", {})}.items()
             }
             zombie["generation"] = GENERATION - 2
-    doc = {"topics": topics, "members": members}
+    doc: dict[str, Any] = {"topics": topics, "members": members}
     lags = _lags(s, topics, rng)
     if lags is not None:
         doc["lags"] = lags
@@ -328,7 +313,7 @@ def _group_document(s: Scenario) -> dict:
     return doc
 
 
-def _add_racks(doc: dict, replication: int, rng: np.random.Generator) -> None:
+def _add_racks(doc: dict[str, Any], replication: int, rng: np.random.Generator) -> None:
     """Member ``m`` on rack ``m mod RACKS``; each partition's ``replication`` replicas on consecutive racks
     from a random first one (KIP-881's ``partition_racks``)."""
     if not 0 < replication <= RACKS:
@@ -345,7 +330,7 @@ def _add_racks(doc: dict, replication: int, rng: np.random.Generator) -> None:
 
 
 # ================================================================= placements
-def _placement_document(s: Scenario) -> dict:
+def _placement_document(s: Scenario) -> dict[str, Any]:
     if s.churn == TWO_MOVE_LIMIT:
         return {
             "brokers": [{"id": b, "rack": "rack1" if b <= 2 else "rack2"} for b in (1, 2, 3, 4)],
@@ -391,8 +376,19 @@ def _placement_document(s: Scenario) -> dict:
     return {"brokers": brokers, "partitions": partitions}
 
 
-def build_problem(scenario: Scenario) -> dict:
+def build_problem(scenario: Scenario) -> dict[str, Any]:
     """The problem document of ``scenario`` (deterministic in the scenario alone)."""
+    if scenario.assignor:
+        return benchmark_document(
+            scenario.churn,
+            scenario.members,
+            scenario.topics,
+            scenario.partitions,
+            distribution=scenario.topology,
+            pattern=scenario.pattern,
+            racks=scenario.replication > 0,
+            assignor=scenario.assignor,
+        )
     if scenario.family == "placement":
         return _placement_document(scenario)
     if is_streams(scenario.judged_on):  # experiments/streams_scenarios.py

@@ -12,19 +12,28 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from experiments import plugin_cli
-from experiments.options import integer_in, seconds
+from experiments.options import Subcommands, integer_in, seconds
+from experiments.trace_compare import observed_step, print_rows, row
 from models.observed import observed_run
 from models.options import DEFAULT_TIME_LIMIT
 from models.registry import STRATEGIES, UsageError
-from models.trace import TRACE_SOLVERS, TraceResult, trace, trace_answers
-from problems import load_problem, problem_to_json
+from models.trace import (
+    MAX_HORIZON_SIZE,
+    TRACE_SOLVERS,
+    TraceResult,
+    TraceStep,
+    trace,
+    trace_answers,
+)
+from problems import GroupProblem, PlacementProblem, Result, load_problem, problem_to_json
 from problems.checks import INT32_MAX
-from problems.trace import Trace, load_trace
+from problems.trace import MAX_TRACE_SIZE, Trace, load_trace
 
 EXIT_ANSWER, EXIT_NO_ANSWER = 0, 3
 MAX_WORKERS = 64
@@ -44,7 +53,7 @@ example:
 """
 
 
-def register(subcommands: Any) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``trace`` subcommand to ``rebalance-lab``'s subparsers."""
     parser = subcommands.add_parser(
         "trace",
@@ -63,32 +72,43 @@ def register(subcommands: Any) -> None:
         help="the strategy to run (with --compare: the objective every row is judged on)",
     )
     plugin_cli.add_argument(chosen)
-    plugin_cli.add_classpath(parser)
     parser.add_argument(
         "--compare",
         action="store_true",
-        help="a recorded trace: one line per row, what the members held (observed), every "
-        "group strategy and the horizon optimum",
+        help="a recorded trace (rebalance-lab record): one line per row, what the members held "
+        "(observed), every group strategy and the horizon optimum",
     )
+    plugin_cli.add_classpath(parser)
     parser.add_argument(
         "--solver",
-        default="heuristic",
         choices=TRACE_SOLVERS,
-        help="each step alone (heuristic, cpsat, mip, flow), the exact per-step optimum (step), "
-        "or the whole trace at once (horizon)",
+        help="each step alone (heuristic, the default; cpsat, mip, flow), the exact per-step "
+        "optimum (step), or the whole trace at once (horizon)",
     )
     parser.add_argument(
         "--lookahead",
         type=integer_in(0, INT32_MAX),
         metavar="K",
-        help="the horizon solver as an online policy that sees the next K steps",
+        help="the horizon solver as an online policy that sees the next K steps "
+        "(--solver horizon, or no --solver)",
     )
     parser.add_argument(
         "--time-limit",
         type=seconds,
         metavar="SEC",
-        help="time limit of each step's exact solve (horizon: of the whole trace; --plugin: of "
-        "each step's call)",
+        help="seconds for the whole trace (default 10): every step's exact solve gets the time "
+        "left, the horizon's step levels and model share it; steps it leaves unsolved are "
+        "unknown (exit 3).  Unused by --solver heuristic; --plugin: each step's call gets the "
+        "time left",
+    )
+    parser.add_argument(
+        "--max-size",
+        type=integer_in(1, 2**62),
+        metavar="N",
+        help="the largest trace taken: partitions (a placement's replicas) summed over its "
+        f"rebalances, as experiment show and compare --max-size (default "
+        f"{MAX_TRACE_SIZE:,}; the horizon solver, which holds every step at once, "
+        f"{MAX_HORIZON_SIZE:,})",
     )
     parser.add_argument("--variant", help="a named variant of the strategy")
     parser.add_argument(
@@ -106,17 +126,37 @@ def register(subcommands: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """Run the trace and print its lines (errors: ``ProblemError`` / ``UsageError``, exit 2)."""
-    loaded = load_trace(args.trace)
+    """Run the trace and print its lines as each step is solved (errors: ``ProblemError`` /
+    ``UsageError``, exit 2)."""
+    loaded = load_trace(
+        args.trace, max_size=MAX_TRACE_SIZE if args.max_size is None else args.max_size
+    )
     if args.compare:
         from experiments.trace_compare import compare
 
+        if args.plugin is not None:
+            raise UsageError("--compare runs the built-in strategies, not --plugin")
         return compare(loaded, args)
     if args.strategy is None and args.plugin is None:
-        raise UsageError("--strategy or --plugin is required (or --compare, on a recorded trace)")
+        raise UsageError("give --strategy or --plugin (or --compare, on a recorded trace)")
+    seen = None
+    if loaded.recorded is not None and args.strategy is not None:
+        seen = observed_run(loaded, args.strategy)
     started = time.perf_counter()
+    unanswered: list[int] = []
+
+    def write(step: TraceStep) -> None:
+        doc = step.to_json()
+        if seen is not None:
+            doc["observed"] = observed_step(seen, step.step)
+        line = orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY)
+        sys.stdout.write(line.decode() + "\n")
+        sys.stdout.flush()  # a stopped run keeps the steps it solved
+        if step.result is None or step.result.answer is None:
+            unanswered.append(step.step)
+
     if args.plugin is not None:
-        result = _with_plugin(args, loaded)
+        result = _with_plugin(args, loaded, write)
     else:
         result = trace(
             loaded,
@@ -124,34 +164,40 @@ def command(args: argparse.Namespace) -> int:
             args.solver,
             time_limit=args.time_limit,
             lookahead=args.lookahead,
+            max_size=args.max_size,
+            on_step=write,
+            keep_answers=False,
             variant=args.variant,
             seed=args.seed,
             workers=args.workers,
         )
     elapsed = time.perf_counter() - started
-    seen = None
-    if loaded.recorded is not None and args.strategy is not None:
-        from experiments.trace_compare import observed_lines
-
-        seen = observed_run(loaded, args.strategy)
-    write = sys.stdout.write
-    lines = result.lines() if seen is None else observed_lines(result, seen)
-    for line in lines:
-        write(orjson.dumps(line, option=orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
+    summary = result.summary()
+    if seen is not None:
+        summary["observed"] = row(seen, None)
+    sys.stdout.write(orjson.dumps({"summary": summary}).decode() + "\n")
     if args.report:
         report(loaded, result, elapsed)
         if seen is not None:
-            from experiments.trace_compare import print_rows
-
-            print_rows([seen, result])
-    if any(step.result is None or step.result.answer is None for step in result.steps):
-        print(f"rebalance-lab trace: a step has no answer ({result.status})", file=sys.stderr)
+            print_rows([seen])
+    if unanswered:
+        late = [s.step for s in result.steps if "not_solved" in s.info]
+        why = (
+            f"the time limit ran out before step {late[0]}"
+            if late
+            else f"no answer at step {unanswered[0]}"
+        )
+        print(f"rebalance-lab trace: {why}", file=sys.stderr)
+        print(f"rebalance-lab trace: no answer ({result.status})", file=sys.stderr)
         return EXIT_NO_ANSWER
     return EXIT_ANSWER
 
 
-def _with_plugin(args: argparse.Namespace, loaded: Trace) -> TraceResult:
-    """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md)."""
+def _with_plugin(
+    args: argparse.Namespace, loaded: Trace, on_step: Callable[[TraceStep], None]
+) -> TraceResult:
+    """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md) given
+    the time left of ``--time-limit``, one budget for the whole trace."""
     from experiments.plugin_runner import run
 
     found = plugin_cli.plugin(args.plugin, args.classpath)
@@ -159,13 +205,16 @@ def _with_plugin(args: argparse.Namespace, loaded: Trace) -> TraceResult:
     judged = plugin_cli.judged_on(found, start, loaded.name)
     limit = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
 
-    def answer(problem):
-        call = run(found.name, found.target, problem, problem_to_json(problem), judged, limit)
+    def answer(problem: GroupProblem | PlacementProblem, seconds: float | None) -> Result:
+        budget = limit if seconds is None else seconds
+        call = run(found.name, found.target, problem, problem_to_json(problem), judged, budget)
         if call.answer.result is not None:
             return call.answer.result
         return plugin_cli.failed(problem, judged, call.answer.error or "no answer")
 
-    return trace_answers(loaded, judged, answer, found.name)
+    return trace_answers(
+        loaded, judged, answer, found.name, time_limit=limit, on_step=on_step, keep_answers=False
+    )
 
 
 def events(step: dict[str, Any]) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -33,7 +32,7 @@ NOT_COMPARED = frozenset({"share"})
 DEFAULT_JUDGE = "sticky"
 
 
-def _observed_step(run: TraceResult, k: int) -> dict[str, Any]:
+def observed_step(run: TraceResult, k: int) -> dict[str, Any]:
     step = run.steps[k]
     doc: dict[str, Any] = {
         "objective": list(step.objective),
@@ -44,17 +43,6 @@ def _observed_step(run: TraceResult, k: int) -> dict[str, Any]:
     }
     doc.update(step.info)
     return doc
-
-
-def observed_lines(result: TraceResult, seen: TraceResult) -> Iterator[dict[str, Any]]:
-    """``result``'s lines, each step with its ``observed`` object, the summary with the
-    observed totals."""
-    for line in result.lines():
-        if "step" in line:
-            line["observed"] = _observed_step(seen, line["step"])
-        else:
-            line["summary"]["observed"] = _totals(seen, None)
-        yield line
 
 
 def judge_of(loaded: Trace, args: argparse.Namespace) -> str:
@@ -75,15 +63,20 @@ def _valid(run: TraceResult, judge: str | None) -> tuple[int, tuple[int, ...]]:
         if result is None or result.answer is None:
             continue
         evaluation = (
-            result.evaluation if judge is None else evaluate(result.problem, result.answer, judge)
+            result.evaluation
+            if judge is None
+            else evaluate(
+                result.problem, result.answer, STRATEGIES[judge].objective_on(result.problem)
+            )
         )
+        assert evaluation is not None  # the step has an answer
         valid += bool(evaluation.valid)
         levels = tuple(int(v) for v in evaluation.objective)
         sums = levels if sums is None else tuple(a + b for a, b in zip(sums, levels))
     return valid, sums or ()
 
 
-def _totals(run: TraceResult, judge: str | None) -> dict[str, Any]:
+def row(run: TraceResult, judge: str | None) -> dict[str, Any]:
     """One row: moves, objective sums, balance, valid steps, rounds (and what was measured)."""
     valid, sums = _valid(run, judge)
     spreads = [imbalance(s) for s in run.steps]
@@ -109,7 +102,7 @@ def compare(loaded: Trace, args: argparse.Namespace) -> int:
     """``--compare``: the rows as JSON lines (and a table with ``--report``)."""
     if loaded.recorded is None:
         raise UsageError("--compare needs a recorded trace (rebalance-lab record)")
-    if args.solver != "heuristic" or args.lookahead is not None:
+    if args.solver not in (None, "heuristic") or args.lookahead is not None:
         raise UsageError("--compare runs every strategy's heuristic and the horizon itself")
     judge = judge_of(loaded, args)
     runs = [observed_run(loaded, judge)]
@@ -117,9 +110,9 @@ def compare(loaded: Trace, args: argparse.Namespace) -> int:
         if entry.family == "group" and name not in NOT_COMPARED:
             runs.append(trace(loaded, name, "heuristic", seed=args.seed))
     runs.append(trace(loaded, judge, "horizon", time_limit=args.time_limit, workers=args.workers))
-    rows = [_totals(run, judge) | {"judged_on": judge} for run in runs]
-    for row in rows:
-        sys.stdout.write(orjson.dumps(row).decode() + "\n")
+    rows = [row(run, judge) | {"judged_on": judge} for run in runs]
+    for line in rows:
+        sys.stdout.write(orjson.dumps(line).decode() + "\n")
     if args.report:
         _table(rows)
     return 0
@@ -127,7 +120,7 @@ def compare(loaded: Trace, args: argparse.Namespace) -> int:
 
 def print_rows(runs: list[TraceResult]) -> None:
     """The rows of ``runs`` (each judged on its own strategy) as a table on stderr."""
-    _table([_totals(run, None) for run in runs])
+    _table([row(run, None) for run in runs])
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
@@ -143,10 +136,10 @@ def _table(rows: list[dict[str, Any]]) -> None:
     ]
     cells = [columns] + [
         [
-            str(row.get(c, "")) if c != "valid_steps" else f"{row[c]}/{row['steps'] + 1}"
+            str(line.get(c, "")) if c != "valid_steps" else f"{line[c]}/{line['steps'] + 1}"
             for c in columns
         ]
-        for row in rows
+        for line in rows
     ]
     widths = [max(len(r[c]) for r in cells) for c in range(len(columns))]
     for r in cells:

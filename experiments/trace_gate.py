@@ -18,13 +18,14 @@ before the suites had traces) judges no trace until ``--update`` records them.
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 from typing import Any
 
 import orjson
 import pandas as pd
 
+from experiments.baseline_checks import GAP, SHARE, type_name
+from experiments.baseline_checks import statistics as checked_statistics
 from experiments.experiment import Experiment, load_suite
 from experiments.runs import TIME_LIMITS
 from experiments.trace_gap import STEP_OPTIMAL, trace_gaps
@@ -39,6 +40,14 @@ TRACE_DIRECTION = {
     "max_excess_moves": +1,
     "share_optimal": -1,
 }
+#: Each statistic's range (shares 0 to 1, excess moves 0 to 2**63), and a mean with its maximum.
+TRACE_RANGES = {
+    "share_tied": SHARE,
+    "mean_excess_moves": GAP,
+    "max_excess_moves": GAP,
+    "share_optimal": SHARE,
+}
+TRACE_MEAN_MAX = ("mean_excess_moves", "max_excess_moves")
 #: Statistics over no tied trace with a proven optimum: nothing to regress on.
 TRACE_EMPTY = {"mean_excess_moves": 0.0, "max_excess_moves": 0.0, "share_optimal": 1.0}
 
@@ -148,52 +157,34 @@ def judged_traces(rows: pd.DataFrame, optima: dict[str, int]) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------- baseline parts
-def _type_name(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), "null" if value is None else type(value).__name__
-    )
 
 
 def parse_traces(document: dict[str, Any], source: str) -> dict[str, dict[str, float]]:
-    """A baseline's ``traces`` statistics (none when absent), checked: every statistic a finite number."""
+    """A baseline's ``traces`` statistics (none when absent), checked: every statistic a finite
+    number in its range (:data:`TRACE_RANGES`)."""
     entries = document.get("traces", {})
     if type(entries) is not dict:
-        raise ProblemError("traces", f"must be an object, got {_type_name(entries)}", source)
-    checked: dict[str, dict[str, float]] = {}
-    for name, entry in entries.items():
-        if type(entry) is not dict:
-            raise ProblemError(
-                f"traces.{name}", f"must be an object, got {_type_name(entry)}", source
-            )
-        for statistic in TRACE_DIRECTION:
-            field = f"traces.{name}.{statistic}"
-            if statistic not in entry:
-                raise ProblemError(field, "missing; re-create the baseline with --update", source)
-            value = entry[statistic]
-            if type(value) not in (int, float) or not math.isfinite(value):
-                shown = repr(value) if type(value) in (int, float, str) else _type_name(value)
-                raise ProblemError(field, f"must be a finite number, got {shown}", source)
-        checked[name] = {**entry, **{s: float(entry[s]) for s in TRACE_DIRECTION}}
-    return checked
+        raise ProblemError("traces", f"must be an object, got {type_name(entries)}", source)
+    return checked_statistics(entries, "traces", TRACE_RANGES, source, TRACE_MEAN_MAX)
 
 
 def parse_trace_optima(document: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
     """A baseline's ``trace_optima`` (none when absent), checked: a digest and total moves each."""
     entries = document.get("trace_optima", {})
     if type(entries) is not dict:
-        raise ProblemError("trace_optima", f"must be an object, got {_type_name(entries)}", source)
+        raise ProblemError("trace_optima", f"must be an object, got {type_name(entries)}", source)
     for scenario, entry in entries.items():
         field = f"trace_optima.{scenario}"
         if type(entry) is not dict:
-            raise ProblemError(field, f"must be an object, got {_type_name(entry)}", source)
+            raise ProblemError(field, f"must be an object, got {type_name(entry)}", source)
         if type(entry.get("digest")) is not str:
             raise ProblemError(
                 f"{field}.digest",
-                f"must be a string, got {_type_name(entry.get('digest'))}",
+                f"must be a string, got {type_name(entry.get('digest'))}",
                 source,
             )
         moves = entry.get("moves")
         if type(moves) is not int or not 0 <= moves < 2**63:
-            shown = repr(moves) if type(moves) in (int, float, str) else _type_name(moves)
+            shown = repr(moves) if type(moves) in (int, float, str) else type_name(moves)
             raise ProblemError(f"{field}.moves", f"must be an integer >= 0, got {shown}", source)
     return entries

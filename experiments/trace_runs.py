@@ -16,20 +16,16 @@ a failed job.  Free of Spark, so it runs and is tested in a plain Python process
 from __future__ import annotations
 
 import json
-import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
 from experiments.results import ALL_COLUMNS
-from experiments.runs import SCENARIO_COLUMNS, VERSIONS, _describe, _peak_rss_mb, runs_for
-from experiments.scenarios import SUITE_VERSION
-from experiments.trace_scenarios import TraceScenario, build_trace
-from problems import LEVELS, ProblemError, evaluate, objective_of
+from experiments.runs import _describe, _peak_rss_mb, base_row, runs_for, solve_each
+from experiments.trace_scenarios import TraceScenario, build_trace, trace_size
+from models.registry import STRATEGIES
+from problems import LEVELS, ProblemError, evaluate
 
 #: The exact references of a trace run: each step optimal alone, and the horizon optimum.
 EXACT_TRACE_SOLVERS = ("step", "horizon")
@@ -49,18 +45,11 @@ def trace_runs_for(judged_on: str, settings: dict[str, Any]) -> list[tuple[str, 
 
 
 def _base(scenario: TraceScenario, time_limit: float, options: dict[str, Any]) -> dict[str, Any]:
-    base = {k: getattr(scenario, k, None) for k in SCENARIO_COLUMNS if k != "scenario_id"}
-    base.update(
-        scenario_id=scenario.scenario_id,
-        size=scenario.size,
-        suite_version=SUITE_VERSION,
-        versions=VERSIONS,
-        time_limit_s=time_limit,
-        options=json.dumps(options, sort_keys=True) if options else "",
-        trace=scenario.trace,
-        steps=scenario.steps,
-    )
-    return base
+    return {
+        **base_row(scenario, time_limit, options),
+        "trace": scenario.trace,
+        "steps": scenario.steps,
+    }
 
 
 def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dict[str, Any]]:
@@ -69,13 +58,19 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
     An experiment's settings (:attr:`TraceScenario.settings`) choose the runs, their time limit
     and solver options, as for a single rebalance.
     """
-    from problems.trace import load_trace
+    from problems.trace import MAX_TRACE_SIZE, load_trace
 
     settings = json.loads(scenario.settings) if scenario.settings else {}
     time_limit = float(settings.get("time_limit", time_limit))
     solver_options = settings.get("options", {})
     base = _base(scenario, time_limit, solver_options)
-    trace = load_trace(build_trace(scenario), name=scenario.scenario_id)
+    try:
+        # the experiment reader held the trace to the command's --max-size (the same measure)
+        accepted = max(MAX_TRACE_SIZE, trace_size(scenario)[0])
+        trace = load_trace(build_trace(scenario), name=scenario.scenario_id, max_size=accepted)
+        refused = ""
+    except ProblemError as error:  # beyond the trace reader's limits: each run a row saying so
+        trace, refused = None, f"refused: {error}"
     rows: list[dict[str, Any]] = []
     for strategy, variant, solver in trace_runs_for(scenario.judged_on, settings):
         run = {
@@ -85,6 +80,9 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
             "solver": solver,
             "role": "heuristic" if solver == "heuristic" else "exact",
         }
+        if trace is None:
+            rows.append({**run, "status": "unknown", "valid": False, "error": refused})
+            continue
         rows.extend(_run_rows(trace, scenario, run, time_limit, solver_options.get(solver, {})))
     return rows
 
@@ -167,9 +165,10 @@ def _judged(scenario: TraceScenario, strategy: str, step: Any) -> tuple[list[int
     if result is None or result.answer is None:
         return [], False
     problem = result.problem
-    if objective_of(problem, strategy) == objective_of(problem, scenario.judged_on):
+    judged = STRATEGIES[scenario.judged_on].objective_on(problem)
+    if STRATEGIES[strategy].objective_on(problem) == judged:
         return [int(v) for v in step.objective], bool(result.valid)
-    verdict = evaluate(problem, result.answer, scenario.judged_on)
+    verdict = evaluate(problem, result.answer, judged)
     return [int(v) for v in verdict.objective], bool(verdict.valid)
 
 
@@ -187,14 +186,6 @@ def solve_trace_frame(
     :func:`experiments.runs.solve_frame` does scenarios; rows typed as :data:`ALL_COLUMNS`."""
     fields = TraceScenario.__dataclass_fields__
     scenarios = [TraceScenario(**{k: r[k] for k in fields}) for r in frame.to_dict("records")]
-    processes = min(processes, len(scenarios))
-    bar = dict(total=len(scenarios), desc=progress, unit="trace", disable=progress is None)
-    if processes > 1:
-        with ProcessPoolExecutor(
-            processes, mp_context=multiprocessing.get_context("spawn")
-        ) as pool:
-            parts = list(tqdm(pool.map(solve_trace_scenario, scenarios, repeat(time_limit)), **bar))
-    else:
-        parts = (solve_trace_scenario(s, time_limit) for s in tqdm(scenarios, **bar))
-    out = pd.DataFrame([row for part in parts for row in part], columns=list(ALL_COLUMNS))
-    return out.astype(ALL_COLUMNS)
+    return solve_each(
+        solve_trace_scenario, scenarios, time_limit, ALL_COLUMNS, progress, processes, "trace"
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.kafka_orders import member_rank
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, baseline_objective
 
 
 def assign(problem: GroupProblem) -> Result:
@@ -21,7 +21,7 @@ def assign(problem: GroupProblem) -> Result:
     """
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     if problem.num_members == 0 or problem.num_partitions == 0:
-        return Result(problem, "server-range", owner)
+        return Result(problem, "server-range", owner, objective_name=baseline_objective(problem))
     rank = member_rank(problem)
     topic, member = np.nonzero(problem.subscribes.T)  # every (topic, subscriber)
     order = np.lexsort((rank[member], topic))
@@ -33,4 +33,4 @@ def assign(problem: GroupProblem) -> Result:
     quota = counts[topic] // subscribers[topic]
     lengths = quota + (within < counts[topic] % subscribers[topic])
     owner[problem.assignable] = np.repeat(member, lengths)
-    return Result(problem, "server-range", owner)
+    return Result(problem, "server-range", owner, objective_name=baseline_objective(problem))

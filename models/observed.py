@@ -20,9 +20,16 @@ from typing import Any
 
 import numpy as np
 
+from models.registry import STRATEGIES
 from models.trace import TraceResult, TraceStep, _check_family, _Runner, _summarise
-from problems import GroupProblem, ProblemError, Result, Status, owner_from_assignment
-from problems.trace import Trace
+from problems import (
+    GroupProblem,
+    ProblemError,
+    Result,
+    Status,
+    owner_from_assignment,
+)
+from problems.trace import Trace, iter_steps
 
 #: What a recording measured per step, kept on the observed row's steps.
 MEASURED = ("rounds", "settle_ms", "unowned_partition_ms", "generation")
@@ -46,16 +53,19 @@ def observed_run(trace: Trace, strategy: str) -> TraceResult:
     _check_family(trace, strategy)
     runner = _Runner(trace, strategy)
     steps: list[TraceStep] = []
+    names: set[str] = set()
     previous: Result | None = None
-    for k in range(len(trace)):
-        problem = runner.input(k, previous)
+    for k, built in enumerate(iter_steps(trace)):
+        problem = runner.input(k, built, previous)
+        objective = STRATEGIES[strategy].objective_on(problem)
+        names.add(objective)
         assert isinstance(problem, GroupProblem)
         seen = _seen(trace, k)
         if seen is None:
-            result = Result(problem, strategy, None, Status.UNKNOWN)
+            result = Result(problem, strategy, None, Status.UNKNOWN, objective_name=objective)
         else:
             owner = owner_from_assignment(problem, seen["assignment"], trace.name)
-            result = Result(problem, strategy, owner, Status.HEURISTIC)
+            result = Result(problem, strategy, owner, Status.HEURISTIC, objective_name=objective)
         info = {key: seen[key] for key in MEASURED if seen is not None and key in seen}
         evaluation = result.evaluation
         if evaluation is not None and not evaluation.valid:
@@ -71,7 +81,7 @@ def observed_run(trace: Trace, strategy: str) -> TraceResult:
             )
         )
         previous = result
-    judged = _summarise(strategy, SOURCE, steps, info={"recorded": dict(trace.recorded)})
+    judged = _summarise(strategy, SOURCE, steps, names, info={"recorded": dict(trace.recorded)})
     return replace(judged, strategy=ROW, info=judged.info | {"judged_on": strategy})
 
 

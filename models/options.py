@@ -27,7 +27,7 @@ DEFAULT_TIME_LIMIT = 10.0
 #: The options every runner accepts (each uses them or names them in ``info["ignored_options"]``).
 COMMON = ("time_limit", "workers", "seed", "log", "hint")
 #: The options particular to some runners (in ``extra``), refused where a runner does not take them.
-PARTICULAR = ("backend", "max_moves", "beat", "start_index")
+PARTICULAR = ("backend", "max_moves", "beat", "start_index", "max_size")
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,9 @@ class SolveOptions:
           1-3 (lexicographically): the objective becomes moves first, then levels 1-3 (the fewest
           moves that reach it);
         * ``start_index``: ``kafka-default``'s start index and replica shift, fixed as Kafka's own
-          tests fix them (its output then equals Kafka's).
+          tests fix them (its output then equals Kafka's);
+        * ``max_size``: the streams exact models, the most task-member pairs taken
+          (:data:`models.streams.data.MAX_EXACT_PAIRS` when not given).
     given
         The common options the caller gave, by name (:meth:`of` records them); ``None``: those
         set to something other than their default.
@@ -154,42 +156,42 @@ class SolveOptions:
     def start(
         self,
         problem: GroupProblem,
-        strategy: str,
+        objective: str,
         heuristic: Callable[[GroupProblem], Result],
     ) -> np.ndarray:
         """The answer a model starts from: the hint's when it is valid, else ``heuristic``'s."""
-        hinted = self.hint_answer(problem, strategy)
+        hinted = self.hint_answer(problem, objective)
         return answer_of(heuristic(problem)) if hinted is None else hinted
 
     def hint_answer(
-        self, problem: GroupProblem | PlacementProblem, strategy: str
+        self, problem: GroupProblem | PlacementProblem, objective: str
     ) -> np.ndarray | None:
-        """The hint's answer when it is a valid answer to ``problem`` under ``strategy``, else ``None``."""
+        """The hint's answer when it is a valid answer to ``problem`` on ``objective``, else ``None``."""
         hint = self.hint
         if hint is None or hint.answer is None or isinstance(hint.answer, StreamsAssignment):
             return None
-        if hint.problem is problem and hint.strategy == strategy:
+        if hint.problem is problem and hint.objective_name == objective:
             return hint.answer if hint.valid else None
         size = problem.num_partitions if isinstance(problem, GroupProblem) else None
         answer = np.asarray(hint.answer)
         if size is not None and answer.shape != (size,):
             return None
         try:
-            verdict = evaluate(problem, answer, strategy)
+            verdict = evaluate(problem, answer, objective)
         except (ValueError, IndexError):  # an answer to another problem's shape
             return None
         return answer if verdict.valid else None
 
-    def hint_streams(self, problem: StreamsProblem, strategy: str) -> StreamsAssignment | None:
+    def hint_streams(self, problem: StreamsProblem, objective: str) -> StreamsAssignment | None:
         """:meth:`hint_answer` for a streams group: the hint's answer when it is a valid answer to
-        ``problem`` under ``strategy``, else ``None``."""
+        ``problem`` on ``objective``, else ``None``."""
         hint = self.hint
         if hint is None or not isinstance(hint.answer, StreamsAssignment):
             return None
         answer = hint.answer
-        if hint.problem is problem and hint.strategy == strategy:
+        if hint.problem is problem and hint.objective_name == objective:
             return answer if hint.valid else None
-        return answer if evaluate(problem, answer, strategy).valid else None
+        return answer if evaluate(problem, answer, objective).valid else None
 
 
 def answer_of(result: Result) -> np.ndarray:

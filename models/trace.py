@@ -9,9 +9,10 @@ trace ``moves`` counted from the previous step's answer (:func:`problems.trace.t
 Solvers:
 
 * ``heuristic``, ``cpsat``, ``mip``, ``flow``: each step solved alone by :func:`models.solve`
-  (``time_limit`` is each step's).  ``cooperative-sticky`` runs Kafka's follow-up rounds inside
-  the step (a step ends when the group is stable: its assignment is the completed one, ``rounds``
-  the rebalances it took and ``pending`` what members received after the first round).
+  (``time_limit`` is the whole run's: each step gets the time left).  ``cooperative-sticky``
+  runs Kafka's follow-up rounds inside the step (a step ends when the group is stable: its
+  assignment is the completed one, ``rounds`` the rebalances it took and ``pending`` what
+  members received after the first round).
   ``uniform`` and ``server-range`` are KIP-848's broker-side assignors: the group coordinator
   keeps its target assignment from one rebalance to the next and hands it to the assignor as the
   members' current assignment, so the previous step's answer is that input (a restarted dynamic
@@ -25,8 +26,11 @@ Solvers:
   levels above moves, then the least total moves; ``lookahead=K`` an online policy that sees the
   next K steps); each of its step answers is re-scored here, and the moves counted here.
 
-The input of each step is built from arrays (the step's problem, parsed once when the trace is
-loaded, and the previous answer's owner array: :func:`problems.trace.with_claims`), never by a
+The steps are built one at a time (:func:`problems.trace.iter_steps`) and each is handed on
+(``on_step``) as soon as it is solved, so memory holds one step and the previous answer whatever
+the number of steps; the horizon, which decides every step at once, holds them all (its own,
+lower size limit).  The input of each step is built from arrays (the step's problem, and the
+previous answer's owner array: :func:`problems.trace.with_claims`), never by a
 round trip of every partition through JSON; what that builds is what parsing
 :func:`problems.trace.next_document` gives.
 """
@@ -43,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from models.options import SolveOptions
-from models.registry import STRATEGIES, UsageError, check, run
+from models.registry import STRATEGIES, UsageError, best_exact, check, judged, run
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -52,21 +56,22 @@ from problems import (
     Status,
     assignment_json,
     load_problem,
-    objective_of,
     owner_from_assignment,
     reassignment_json,
 )
 from problems.arrays import frozen
 from problems.share import is_pairs, share_assignment_json
 from problems.trace import (
+    MAX_TRACE_SIZE,
+    BuiltStep,
     Trace,
-    fresh_members,
+    check_size,
+    claimed_document,
+    iter_steps,
     load_trace,
-    next_document,
     partition_map,
     placement_trace_moves,
     placement_with_replicas,
-    step_problems,
     trace_moves,
     with_claims,
 )
@@ -81,16 +86,11 @@ _WEAKNESS = {
     Status.UNKNOWN: 3,
     Status.INFEASIBLE: 4,
 }
-#: The strategy whose exact backends answer an objective exactly (``step``), best backend first.
-EXACT_OF = {
-    "sticky": "sticky",
-    "rack-aware": "rack-aware",
-    "lag-aware": "lag-aware",
-    "stream-join": "stream-join",
-    "share": "share",
-    "replica": "sticky-replica",
-}
-BEST_BACKENDS = ("flow", "cpsat", "mip")
+#: The largest trace the horizon solver takes by default (it holds every step at once):
+#: partitions summed over the rebalances (``max_size`` raises it).
+MAX_HORIZON_SIZE = 10_000_000
+#: What a step that the time limit left unsolved says (``info["not_solved"]``).
+OUT_OF_TIME = "the time limit ran out before this step"
 
 
 @dataclass(frozen=True)
@@ -318,15 +318,17 @@ class _Runner:
     def __init__(self, trace: Trace, strategy: str) -> None:
         self.trace = trace
         self.strategy = strategy
-        self.problems = step_problems(trace)
 
-    def input(self, k: int, previous: Result | None) -> GroupProblem | PlacementProblem:
-        """Step ``k``'s problem with ``previous`` (step ``k - 1``'s answer) as the claims."""
+    def input(
+        self, k: int, step: BuiltStep, previous: Result | None
+    ) -> GroupProblem | PlacementProblem:
+        """Step ``k``'s problem (built as ``step``) with ``previous`` (step ``k - 1``'s answer)
+        as the claims."""
         if k == 0:
             start = load_problem(self.trace.start)
             assert isinstance(start, (GroupProblem, PlacementProblem))  # the trace checked it
             return start
-        base = self.problems[k]
+        base = step.problem
         answered = _answered(previous)
         if answered is None:
             return base
@@ -337,13 +339,11 @@ class _Runner:
         assert isinstance(before, GroupProblem)
         if is_pairs(answer):  # a share answer: through the documents
             doc = _answer_json(before, answer)
-            problem = load_problem(next_document(self.trace, k, doc))
+            problem = load_problem(claimed_document(self.trace, k, step, doc))
             assert isinstance(problem, GroupProblem)
             return problem
         cooperative = self.strategy == "cooperative-sticky"  # claims as such a consumer sends them
-        return with_claims(
-            base, before, answer, k, fresh_members(self.trace, k), cooperative=cooperative
-        )
+        return with_claims(base, before, answer, k, step.fresh, cooperative=cooperative)
 
     def moves(self, previous: Result | None, current: Result) -> int:
         old, new = _answered(previous), _answered(current)
@@ -389,16 +389,29 @@ def _step(
     )
 
 
+def _unsolved(k: int) -> TraceStep:
+    """Step ``k`` not solved: the time limit ran out before it."""
+    return TraceStep(k, str(Status.UNKNOWN), (), 0, info={"not_solved": OUT_OF_TIME})
+
+
+def _light(step: TraceStep) -> TraceStep:
+    """``step`` without its answer (its problem, assignment and ``pending``): what a run that
+    does not keep answers holds of a step once it is handed on."""
+    return replace(step, pending=None, result=None)
+
+
 def _summarise(
     strategy: str,
     solver: str,
     steps: list[TraceStep],
+    names: set[str],
     bound: int | None = None,
     info: dict[str, Any] | None = None,
 ) -> TraceResult:
+    """The run's result; ``names``: the objectives its steps were judged on."""
     statuses = [Status(s.status) for s in steps]
     weakest = max(statuses, key=_WEAKNESS.__getitem__)
-    names = {objective_of(s.result.problem, strategy) for s in steps if s.result is not None}
+    names = set(names)
     answered = [s.objective for s in steps if s.objective]
     sums: tuple[int, ...] = ()
     extra = dict(info or {})
@@ -438,23 +451,27 @@ def _check_family(trace: Trace, strategy: str) -> None:
 def step_backend(strategy: str, problem: GroupProblem | PlacementProblem) -> tuple[str, str]:
     """The ``(strategy, solver)`` whose exact backend answers ``strategy``'s objective on
     ``problem`` (the ``step`` solver): the objective's own strategy, its best backend."""
-    exact = EXACT_OF[objective_of(problem, strategy)]
-    backends = STRATEGIES[exact].exact
-    solver = next(b for b in BEST_BACKENDS if b in backends)
-    return exact, solver
+    return best_exact(STRATEGIES[strategy].objective_on(problem))
 
 
 # ----------------------------------------------------------------------- API
 def trace(
     trace: Trace | str | os.PathLike[str] | bytes | dict[str, Any],
     strategy: str,
-    solver: str = "heuristic",
+    solver: str | None = None,
     *,
     time_limit: float | None = None,
     lookahead: int | None = None,
+    max_size: int | None = None,
+    on_step: Callable[[TraceStep], None] | None = None,
+    keep_answers: bool = True,
     **options: Any,
 ) -> TraceResult:
     """Run ``strategy`` through ``trace``, every step as real members would see it.
+
+    The steps are built one at a time as they are solved (the horizon solver, which decides
+    every step at once, holds them all): memory holds the step being solved and the previous
+    answer, whatever the number of steps, when ``keep_answers`` is false.
 
     Parameters
     ----------
@@ -463,84 +480,147 @@ def trace(
     strategy
         A key of :data:`models.registry.STRATEGIES` of the trace's family.
     solver
-        ``heuristic``, ``cpsat``, ``mip``, ``flow`` (each step alone, through
-        :func:`models.solve`), ``step`` (the strategy's exact per-step optimum) or ``horizon``
-        (the whole trace at once; with ``lookahead=K``, an online policy seeing K steps ahead).
+        ``heuristic`` (``None``: the default, or ``horizon`` with a ``lookahead``), ``cpsat``,
+        ``mip``, ``flow`` (each step alone, through :func:`models.solve`), ``step`` (the
+        strategy's exact per-step optimum) or ``horizon`` (the whole trace at once; with
+        ``lookahead=K``, an online policy seeing K steps ahead).
     time_limit
-        Seconds of each step's solve (``horizon``: of the whole horizon).
+        Seconds for the whole run (every solver but ``heuristic``; default
+        :data:`models.options.DEFAULT_TIME_LIMIT`): every step's exact solve gets the time left,
+        and the horizon's per-step levels and its model share it.  The steps the limit leaves
+        unsolved are ``unknown``, without an answer (``info["not_solved"]``).
     lookahead
         The steps ahead the online policy sees (``horizon`` only; implies it).
+    max_size
+        The largest trace taken: partitions summed over its rebalances (default
+        :data:`problems.trace.MAX_TRACE_SIZE`, and :data:`MAX_HORIZON_SIZE` for the horizon
+        solver); a larger one is refused (:class:`ProblemError`).
+    on_step
+        Called with every step as soon as it is solved (the command line prints it then).
+    keep_answers
+        Whether the result keeps every step's answer; if not, its steps keep their status,
+        objective, moves and rounds only (each step's answer is handed to ``on_step``).
     **options
         The other options of :func:`models.solve` (``variant``, ``seed``, ``workers``...).
 
     Raises
     ------
     ProblemError
-        A malformed trace, or a strategy of the other family (named ``kind``).
+        A malformed or too large trace, or a strategy of the other family (named ``kind``).
     UsageError
         An unknown strategy or solver, or an option the runner does not take.
     """
-    loaded = trace if isinstance(trace, Trace) else load_trace(trace)
+    loaded = (
+        trace
+        if isinstance(trace, Trace)
+        else load_trace(trace, max_size=MAX_TRACE_SIZE if max_size is None else max_size)
+    )
+    if max_size is not None:
+        _sized(loaded, max_size)
     _check_family(loaded, strategy)
-    if solver not in TRACE_SOLVERS:
+    if solver is not None and solver not in TRACE_SOLVERS:
         raise UsageError(
             f"--solver {solver} is not a solver of a trace (solvers: {', '.join(TRACE_SOLVERS)})"
         )
     if lookahead is not None:
-        if solver not in ("heuristic", "horizon"):
+        if solver not in (None, "horizon"):
             raise UsageError(f"--lookahead is an option of --solver horizon, not {solver}")
         if type(lookahead) is not int or lookahead < 0:
             raise UsageError(f"--lookahead must be an integer >= 0, got {lookahead!r}")
         solver = "horizon"
+    solver = solver or "heuristic"
     opts = SolveOptions.of(time_limit=time_limit, **options)
+    started = time.perf_counter()
     if solver == "horizon":
-        return _horizon(loaded, strategy, opts, lookahead)
+        _sized(loaded, MAX_HORIZON_SIZE if max_size is None else max_size, "the horizon solver's")
+        return _horizon(loaded, strategy, opts, lookahead, on_step, keep_answers)
     # ``step``: a variant names the strategy's heuristic (checked there) and reaches the exact
     # backend only where it has the variant too (lag-aware's ``sticky``).
     if solver == "step":
         check(strategy, "heuristic", replace(opts, extra={}))
     else:
         check(strategy, solver, opts)
+    deadline = None if solver == "heuristic" else started + opts.time_limit
     runner = _Runner(loaded, strategy)
     steps: list[TraceStep] = []
+    names: set[str] = set()
     previous: Result | None = None
-    for k in range(len(loaded)):
-        started = time.perf_counter()
-        problem = runner.input(k, previous)
+    for k, built in enumerate(iter_steps(loaded)):
+        begun = time.perf_counter()
+        if deadline is not None and k > 0 and begun >= deadline:
+            for late in range(k, len(loaded)):
+                _hand_on(_unsolved(late), steps, on_step, keep_answers)
+            break
+        step_opts = opts if deadline is None else replace(opts, time_limit=deadline - begun)
+        problem = runner.input(k, built, previous)
         extra: dict[str, Any] = {}
         if solver == "step":
             exact, backend = step_backend(strategy, problem)
             entry = STRATEGIES[exact].exact[backend]
-            kept = opts if opts.variant in entry.variants else replace(opts, variant=None)
+            kept = step_opts if opts.variant in entry.variants else replace(step_opts, variant=None)
             raw = run(problem, exact, backend, kept)
             result = replace_strategy(raw, strategy)
             extra["backend"] = f"{exact}/{backend}"
         else:
-            result = run(problem, strategy, solver, opts)
+            result = run(problem, strategy, solver, step_opts)
         moves = runner.moves(previous, result)
-        steps.append(_step(k, result, moves, time.perf_counter() - started, extra))
+        names.add(STRATEGIES[strategy].objective_on(problem))
+        _hand_on(
+            _step(k, result, moves, time.perf_counter() - begun, extra),
+            steps,
+            on_step,
+            keep_answers,
+        )
         if result.answer is not None:  # else (no answer in time) the last assignment stands
             previous = result
-    return _summarise(strategy, solver, steps)
+    return _summarise(strategy, solver, steps, names)
+
+
+def _sized(loaded: Trace, limit: int, whose: str = "") -> None:
+    """``check_size`` naming the trace's file (``whose``: the limit's owner, for its message)."""
+    try:
+        check_size(loaded, limit, whose)
+    except ProblemError as error:
+        raise error.with_source(loaded.name) from None
+
+
+def _hand_on(
+    step: TraceStep,
+    steps: list[TraceStep],
+    on_step: Callable[[TraceStep], None] | None,
+    keep_answers: bool,
+) -> None:
+    """Give ``step`` to ``on_step`` and keep it (without its answer unless ``keep_answers``)."""
+    if on_step is not None:
+        on_step(step)
+    steps.append(step if keep_answers else _light(step))
 
 
 def replace_strategy(result: Result, strategy: str) -> Result:
     """``result`` judged as ``strategy``'s answer (the same answer, status, bound and info)."""
     if result.strategy == strategy:
         return result
-    return Result(
-        result.problem,
+    return judged(
+        Result(
+            result.problem,
+            strategy,
+            result.answer,
+            result.status,
+            result.bound,
+            dict(result.info),
+            result.shown,
+        ),
         strategy,
-        result.answer,
-        result.status,
-        result.bound,
-        dict(result.info),
-        result.shown,
     )
 
 
 def _horizon(
-    loaded: Trace, strategy: str, opts: SolveOptions, lookahead: int | None
+    loaded: Trace,
+    strategy: str,
+    opts: SolveOptions,
+    lookahead: int | None,
+    on_step: Callable[[TraceStep], None] | None = None,
+    keep_answers: bool = True,
 ) -> TraceResult:
     """The horizon solver's answer, re-scored step by step, moves counted here."""
     try:
@@ -551,18 +631,22 @@ def _horizon(
         raise UsageError("--solver horizon is not available in this installation") from None
 
     started = time.perf_counter()
-    answer = solve_horizon(loaded, strategy, opts, lookahead)
+    try:
+        answer = solve_horizon(loaded, strategy, opts, lookahead)
+    except ProblemError as error:  # a refusal: it names the trace's file
+        raise (error if error.source else error.with_source(loaded.name)) from None
     elapsed = time.perf_counter() - started
     runner = _Runner(loaded, strategy)
     status = Status(answer.status)
     steps: list[TraceStep] = []
+    names: set[str] = set()
     previous: Result | None = None
     assignments = list(answer.assignments) or [None] * len(loaded)  # none: no answer at all
     if len(assignments) != len(loaded):
         raise ValueError(f"the horizon solver answered {len(assignments)} steps of {len(loaded)}")
-    for k, doc in enumerate(assignments):
+    for k, (built, doc) in enumerate(zip(iter_steps(loaded), assignments)):
         begun = time.perf_counter()
-        problem = runner.input(k, previous)
+        problem = runner.input(k, built, previous)
         if doc is None:
             result = Result(problem, strategy, None, status)
         elif isinstance(problem, PlacementProblem):
@@ -570,8 +654,10 @@ def _horizon(
         else:
             owner = owner_from_assignment(problem, doc, f"{loaded.name} (horizon step {k})")
             result = Result(problem, strategy, owner, status)
+        result = judged(result, strategy)
         moves = runner.moves(previous, result)
-        steps.append(_step(k, result, moves, time.perf_counter() - begun))
+        names.add(STRATEGIES[strategy].objective_on(problem))
+        _hand_on(_step(k, result, moves, time.perf_counter() - begun), steps, on_step, keep_answers)
         if result.answer is not None:
             previous = result
     name = "horizon" if lookahead is None else f"lookahead={lookahead}"
@@ -579,7 +665,7 @@ def _horizon(
     if lookahead is not None:
         info["lookahead"] = lookahead
     bound = answer.bound if status != Status.OPTIMAL else None
-    return _summarise(strategy, name, steps, bound, info)
+    return _summarise(strategy, name, steps, names, bound, info)
 
 
 def _replicas_of(problem: PlacementProblem, doc: dict[str, Any]) -> np.ndarray:
@@ -599,24 +685,41 @@ def _replicas_of(problem: PlacementProblem, doc: dict[str, Any]) -> np.ndarray:
 def trace_answers(
     trace: Trace | str | os.PathLike[str] | bytes | dict[str, Any],
     judged_on: str,
-    answer: Callable[[GroupProblem | PlacementProblem], Result],
+    answer: Callable[[GroupProblem | PlacementProblem, float | None], Result],
     name: str,
+    *,
+    time_limit: float | None = None,
+    on_step: Callable[[TraceStep], None] | None = None,
+    keep_answers: bool = True,
 ) -> TraceResult:
-    """Run an outside assignor through ``trace``: ``answer(problem)`` answers each step (a plugin,
-    docs/plugins.md), judged on ``judged_on``; a step without an answer keeps the last assignment,
-    as a solver's step does.  The result's strategy is ``name``, its solver ``plugin``."""
+    """Run an outside assignor through ``trace``: ``answer(problem, seconds)`` answers each step
+    (a plugin, docs/plugins.md), judged on ``judged_on``; a step without an answer keeps the last
+    assignment, as a solver's step does.  The result's strategy is ``name``, its solver ``plugin``.
+
+    ``time_limit`` is one budget for the whole trace, as :func:`trace`'s: each call gets the
+    seconds left (``seconds``; ``None`` without a budget), and the steps after it runs out are
+    ``unknown`` without an answer (``info["not_solved"]``), not asked.  The steps are built,
+    answered and handed on one at a time (``on_step``, ``keep_answers``: as :func:`trace`'s)."""
     loaded = trace if isinstance(trace, Trace) else load_trace(trace)
     _check_family(loaded, judged_on)
     runner = _Runner(loaded, judged_on)
     steps: list[TraceStep] = []
+    names: set[str] = set()
     previous: Result | None = None
-    for k in range(len(loaded)):
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    for k, built in enumerate(iter_steps(loaded)):
         started = time.perf_counter()
-        problem = runner.input(k, previous)
-        result = answer(problem)
+        if deadline is not None and k > 0 and started >= deadline:
+            for late in range(k, len(loaded)):
+                _hand_on(_unsolved(late), steps, on_step, keep_answers)
+            break
+        problem = runner.input(k, built, previous)
+        result = answer(problem, None if deadline is None else deadline - started)
         moves = runner.moves(previous, result)
+        names.add(STRATEGIES[judged_on].objective_on(problem))
         extra = {"error": result.info["error"]} if "error" in result.info else None
-        steps.append(_step(k, result, moves, time.perf_counter() - started, extra))
+        step = _step(k, result, moves, time.perf_counter() - started, extra)
+        _hand_on(step, steps, on_step, keep_answers)
         if result.answer is not None:
             previous = result
-    return replace(_summarise(judged_on, "plugin", steps), strategy=name)
+    return replace(_summarise(judged_on, "plugin", steps, names), strategy=name)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -57,6 +57,9 @@ from problems.placement import PlacementProblem
 from problems.recorded import check_assignment, parse_observed, parse_recorded
 
 KINDS = ("group-trace", "placement-trace")
+#: The largest trace read by default: partitions (a placement's replicas) summed over its
+#: rebalances (:func:`trace_size`; ``--max-size`` raises it, in ``trace`` and the experiment files).
+MAX_TRACE_SIZE = 100_000_000
 GROUP_EVENTS = (
     "leave",
     "restart",
@@ -118,8 +121,32 @@ class Trace:
 
 
 @dataclass(frozen=True)
+class BuiltStep:
+    """One step of a trace as :func:`iter_steps` builds it.
+
+    Attributes
+    ----------
+    document
+        The step's problem document without claims (read-only: shared with the state that built
+        it).
+    problem
+        ``document`` parsed.
+    fresh
+        The member ids that send no claims at this step (dynamic members restarted by it, and
+        members that left and joined anew).
+    added
+        The ``(topic, partition)`` a placement step adds (empty for groups).
+    """
+
+    document: dict[str, Any]
+    problem: GroupProblem | PlacementProblem
+    fresh: frozenset[str]
+    added: frozenset[tuple[str, int]]
+
+
+@dataclass(frozen=True)
 class _Built:
-    """What :func:`_build` derives once per trace."""
+    """What :func:`_build` derives once per trace (every step held at once: the horizon's)."""
 
     documents: tuple[dict[str, Any], ...]  # step 0..T, without owned claims (read-only)
     problems: tuple[GroupProblem | PlacementProblem, ...]  # parsed documents
@@ -129,17 +156,24 @@ class _Built:
 
 # ------------------------------------------------------------------ loading
 def load_trace(
-    source: str | os.PathLike[str] | bytes | dict[str, Any], name: str | None = None
+    source: str | os.PathLike[str] | bytes | dict[str, Any],
+    name: str | None = None,
+    *,
+    max_size: int = MAX_TRACE_SIZE,
 ) -> Trace:
     """Read and check a trace from a path, JSON text, JSON bytes or a parsed ``dict``.
 
-    Every step's document is built and checked here (with the checks of every problem file), so
-    a bad event is reported before any step is assigned.
+    The trace's size (:func:`trace_size`: the partitions, or a placement's replicas, of every
+    rebalance, summed) is checked
+    against ``max_size`` first; then every step's document is built and checked here (with the
+    checks of every problem file, one step at a time: memory does not grow with the steps), so a
+    bad event is reported before any step is assigned.
 
     Raises
     ------
     ProblemError
-        One line naming the file, the step and the field.
+        One line naming the file, the step and the field; or the size above ``max_size``, naming
+        the limit and the option that raises it (``--max-size``).
     """
     with _no_gc():
         data: bytes | None
@@ -151,7 +185,9 @@ def load_trace(
             source_name = name or source_name
         try:
             trace = _parse_trace(doc, source_name)
-            trace._built  # noqa: B018 (every step built and checked now)
+            check_size(trace, max_size)
+            for _ in _walk(trace):  # every step built and checked now, one at a time
+                pass
         except ProblemError as error:
             if data is not None and not _plain_keys(data, doc):
                 _check_keys(data, {}, source_name)
@@ -223,6 +259,90 @@ def _parse_trace(doc: Any, name: str) -> Trace:
     return Trace(kind, start, tuple(steps), name, recorded, tuple(observed) if recorded else ())
 
 
+def _count(value: Any) -> int:
+    """A partition count as given (anything else counts 0: the checks name it later)."""
+    return value if type(value) is int and value > 0 else 0
+
+
+def _replicas(parts: Any) -> int:
+    """Replicas of a list of partition objects as given: ``replicas`` listed, else their
+    ``replication_factor`` (anything else counts 0: the checks name it later)."""
+    if type(parts) is not list:
+        return 0
+    total = 0
+    for part in parts:
+        if type(part) is dict:
+            replicas = part.get("replicas")
+            if type(replicas) is list and replicas:
+                total += len(replicas)
+            else:
+                total += _count(part.get("replication_factor"))
+    return total
+
+
+def trace_size(trace: Trace) -> int:
+    """The size of ``trace``: the items of every rebalance, summed (step 0 included) — a group's
+    partitions, a placement's replicas — from the events alone (nothing is parsed or built: a
+    malformed value counts 0 and is named by the checks later).
+
+    A group's partitions follow its ``topics`` events; a placement's replicas its ``partitions``
+    events (``replicas`` listed, or ``replication_factor`` to place).  The experiment files'
+    trace scenarios count the same (:func:`experiments.trace_scenarios.trace_size`).
+    """
+    total = 0
+    if trace.is_placement:
+        current = _replicas(trace.start.get("partitions"))
+        for step in (None, *trace.steps):
+            if step is not None:
+                current += _replicas(step.get("partitions"))
+            total += current
+        return total
+    given = trace.start.get("topics")
+    counts = {k: _count(v) for k, v in given.items()} if type(given) is dict else {}
+    current = sum(counts.values())
+    total = current
+    for step in trace.steps:
+        changes = step.get("topics")
+        if type(changes) is dict:
+            for name, value in changes.items():
+                current += _count(value) - counts.get(name, 0)
+                counts[name] = _count(value)
+        total += current
+    return total
+
+
+def size_refusal(
+    size: int,
+    rebalances: int,
+    placement: bool,
+    limit: int,
+    whose: str = "",
+    at_least: bool = False,
+) -> str:
+    """The one line refusing a trace of ``size`` (:func:`trace_size`; ``at_least``: a lower
+    bound) over ``rebalances`` above ``limit`` (``whose``: the limit's owner, e.g. ``the horizon
+    solver's``), naming the option that raises it: the same words for ``trace`` and the
+    experiment files."""
+    items = "replicas" if placement else "partitions"
+    owner = f"{whose} limit" if whose else "the limit"
+    bound = "at least " if at_least else ""
+    return (
+        f"{bound}{size:,} {items} summed over the {rebalances:,} rebalances is above {owner} "
+        f"of {limit:,} (--max-size raises it)"
+    )
+
+
+def check_size(trace: Trace, max_size: int = MAX_TRACE_SIZE, whose: str = "") -> None:
+    """A :class:`ProblemError` (field ``steps``) when :func:`trace_size` is above ``max_size``:
+    one line naming the size, the limit (``whose``: its owner, e.g. ``the horizon solver's``)
+    and the option that raises it (:func:`size_refusal`)."""
+    size = trace_size(trace)
+    if size > max_size:
+        raise ProblemError(
+            "steps", size_refusal(size, len(trace), trace.is_placement, max_size, whose)
+        )
+
+
 def _start_problem(trace: Trace) -> GroupProblem | PlacementProblem:
     try:
         problem = parse_problem(trace.start)
@@ -256,10 +376,32 @@ def _step_problem(doc: dict[str, Any], i: int) -> GroupProblem | PlacementProble
 
 
 def _build(trace: Trace) -> _Built:
+    steps = list(_walk(trace))
+    return _Built(
+        tuple(s.document for s in steps),
+        tuple(s.problem for s in steps),
+        tuple(s.fresh for s in steps),
+        tuple(s.added for s in steps),
+    )
+
+
+def _walk(trace: Trace) -> Iterator[BuiltStep]:
+    """Every step of ``trace`` built and checked, in order, holding one step at a time."""
     start = _start_problem(trace)
     if trace.is_placement:
-        return _build_placement(trace, start)
-    return _build_group(trace, start)
+        return _walk_placement(trace, start)
+    return _walk_group(trace, start)
+
+
+def iter_steps(trace: Trace) -> Iterator[BuiltStep]:
+    """Every step of ``trace`` (step 0 first), built one at a time as it is asked for: memory
+    holds one step, whatever the number of steps (the steps already built by
+    :func:`step_problems` are used as they are)."""
+    built = trace.__dict__.get("_built")
+    if built is None:
+        yield from _walk(trace)
+        return
+    yield from map(BuiltStep, built.documents, built.problems, built.fresh, built.added)
 
 
 # ----------------------------------------------------------------- groups
@@ -326,11 +468,13 @@ class _GroupState:
                 raise ProblemError(
                     f"{field}.restart[{j}]", f"member {member_id!r} also leaves in this step"
                 )
-        joins = self._joins(step.get("join", []), f"{field}.join", present)
         gone = set(leave)
+        staying = {m: k for m, k in present.items() if m not in gone}  # leave comes before join
+        joins = self._joins(step.get("join", []), f"{field}.join", staying)
         dynamic = {m for m in restart if self.members[present[m]].get("instance_id") is None}
         kept = [m for m in self.members if m["id"] not in gone and m["id"] not in dynamic]
         self.members = kept + [self.members[present[m]] for m in restart if m in dynamic] + joins
+        dynamic |= {m["id"] for m in joins if m["id"] in gone}  # left and joined anew: no claims
         if "topics" in step:
             self._topics(step["topics"], f"{field}.topics")
         if "subscribe" in step:
@@ -437,21 +581,19 @@ class _GroupState:
             self.members[k] = member
 
 
-def _build_group(trace: Trace, start: GroupProblem | PlacementProblem) -> _Built:
+def _walk_group(trace: Trace, start: GroupProblem | PlacementProblem) -> Iterator[BuiltStep]:
     assert isinstance(start, GroupProblem)
     state = _GroupState(trace.start, start)
-    documents = [state.document()]
-    problems: list[GroupProblem | PlacementProblem] = [_parsed(documents[0])]
-    fresh: list[frozenset[str]] = [frozenset()]
+    empty: frozenset[Any] = frozenset()
+    document = state.document()
+    yield BuiltStep(document, _parsed(document), empty, empty)
     for i, step in enumerate(trace.steps):
-        fresh.append(state.apply(step, i))
-        documents.append(state.document())
-        problems.append(_step_problem(documents[-1], i))
+        fresh = state.apply(step, i)
+        document = state.document()
         observed = trace.observed[i] if trace.observed else None
         if observed is not None:
-            check_assignment(observed, documents[-1], f"steps[{i}].observed")
-    empty: frozenset[tuple[str, int]] = frozenset()
-    return _Built(tuple(documents), tuple(problems), tuple(fresh), (empty,) * len(documents))
+            check_assignment(observed, document, f"steps[{i}].observed")
+        yield BuiltStep(document, _step_problem(document, i), fresh, empty)
 
 
 # -------------------------------------------------------------- placements
@@ -582,17 +724,15 @@ class _PlacementState:
         return {"topic": topic, "partition": index, "replicas": replicas}
 
 
-def _build_placement(trace: Trace, start: GroupProblem | PlacementProblem) -> _Built:
+def _walk_placement(trace: Trace, start: GroupProblem | PlacementProblem) -> Iterator[BuiltStep]:
     assert isinstance(start, PlacementProblem)
     state = _PlacementState(trace.start, _used_ids(trace))
-    documents = [state.document()]
-    problems: list[GroupProblem | PlacementProblem] = [start]
-    added: list[frozenset[tuple[str, int]]] = [frozenset()]
+    empty: frozenset[Any] = frozenset()
+    yield BuiltStep(state.document(), start, empty, empty)
     for i, step in enumerate(trace.steps):
-        added.append(state.apply(step, i))
-        documents.append(state.document())
-        problems.append(_step_problem(documents[-1], i))
-    return _Built(tuple(documents), tuple(problems), (frozenset(),) * len(documents), tuple(added))
+        added = state.apply(step, i)
+        document = state.document()
+        yield BuiltStep(document, _step_problem(document, i), empty, added)
 
 
 # ------------------------------------------------------------------ documents
@@ -657,7 +797,17 @@ def next_document(trace: Trace, k: int, previous: dict[str, Any] | None) -> dict
     k = _step_index(trace, k)
     if k == 0:
         return _copy(trace.start)
-    doc = _copy(trace._built.documents[k])
+    built = trace._built
+    step = BuiltStep(built.documents[k], built.problems[k], built.fresh[k], built.added[k])
+    return claimed_document(trace, k, step, previous)
+
+
+def claimed_document(
+    trace: Trace, k: int, step: BuiltStep, previous: dict[str, Any] | None
+) -> dict[str, Any]:
+    """:func:`next_document` of step ``k > 0`` of ``trace``, built (:func:`iter_steps`) as
+    ``step``."""
+    doc = _copy(step.document)
     if previous is None:
         return doc
     checks.expect(previous, dict, "previous", "an object (the previous step's output)")
@@ -665,10 +815,10 @@ def next_document(trace: Trace, k: int, previous: dict[str, Any] | None) -> dict
         replicas = _previous_replicas(previous)
         for part in doc["partitions"]:
             key = (part["topic"], part["partition"])
-            if key in replicas and key not in trace._built.added[k]:
+            if key in replicas and key not in step.added:
                 part["replicas"] = list(replicas[key])
         return doc
-    fresh = trace._built.fresh[k]
+    fresh = step.fresh
     for member in doc["members"]:
         member_id = member["id"]
         if member_id in fresh or member_id not in previous:

@@ -24,16 +24,20 @@ Why: docs/design/formulations.md, "Horizon".
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
 
+from models.common.ranked_outcome import Deadline, OutOfTime
 from models.horizon.classes import TraceClasses, boundary_owner
 from models.horizon.levels import BOX_MEMBERS, StepLevels, count_box
 from models.horizon.steps import GroupSteps
 
 #: Subtracted from the dual bound before rounding it up (floating-point error is far below it).
 MARGIN = 1e-6
+#: Items (variables, rows, coefficients) built between two looks at the deadline.
+CHECK_EVERY = 4096
 
 
 class _Rows:
@@ -63,13 +67,29 @@ def lp_bound(
     seconds: float,
 ) -> int:
     """A proven lower bound on the window's trace moves (see the module docstring), from at most
-    ``seconds`` of PDLP (0 when it returns no dual values)."""
+    ``seconds`` of building the relaxation and solving it with PDLP (0 when the time runs out
+    first, or PDLP returns no dual values)."""
+    deadline = Deadline(time.perf_counter() + seconds)
+    try:
+        return _lp_bound(steps, levels, previous, classes, deadline)
+    except OutOfTime:
+        return 0
+
+
+def _lp_bound(
+    steps: GroupSteps,
+    levels: list[StepLevels],
+    previous: np.ndarray | None,
+    classes: TraceClasses,
+    deadline: Deadline,
+) -> int:
     num_classes, num_steps = len(classes.sizes), len(steps)
     y: dict[tuple[int, int, int], int] = {}
     upper: list[float] = []
     cost: list[float] = []
     rows = _Rows()
     for c in range(num_classes):
+        deadline.check()
         size = float(classes.sizes[c])
         for k in range(num_steps):
             if classes.codes[c, k] < 0:
@@ -82,10 +102,12 @@ def lp_bound(
                 cost.append(0.0)
             rows.add(cols, [1.0] * len(cols), size, size)
     for k in range(num_steps):
+        deadline.check()
         _add_counts(steps, k, levels[k], y, rows)
     constant = 0.0
     owner = boundary_owner(classes, previous)
     for c in range(num_classes):
+        deadline.check()
         size = float(classes.sizes[c])
         for k in range(num_steps):
             if classes.codes[c, k] < 0:
@@ -115,7 +137,7 @@ def lp_bound(
                 rows.add([d, before, y[c, k, m]], [1.0, -1.0, 1.0], 0.0, math.inf)
     if not any(cost):
         return math.ceil(constant - MARGIN)
-    duals = _pdlp_duals(np.array(cost), np.array(upper), rows, seconds)
+    duals = _pdlp_duals(np.array(cost), np.array(upper), rows, deadline)
     if duals is None:
         return math.ceil(constant - MARGIN)
     # Either sign convention of the solver's duals gives a valid bound: take the better one.
@@ -157,27 +179,40 @@ def _add_counts(
 
 
 def _pdlp_duals(
-    cost: np.ndarray, upper: np.ndarray, rows: _Rows, seconds: float
+    cost: np.ndarray, upper: np.ndarray, rows: _Rows, deadline: Deadline
 ) -> np.ndarray | None:
-    """PDLP's dual values of ``min cost x`` over ``rows`` and ``0 <= x <= upper``."""
+    """PDLP's dual values of ``min cost x`` over ``rows`` and ``0 <= x <= upper``, built and
+    solved by ``deadline`` (:class:`OutOfTime` while building past it)."""
     solver = pywraplp.Solver.CreateSolver("PDLP")
     if solver is None:
         return None
-    x = [solver.NumVar(0.0, float(u), "") for u in upper.tolist()]
-    constraints = [
-        solver.Constraint(
-            -solver.infinity() if lo == -math.inf else lo,
-            solver.infinity() if hi == math.inf else hi,
+    x = []
+    for j, u in enumerate(upper.tolist()):
+        if not j % CHECK_EVERY:
+            deadline.check()
+        x.append(solver.NumVar(0.0, float(u), ""))
+    constraints = []
+    for i, (lo, hi) in enumerate(zip(rows.lo, rows.hi)):
+        if not i % CHECK_EVERY:
+            deadline.check()
+        constraints.append(
+            solver.Constraint(
+                -solver.infinity() if lo == -math.inf else lo,
+                solver.infinity() if hi == math.inf else hi,
+            )
         )
-        for lo, hi in zip(rows.lo, rows.hi)
-    ]
-    for row, col, val in zip(rows.rows, rows.cols, rows.vals):
+    for i, (row, col, val) in enumerate(zip(rows.rows, rows.cols, rows.vals)):
+        if not i % CHECK_EVERY:
+            deadline.check()
         constraints[row].SetCoefficient(x[col], val)
     objective = solver.Objective()
     for var, c in zip(x, cost.tolist()):
         if c:
             objective.SetCoefficient(var, c)
     objective.SetMinimization()
+    seconds = deadline.at - time.perf_counter()
+    if seconds <= 0:
+        raise OutOfTime
     solver.SetTimeLimit(max(1, int(1000 * seconds)))
     solver.SetNumThreads(1)
     status = solver.Solve()

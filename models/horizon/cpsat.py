@@ -25,6 +25,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from models.common.cpsat_ranked import add_hint, solve_ranked
+from models.common.ranked_outcome import Deadline, OutOfTime
 from models.horizon import bound as horizon_bound
 from models.horizon import descent as horizon_descent
 from models.horizon.classes import TraceClasses, boundary_owner, trace_classes
@@ -172,10 +173,28 @@ def _solve_model(
     """One CP-SAT model of the window (the module docstring), ``lower`` a proven bound on its
     moves (a cut)."""
     started = time.perf_counter()
+    try:
+        return _build_and_solve(steps, levels, previous, hint, options, classes, lower, started)
+    except OutOfTime:  # the model did not fit the time limit
+        return HorizonSolve(None, str(Status.UNKNOWN), None, None)
+
+
+def _build_and_solve(
+    steps: GroupSteps,
+    levels: list[StepLevels],
+    previous: np.ndarray | None,
+    hint: list[np.ndarray],
+    options: SolveOptions,
+    classes: TraceClasses,
+    lower: int,
+    started: float,
+) -> HorizonSolve:
+    deadline = Deadline(started + options.time_limit)
     model = cp_model.CpModel()
     y: dict[Key, cp_model.IntVar] = {}
     num_classes, num_steps = len(classes.sizes), len(steps)
     for c in range(num_classes):
+        deadline.check()
         size = int(classes.sizes[c])
         for k in range(num_steps):
             members = classes.eligible[c][k]
@@ -186,12 +205,14 @@ def _solve_model(
             model.add(sum(y[c, k, m] for m in members.tolist()) == size)
     hint_local = [steps.to_local(k, owner) for k, owner in enumerate(hint)]
     for k in range(num_steps):
+        deadline.check()
         hinted = np.bincount(hint_local[k][hint_local[k] >= 0], minlength=len(steps.member_of[k]))
         _add_levels(model, steps, k, levels[k], classes, y, hinted)
     kept: dict[Key, cp_model.IntVar] = {}
     carried = 0
     prev_owner = boundary_owner(classes, previous)
     for c in range(num_classes):
+        deadline.check()
         size = int(classes.sizes[c])
         for k in range(num_steps):
             if classes.codes[c, k] < 0:
@@ -218,7 +239,9 @@ def _solve_model(
             model.add(sum(stay) <= size)  # implied; it gives the relaxation moves >= 0
     moves = carried - sum(kept.values())
     model.add(moves >= lower)
+    deadline.check()
     _add_hints(model, classes, y, kept, hint, previous)
+    deadline.check()
     ranked = solve_ranked(model, [moves], options, started=started)
     if not ranked.has_solution:
         bound = ranked.bound[0] if ranked.bound else None

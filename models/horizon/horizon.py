@@ -25,7 +25,7 @@ window's horizon problem from the committed answer of step ``k - 1``, and commit
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,7 @@ from models.horizon.steps import (
     wide_moves,
 )
 from models.options import SolveOptions
+from models.registry import STRATEGIES
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -51,7 +52,6 @@ from problems import (
     number_owners,
     reassignment_json,
 )
-from problems.objectives import STRATEGY_OBJECTIVE
 from problems.trace import Trace, step_problems
 
 
@@ -90,9 +90,13 @@ def solve_horizon(
     """The horizon optimum of ``strategy`` over ``trace``, or the lookahead policy (``lookahead``
     steps ahead).
 
-    ``options.time_limit`` bounds each CP-SAT horizon model (one per window with ``lookahead``)
-    and each per-step CP-SAT solve that fixes a step's levels; ``workers``, ``seed`` and ``log``
-    are CP-SAT's.  The flows ignore them.
+    ``options.time_limit`` is one budget for all of it: the per-step solves that fix the steps'
+    levels and the CP-SAT horizon model share it (with ``lookahead``, every window gets an equal
+    share of the time left; within a window the steps' levels take at most
+    :data:`LEVELS_SHARE` of the window's time, the model the rest).  Once it has run out, every
+    per-step solve returns its backend's best heuristic answer (unproven) and no model is solved:
+    the answer is then the step policy's, ``feasible``.  ``workers``, ``seed`` and ``log`` are
+    CP-SAT's.  The flows ignore them.
 
     Raises
     ------
@@ -106,16 +110,18 @@ def solve_horizon(
         raise ProblemError("lookahead", f"must be >= 0, not {lookahead}")
     started = time.perf_counter()
     problems = step_problems(trace)
-    placement = STRATEGY_OBJECTIVE.get(strategy) == "replica"
-    if strategy not in STRATEGY_OBJECTIVE:
+    if strategy not in STRATEGIES:
         raise ProblemError("strategy", f"{strategy} is not a strategy")
+    placement = STRATEGIES[strategy].family == "placement"
     if placement != trace.is_placement:
         family = "placement" if placement else "group"
         raise ProblemError("strategy", f"{strategy} is a {family} strategy, not for a {trace.kind}")
     if placement:
         answer = _placement(placement_steps([_placed(p) for p in problems]), lookahead)
     else:
-        answer = _group(group_steps([_grouped(p) for p in problems]), strategy, options, lookahead)
+        until = started + options.time_limit
+        steps = group_steps([_grouped(p) for p in problems])
+        answer = _group(steps, strategy, options, lookahead, until)
     answer.info["seconds"] = time.perf_counter() - started
     return answer
 
@@ -142,6 +148,10 @@ class _Window:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+#: The share of a window's time its per-step solves (the steps' levels) may take.
+LEVELS_SHARE = 0.5
+
+
 def _solve_group_window(
     steps: GroupSteps,
     strategy: str,
@@ -149,9 +159,11 @@ def _solve_group_window(
     previous: tuple[GroupProblem, np.ndarray] | None,
     wide_previous: np.ndarray | None,
     first_step: int,
+    until: float,
 ) -> _Window:
     """The horizon of one window (all of it when there is no lookahead): ``previous`` is the
-    committed step before it (its problem and owner), ``wide_previous`` that owner trace-wide."""
+    committed step before it (its problem and owner), ``wide_previous`` that owner trace-wide;
+    ``until`` the window's deadline (``time.perf_counter()``)."""
     kinds = judged_on(steps, strategy)
     if all(kind == "sticky" for kind in kinds):
         reason = flow_horizon.refusal(steps, wide_previous)
@@ -167,11 +179,19 @@ def _solve_group_window(
         raise ProblemError("strategy", f"{strategy}: no exact horizon model here ({reason})")
     else:
         reason = "the steps are judged on " + ", ".join(sorted(set(kinds)))
-    levels = step_policy(steps, strategy, options, previous, first_step)
+    now = time.perf_counter()
+    levels_until = now + LEVELS_SHARE * max(0.0, until - now)
+    levels = step_policy(steps, strategy, options, previous, first_step, levels_until)
     hint = [steps.to_wide(k, step.owner) for k, step in enumerate(levels)]
-    solved = cpsat_horizon.solve(steps, levels, wide_previous, hint, options)
     proven = all(step.proven for step in levels)
     info: dict[str, Any] = {"flow_refused": reason, "levels_proven": proven}
+    left = until - time.perf_counter()
+    if left <= 0:  # no time for the model: the step policy, its moves unproven
+        info["not_solved"] = "the time limit ran out before the horizon model"
+        return _Window(hint, Status.FEASIBLE, None, "step", info)
+    solved = cpsat_horizon.solve(
+        steps, levels, wide_previous, hint, replace(options, time_limit=left)
+    )
     if solved.owners is None:  # out of time before any answer: the step policy, unproven
         return _Window(hint, Status.FEASIBLE, solved.bound if proven else None, "step", info)
     status = solved.status if proven else Status.FEASIBLE
@@ -190,11 +210,15 @@ def _numbers(steps: GroupSteps, previous: tuple[GroupProblem, np.ndarray]) -> fl
 
 
 def _group(
-    steps: GroupSteps, strategy: str, options: SolveOptions, lookahead: int | None
+    steps: GroupSteps,
+    strategy: str,
+    options: SolveOptions,
+    lookahead: int | None,
+    until: float,
 ) -> HorizonAnswer:
     last = len(steps) - 1
     if lookahead is None or lookahead >= last:
-        window = _solve_group_window(steps, strategy, options, None, None, 0)
+        window = _solve_group_window(steps, strategy, options, None, None, 0, until)
         owners = window.owners
         status, bound, method, info = window.status, window.bound, window.method, window.info
     else:
@@ -203,7 +227,9 @@ def _group(
         for k in range(last + 1):
             part = steps.window(k, min(k + lookahead, last))
             wide = owners[-1] if owners else None
-            window = _solve_group_window(part, strategy, options, previous, wide, k)
+            now = time.perf_counter()
+            share = now + max(0.0, until - now) / (last + 1 - k)  # the time left, shared
+            window = _solve_group_window(part, strategy, options, previous, wide, k, share)
             owners.append(window.owners[0])
             methods.add(window.method)
             proven += window.status == Status.OPTIMAL

@@ -9,6 +9,7 @@ horizon problem, the hint its CP-SAT model starts from.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -16,8 +17,8 @@ import numpy as np
 from models.common.classes import count_bounds, partition_classes
 from models.horizon.steps import GroupSteps
 from models.options import SolveOptions
-from models.registry import run
-from problems import GroupProblem, ProblemError, Status, objective_of
+from models.registry import STRATEGIES, best_exact, run
+from problems import GroupProblem, ProblemError, Status, above_moves
 from problems.trace import with_claims
 
 #: Members up to which :func:`count_box` computes the exchange closure (a boolean matrix product
@@ -25,13 +26,12 @@ from problems.trace import with_claims
 #: :func:`models.common.classes.count_bounds`.
 BOX_MEMBERS = 600
 
-#: Per objective: the exact per-step solver, and how many levels stand above moves.
-EXACT: dict[str, tuple[str, int]] = {
-    "sticky": ("flow", 1),
-    "rack-aware": ("flow", 2),
-    "stream-join": ("flow", 1),
-    "lag-aware": ("cpsat", 2),
-}
+#: The least time a step's solve gets once the deadline has passed (its exact backend then returns
+#: its best heuristic answer, unproven).
+MIN_STEP_SECONDS = 0.01
+
+#: The objectives a group horizon models (share groups, streams groups and placements: not here).
+OBJECTIVES = ("sticky", "rack-aware", "stream-join", "lag-aware")
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class StepLevels:
     Attributes
     ----------
     kind
-        The objective the step is judged on (:func:`problems.objective_of`).
+        The objective the step is judged on (:meth:`models.registry.Strategy.objective_on`).
     levels
         Its optimum of the levels above moves (all levels where the objective has no moves).
     proven
@@ -58,9 +58,10 @@ class StepLevels:
 
 def judged_on(steps: GroupSteps, strategy: str) -> list[str]:
     """The objective of every step (a baseline is judged on ``rack-aware`` at a step with racks)."""
-    kinds = [objective_of(problem, strategy) for problem in steps.problems]
+    record = STRATEGIES[strategy]
+    kinds = [record.objective_on(problem) for problem in steps.problems]
     for k, kind in enumerate(kinds):
-        if kind not in EXACT:
+        if kind not in OBJECTIVES:
             raise ProblemError(
                 "strategy", f"{strategy} (judged on {kind} at step {k}) has no horizon model"
             )
@@ -73,21 +74,30 @@ def step_policy(
     options: SolveOptions,
     previous: tuple[GroupProblem, np.ndarray] | None,
     first_step: int = 0,
+    until: float | None = None,
 ) -> list[StepLevels]:
     """Solve the steps in order, each exactly and alone (see the module docstring).
 
     ``previous`` is the step before the window, ``(problem, owner)``, or ``None``; ``first_step``
-    the trace index of the window's first step (the claims' generation).
+    the trace index of the window's first step (the claims' generation).  ``until`` (a
+    ``time.perf_counter()`` moment; ``None``: ``options.time_limit`` from now) is the deadline
+    the steps share: each step's solve gets an equal share of the time left (at least
+    :data:`MIN_STEP_SECONDS`), so a step's solve that stops short leaves its time to the next.
     """
     kinds = judged_on(steps, strategy)
+    until = time.perf_counter() + options.time_limit if until is None else until
     options = replace(options, hint=None, variant=None, extra={})
     answers: list[StepLevels] = []
     for k, (problem, kind) in enumerate(zip(steps.problems, kinds)):
         claimed = problem
         if previous is not None:
             claimed = with_claims(problem, previous[0], previous[1], first_step + k)
-        solver, above = EXACT[kind]
-        result = run(claimed, kind, solver, options)
+        exact, solver = best_exact(kind)
+        above = above_moves(kind)
+        share = (until - time.perf_counter()) / (len(steps) - k)
+        result = run(
+            claimed, exact, solver, replace(options, time_limit=max(share, MIN_STEP_SECONDS))
+        )
         if result.answer is None:
             raise RuntimeError(f"step {first_step + k}: {kind} {solver} found no answer")
         owner = np.asarray(result.answer, dtype=np.int32)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 from ortools.sat.python import cp_model
 
 from models.common.cpsat_ranked import Ranked, add_hint, solve_ranked
@@ -23,12 +24,14 @@ from models.common.ranked_outcome import Deadline, OutOfTime
 from models.options import SolveOptions
 from models.streams import flow
 from models.streams.data import (
-    STRATEGY,
     IntArray,
     StreamsData,
     answer_values,
+    check_size,
+    level_one,
     streams_data,
     streams_result,
+    with_level_one,
 )
 from problems import Result, Status
 from problems.streams import StreamsProblem
@@ -44,10 +47,10 @@ def solve(problem: StreamsProblem, options: SolveOptions) -> Result:
         or ``unknown`` when time ran out before any answer.
     """
     started = time.perf_counter()  # the time limit covers building the model
+    check_size(problem, options)
     data = streams_data(problem)
-    ranked, active, standby = solve_data(
-        data, options, streams_hint(problem, data, options), started=started
-    )
+    hint = streams_hint(problem, data, options, Deadline(started + options.time_limit))
+    ranked, active, standby = solve_data(data, options, hint, started=started)
     return streams_result(problem, ranked.status, ranked.bound, active, standby)
 
 
@@ -67,6 +70,9 @@ def solve_data(
     except OutOfTime:  # the model did not fit the time limit
         return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
     ranked = solve_ranked(model, objectives, options, started=started)
+    offset = level_one(data)[1]  # level 1, solved outright, is not in the model
+    ranked.bound = with_level_one(ranked.bound, offset)
+    ranked.levels = with_level_one(ranked.levels, offset) or ()
     if not ranked.has_solution:
         return ranked, None, None
     active, standby = answer_values(ranked.value, x, y)
@@ -91,6 +97,7 @@ def _build(
         x.append([model.new_bool_var(f"x[{t},{m}]") for m in range(members)])
     y: dict[int, list[cp_model.IntVar]] = {}
     for t in np.flatnonzero(data.standbys > 0).tolist():
+        deadline.check()
         y[t] = [model.new_bool_var(f"y[{t},{m}]") for m in range(members)]
     for t in range(tasks):
         deadline.check()
@@ -101,36 +108,30 @@ def _build(
                 model.add_at_most_one([x[t][m] for m in group] + [y[t][m] for m in group])
     gets: list[list[cp_model.LinearExprT]] = [[] for _ in range(data.num_groups)]
     for m, g in enumerate(data.balance_group.tolist()):
+        deadline.check()
         gets[g].extend(x[t][m] for t in range(tasks))
-    balance = _ladder(model, gets, [int(w) for w in data.balance_weight], tasks, "a")
+    weights = [int(w) for w in data.balance_weight]
+    balance = _ladder(model, gets, weights, tasks, "a", deadline)
     holds: list[list[cp_model.LinearExprT]] = [[] for _ in range(data.num_standby_groups)]
     for row in y.values():
+        deadline.check()
         for m, var in enumerate(row):
             holds[int(data.standby_group[m])].append(var)
     standby_weights = [int(w) for w in data.standby_weight]
-    standby_balance = _ladder(model, holds, standby_weights, len(y), "s")
-    restore = sum(
-        int(data.restore[data.member_process[m], t]) * x[t][m]
-        for t in range(tasks)
-        for m in range(members)
-        if data.restore[data.member_process[m], t]
-    )
-    traffic = sum(
-        int(data.traffic[t, m]) * x[t][m]
-        for t in range(tasks)
-        for m in range(members)
-        if data.traffic[t, m]
-    ) + sum(
-        int(data.standby_traffic[t, m]) * row[m]
-        for t, row in y.items()
-        for m in range(members)
-        if data.standby_traffic[t, m]
+    standby_balance = _ladder(model, holds, standby_weights, len(y), "s", deadline)
+    allowed, _ = level_one(data)
+    for t, m in zip(*np.nonzero(~allowed), strict=True):  # level 1 solved outright (level_one)
+        model.add(x[int(t)][int(m)] == 0)
+    deadline.check()
+    restore: cp_model.LinearExprT = 0
+    y_rows = [y.get(t) for t in range(tasks)]
+    traffic = cp_model.LinearExpr.sum(
+        [_weighted(x, data.traffic), _weighted(y_rows, data.standby_traffic)]
     )
     owned = np.flatnonzero(data.prev_active >= 0).tolist()
     moves = len(owned) - sum(x[t][int(data.prev_active[t])] for t in owned)
-    standby_moves = sum(
-        row[m] for t, row in y.items() for m in range(members) if data.standby_new[t, m]
-    )
+    standby_moves = _weighted(y_rows, data.standby_new.astype(np.int64))
+    deadline.check()
     if hint is not None:
         active, standby = hint
         chosen = {(int(t), int(m)) for t, m in standby.tolist()}
@@ -150,18 +151,33 @@ def _build(
     return x, y, list(objectives)
 
 
+def _weighted(
+    rows: Sequence[Sequence[cp_model.IntVar] | None], cost: npt.NDArray[np.int64]
+) -> cp_model.LinearExprT:
+    """``sum cost[t, m] * rows[t][m]`` over the nonzero costs of the rows there are."""
+    terms = [
+        (row[m], int(cost[t, m]))
+        for t, m in zip(*np.nonzero(cost), strict=True)
+        if (row := rows[int(t)]) is not None
+    ]
+    variables = [var for var, _ in terms]
+    return cp_model.LinearExpr.weighted_sum(variables, [c for _, c in terms])
+
+
 def _ladder(
     model: cp_model.CpModel,
     gets: list[list[cp_model.LinearExprT]],
     weights: list[int],
     top: int,
     name: str,
+    deadline: Deadline,
 ) -> cp_model.LinearExprT:
     """``sum_g weights[g] * n_g^2`` with ``n_g = sum(gets[g]) <= top`` as ordered unit increments
     ``b[g, k]`` (``b[g, k] => b[g, k - 1]``, marginal ``weights[g] * (2k - 1)``): convex, so the
     increments are taken cheapest first, and the LP relaxation is the convex hull."""
     terms: list[cp_model.LinearExprT] = []
     for g, parts in enumerate(gets):
+        deadline.check()
         if not parts:
             continue
         b = [model.new_bool_var(f"{name}[{g},{k}]") for k in range(1, min(len(parts), top) + 1)]
@@ -173,12 +189,19 @@ def _ladder(
 
 
 def streams_hint(
-    problem: StreamsProblem, data: StreamsData, options: SolveOptions
-) -> tuple[IntArray, IntArray]:
+    problem: StreamsProblem, data: StreamsData, options: SolveOptions, deadline: Deadline
+) -> tuple[IntArray, IntArray] | None:
     """The answer a model starts from: the caller's hint when it is a valid answer to
-    ``problem``, else the min-cost flow's (proven on levels 1-2)."""
-    hinted = options.hint_streams(problem, STRATEGY)
+    ``problem``, else the min-cost flow's (proven on levels 1-2) when its networks are solved by
+    ``deadline`` (``None`` otherwise: no hint)."""
+    hinted = options.hint_streams(problem, "streams")
     if hinted is not None and len(hinted.standby) == int(data.standbys.sum()):
         return np.asarray(hinted.active, np.int64), np.asarray(hinted.standby, np.int64)
-    active, standby, _, _ = flow.solve_data(data)
+    pairs = data.num_tasks * data.num_members
+    if time.perf_counter() + flow.SECONDS_PER_ARC * pairs > deadline.at:
+        return None  # its networks (up to a pair each) would not be solved in time
+    try:
+        active, standby, _, _ = flow.solve_data(data, deadline)
+    except OutOfTime:
+        return None
     return active, standby

@@ -42,6 +42,7 @@ import numpy.typing as npt
 from problems import Result, Status
 
 if TYPE_CHECKING:
+    from models.options import SolveOptions
     from problems.streams import StreamsProblem
 
 IntArray = npt.NDArray[np.int64]
@@ -153,6 +154,29 @@ class StreamsData:
         )
 
 
+#: The most task-member pairs (tasks x members) an exact model takes by default: every model holds
+#: a decision per pair (``--max-size`` raises it).
+MAX_EXACT_PAIRS = 2_000_000
+
+
+def check_size(problem: StreamsProblem, options: SolveOptions) -> None:
+    """A :class:`problems.ProblemError` (one line naming the limit and the option that raises it)
+    when ``problem`` has more task-member pairs than ``options``' ``max_size`` (default
+    :data:`MAX_EXACT_PAIRS`): refused before any work."""
+    from problems import ProblemError
+
+    limit = options.extra.get("max_size")
+    limit = MAX_EXACT_PAIRS if limit is None else int(limit)
+    pairs = problem.n_tasks * problem.num_members
+    if pairs > limit:
+        raise ProblemError(
+            "members",
+            f"{problem.n_tasks:,} tasks x {problem.num_members:,} members = {pairs:,} "
+            f"task-member pairs is above the exact models' limit of {limit:,} "
+            "(--max-size raises it)",
+        )
+
+
 #: The strategy an exact answer is judged as (every streams strategy is judged on ``streams``).
 STRATEGY = "streams-sticky"
 
@@ -180,8 +204,8 @@ def thread_weights(threads: IntArray) -> IntArray:
 
 def cross_rack_costs(problem: StreamsProblem) -> IntArray:
     """``int64[T, M]``: KIP-925's cross-rack traffic of task ``t`` active on member ``m``: its
-    source partitions (with known replica racks) none of whose replicas is on ``m``'s rack
-    (0 for a member without a rack)."""
+    source partitions (with known replica racks: a partition listed with none never counts) none
+    of whose replicas is on ``m``'s rack (0 for a member without a rack)."""
     out = np.zeros((problem.n_tasks, problem.num_members), dtype=np.int64)
     if not problem.has_racks:
         return out
@@ -191,6 +215,8 @@ def cross_rack_costs(problem: StreamsProblem) -> IntArray:
     )
     misses = np.zeros((problem.n_tasks, len(racks) + 1), dtype=np.int64)
     for t, held in zip(problem.source_task.tolist(), problem.source_racks):
+        if not held:
+            continue
         for r, rack in enumerate(racks):
             if rack not in held:
                 misses[t, r] += 1
@@ -224,6 +250,31 @@ def streams_data(problem: StreamsProblem) -> StreamsData:
     )
 
 
+def level_one(data: StreamsData) -> tuple[BoolArray, int]:
+    """Level 1 solved outright: ``allowed[t, m]``, whether ``m``'s process has task ``t``'s least
+    restore cost, and that least cost summed over the tasks (a Python integer).
+
+    Level 1 is a sum over the tasks of a cost of the task's own process, and nothing else binds
+    the actives together (a task's standbys fit on the other processes whichever one runs it), so
+    its optimum is every task on a process of least restore cost, and the answers at that optimum
+    are exactly those.  The CP-SAT and MIP models keep only those ``x[t, m]`` and put no restore
+    cost in the model: its values (up to the lags' range) never meet the solvers' 64-bit or
+    floating-point arithmetic.
+    """
+    restore = data.restore[data.member_process].T  # [T, M]
+    least = restore.min(axis=1, initial=np.iinfo(np.int64).max) if data.num_members else None
+    if least is None:
+        return np.zeros((data.num_tasks, 0), dtype=bool), 0
+    return restore == least[:, None], sum(int(v) for v in least.tolist())
+
+
+def with_level_one(bound: tuple[int, ...] | None, offset: int) -> tuple[int, ...] | None:
+    """A model's bound (its level 1 without the restore costs: 0) with level 1's optimum in."""
+    if not bound:
+        return bound
+    return (bound[0] + offset, *bound[1:])
+
+
 def streams_result(
     problem: StreamsProblem,
     status: Status | str,
@@ -236,7 +287,9 @@ def streams_result(
     from problems.streams import StreamsAssignment
 
     answer = None if active is None else StreamsAssignment.of(active, standby)
-    return Result(problem, STRATEGY, answer, Status(status), bound, info or {})
+    return Result(
+        problem, STRATEGY, answer, Status(status), bound, info or {}, objective_name="streams"
+    )
 
 
 def answer_values(

@@ -38,6 +38,7 @@ in seconds.  The networks and why they are exact: docs/design/formulations.md.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,10 +47,24 @@ import numpy.typing as npt
 from ortools.graph.python import min_cost_flow
 
 from models.common.min_cost_flow import FlowFailed, solve_network
+from models.common.ranked_outcome import Deadline, OutOfTime
 from models.options import SolveOptions
-from models.streams.data import BoolArray, IntArray, StreamsData, streams_data, streams_result
+from models.streams.data import (
+    BoolArray,
+    IntArray,
+    StreamsData,
+    check_size,
+    streams_data,
+    streams_result,
+)
 from problems import Result, Status
 from problems.streams import StreamsProblem
+
+#: The estimated solving time of a network per arc (measured: 13.4 s for the three networks of
+#: 1,000 tasks x 1,000 members, about 3 million arcs, on a loaded 2-core machine), and how far
+#: past the deadline an estimate may end for the network to be solved.
+SECONDS_PER_ARC = 4e-6
+OVERRUN_SECONDS = 0.25
 
 #: OR-Tools computes costs in int64 and scales them by the nodes: every cost, times the nodes + 1,
 #: and every total stay below this.
@@ -66,27 +81,45 @@ class FlowAnswer:
 
 
 def solve(problem: StreamsProblem, options: SolveOptions) -> Result:
-    """Solve the ``streams`` objective by min-cost flow (no option is used: polynomial).
+    """Solve the ``streams`` objective by min-cost flow within ``options.time_limit``.
+
+    The time limit covers building the networks and solving them: a network is not solved when
+    its estimated solving time (:data:`SECONDS_PER_ARC` per arc) would end past the deadline (an
+    OR-Tools flow cannot be stopped once started), and then there is no answer (``unknown``).
 
     Returns
     -------
     Result
         ``optimal`` when the answer meets every level's bound (always without standbys), else
         ``feasible`` with the proven lexicographic bound; ``info["proven_levels"]`` counts the
-        levels proven.
+        levels proven; ``unknown`` without an answer when the time limit ran out.
+
+    Raises
+    ------
+    ProblemError
+        More task-member pairs than ``options``' ``max_size`` (:func:`check_size`).
     """
+    started = time.perf_counter()
+    check_size(problem, options)
     data = streams_data(problem)
-    active, standby, status, bound = solve_data(data)
+    try:
+        active, standby, status, bound = solve_data(data, Deadline(started + options.time_limit))
+    except OutOfTime:
+        info = {"not_solved": "the time limit ran out before the flows were solved"}
+        return streams_result(problem, Status.UNKNOWN, None, None, None, info)
     return streams_result(problem, status, bound, active, standby, {"proven_levels": len(bound)})
 
 
-def solve_data(data: StreamsData) -> tuple[IntArray, IntArray, Status, tuple[int, ...]]:
-    """The flows' answer to ``data``: ``(active, standby rows, status, proven bound)``."""
-    actives = active_flow(data)
+def solve_data(
+    data: StreamsData, deadline: Deadline | None = None
+) -> tuple[IntArray, IntArray, Status, tuple[int, ...]]:
+    """The flows' answer to ``data``: ``(active, standby rows, status, proven bound)``
+    (:class:`OutOfTime` when a network would not be solved by ``deadline``)."""
+    actives = active_flow(data, deadline=deadline)
     active = np.empty(data.num_tasks, dtype=np.int64)
     active[actives.pairs[:, 0]] = actives.pairs[:, 1]
-    standbys = standby_flow(data, active)
-    relaxed = standby_flow(data, None, pinned_processes(data))
+    standbys = standby_flow(data, active, deadline=deadline)
+    relaxed = standby_flow(data, None, pinned_processes(data), deadline=deadline)
     achieved = data.levels(active, standbys.pairs)
     l1, l2, l4a, l5 = actives.levels
     l3r, l4sr, l6r = relaxed.levels
@@ -114,7 +147,9 @@ def solve_data(data: StreamsData) -> tuple[IntArray, IntArray, Status, tuple[int
     return active, standbys.pairs, status, tuple(bound)
 
 
-def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnswer:
+def active_flow(
+    data: StreamsData, exclude: BoolArray | None = None, deadline: Deadline | None = None
+) -> FlowAnswer:
     """The actives minimising levels 1, 2, 4 (actives' part) and 5, in that order.
 
     ``exclude``: ``bool[T, P]``, process ``p`` may not run task ``t`` (it holds one of its
@@ -134,6 +169,7 @@ def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnsw
     if (least == _HIGH).any():
         raise ValueError("some task has no process it may run on")
     keep = allowed & (restore_tm == least[:, None])
+    _estimate(int(np.count_nonzero(keep)), deadline)  # the network's arcs, before it is built
     task, member = np.nonzero(keep)
     task, member = task.astype(np.int64), member.astype(np.int64)
     process = data.member_process[member]
@@ -142,6 +178,7 @@ def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnsw
     moved = ((data.prev_active[task] >= 0) & (data.prev_active[task] != member)).astype(np.int64)
     # A tie-break below level 5: an active on a process whose members held the task before (a
     # standby there would be no new copy, level 6).
+    _estimate(len(task), deadline)
     known = _by_column_group(~data.standby_new, data.member_process, data.num_processes, np.add)
     displaced = known[task, process]
     # Level 2's unit arcs: group g's k-th active, k = 1 .. the tasks that may go to g.
@@ -174,6 +211,7 @@ def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnsw
         [_combine(pair_costs, weights), np.zeros(members, np.int64)],
         supplies,
         _Ladders(first_group, sink, weights[1] * data.balance_weight, reach),
+        deadline,
     )
     used = flows[: len(task)] > 0
     chosen_task, chosen_member = task[used], member[used]
@@ -187,7 +225,10 @@ def active_flow(data: StreamsData, exclude: BoolArray | None = None) -> FlowAnsw
 
 
 def standby_flow(
-    data: StreamsData, active: IntArray | None, pinned: IntArray | None = None
+    data: StreamsData,
+    active: IntArray | None,
+    pinned: IntArray | None = None,
+    deadline: Deadline | None = None,
 ) -> FlowAnswer:
     """The standbys minimising levels 3, 4 (standbys' part) and 6, in that order, given the
     actives (their processes excluded); ``None``: the relaxed network, where only ``pinned[t]``
@@ -203,6 +244,7 @@ def standby_flow(
         )
     elif pinned is not None:
         allowed = pinned[with_standbys][:, None] != data.member_process[None, :]
+    _estimate(int(np.count_nonzero(allowed)), deadline)  # the network's arcs, before it is built
     slot, member = np.nonzero(allowed)
     slot, member = slot.astype(np.int64), member.astype(np.int64)
     task = with_standbys[slot]
@@ -261,6 +303,7 @@ def standby_flow(
         ],
         supplies,
         _Ladders(first_group, sink, weights[0] * data.standby_weight, reach),
+        deadline,
     )
     used = np.zeros(len(slot), bool)
     used[direct] = flows[: len(direct)] > 0
@@ -307,6 +350,7 @@ def _solve_with_ladders(
     costs: list[IntArray],
     supplies: IntArray,
     ladders: _Ladders,
+    deadline: Deadline | None = None,
 ) -> tuple[IntArray, IntArray]:
     """Solve the network with each group's unit arcs cut at a window, widened until no group fills
     its window: a window that does not bind at the optimum of the convex (linear) program does not
@@ -330,6 +374,7 @@ def _solve_with_ladders(
             [*caps, np.ones(len(group), np.int64)],
             [*costs, ladders.weight[group] * (2 * k - 1)],
             supplies,
+            deadline,
         )
         if flows is None:  # the windows hold fewer units than there are: widen them all
             if (top >= reach).all():
@@ -404,14 +449,27 @@ def _combine(costs: list[IntArray], weights: list[int]) -> IntArray:
     return out
 
 
+def _estimate(arcs: int, deadline: Deadline | None) -> None:
+    """:class:`OutOfTime` when ``deadline`` has passed, or a network of ``arcs`` arcs, solved
+    now, would end more than :data:`OVERRUN_SECONDS` past it (by :data:`SECONDS_PER_ARC`)."""
+    if deadline is not None:
+        if time.perf_counter() + SECONDS_PER_ARC * arcs > deadline.at + OVERRUN_SECONDS:
+            raise OutOfTime
+
+
 def _solve(
     tails: list[npt.ArrayLike],
     heads: list[npt.ArrayLike],
     caps: list[npt.ArrayLike],
     costs: list[npt.ArrayLike],
     supplies: IntArray,
+    deadline: Deadline | None = None,
 ) -> IntArray | None:
-    """Solve the network; the flow on every arc, in the order given (``None``: no flow)."""
+    """Solve the network; the flow on every arc, in the order given (``None``: no flow).
+
+    :class:`OutOfTime` instead when ``deadline`` has passed, or the network's estimated solving
+    time would end more than :data:`OVERRUN_SECONDS` past it."""
+    _estimate(sum(len(np.asarray(a)) for a in tails), deadline)
     try:
         flow = solve_network(tails, heads, caps, costs, supplies)
     except FlowFailed as failed:

@@ -18,7 +18,16 @@ import pulp
 from models.common.mip_ranked import Ranked, solve_ranked
 from models.common.ranked_outcome import Deadline, OutOfTime
 from models.options import SolveOptions
-from models.streams.data import IntArray, StreamsData, answer_values, streams_data, streams_result
+from models.streams.data import (
+    IntArray,
+    StreamsData,
+    answer_values,
+    check_size,
+    level_one,
+    streams_data,
+    streams_result,
+    with_level_one,
+)
 from problems import Result, Status
 from problems.streams import StreamsProblem
 
@@ -33,6 +42,7 @@ def solve(problem: StreamsProblem, options: SolveOptions) -> Result:
         or ``unknown`` when time ran out before any answer.
     """
     started = time.perf_counter()  # the time limit covers building the model
+    check_size(problem, options)
     data = streams_data(problem)
     ranked, active, standby = solve_data(data, options, started=started)
     return streams_result(problem, ranked.status, ranked.bound, active, standby)
@@ -50,6 +60,9 @@ def solve_data(
     except OutOfTime:  # the model did not fit the time limit
         return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
     ranked = solve_ranked(model, objectives, options, started=started)
+    offset = level_one(data)[1]  # level 1, solved outright, is not in the model
+    ranked.bound = with_level_one(ranked.bound, offset)
+    ranked.levels = with_level_one(ranked.levels, offset) or ()
     if not ranked.has_solution:
         return ranked, None, None
     active, standby = answer_values(ranked.value, x, y)
@@ -71,6 +84,7 @@ def _build(
         x.append([pulp.LpVariable(f"x_{t}_{m}", cat="Binary") for m in range(members)])
     y: dict[int, list[pulp.LpVariable]] = {}
     for t in np.flatnonzero(data.standbys > 0).tolist():
+        deadline.check()
         y[t] = [pulp.LpVariable(f"y_{t}_{m}", cat="Binary") for m in range(members)]
     for t in range(tasks):
         deadline.check()
@@ -83,20 +97,22 @@ def _build(
                     model += pulp.lpSum(copies) <= 1, f"copy_{t}_{p}"
     gets: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_groups)]
     for m, g in enumerate(data.balance_group.tolist()):
+        deadline.check()
         gets[g].extend(x[t][m] for t in range(tasks))
-    balance = _ladder(model, gets, [int(w) for w in data.balance_weight], tasks, "a")
+    weights = [int(w) for w in data.balance_weight]
+    balance = _ladder(model, gets, weights, tasks, "a", deadline)
     holds: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_standby_groups)]
     for row in y.values():
+        deadline.check()
         for m, var in enumerate(row):
             holds[int(data.standby_group[m])].append(var)
     standby_weights = [int(w) for w in data.standby_weight]
-    standby_balance = _ladder(model, holds, standby_weights, len(y), "s")
-    restore = pulp.lpSum(
-        int(data.restore[data.member_process[m], t]) * x[t][m]
-        for t in range(tasks)
-        for m in range(members)
-        if data.restore[data.member_process[m], t]
-    )
+    standby_balance = _ladder(model, holds, standby_weights, len(y), "s", deadline)
+    deadline.check()
+    allowed, _ = level_one(data)
+    for t, m in zip(*np.nonzero(~allowed)):  # level 1 solved outright (level_one)
+        x[t][m].upBound = 0
+    restore = pulp.LpAffineExpression()
     traffic = pulp.lpSum(
         int(data.traffic[t, m]) * x[t][m]
         for t in range(tasks)
@@ -127,10 +143,12 @@ def _ladder(
     weights: list[int],
     top: int,
     name: str,
+    deadline: Deadline,
 ) -> pulp.LpAffineExpression:
     """``sum_g weights[g] * n_g^2`` as ordered unit increments (:func:`models.streams.cpsat._ladder`)."""
     terms: list[pulp.LpAffineExpression] = []
     for g, parts in enumerate(gets):
+        deadline.check()
         if not parts:
             continue
         steps = min(len(parts), top)

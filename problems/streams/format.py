@@ -6,6 +6,7 @@ Bad documents raise :class:`~problems.errors.ProblemError` naming the field (one
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import lcm
 from types import MappingProxyType
 from typing import Any
 
@@ -343,6 +344,7 @@ def parse_streams(doc: dict[str, Any]) -> StreamsProblem:
             lag[p, reader.start[s] : reader.start[s + 1]] = values
     task_stateful = np.repeat(stateful, partitions)
     lag[:, ~task_stateful] = 0
+    _check_objective_range(lag, reader.threads, n_tasks)
     prev_active = np.full(n_tasks, -1, dtype=np.int64)
     tasks, owners = reader.claims["active"]
     prev_active[np.array(tasks, dtype=np.int64)] = np.array(owners, dtype=np.int64)
@@ -426,3 +428,28 @@ def streams_problem_to_json(problem: StreamsProblem) -> dict[str, Any]:
             if (value := getattr(configs, name)) != getattr(defaults, name)
         }
     return doc
+
+
+#: Every level of the ``streams`` objective stays within this many (integers exact in a double):
+#: a document whose levels could pass it is refused when it is read.
+MAX_LEVEL = 2**53
+
+
+def _check_objective_range(lag: np.ndarray, threads: list[int], n_tasks: int) -> None:
+    """Refuse a document whose objective could leave :data:`MAX_LEVEL`: the largest restore cost
+    (each task's largest lag, summed over the tasks) and the balance levels' ladders (the lcm of
+    the thread counts x tasks^2 x members)."""
+    largest = sum(int(v) for v in lag.max(axis=0, initial=0).tolist()) if lag.size else 0
+    if largest > MAX_LEVEL:
+        raise ProblemError(
+            "members",
+            f"lags: each task's largest lag summed over the tasks is {largest:,}, above "
+            f"2**53 = {MAX_LEVEL:,}, the range the streams objective is computed in",
+        )
+    scale = lcm(*set(threads)) if threads else 1
+    if scale * n_tasks * n_tasks * len(threads) > MAX_LEVEL:
+        raise ProblemError(
+            "members",
+            f"threads: the lcm of the thread counts ({scale:,}) x tasks^2 x members is above "
+            f"2**53 = {MAX_LEVEL:,}, the range the streams objective is computed in",
+        )

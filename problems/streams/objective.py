@@ -148,14 +148,16 @@ def streams_levels(problem: StreamsProblem, answer: StreamsAssignment) -> tuple[
 
 def cross_rack_traffic(problem: StreamsProblem, answer: StreamsAssignment) -> int:
     """KIP-925's cross-rack traffic of the active tasks: source partitions (with known replica
-    racks) of a task whose active member has a rack holding none of the partition's replicas."""
+    racks) of a task whose active member has a rack holding none of the partition's replicas.
+    A partition listed with no racks has no known replica racks: it never counts (Kafka computes
+    no traffic cost for it: its rack-aware assignor is not enabled then)."""
     if not problem.has_racks:
         return 0
     owners = answer.active[problem.source_task]
     total = 0
     for owner, racks in zip(owners.tolist(), problem.source_racks):
         rack = problem.racks[owner] if owner >= 0 else None
-        if rack is not None and rack not in racks:
+        if rack is not None and racks and rack not in racks:
             total += 1
     return total
 

@@ -200,3 +200,118 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
         assert process.wait(timeout=120) == 141
     assert json.loads(first)["step"] == 0
     assert "Traceback" not in error and error == ""
+
+
+def test_each_step_is_printed_as_soon_as_it_is_solved(monkeypatch):
+    """Tests that the command writes step ``k``'s line before step ``k + 1`` is solved (a stopped
+    run keeps what it did), and keeps no step's answer once printed."""
+    module = sys.modules["models.trace"]
+    out = io.StringIO()
+    printed: list[int] = []
+    real_run = module.run
+
+    def run_step(problem, strategy, solver, options):
+        printed.append(out.getvalue().count("\n"))
+        return real_run(problem, strategy, solver, options)
+
+    monkeypatch.setattr(module, "run", run_step)
+    path = str(ROOT / "examples/traces/crash-and-rejoin.json")
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["trace", "--strategy", "sticky", path]) == 0
+    assert printed == [0, 1, 2, 3, 4]
+    assert out.getvalue().count("\n") == 6
+
+
+def test_a_trace_above_the_size_limit_is_one_line_naming_the_option(tmp_path):
+    """Tests the size limit on the command line: a 20 KB trace of 10 million partitions x 1,000
+    steps is refused at once (it passed 8 GB), naming the limit and ``--max-size``; a raised
+    limit lets a trace through."""
+    members = [{"id": f"c{i}", "topics": ["t0"]} for i in range(4)]
+    doc = {
+        "kind": "group-trace",
+        "problem": {"topics": {"t0": 10_000_000}, "members": members},
+        "steps": [{"restart": [f"c{k % 4}"]} for k in range(1000)],
+    }
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run("--strategy", "sticky", str(path))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {path}: steps: 10,010,000,000 partitions summed over the 1,001 rebalances is "
+        "above the limit of 100,000,000 (--max-size raises it)\n"
+    )
+    small = str(ROOT / "examples/traces/crash-and-rejoin.json")
+    code, _, err = run("--strategy", "sticky", "--max-size", "10", small)
+    assert code == 2 and "above the limit of 10 (--max-size raises it)" in err
+    assert run("--strategy", "sticky", "--max-size", "1000", small)[0] == 0
+
+
+def test_experiment_show_and_trace_refuse_the_same_trace_at_the_same_limit(tmp_path):
+    """Tests one size for both commands on a stream join's topic-growth trace (every topic grows
+    by half every other step, so its size is not its start times its steps: 305 partitions summed
+    over 7 rebalances, where 12 x 6 = 72): `experiment show --max-size` counts it from the sizes,
+    `trace --max-size` from the file; both take it at 305 and refuse it at 304 in the same words,
+    naming the limit and ``--max-size`` (exit 2)."""
+    from experiments.experiment_cli import read
+    from experiments.trace_scenarios import build_trace
+    from problems.trace import trace_size
+
+    experiment = tmp_path / "growth.toml"
+    experiment.write_text(
+        'name = "growth"\ndescription = "a growing join"\n[[scenarios]]\n'
+        'judged_on = "stream-join"\ntrace = "topic-growth"\nsteps = 6\nsize = [12, 3, 2]\n'
+        "seed = 0\n"
+    )
+    (scenario,) = read(str(experiment)).traces
+    trace = tmp_path / "growth.json"
+    trace.write_text(json.dumps(build_trace(scenario)))
+    assert trace_size(load_trace(trace)) == 305 == 12 + 18 + 27 + 36 + 52 + 65 + 95
+
+    def show(*argv: str) -> tuple[int, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["experiment", "show", *argv, str(experiment)])
+        return code, err.getvalue()
+
+    refusal = (
+        "305 partitions summed over the 7 rebalances is above the limit of 304 "
+        "(--max-size raises it)\n"
+    )
+    code, err = show("--max-size", "304")
+    assert (
+        code == 2 and err == f"error: {experiment}: scenarios[0]: {scenario.scenario_id}: {refusal}"
+    )
+    code, out, err = run("--strategy", "stream-join", "--max-size", "304", str(trace))
+    assert (code, out, err) == (2, "", f"error: {trace}: steps: {refusal}")
+    assert show("--max-size", "305") == (0, "")
+    assert run("--strategy", "stream-join", "--max-size", "305", str(trace))[0] == 0
+
+
+@pytest.mark.parametrize("value", ["\u0662", "\uff12", "1_0", "2 "])
+def test_numbers_are_ascii_digits(value):
+    """Tests that ``--lookahead`` (and every integer option) takes ASCII digits only: Python's
+    ``int`` also reads Arabic-Indic and full-width digits."""
+    path = str(ROOT / "examples/traces/crash-and-rejoin.json")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as caught:
+        main(["trace", "--strategy", "sticky", "--lookahead", value, path])
+    assert caught.value.code == 2 and "is not an integer" in err.getvalue()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as caught:
+        main(["trace", "--strategy", "sticky", "--solver", "cpsat", "--time-limit", "\u0662", path])
+    assert caught.value.code == 2 and "is not a number" in err.getvalue()
+
+
+def test_a_lookahead_with_the_heuristic_solver_is_refused():
+    """Tests that ``--solver heuristic --lookahead 2`` is a usage error, not the lookahead policy."""
+    path = str(ROOT / "examples/traces/crash-and-rejoin.json")
+    code, out, err = run("--strategy", "sticky", "--solver", "heuristic", "--lookahead", "2", path)
+    assert (code, out) == (2, "") and "--lookahead is an option of --solver horizon" in err
+    assert err.count("\n") == 1
+
+
+def test_a_horizon_refusal_names_the_file():
+    """Tests that the horizon's refusals name the trace's file, not ``<problem>``."""
+    path = str(ROOT / "examples/traces/crash-and-rejoin.json")
+    code, out, err = run("--strategy", "share", "--solver", "horizon", path)
+    assert (code, out) == (2, "") and err.startswith(f"error: {path}: strategy: share")
+    assert "<problem>" not in err and err.count("\n") == 1

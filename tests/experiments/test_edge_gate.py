@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments import gate
+from experiments import gate, trace_gate
 from experiments.cli import main
 from experiments.scenarios import SUITE_VERSION
 from problems import LEVELS, ProblemError
@@ -178,17 +178,38 @@ def test_update_over_a_malformed_baseline_keeps_no_optima_and_says_so(tmp_path, 
 
 # ------------------------------------------------------------------ the property
 NAMES = st.text(max_size=8)
-FINITE = st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**70), 2**70)
 LEVEL = st.integers(*gate.INT64)
+MOVES = st.integers(0, 2**63 - 1)
+
+
+def in_range(low: float, high: float):
+    """Numbers in ``[low, high]``: floats, integers and the ends themselves."""
+    return (
+        st.floats(low, high)
+        | st.integers(int(low), int(min(high, 2**63)))
+        | st.sampled_from([low, high])
+    )
+
+
+@st.composite
+def statistics_of(draw, ranges: dict, mean_max: tuple[str, str]) -> dict:
+    """One entry: every statistic of ``ranges`` within its range, the mean at most the maximum,
+    and the counts beside them."""
+    entry = {name: draw(in_range(*bounds)) for name, bounds in ranges.items()}
+    mean, most = mean_max
+    if entry[mean] > entry[most]:
+        entry[mean], entry[most] = entry[most], entry[mean]
+    counts = draw(st.sampled_from([(), ("scenarios", "compared"), ("traces", "tied", "compared")]))
+    entry.update({count: draw(st.integers(0, 2**40)) for count in counts})
+    return entry
 
 
 @st.composite
 def valid_documents(draw) -> dict:
-    """Baselines with 1-4 heuristics of any finite statistics and 0-4 optima of 1-LEVELS levels."""
+    """Baselines with 1-4 heuristics and 0-3 trace runs of any statistics within their ranges,
+    0-4 optima of 1-LEVELS levels and 0-3 trace optima."""
     heuristics = {
-        f"{draw(NAMES)}/{i}": dict(
-            zip(gate.DIRECTION, draw(st.lists(FINITE, min_size=5, max_size=5)), strict=True)
-        )
+        f"{draw(NAMES)}/{i}": draw(statistics_of(gate.RANGES, gate.MEAN_MAX))
         for i in range(draw(st.integers(1, 4)))
     }
     optima = {
@@ -198,46 +219,121 @@ def valid_documents(draw) -> dict:
         }
         for i in range(draw(st.integers(0, 4)))
     }
-    return valid_document(heuristics=heuristics, optima=optima)
+    document = valid_document(heuristics=heuristics, optima=optima)
+    if draw(st.booleans()):  # a baseline written before the suites had traces has neither
+        document["traces"] = {
+            f"sticky/{draw(NAMES)}/{i}": draw(
+                statistics_of(trace_gate.TRACE_RANGES, trace_gate.TRACE_MEAN_MAX)
+            )
+            for i in range(draw(st.integers(0, 3)))
+        }
+        document["trace_optima"] = {
+            f"trace/{draw(NAMES)}-{i}": {"digest": draw(NAMES), "moves": draw(MOVES)}
+            for i in range(draw(st.integers(0, 3)))
+        }
+    return document
 
 
 #: Values that are no statistic, no level, no digest and no entry.
 WRONG = st.sampled_from(
     [None, "0.1", "", True, False, [], [1], {}, {"a": 1}, math.nan, math.inf, -math.inf]
 )
+#: Numbers out of every share's range, and out of every gap's.
+OUT_OF_SHARE = st.sampled_from([-5, -1e-9, 1.000001, 2, 1e308, -1e308])
+OUT_OF_GAP = st.sampled_from([-5, -1e-9, 1e308, 2.0**64, -(2**70)])
+
+
+def dumps_repeating(document, target: int, key: str, value) -> bytes:
+    """``document`` as JSON, the object whose ``id`` is ``target`` holding ``key`` once more
+    (``value``), after its own keys: what ``json.dumps`` cannot write."""
+
+    def encode(item) -> str:
+        if isinstance(item, dict):
+            pairs = [f"{json.dumps(k)}: {encode(v)}" for k, v in item.items()]
+            if id(item) == target:
+                pairs.append(f"{json.dumps(key)}: {encode(value)}")
+            return "{" + ", ".join(pairs) + "}"
+        if isinstance(item, list):
+            return "[" + ", ".join(encode(v) for v in item) + "]"
+        return json.dumps(item)
+
+    return encode(document).encode()
+
+
+def objects_of(document) -> list[tuple[str, dict]]:
+    """Every JSON object of ``document`` with its field (the top one: empty)."""
+    found = [("", document)]
+    for name, value in document.items():
+        if isinstance(value, dict):
+            found.append((name, value))
+            for inner, entry in value.items():
+                if isinstance(entry, dict):
+                    found.append((f"{name}.{inner}", entry))
+    return found
+
+
+#: The kinds of damage the property does; ``repeated`` is checked for its message too.
+DAMAGE = [
+    "top-level",
+    "suite",
+    "version",
+    "drop-heuristics",
+    "heuristics-type",
+    "empty-heuristics",
+    "entry-type",
+    "drop-statistic",
+    "statistic",
+    "statistic-range",
+    "mean-above-max",
+    "count",
+    "all-nan",
+    "drop-optima",
+    "optima-type",
+    "optimum-type",
+    "drop-digest",
+    "digest",
+    "levels",
+    "level",
+    "level-range",
+    "traces-type",
+    "trace-entry-type",
+    "trace-drop-statistic",
+    "trace-statistic",
+    "trace-range",
+    "trace-mean-above-max",
+    "trace-optima-type",
+    "trace-moves",
+    "repeated",
+    "bytes",
+]
 
 
 @st.composite
 def damaged_documents(draw):
-    """A valid baseline with one thing broken (its bytes, or a field set, removed or retyped)."""
+    """A valid baseline with one thing broken (its bytes, a key repeated, or a field set out of
+    range, removed or retyped), and the damage done."""
     document = draw(valid_documents())
-    kind = draw(
-        st.sampled_from(
-            [
-                "top-level",
-                "suite",
-                "version",
-                "drop-heuristics",
-                "heuristics-type",
-                "empty-heuristics",
-                "entry-type",
-                "drop-statistic",
-                "statistic",
-                "all-nan",
-                "drop-optima",
-                "optima-type",
-                "optimum-type",
-                "drop-digest",
-                "digest",
-                "levels",
-                "level",
-                "level-range",
-                "bytes",
-            ]
-        )
-    )
+    kind = draw(st.sampled_from(DAMAGE))
     heuristic = draw(st.sampled_from(sorted(document["heuristics"])))
     statistic = draw(st.sampled_from(sorted(gate.DIRECTION)))
+    trace_statistic = draw(st.sampled_from(sorted(trace_gate.TRACE_DIRECTION)))
+    if kind.startswith("trace-") and kind != "trace-optima-type":
+        if kind == "trace-moves":
+            optima = document.setdefault("trace_optima", {})
+            optima.setdefault("trace/t", {"digest": "d", "moves": 3})
+            trace_optimum = optima[draw(st.sampled_from(sorted(optima)))]
+        else:
+            traces = document.setdefault("traces", {})
+            traces.setdefault(
+                "sticky/t/range",
+                {
+                    "share_tied": 1.0,
+                    "mean_excess_moves": 0.5,
+                    "max_excess_moves": 1,
+                    "share_optimal": 0.5,
+                },
+            )
+            trace = traces[draw(st.sampled_from(sorted(traces)))]
     if kind in ("optimum-type", "drop-digest", "digest", "levels", "level", "level-range"):
         if not document["optima"]:
             document["optima"]["s"] = {"digest": "d", "levels": [1]}
@@ -262,6 +358,18 @@ def damaged_documents(draw):
         del document["heuristics"][heuristic][statistic]
     elif kind == "statistic":
         document["heuristics"][heuristic][statistic] = draw(WRONG)
+    elif kind == "statistic-range":
+        share = gate.RANGES[statistic][1] == 1
+        document["heuristics"][heuristic][statistic] = draw(OUT_OF_SHARE if share else OUT_OF_GAP)
+    elif kind == "mean-above-max":
+        entry = document["heuristics"][heuristic]
+        entry["max_rel_gap1"] = draw(st.floats(0, 1e6))
+        entry["mean_rel_gap1"] = entry["max_rel_gap1"] * 1.01 + 1
+    elif kind == "count":
+        entry = document["heuristics"][heuristic]
+        entry[draw(st.sampled_from(["scenarios", "compared", "traces", "tied"]))] = draw(
+            st.sampled_from([-1, 1.5, "3", None, True, 2**64])
+        )
     elif kind == "all-nan":
         for entry in document["heuristics"].values():
             entry.update(dict.fromkeys(gate.DIRECTION, math.nan))
@@ -287,6 +395,33 @@ def damaged_documents(draw):
         )
     elif kind == "level-range":
         optimum["levels"][0] = draw(st.sampled_from([2**63, -(2**63) - 1, 10**30]))
+    elif kind == "traces-type":
+        document["traces"] = draw(WRONG.filter(lambda v: type(v) is not dict))
+    elif kind == "trace-entry-type":
+        document["traces"][next(iter(document["traces"]))] = draw(
+            WRONG.filter(lambda v: type(v) is not dict)
+        )
+    elif kind == "trace-drop-statistic":
+        del trace[trace_statistic]
+    elif kind == "trace-statistic":
+        trace[trace_statistic] = draw(WRONG)
+    elif kind == "trace-range":
+        share = trace_gate.TRACE_RANGES[trace_statistic][1] == 1
+        trace[trace_statistic] = draw(OUT_OF_SHARE if share else OUT_OF_GAP)
+    elif kind == "trace-mean-above-max":
+        trace["max_excess_moves"] = draw(st.integers(0, 10**6))
+        trace["mean_excess_moves"] = trace["max_excess_moves"] + draw(
+            st.sampled_from([0.5, 1, 1e6])
+        )
+    elif kind == "trace-optima-type":
+        document["trace_optima"] = draw(WRONG.filter(lambda v: type(v) is not dict))
+    elif kind == "trace-moves":
+        trace_optimum["moves"] = draw(WRONG | st.sampled_from([-1, 2**63, 1.5]))
+    if kind == "repeated":  # one object holds a key twice: the last copy would replace the first
+        field, target = draw(st.sampled_from([o for o in objects_of(document) if o[1]]))
+        key = draw(st.sampled_from(sorted(target)))
+        again = draw(st.sampled_from([target[key], {}, None, 0, "x"]))
+        return dumps_repeating(document, id(target), key, again), kind
     data = json.dumps(document).encode()
     if kind == "bytes":
         cut = draw(st.integers(0, len(data) - 1))
@@ -300,41 +435,96 @@ def damaged_documents(draw):
                 ]
             )
         )
-    return data
+    return data, kind
 
 
-@settings(max_examples=500)
-@given(data=damaged_documents())
-def test_every_damaged_baseline_is_one_line_naming_the_file(data):
-    """Property: any damage to a valid baseline (bytes, types, missing or empty fields, NaN, levels
-    beyond 64 bits) is a ProblemError whose message is one line naming the file."""
+@settings(max_examples=600)
+@given(damaged=damaged_documents())
+def test_every_damaged_baseline_is_one_line_naming_the_file(damaged):
+    """Property: any damage to a valid baseline (bytes, a key given twice, types, missing or empty
+    fields, NaN, a statistic out of its range or a mean above its maximum, levels beyond 64 bits;
+    in its heuristics and its traces alike) is a ProblemError whose message is one line naming
+    the file."""
+    data, kind = damaged
     with pytest.raises(ProblemError) as caught:
         gate.parse_baseline(data, SOURCE, "smoke")
     message = str(caught.value)
     assert message.startswith(f"{SOURCE}: ") and "\n" not in message and len(message) < 1000
+    if kind == "repeated":
+        assert "given twice" in message
 
 
 @settings(max_examples=500)
 @given(document=valid_documents(), worse=st.data())
 def test_every_valid_baseline_compares_its_heuristics(document, worse):
-    """Property: a valid baseline is accepted and compares: the same statistics pass, and one statistic of
-    one heuristic made worse (or a heuristic gone) is a regression."""
+    """Property: a valid baseline is accepted and compares: the same statistics pass, and one
+    statistic of one heuristic or trace run made worse (or one gone) is a regression."""
     baseline = gate.parse_baseline(json.dumps(document).encode(), SOURCE, "smoke")
     assert baseline.heuristics and set(baseline.heuristics) == set(document["heuristics"])
-    current = {name: dict(stats) for name, stats in baseline.heuristics.items()}
-    assert gate.regressions(baseline.heuristics, current).empty
+    assert set(baseline.traces) == set(document.get("traces", {}))
+    sections = [(baseline.heuristics, gate.DIRECTION)]
+    if baseline.traces:
+        sections.append((baseline.traces, trace_gate.TRACE_DIRECTION))
+    recorded, direction = sections[worse.draw(st.integers(0, len(sections) - 1))]
+    current = {name: dict(stats) for name, stats in recorded.items()}
+    assert gate.regressions(recorded, current, direction).empty
     name = worse.draw(st.sampled_from(sorted(current)))
-    statistic = worse.draw(st.sampled_from(sorted(gate.DIRECTION)))
+    statistic = worse.draw(st.sampled_from(sorted(direction)))
     if worse.draw(st.booleans()):
         before = current[name][statistic]
-        step = max(1.0, abs(before)) * gate.DIRECTION[statistic]
+        step = max(1.0, abs(before)) * direction[statistic]
         current[name][statistic] = before + step
         expected = (name, statistic)
     else:
         del current[name]
         expected = (name, "(missing)")
-    found = gate.regressions(baseline.heuristics, current)
+    found = gate.regressions(recorded, current, direction)
     assert expected in set(map(tuple, found[["heuristic", "statistic"]].to_numpy()))
+
+
+@pytest.mark.parametrize(
+    "damage, line",
+    [
+        # Without the second, empty copy the file fails the gate (a share tied of 0); with it, the
+        # last copy won and the gate judged no trace.
+        (
+            {},
+            "error: b.json: traces: given twice (a key repeated in one JSON object); re-create "
+            "it with --update",
+        ),
+        (
+            {"share_tied": -5},
+            "error: b.json: traces.sticky/rolling-restart/range.share_tied: must be a number 0 to "
+            "1, got -5",
+        ),
+        (
+            {"max_excess_moves": 1e308},
+            "error: b.json: traces.sticky/rolling-restart/range.max_excess_moves: must be a "
+            "number 0 to 9.22337e+18, got 1e+308",
+        ),
+    ],
+    ids=["repeated-traces", "share-of-minus-5", "excess-of-1e308"],
+)
+def test_the_trace_gate_cannot_be_switched_off(tmp_path, monkeypatch, capsys, damage, line):
+    """Tests `gate --baseline B` on a baseline whose ``traces`` key is given twice, or whose
+    trace statistics are out of range (a share of -5, an excess of 1e308): exit 2 and one line
+    naming the file and the field, before anything is solved."""
+    entry = {
+        "share_tied": 1.0,
+        "mean_excess_moves": 0.0,
+        "max_excess_moves": 0.0,
+        "share_optimal": 1.0,
+    }
+    document = valid_document()
+    if damage:
+        document["traces"] = {"sticky/rolling-restart/range": {**entry, **damage}}
+        data = json.dumps(document).encode()
+    else:
+        failing = {"sticky/rolling-restart/range": {**entry, "share_tied": 0.0}}
+        data = (
+            json.dumps(document)[:-1] + f', "traces": {json.dumps(failing)}, "traces": {{}}}}'
+        ).encode()
+    assert run_gate(tmp_path, monkeypatch, capsys, data) == (2, [line])
 
 
 def test_update_into_a_baseline_that_is_a_folder_is_one_line(tmp_path, monkeypatch, capsys):

@@ -139,16 +139,22 @@ pattern = ["equal", "random-subsets", "few-topics", "one-odd", "buckets"]
     summary = plan(load_experiment(path), [])
     assert time.perf_counter() - started <= 2.0
     assert summary["scenarios"] == 1000
-    assert summary["rows"] == 1000 * 11  # 8 heuristic runs (variants included) + 3 exact each
+    assert summary["rows"] == 1000 * 12  # 8 heuristic runs (variants included) + 4 exact each
 
 
 def test_experiment_show_counts_the_default_suite_as_its_run_did(capsys):
     """Tests `experiment show default`: the 396 scenarios and 3,603 rows the default run wrote,
-    140 share groups of 5 runs each (Kafka's SimpleAssignor, uniform, three exact solvers) and 72
-    streams groups of 6 (three streams heuristics, three exact solvers)."""
+    plus the aggregate solver on its 254 sticky and rack-aware scenarios, 140 share groups of 5
+    runs each (Kafka's SimpleAssignor, uniform, three exact solvers; the 56 largest of them against
+    the flow alone: 3 runs) and 72 streams groups of 6 (three streams heuristics, three exact
+    solvers)."""
     assert main(["experiment", "show", "default", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert (shown["scenarios"], shown["rows"]) == (396 + 140 + 72, 3603 + 140 * 5 + 72 * 6)
+    share_rows = 84 * 5 + 56 * 3
+    assert (shown["scenarios"], shown["rows"]) == (
+        396 + 140 + 72,
+        3603 + 254 + share_rows + 72 * 6,
+    )
     assert set(shown["varied"]) >= {"judged_on", "churn", "size", "pattern", "lags", "racks"}
 
 
@@ -270,4 +276,4 @@ seed = 1
     assert main(["experiment", "show", "kafka-benchmark-grid", "--json"]) == 0
     grid = json.loads(capsys.readouterr().out)
     # Kafka's consumer grid, then 6 streams groups at StreamsAssignmentScaleTest's sizes
-    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 4032 + 6, 20000)
+    assert (grid["tier"], grid["scenarios"], grid["largest_size"]) == ("scale", 2 * 4032 + 6, 20000)

@@ -12,6 +12,7 @@ import pytest
 from experiments.gap import gaps
 from experiments.tables import (
     bootstrap_ci,
+    headline_caption,
     headline_numbers,
     headline_tables,
     latex_escape,
@@ -156,3 +157,34 @@ def test_markdown_table_is_a_pipe_table():
     assert len(lines) == 2 + 3
     assert lines[0].startswith("| heuristic") and set(lines[1]) <= set("|-: ")
     assert r"a\|b" in lines[2] and all(line.count("|") - line.count(r"\|") == 3 for line in lines)
+
+
+def _streams_with_a_zero_optimum() -> pd.DataFrame:
+    """Three streams scenarios whose optimal restore cost is 0 on two (the heuristic restores 40
+    and 0 there) and 100 on the third (it restores 150)."""
+    rows = []
+    for scenario, optimum, found in (("a", 0, 40), ("b", 0, 0), ("c", 100, 150)):
+        rows += [
+            row(scenario, "streams-ha", "heuristic", "heuristic", [found, 5]),
+            row(scenario, "streams-sticky", "flow", "optimal", [optimum, 5], bound=[optimum, 5]),
+        ]
+    return frame(*rows).assign(judged_on="streams-sticky")
+
+
+def test_a_headline_where_an_optimum_is_0_is_in_the_levels_units(recwarn):
+    """Tests the streams headline where an optimal restore cost is 0 (a relative gap is infinite):
+    every gap of that objective in restore cost (not ``∞ [-, -]``), the caption saying so, and no
+    numpy warning from a percentile over infinite gaps."""
+    numbers = headline_numbers(gaps(_streams_with_a_zero_optimum()))
+    record = numbers.iloc[0]
+    assert record["units"] == "absolute"
+    assert record["mean_gap1"] == pytest.approx(30.0) and record["max_gap1"] == 50.0
+    table = headline_tables(numbers)["streams-sticky"]
+    column = "mean extra restore cost over the optimum [95% CI]"
+    assert column in table.columns and "∞" not in " ".join(table.iloc[0].astype(str))
+    assert table.iloc[0][column].startswith("30 [") and table.iloc[0]["max gap"] == "50"
+    assert "in its units" in headline_caption("streams-sticky", absolute=True)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    # Where no optimum is 0, the gaps stay relative.
+    relative = headline_numbers(gaps(_two_scenarios_one_bounded()))
+    assert set(relative["units"]) == {"relative"}

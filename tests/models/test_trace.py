@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import random
 import sys
+import time
 import types
 from pathlib import Path
 
 import pytest
 
 import models
-from models.registry import UsageError, strategies
+from models.registry import STRATEGIES, UsageError, strategies
 from models.trace import TraceResult
 from problems import ProblemError, evaluate, load_problem
 from problems.trace import load_trace, next_document, placement_trace_moves, trace_moves
@@ -37,7 +40,9 @@ def recount(trace, result: TraceResult) -> None:
     for step in result.steps:
         assert step.assignment is not None
         problem = load_problem(next_document(trace, step.step, previous))
-        scored = evaluate(problem, step.result.answer, result.strategy)
+        scored = evaluate(
+            problem, step.result.answer, STRATEGIES[result.strategy].objective_on(problem)
+        )
         assert scored.valid, scored.violations
         assert tuple(scored.objective) == step.objective
         moves = trace_moves if not trace.is_placement else placement_trace_moves
@@ -186,3 +191,107 @@ def test_a_horizon_without_an_answer_gives_steps_without_answers(monkeypatch):
     assert result.status == "infeasible" and result.moves == 0 and result.objective_sums == ()
     assert all(s.assignment is None and s.objective == () for s in result.steps)
     assert next(result.lines())["assignment"] is None
+
+
+def test_a_lookahead_with_any_solver_but_the_horizon_is_refused():
+    """Tests that ``lookahead`` implies the horizon only when no solver is named: an explicit
+    ``heuristic`` (or any per-step solver) with a lookahead is a usage error, not a silent
+    switch to the lookahead policy."""
+    for solver in ("heuristic", "cpsat", "step"):
+        with pytest.raises(UsageError, match=f"option of --solver horizon, not {solver}"):
+            models.trace(SMALL, "sticky", solver, lookahead=1)
+    assert models.trace(SMALL, "sticky", lookahead=1).solver == "lookahead=1"
+    assert models.trace(SMALL, "sticky").solver == "heuristic"
+
+
+def test_each_step_is_handed_on_as_soon_as_it_is_solved(monkeypatch):
+    """Tests ``on_step``: step ``k`` is handed on before step ``k + 1`` is solved, and a run that
+    does not keep answers keeps no step's answer."""
+    module = sys.modules["models.trace"]
+
+    handed: list[int] = []
+    seen_when_solving: list[list[int]] = []
+    real_run = module.run
+
+    def run(problem, strategy, solver, options):
+        seen_when_solving.append(list(handed))
+        return real_run(problem, strategy, solver, options)
+
+    monkeypatch.setattr(module, "run", run)
+    result = models.trace(
+        SMALL, "sticky", on_step=lambda step: handed.append(step.step), keep_answers=False
+    )
+    assert seen_when_solving == [[], [0], [0, 1], [0, 1, 2]]
+    assert handed == [0, 1, 2, 3]
+    assert all(step.result is None for step in result.steps)
+    kept = models.trace(SMALL, "sticky")
+    assert result.summary() == kept.summary()
+    assert [s.objective for s in result.steps] == [s.objective for s in kept.steps]
+
+
+def test_the_time_limit_is_one_budget_for_the_whole_trace(monkeypatch):
+    """Tests that every step's exact solve gets the time left of one budget, and that the steps
+    past it are not solved (``unknown``, no answer, named) instead of each getting the limit."""
+    module = sys.modules["models.trace"]
+
+    limits: list[float] = []
+    real_run = module.run
+
+    def slow_run(problem, strategy, solver, options):
+        limits.append(options.time_limit)
+        time.sleep(0.2)
+        return real_run(problem, strategy, solver, options)
+
+    monkeypatch.setattr(module, "run", slow_run)
+    doc = {**SMALL, "steps": [{"restart": ["c1"]}] * 12}
+    started = time.perf_counter()
+    result = models.trace(doc, "sticky", "flow", time_limit=0.5)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5 + 0.2 + 1.0
+    assert 1 <= len(limits) <= 3 and limits[0] <= 0.5
+    assert all(later < earlier for earlier, later in zip(limits, limits[1:]))
+    late = result.steps[len(limits) :]
+    assert late and all(s.status == "unknown" and s.info["not_solved"] for s in late)
+    assert all(s.result is None and s.assignment is None for s in late)
+    assert result.status == "unknown" and len(result.steps) == 13
+    # The heuristics take no time limit: every step is solved.
+    assert models.trace(doc, "sticky", time_limit=0.01).status == "heuristic"
+
+
+def test_the_horizon_keeps_the_time_limit_of_the_whole_trace():
+    """Tests the lag-aware horizon (the steps' levels by CP-SAT, then the horizon model) within
+    its one budget: 600 partitions x 20 members x 9 rebalances took 40 s with a 1 s limit when
+    each step's solve and the model each had the limit."""
+    rng = random.Random(3)
+    lags = lambda: [rng.randrange(0, 100_000) for _ in range(600)]  # noqa: E731
+    members = [{"id": f"c{i}", "topics": ["t0"]} for i in range(20)]
+    doc = {
+        "kind": "group-trace",
+        "problem": {"topics": {"t0": 600}, "members": members, "lags": {"t0": lags()}},
+        "steps": [{"lags": {"t0": lags()}} for _ in range(8)],
+    }
+    trace = load_trace(doc)
+    started = time.perf_counter()
+    result = models.trace(trace, "lag-aware", "horizon", time_limit=1)
+    assert time.perf_counter() - started < 1 + 8
+    assert result.status == "feasible" and all(s.assignment is not None for s in result.steps)
+    recount(trace, result)
+
+
+def test_a_horizon_refusal_names_the_trace_file(tmp_path):
+    """Tests that a strategy without a horizon model is refused naming the trace's file."""
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(SMALL))
+    with pytest.raises(ProblemError) as caught:
+        models.trace(path, "share", "horizon")
+    assert str(caught.value).startswith(f"{path}: strategy: share")
+
+
+def test_the_horizon_holds_every_step_so_its_size_is_bounded_lower():
+    """Tests the horizon's own size limit (it holds every step at once), and ``max_size``."""
+    doc = {**SMALL, "problem": {**SMALL["problem"], "topics": {"t0": 3_000_000}}}
+    trace = load_trace(doc)
+    with pytest.raises(ProblemError, match="above the horizon solver's limit of 10,000,000"):
+        models.trace(trace, "sticky", "horizon")
+    with pytest.raises(ProblemError, match="12,000,000 partitions .* limit of 1,000"):
+        models.trace(trace, "sticky", "heuristic", max_size=1000)

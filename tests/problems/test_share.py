@@ -130,3 +130,31 @@ def test_exact_solvers_agree_on_the_examples(capsys, path):
         objectives.add(tuple(doc["objective"]))
     assert len(objectives) == 1
     assert objectives.pop() <= tuple(heuristic.objective)
+
+
+def test_level_3_counts_claims_on_unsubscribed_topics_as_dropped_by_every_answer():
+    """Tests level 3 as docs/strategies/share.md states it: a claim on an existing topic the member
+    no longer subscribes is dropped by every valid answer (counted in each), while stale claims
+    (a topic that does not exist, a partition past its topic's count) count nowhere."""
+    import models
+
+    doc = {
+        "topics": {"t0": 2, "t1": 1},
+        "members": [
+            {"id": "c0", "topics": ["t0"], "owned": {"t0": [0], "t1": [0], "gone": [0]}},
+            {"id": "c1", "topics": ["t0", "t1"], "owned": {"t0": [5]}},
+        ],
+    }
+    problem = load_problem(doc)
+    # Every valid answer keeping c0's t0-0 drops exactly c0's t1-0: level 3 is 1.
+    for assignment in (
+        {"c0": {"t0": [0]}, "c1": {"t0": [1], "t1": [0]}},
+        {"c0": {"t0": [0, 1]}, "c1": {"t1": [0]}},
+    ):
+        verdict = evaluate(problem, pairs_from_assignment(problem, assignment), "share")
+        assert verdict.valid and verdict.objective[2] == 1, assignment
+    # Dropping t0-0 too counts it: 2.
+    moved = {"c0": {"t0": [1]}, "c1": {"t0": [0], "t1": [0]}}
+    assert evaluate(problem, pairs_from_assignment(problem, moved), "share").objective[2] == 2
+    for solver in ("heuristic", "cpsat", "mip", "flow"):
+        assert models.solve(problem, "share", solver).objective[2] == 1, solver

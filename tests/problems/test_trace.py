@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import gc
 import json
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +13,10 @@ import pytest
 
 from problems import ProblemError, load_problem, previous_owners
 from problems.trace import (
+    MAX_TRACE_SIZE,
     Trace,
     fresh_members,
+    iter_steps,
     load_trace,
     next_document,
     placement_trace_moves,
@@ -20,6 +24,7 @@ from problems.trace import (
     step_documents,
     step_problems,
     trace_moves,
+    trace_size,
     with_claims,
 )
 
@@ -363,3 +368,79 @@ def test_placement_with_replicas_is_what_parsing_next_document_gives():
     parsed = load_problem(next_document(trace, 2, previous))
     assert built.replica_brokers.tolist() == parsed.replica_brokers.tolist()
     assert built.replica_start.tolist() == parsed.replica_start.tolist()
+
+
+def test_a_member_that_leaves_and_joins_in_one_step_is_a_new_member():
+    """Tests that ``leave`` comes before ``join`` (docs/traces.md): the id that left may join in
+    the same step, at the end of the list, and sends no claims (it is a new member)."""
+    doc = with_step(GROUP, {"leave": ["c0"], "join": [{"id": "c0", "topics": ["t0"]}]})
+    trace = load_trace(doc)
+    ids = [m["id"] for m in step_documents(trace)[5]["members"]]
+    assert ids == ["c1", "c3", "c0"]
+    previous = {"c1": {"t0": [0, 1, 2]}, "c0": {"t0": [3, 4, 5]}, "c3": {"t0": [6, 7]}}
+    sent = {m["id"]: m for m in next_document(trace, 5, previous)["members"]}
+    assert "owned" not in sent["c0"] and "generation" not in sent["c0"]
+    assert sent["c1"]["owned"] == {"t0": [0, 1, 2]} and sent["c1"]["generation"] == 5
+    assert fresh_members(trace, 5) == frozenset({"c0"})
+    # Joining twice in one step, or joining an id that stays, is still refused.
+    for step in (
+        {"join": [{"id": "c0", "topics": ["t0"]}]},
+        {"leave": ["c0"], "join": [{"id": "c0", "topics": ["t0"]}, {"id": "c0", "topics": []}]},
+    ):
+        with pytest.raises(ProblemError, match=r"member 'c0' is already in the group"):
+            load_trace(with_step(GROUP, step))
+
+
+def test_the_size_of_a_trace_is_bounded_before_any_step_is_built():
+    """Tests the size limit: partitions (a placement's replicas) summed over the rebalances, from
+    the events alone, refused
+    in one line naming the limit and the option that raises it; ``max_size`` raises it."""
+    trace = load_trace(GROUP)
+    # 6 partitions at steps 0-3, then 8 + 2 after the topics event.
+    assert trace_size(trace) == 6 * 4 + 10
+    # A placement counts replicas: 4 at steps 0 and 1, then 6 with u-0's replication factor 2.
+    assert trace_size(load_trace(PLACEMENT)) == 4 + 4 + 6
+    listed = with_step(
+        PLACEMENT, {"partitions": [{"topic": "v", "partition": 0, "replicas": [2, 3, 4]}]}
+    )
+    assert trace_size(load_trace(listed)) == 4 + 4 + 6 + 9
+    with pytest.raises(ProblemError) as caught:
+        load_trace(listed, name="placement.json", max_size=22)
+    assert str(caught.value) == (
+        "placement.json: steps: 23 replicas summed over the 4 rebalances is above the limit of 22 "
+        "(--max-size raises it)"
+    )
+    huge = {
+        "kind": "group-trace",
+        "problem": {"topics": {"t0": 10_000_000}, "members": [{"id": "c0", "topics": ["t0"]}]},
+        "steps": [{"restart": ["c0"]}] * 1000,
+    }
+    with pytest.raises(ProblemError) as caught:
+        load_trace(huge, name="huge.json")
+    assert str(caught.value) == (
+        "huge.json: steps: 10,010,000,000 partitions summed over the 1,001 rebalances is above "
+        "the limit of 100,000,000 (--max-size raises it)"
+    )
+    assert MAX_TRACE_SIZE == 100_000_000
+    with pytest.raises(ProblemError, match="above the limit of 33"):
+        load_trace(GROUP, max_size=33)
+    assert len(load_trace(GROUP, max_size=34)) == 5
+
+
+def test_steps_are_built_one_at_a_time():
+    """Tests that loading a trace and walking its steps hold one step at a time: a step's problem
+    is freed once the walk has passed it (the steps held at once are the horizon's only)."""
+    doc = copy.deepcopy(GROUP)
+    doc["steps"] = [{"restart": ["c0"]}] * 30
+    trace = load_trace(doc)
+    assert "_built" not in trace.__dict__
+    alive = []
+    for k, step in enumerate(iter_steps(trace)):
+        alive.append(weakref.ref(step.problem))
+        del step
+        gc.collect()
+        assert sum(ref() is not None for ref in alive) <= 1, k
+    # The same steps as the ones the horizon holds.
+    walked = [(s.document, s.fresh) for s in iter_steps(trace)]
+    assert [d for d, _ in walked] == step_documents(trace)
+    assert [f for _, f in walked] == [fresh_members(trace, k) for k in range(len(trace))]

@@ -330,6 +330,24 @@ class KraftCluster:
                 process.wait()
         self.processes.clear()
 
+    def stop_node(self, node: int) -> None:
+        """Stop one node (SIGTERM, SIGKILL after 30 s); :meth:`start_node` starts it again."""
+        process = self.processes[node]
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def start_node(self, node: int, timeout: float = READY_TIMEOUT) -> None:
+        """Start a stopped node on its data and wait until the three brokers are live again."""
+        config = self.folder / f"node-{node}.properties"
+        self.processes[node] = self._java(
+            "kafka.Kafka", str(config), log=self.folder / f"node-{node}.log"
+        )
+        self._wait_ready(time.perf_counter() + timeout)
+
     def tool(self, main: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         """Run one of Kafka's command-line tools (class ``main``) against this cluster; output as text."""
         command = [

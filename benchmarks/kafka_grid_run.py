@@ -1,0 +1,251 @@
+"""Benchmark: Kafka's benchmark grid solved to proven optima on Spark, and Kafka's gaps on it.
+
+The ``kafka-benchmark-grid`` suite's 8,064 benchmark groups (4,032 per assignor: the groups
+``ConsumerAssignorBenchmark`` hands RANGE and UNIFORM, each holding the assignor's own previous
+output; judged on sticky without racks and on rack-aware with them), or every ``--every``-th of them
+(a sample that crosses every factor), run through the harness on ``local[2]``: the assignor (the
+lab's faithful copy) and the class network (:mod:`models.common.class_network`) on each.  Prints the wall
+time, the throughput, the certification, and Kafka's gaps to the optimum (balance, rack mismatches,
+moves) by event, subscription, distribution and size with the worst cells; then, with
+``--throughput N``, the same first N sampled groups on ``local[2]`` and on a Spark standalone
+cluster of two 1-core workers (started and stopped here), instances per second per core.
+Targets (``met`` / ``MISSED``): the whole grid within 60 minutes on local[2]; every group proven
+optimal; the standalone cluster's throughput per core within 20% of local[2]'s.
+
+    nice .venv/bin/python benchmarks/kafka_grid_run.py [--every 1] [--out /tmp/grid] [--throughput 120]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.experiment import load_suite
+from experiments.pipeline import run_suite
+from experiments.results import load_results
+from experiments.tables import to_markdown
+from timing import load_average, target
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = "kafka-benchmark-grid"
+GRID_GROUPS = 8064
+TARGET_S = 60 * 60
+ASSIGNOR = {"uniform": "UNIFORM", "server-range": "RANGE"}
+EVENT = {
+    "fresh": "FULL",
+    "stable": "STABLE",
+    "member-joins": "JOIN_ONE",
+    "join-many": "JOIN_MANY",
+    "member-leaves": "LEAVE_ONE",
+    "leave-many": "LEAVE_MANY",
+    "partitions-grow": "PARTITIONS_ADDED",
+}
+
+
+def grid(every: int, offset: int = 0):
+    """The benchmark groups of the suite (every ``every``-th from ``offset``), as an experiment.
+
+    The suite crosses partitions fastest, then topics, then members (3 x 4 x 4 levels): a step
+    prime to 12 and 48, such as 7, visits every size."""
+    experiment = load_suite(SUITE)
+    groups = [s for s in experiment.scenarios if s.assignor]
+    return dataclasses.replace(experiment, scenarios=groups[offset::every])
+
+
+def _stop_spark() -> None:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+def _run(experiment, out: Path, master: str, run_id: str) -> tuple[float, pd.DataFrame]:
+    began = time.perf_counter()
+    info = run_suite(experiment, out, run_id=run_id, master=master, progress=False)
+    wall = time.perf_counter() - began
+    _stop_spark()
+    return wall, load_results(info.folder)
+
+
+def paired(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per group: the assignor's levels and the optimum's (balance, mismatches, moves)."""
+    rows = rows[rows["scenario_id"].str.contains("-after-")]
+    heuristic = rows[rows["role"] == "heuristic"].set_index("scenario_id")
+    exact = rows[rows["role"] == "exact"].set_index("scenario_id")
+    racked = heuristic["judged_on"] == "rack-aware"
+    out = pd.DataFrame(
+        {
+            "assignor": heuristic["strategy"].map(ASSIGNOR),
+            "event": heuristic["churn"].map(EVENT),
+            "subscription": heuristic["pattern"].map(
+                {"equal": "HOMOGENEOUS", "disjoint": "DISJOINT", "nested": "NESTED"}
+            ),
+            "distribution": heuristic["topology"].str.upper(),
+            "rack": np.where(racked, "PROVIDED", "NONE"),
+            "members": heuristic["members"],
+            "topics": heuristic["topics"],
+            "partitions": heuristic["partitions"],
+            "balance": heuristic["level1"].astype(float),
+            "mismatches": np.where(racked, heuristic["level2"].astype(float), np.nan),
+            "moves": np.where(racked, heuristic["level3"], heuristic["level2"]).astype(float),
+            "valid": heuristic["valid"],
+        }
+    )
+    ref = exact.reindex(out.index)
+    ref_racked = ref["judged_on"] == "rack-aware"
+    out["opt_balance"] = ref["level1"].astype(float)
+    out["opt_mismatches"] = np.where(ref_racked, ref["level2"].astype(float), np.nan)
+    out["opt_moves"] = np.where(ref_racked, ref["level3"], ref["level2"]).astype(float)
+    out["status"] = ref["status"]
+    out["exact_s"] = ref["runtime_s"]
+    out["balance_gap"] = (out["balance"] - out["opt_balance"]) / out["opt_balance"]
+    out["mismatch_gap"] = out["mismatches"] - out["opt_mismatches"]
+    out["moves_gap"] = out["moves"] - out["opt_moves"]
+    return out
+
+
+def gap_table(pairs: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Kafka's gaps grouped by ``by``: how often the balance is off the optimum and by how much, the
+    rack mismatches beyond the optimum's, and the moves beside the optimum's."""
+    table = (
+        pairs.groupby(["assignor", *by], sort=True)
+        .agg(
+            groups=("balance", "size"),
+            balance_off=("balance_gap", lambda g: f"{(g > 0).mean():.0%}"),
+            balance_gap_mean=("balance_gap", lambda g: f"{g.mean():.2%}"),
+            balance_gap_max=("balance_gap", lambda g: f"{g.max():.2%}"),
+            extra_mismatches_mean=(
+                "mismatch_gap",
+                lambda g: f"{g.mean():,.0f}" if g.notna().any() else "-",
+            ),
+            moves_mean=("moves", lambda g: f"{g.mean():,.0f}"),
+            optimum_moves_mean=("opt_moves", lambda g: f"{g.mean():,.0f}"),
+        )
+        .reset_index()
+    )
+    return table
+
+
+def worst(pairs: pd.DataFrame, column: str, count: int = 5) -> pd.DataFrame:
+    shown = pairs.sort_values(column, ascending=False).head(count)
+    return shown[
+        [
+            "assignor",
+            "event",
+            "subscription",
+            "distribution",
+            "rack",
+            "members",
+            "topics",
+            "partitions",
+            "balance",
+            "opt_balance",
+            "mismatches",
+            "opt_mismatches",
+            "moves",
+            "opt_moves",
+        ]
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--every", type=int, default=1, help="every k-th group (1: the whole grid)")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/kafka-grid"))
+    parser.add_argument("--offset", type=int, default=0, help="the first group taken")
+    parser.add_argument("--run-id", default="grid")
+    parser.add_argument("--throughput", type=int, default=0, help="groups for local vs standalone")
+    parser.add_argument("--skip-grid", action="store_true", help="the throughput comparison only")
+    args = parser.parse_args()
+    experiment = grid(args.every, args.offset)
+    if not args.skip_grid:
+        print(
+            f"{len(experiment.scenarios):,} of {GRID_GROUPS:,} benchmark groups on local[2], "
+            f"load {load_average()}",
+            flush=True,
+        )
+        wall, rows = _run(experiment, args.out, "local[2]", args.run_id)
+        pairs = paired(rows)
+        print(f"load after {load_average()}; wall {wall / 60:.1f} min")
+        proven = int((pairs["status"] == "optimal").sum())
+        whole = len(experiment.scenarios) == GRID_GROUPS
+        print(
+            target(
+                "the whole grid proven within 60 min on local[2]",
+                whole and wall <= TARGET_S,
+                f"{len(pairs):,} groups in {wall / 60:.1f} min"
+                + ("" if whole else f" (a sample: every {args.every}th group)")
+                + f", {len(pairs) / wall:.2f} groups/s",
+            )
+        )
+        print(
+            target(
+                "every group proven optimal",
+                proven == len(pairs) == len(experiment.scenarios),
+                f"{proven:,} of {len(experiment.scenarios):,} optimal; exact seconds median "
+                f"{pairs['exact_s'].median():.3f}, largest {pairs['exact_s'].max():.3f}",
+            )
+        )
+        print()
+        for by in (
+            ["rack", "event"],
+            ["rack", "subscription", "distribution"],
+            ["rack", "members", "topics"],
+            ["rack", "partitions"],
+        ):
+            print(to_markdown(gap_table(pairs, by)))
+            print()
+        print("Worst balance gaps:")
+        print(to_markdown(worst(pairs, "balance_gap")))
+        print()
+        print("Most rack mismatches beyond the optimum:")
+        print(to_markdown(worst(pairs, "mismatch_gap")))
+        pairs.to_csv(args.out / "pairs.csv")
+    if args.throughput:
+        sample = dataclasses.replace(experiment, scenarios=experiment.scenarios[: args.throughput])
+        print()
+        print(f"throughput: {len(sample.scenarios)} groups, load {load_average()}")
+        print("| master | cores | groups | wall s | groups/s per core |")
+        print("| --- | --- | --- | --- | --- |")
+        rates = {}
+        for name in ("local[2]", "standalone"):
+            with tempfile.TemporaryDirectory() as out:
+                if name == "standalone":
+                    sys.path.insert(0, str(ROOT / "tests"))
+                    from support.spark_standalone import StandaloneCluster
+
+                    (Path(out) / "cluster").mkdir()
+                    cluster = StandaloneCluster(Path(out) / "cluster").start()
+                    try:
+                        wall, rows = _run(sample, Path(out), cluster.master, "throughput")
+                    finally:
+                        cluster.stop()
+                else:
+                    wall, rows = _run(sample, Path(out), name, "throughput")
+            groups = rows["scenario_id"].nunique()
+            rates[name] = groups / wall / 2
+            print(f"| {name} | 2 | {groups} | {wall:.1f} | {rates[name]:.3f} |")
+        print(f"load after {load_average()}")
+        ratio = rates["standalone"] / rates["local[2]"]
+        print(
+            target(
+                "standalone throughput per core within 20% of local[2]'s",
+                ratio >= 0.8,
+                f"x{ratio:.2f} ({rates['standalone']:.3f} against {rates['local[2]']:.3f} groups/s "
+                "per core)",
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
