@@ -11,7 +11,9 @@ from heuristics.kafka_orders import member_rank
 from problems import GroupProblem, Result
 
 
-def _subscriber_runs(problem: GroupProblem, rank: np.ndarray):
+def _subscriber_runs(
+    problem: GroupProblem, rank: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each topic's subscriber count and its first ``min(partitions, subscribers)`` subscribers in
     Kafka's member order, as ``(subscribers, topic, within, member)`` arrays (one row per subscriber
     that receives a partition, by topic then member order).
