@@ -17,22 +17,31 @@ PEER_GO := peers/franz_go/franz-go-peer
 PEER_SARAMA := peers/sarama/sarama-peer
 PEER_KAFKAJS := peers/kafkajs/node_modules/kafkajs/package.json
 
+# pytest's workers (pytest-xdist): one per core by default; the tests that start a Kafka or Spark
+# cluster run in one of them (tests/conftest.py).
+TEST_WORKERS ?= auto
+
 .PHONY: run test peers kafka-release test-setup lint docs
 
 ## run: the main job: the default suite on local Spark; the report lands in results/report/
-run: $(STAMP) peers
+## (the peers are the tests' and benchmarks': not built for it)
+run: $(STAMP)
 	$(BIN)/rebalance-lab compare --suite default --out results
 
-## test: lint and types, the documentation site, the whole test suite, then the regression gate
-## on heuristic quality (pytest's "no tests collected", exit 5, counts as success)
-test: $(STAMP) peers test-setup lint docs
-	@$(BIN)/python -m pytest; rc=$$?; \
+## test: lint and types, the documentation site, the whole test suite on every core, then the
+## regression gate on heuristic quality (pytest's "no tests collected", exit 5, counts as
+## success).  What does not depend on each other runs side by side: the venv, the peers' builds
+## and the system programs; then the linters and the site.
+test:
+	@$(MAKE) --no-print-directory -j4 -Otarget $(STAMP) peers test-setup
+	@$(MAKE) --no-print-directory -j2 -Otarget lint docs
+	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
 	$(BIN)/rebalance-lab gate --no-progress
 
-## lint: ruff's lint and format checks on the whole tree, mypy --strict on problems/ and models/
-## (mypy's files and settings: [tool.mypy] in pyproject.toml)
+## lint: ruff's lint and format checks on the whole tree, mypy --strict on every product package
+## (problems, heuristics, models, clients, experiments: [tool.mypy] in pyproject.toml)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

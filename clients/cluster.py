@@ -8,14 +8,19 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from problems import ProblemError
 from problems.lags import kip169_lags
+
+if TYPE_CHECKING:
+    from kafka import TopicPartition
+    from kafka.admin import KafkaAdminClient
+    from kafka.structs import OffsetAndMetadata
 
 #: Seconds to wait for a broker to answer (connection and each request).
 TIMEOUT = 10.0
@@ -50,7 +55,9 @@ def check_bootstrap(servers: str) -> str:
     return servers
 
 
-def open_admin(servers: str, timeout: float = TIMEOUT, settings: Mapping[str, Any] | None = None):
+def open_admin(
+    servers: str, timeout: float = TIMEOUT, settings: Mapping[str, Any] | None = None
+) -> KafkaAdminClient:
     """A kafka-python ``KafkaAdminClient`` on ``servers`` (the caller closes it).
 
     ``settings`` are kafka-python's connection settings (TLS, SASL: see
@@ -121,7 +128,7 @@ class _Failures(logging.Handler):
 @contextmanager
 def connect(
     servers: str, timeout: float = TIMEOUT, settings: Mapping[str, Any] | None = None
-) -> Iterator[Any]:
+) -> Iterator[KafkaAdminClient]:
     """:func:`open_admin`, closed on exit; a failed request becomes a :class:`ProblemError`."""
     from kafka.errors import KafkaError
 
@@ -194,7 +201,9 @@ def member_document(
 
 
 def group_problem_document(
-    members: list[dict], partition_counts: dict[str, int], lags: dict[str, list[int]] | None = None
+    members: list[dict[str, Any]],
+    partition_counts: dict[str, int],
+    lags: dict[str, list[int]] | None = None,
 ) -> dict[str, Any]:
     """A group document: ``members`` (from :func:`member_document`), the topics of ``partition_counts``
     (sorted by name), and ``lags`` of those topics when given."""
@@ -209,11 +218,11 @@ def group_problem_document(
 
 
 # ------------------------------------------------------------------- reading
-def _describe_group(admin, group: str, servers: str) -> dict:
+def _describe_group(admin: KafkaAdminClient, group: str, servers: str) -> dict[str, Any]:
     from kafka.errors import GroupAuthorizationFailedError
 
     try:
-        info = admin.describe_groups([group])[group]
+        info: dict[str, Any] = admin.describe_groups([group])[group]
     except GroupAuthorizationFailedError:
         raise not_authorized("group", group, servers) from None
     if "GroupAuthorizationFailed" in (info.get("error") or ""):
@@ -229,7 +238,9 @@ def _describe_group(admin, group: str, servers: str) -> dict:
     return info
 
 
-def _topics(admin, topics: list[str] | None, servers: str, *, strict: bool = True) -> list[dict]:
+def _topics(
+    admin: KafkaAdminClient, topics: list[str] | None, servers: str, *, strict: bool = True
+) -> list[dict[str, Any]]:
     if topics is not None and not topics:
         return []
     described = admin.describe_topics(None if topics is None else list(dict.fromkeys(topics)))
@@ -247,17 +258,24 @@ def _topics(admin, topics: list[str] | None, servers: str, *, strict: bool = Tru
     return sorted(out, key=lambda t: t["name"])
 
 
-def _committed(admin, group: str, servers: str) -> dict:
+def _committed(
+    admin: KafkaAdminClient, group: str, servers: str
+) -> dict[TopicPartition, OffsetAndMetadata]:
     """The group's committed offsets, ``{TopicPartition: OffsetAndMetadata}``."""
     from kafka.errors import GroupAuthorizationFailedError
 
     try:
-        return admin.list_group_offsets(group).get(group, {})
+        offsets: dict[TopicPartition, OffsetAndMetadata] = admin.list_group_offsets(group).get(
+            group, {}
+        )
+        return offsets
     except GroupAuthorizationFailedError:
         raise not_authorized("group", group, servers) from None
 
 
-def _offsets(admin, group: str, counts: dict[str, int], servers: str = ""):
+def _offsets(
+    admin: KafkaAdminClient, group: str, counts: dict[str, int], servers: str = ""
+) -> list[tuple[str, int, int, int, int]]:
     """Committed (``-1``: none), log start and log end offset of every partition of ``counts``."""
     from kafka import TopicPartition
     from kafka.admin import OffsetSpec
@@ -289,7 +307,9 @@ def _offsets(admin, group: str, counts: dict[str, int], servers: str = ""):
     return rows
 
 
-def group_topics(admin, group: str, servers: str) -> tuple[dict, list[dict]]:
+def group_topics(
+    admin: KafkaAdminClient, group: str, servers: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The group's description and the descriptions of the topics it subscribes or has committed
     offsets for (topics that no longer exist left out), by name."""
     info = _describe_group(admin, group, servers)
@@ -300,14 +320,18 @@ def group_topics(admin, group: str, servers: str) -> tuple[dict, list[dict]]:
     return info, _topics(admin, sorted(subscribed | committed), servers, strict=False)
 
 
-def offset_rows(admin, group: str, servers: str) -> list[tuple[str, int, int, int, int]]:
+def offset_rows(
+    admin: KafkaAdminClient, group: str, servers: str
+) -> list[tuple[str, int, int, int, int]]:
     """``(topic, partition, committed or -1, log start, log end)`` of every partition the group
     subscribes or has committed offsets for, by topic name then partition."""
     _, topics = group_topics(admin, group, servers)
     return _offsets(admin, group, {t["name"]: len(t["partitions"]) for t in topics}, servers)
 
 
-def group_document(admin, group: str, servers: str, *, reset: str = "latest") -> dict[str, Any]:
+def group_document(
+    admin: KafkaAdminClient, group: str, servers: str, *, reset: str = "latest"
+) -> dict[str, Any]:
     """The consumer group ``group`` as a group document (see the module's docstring)."""
     info, topics = group_topics(admin, group, servers)
     counts = {t["name"]: len(t["partitions"]) for t in topics}
@@ -337,21 +361,26 @@ def group_document(admin, group: str, servers: str, *, reset: str = "latest") ->
 
 def partition_racks(
     racks: dict[int, str | None], replicas: dict[str, list[list[int]]]
-) -> dict | None:
+) -> dict[str, list[list[str]]] | None:
     """KIP-881's racks of each partition's replicas, ``{topic: [[rack, ...] per partition]}``, from the
     brokers' racks (``{broker id: rack or None}``) and ``{topic: [replica broker ids per
     partition]}``;
     ``None`` unless every broker has a rack (a group document's ``partition_racks`` is all or nothing)."""
-    if not racks or not all(racks.values()):
+    named = {broker: rack for broker, rack in racks.items() if rack}
+    if not racks or len(named) < len(racks):
         return None
     return {
-        topic: [[racks[r] for r in nodes if r in racks] for nodes in partitions]
+        topic: [[named[r] for r in nodes if r in named] for nodes in partitions]
         for topic, partitions in replicas.items()
     }
 
 
 def partition_lags(
-    admin, group: str, counts: dict[str, int], reset: str = "latest", servers: str = ""
+    admin: KafkaAdminClient,
+    group: str,
+    counts: dict[str, int],
+    reset: str = "latest",
+    servers: str = "",
 ) -> dict[str, list[int]]:
     """KIP-169's lag of every partition of ``counts`` (``{topic: partition count}``) for ``group``
     (``servers`` names the cluster in errors)."""
@@ -366,7 +395,10 @@ def partition_lags(
 
 
 def placement_document(
-    admin, servers: str, topics: list[str] | None = None, remove_brokers: list[int] = ()
+    admin: KafkaAdminClient,
+    servers: str,
+    topics: list[str] | None = None,
+    remove_brokers: Sequence[int] = (),
 ) -> dict[str, Any]:
     """The cluster's brokers (by id, with racks) and the replicas of ``topics`` (all non-internal
     topics when ``None``) as a placement document, partitions by topic name then index.

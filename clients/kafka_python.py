@@ -5,9 +5,10 @@ Details: docs/live-clusters.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
+from kafka.cluster import ClusterMetadata
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
@@ -23,17 +24,31 @@ from clients.cluster import (
     partition_racks,
 )
 from models import solve
+from models.registry import STRATEGIES as REGISTRY
 from problems import load_problem
 
-#: The strategies available as assignors.
-STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "stream-join")
+if TYPE_CHECKING:
+    from kafka.admin import KafkaAdminClient
+
+#: The strategies available as assignors (:attr:`models.registry.Strategy.client`).
+STRATEGIES = tuple(name for name, record in REGISTRY.items() if record.client)
 #: Our assignors' protocol names are the strategy names with this prefix.
 PREFIX = "rebalance-lab-"
 #: ConsumerProtocol subscription version 3: owned partitions, generation, rack.
 SUBSCRIPTION_VERSION = 3
 
 
-class RebalanceLabAssignor(AbstractPartitionAssignor):
+class GroupMember(Protocol):
+    """A member of a JoinGroup response as kafka-python gives it to the leader's assignor."""
+
+    member_id: str
+    group_instance_id: str | None
+    #: The member's decoded ``ConsumerProtocolSubscription``.
+    metadata: Any
+
+
+# kafka-python ships no type information: its base class is untyped to mypy.
+class RebalanceLabAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     """One rebalance-lab strategy as a kafka-python assignor (one instance per consumer).
 
     Parameters
@@ -68,18 +83,20 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
     ):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-        if strategy == "lag-aware" and not (bootstrap_servers and group_id):
-            raise ValueError(
-                "the lag-aware assignor reads lags: give bootstrap_servers and group_id"
-            )
         self.strategy = strategy
-        self.options = {"solver": solver, "variant": variant, "time_limit": time_limit}
+        self.solver = solver
+        self.variant = variant
+        self.time_limit = time_limit
         self.rack = rack
-        self.lag_source = (bootstrap_servers, group_id, reset, timeout)
-        self._admin = None
-        if (
-            strategy == "lag-aware"
-        ):  # connected now, not on the consumer's IO loop where assign() runs
+        self.group_id = group_id or ""
+        self.reset = reset
+        self._admin: KafkaAdminClient | None = None
+        if strategy == "lag-aware":
+            if not (bootstrap_servers and group_id):
+                raise ValueError(
+                    "the lag-aware assignor reads lags: give bootstrap_servers and group_id"
+                )
+            # connected now, not on the consumer's IO loop where assign() runs
             self._admin = open_admin(bootstrap_servers, timeout, settings)
         self.owned: dict[str, list[int]] = {}
         self.generation = -1
@@ -97,7 +114,7 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
             return [RebalanceProtocol.COOPERATIVE]
         return [RebalanceProtocol.EAGER]
 
-    def metadata(self, topics) -> ConsumerProtocolSubscription:
+    def metadata(self, topics: Collection[str]) -> ConsumerProtocolSubscription:
         owned = [
             ConsumerProtocolSubscription.TopicPartition(topic=t, partitions=p)
             for t, p in self.owned.items()
@@ -111,17 +128,19 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
             rack_id=self.rack,
         )
 
-    def on_assignment(self, assignment, generation) -> None:
+    def on_assignment(self, assignment: ConsumerProtocolAssignment, generation: int) -> None:
         owned: dict[str, list[int]] = {}
         for tp in assignment.partitions():
             owned.setdefault(tp.topic, []).append(tp.partition)
         self.owned = {t: sorted(p) for t, p in sorted(owned.items())}
         self.generation = generation
 
-    def group_document(self, cluster, members) -> dict[str, Any]:
+    def group_document(
+        self, cluster: ClusterMetadata, members: Sequence[GroupMember]
+    ) -> dict[str, Any]:
         """The group document of a JoinGroup's ``members`` (decoded subscriptions) on ``cluster``."""
         docs = [member_document(m.member_id, m.group_instance_id, m.metadata) for m in members]
-        counts = {}
+        counts: dict[str, int] = {}
         for topic in sorted({t for d in docs for t in d["topics"]}):
             partitions = cluster.partitions_for_topic(topic)
             if (
@@ -129,9 +148,8 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
             ):  # unknown to the leader's metadata: no partitions, as in Kafka
                 counts[topic] = len(partitions)
         lags = None
-        if self.strategy == "lag-aware":
-            _, group, reset, _ = self.lag_source
-            lags = partition_lags(self._admin, group, counts, reset)
+        if self._admin is not None:  # lag-aware
+            lags = partition_lags(self._admin, self.group_id, counts, self.reset)
         doc = group_problem_document(docs, counts, lags)
         # KIP-881: the racks of each partition's replicas, from the leader's metadata (as Kafka's
         # ConsumerCoordinator gives its assignor the Cluster with each partition's replica nodes).
@@ -149,14 +167,20 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
             doc["partition_racks"] = placed
         return doc
 
-    def assign(self, cluster, members) -> dict[str, ConsumerProtocolAssignment]:
+    def assign(
+        self, cluster: ClusterMetadata, members: Sequence[GroupMember]
+    ) -> dict[str, ConsumerProtocolAssignment]:
         document = self.group_document(cluster, members)
         self.last_document = document
-        result = solve(load_problem(document), self.strategy, **self.options)
+        result = solve(
+            load_problem(document),
+            self.strategy,
+            self.solver,
+            variant=self.variant,
+            time_limit=self.time_limit,
+        )
         if result.assignment is None:
-            raise RuntimeError(
-                f"{self.strategy}/{self.options['solver']}: no assignment ({result.status})"
-            )
+            raise RuntimeError(f"{self.strategy}/{self.solver}: no assignment ({result.status})")
         return {
             member: ConsumerProtocolAssignment(0, sorted(topics.items()), b"")
             for member, topics in result.assignment.items()
@@ -169,6 +193,6 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):
             self._admin = None
 
 
-def assignor(strategy: str, **options) -> RebalanceLabAssignor:
+def assignor(strategy: str, **options: Any) -> RebalanceLabAssignor:
     """A new assignor for one consumer (see :class:`RebalanceLabAssignor` for ``options``)."""
     return RebalanceLabAssignor(strategy, **options)

@@ -94,7 +94,12 @@ class Observation:
     def complete(self) -> bool:
         return self.state == "Stable" and self.unowned() == 0
 
-    def view(self) -> tuple:
+    def view(
+        self,
+    ) -> tuple[
+        tuple[tuple[str, tuple[str, ...], tuple[tuple[str, tuple[int, ...]], ...]], ...],
+        tuple[tuple[str, int], ...],
+    ]:
         """What a step compares: members, their subscriptions and holdings, the topics."""
         return (
             tuple(

@@ -9,6 +9,8 @@ level-1 relative gap, and the mean level-2 gap where level 1 ties.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 
@@ -59,11 +61,7 @@ def atlas_numbers(
             "optimal": grouped["heuristic_optimal"].mean(),
             "level1_optimal": grouped["_level1_optimal"].mean(),
             **{
-                f"p{q}_rel_gap1": grouped["_rel1"].agg(
-                    lambda v, q=q: (
-                        float(np.percentile(v.dropna(), q)) if v.notna().any() else np.nan
-                    )
-                )
+                f"p{q}_rel_gap1": grouped["_rel1"].agg(partial(_percentile, q=q))
                 for q in PERCENTILES
             },
             "max_rel_gap1": grouped["_rel1"].max(),
@@ -71,6 +69,11 @@ def atlas_numbers(
         }
     )
     return out.reset_index()
+
+
+def _percentile(values: pd.Series, q: float) -> float:
+    """The ``q``-th percentile of ``values``' present entries (NaN when none is)."""
+    return float(np.percentile(values.dropna(), q)) if values.notna().any() else np.nan
 
 
 def atlas_table(gap_rows: pd.DataFrame) -> pd.DataFrame:

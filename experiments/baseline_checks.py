@@ -35,7 +35,7 @@ def type_name(value: object) -> str:
     )
 
 
-class _Repeated(dict):
+class _Repeated(dict[str, Any]):
     """A JSON object that repeated a key (:attr:`key`, the first one repeated)."""
 
     key: str = ""

@@ -14,19 +14,20 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from experiments import plugin_cli
 from experiments.options import MAX_WORKERS, integer_in, seconds
 from experiments.snapshot import add_cluster_arguments, problem_source
 from models import frontier, solve
 from models.options import DEFAULT_TIME_LIMIT
-from models.registry import SOLVERS, UsageError, preload, strategies
+from models.registry import STRATEGIES, UsageError, preload, solvers, strategies
 from problems import (
     GroupProblem,
     PlacementProblem,
     ProblemError,
+    Result,
     StreamsProblem,
     evaluate,
     load_problem,
@@ -73,7 +74,11 @@ and the problem.
 
 
 # ----------------------------------------------------------------- commands
-def _load(args: argparse.Namespace, kind: type):
+#: The kind of problem a command takes.
+P = TypeVar("P", bound=GroupProblem | PlacementProblem | StreamsProblem)
+
+
+def _load(args: argparse.Namespace, kind: type[P]) -> P:
     """The problem of ``args``: its file, or the document read from ``--bootstrap-server``."""
     source, path = problem_source(args, "placement" if kind is PlacementProblem else "group")
     try:
@@ -88,7 +93,9 @@ def _load(args: argparse.Namespace, kind: type):
     return problem
 
 
-def _other_kind(problem, kind: type, strategy: str) -> str:
+def _other_kind(
+    problem: GroupProblem | PlacementProblem | StreamsProblem, kind: type, strategy: str
+) -> str:
     """What to say when ``problem`` is not the ``kind`` of problem ``strategy`` takes."""
     if isinstance(problem, PlacementProblem):
         return "is a replica placement; use `rebalance-lab reassign`"
@@ -99,7 +106,11 @@ def _other_kind(problem, kind: type, strategy: str) -> str:
     return "is a consumer group; use `rebalance-lab assign`"
 
 
-def _run(args: argparse.Namespace, problem, options: dict[str, Any]):
+def _run(
+    args: argparse.Namespace,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
+    options: dict[str, Any],
+) -> Result:
     # The solver's modules (OR-Tools, PuLP: about a second) are imported before the clock starts, so
     # the seconds printed are the solver's, the ones --time-limit bounds (docs/cli/index.md, "Time limits").
     preload(args.strategy, args.solver)
@@ -127,7 +138,7 @@ def _flag(option: str) -> str:
     return "--" + option.replace("_", "-")
 
 
-def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]):
+def _with_plugin(args: argparse.Namespace, kinds: tuple[type, ...]) -> Result | None:
     """The answer of ``--plugin`` to the problem of ``args`` (``None``: none, said on stderr)."""
     found = plugin_cli.plugin(args.plugin, args.classpath)
     source, path = problem_source(args, "placement" if PlacementProblem in kinds else "group")
@@ -154,7 +165,8 @@ def _command_assign(args: argparse.Namespace) -> int:
         _print_result(args, result)
         return _outcome(args, result)
     streams = args.strategy in strategies("streams")
-    problem = _load(args, StreamsProblem if streams else GroupProblem)
+    kind: type[GroupProblem | StreamsProblem] = StreamsProblem if streams else GroupProblem
+    problem = _load(args, kind)
     options = {
         "variant": args.variant,
         "time_limit": args.time_limit,
@@ -167,7 +179,7 @@ def _command_assign(args: argparse.Namespace) -> int:
     return _outcome(args, result)
 
 
-def _print_result(args: argparse.Namespace, result) -> None:
+def _print_result(args: argparse.Namespace, result: Result) -> None:
     if args.pretty:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -175,7 +187,7 @@ def _print_result(args: argparse.Namespace, result) -> None:
         sys.stdout.write(result_bytes(result).decode("ascii") + "\n")
 
 
-def _outcome(args: argparse.Namespace, result) -> int:
+def _outcome(args: argparse.Namespace, result: Result | None) -> int:
     """The exit status of ``assign`` and ``reassign``: 0 with an answer, 3 without (``unknown``/``infeasible``,
     or a plugin's failure)."""
     if result is not None and result.answer is not None:
@@ -205,7 +217,8 @@ def _command_reassign(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = _run(args, problem, options)
     if args.report:
-        before = evaluate(problem, problem.replica_brokers, args.strategy)
+        objective = STRATEGIES[args.strategy].objective_on(problem)
+        before = evaluate(problem, problem.replica_brokers, objective)
         shown = before.objective if before.valid else "(replicas on removed brokers)"
         names = ", ".join(before.names)
         print(f"levels before: {shown}  ({names})", file=sys.stderr)
@@ -240,8 +253,10 @@ def _command_reassign(args: argparse.Namespace) -> int:
                         file=sys.stderr,
                     )
                     break
-                shown = (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
-                print(f"  {k}, {point.status}, {shown[0]}, {shown[1]}", file=sys.stderr)
+                levels = (
+                    (point.objective[:3], point.objective[3]) if point.objective else ("-", "-")
+                )
+                print(f"  {k}, {point.status}, {levels[0]}, {levels[1]}", file=sys.stderr)
     if result.answer is None:
         return _outcome(args, result)
     json.dump(result.assignment, sys.stdout, indent=2 if args.pretty else None)
@@ -259,7 +274,7 @@ EXIT_ANSWER, EXIT_BAD_INPUT, EXIT_NO_ANSWER = 0, 2, 3
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``rebalance-lab CMD: error: ...`` and exit 2, no usage dump."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
@@ -277,7 +292,7 @@ def _common(sub: argparse.ArgumentParser, strategies: list[str]) -> None:
     sub.add_argument(
         "--solver",
         default="heuristic",
-        choices=SOLVERS,
+        choices=solvers(),
         help="the documented heuristic (default) or an exact model",
     )
     sub.add_argument(
@@ -373,9 +388,10 @@ def build_parser(*, command_modules: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-@functools.lru_cache(maxsize=2)
-def _parser(command_modules: bool) -> argparse.ArgumentParser:
-    """:func:`build_parser`, built once per process (``main`` may be called many times in one)."""
+@functools.lru_cache(maxsize=4)
+def _parser(command_modules: bool, names: tuple[str, ...]) -> argparse.ArgumentParser:
+    """:func:`build_parser`, built once per process and set of strategies ``names`` (``main`` may
+    be called many times in one; a strategy registered since is a choice of the next one)."""
     return build_parser(command_modules=command_modules)
 
 
@@ -389,9 +405,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # `assign` and `reassign` need none of the other commands' modules (pandas, Spark, matplotlib:
     # seconds of imports before a one-second assignment).
     builtin = bool(argv) and argv[0] in ("assign", "reassign", "experiment", "trace", "record")
-    args = _parser(not builtin).parse_args(argv)
+    args = _parser(not builtin, tuple(STRATEGIES)).parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return args.handler(args)
+        return handler(args)
     except ProblemError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -11,7 +11,7 @@ from experiments.experiment import load_experiment, load_suite
 from experiments.experiment_cli import add_limit_arguments, limits
 from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
-from experiments.options import integer_in, seconds
+from experiments.options import Subcommands, integer_in, seconds
 from experiments.pipeline import run_suite
 from experiments.plugin_java import with_classpath
 from experiments.report import write_report
@@ -28,7 +28,7 @@ from problems.checks import INT32_MAX
 RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``compare`` subcommand to the command line."""
     parser = subcommands.add_parser(
         "compare",

@@ -11,8 +11,9 @@ Everything ``compare`` would refuse is refused here, before any scenario is buil
 within the limits the command line and the problem files hold (sizes within
 :data:`problems.checks.MAX_PARTITIONS`, a replication factor within the brokers, solver options
 within ``assign``'s ranges and taken by the runs they reach), and the size of the whole crossing
-(:class:`Limits`: its scenarios, counted before any is expanded, and each trace's items x steps),
-each with the option that raises it.
+(:class:`Limits`: its scenarios, counted before any is expanded, and each trace's size as
+``rebalance-lab trace`` measures it, counted from the sizes before the trace is built), each with
+the option that raises it.
 Details: docs/harness.md.
 """
 
@@ -28,7 +29,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from experiments.kafka_grid import EVENTS as BENCHMARK_EVENTS
 from experiments.options import MAX_SECONDS, MAX_WORKERS
@@ -50,21 +51,24 @@ from experiments.streams_scenarios import CHURN as STREAMS_CHURN
 from experiments.streams_scenarios import JUDGED_ON as STREAMS_JUDGED_ON
 from experiments.streams_scenarios import MAX_STANDBYS
 from experiments.streams_scenarios import PATTERNS as STREAMS_PATTERNS
-from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario
+from experiments.trace_scenarios import TRACE_FAMILIES, TraceScenario, trace_length, trace_size
 from experiments.trace_scenarios import check as check_trace
+from models.registry import judged_strategies
 from problems import ProblemError
 from problems.checks import INT32_MAX, INT64_MAX, MAX_MEMBER_TOPICS, MAX_PARTITIONS
+from problems.trace import MAX_TRACE_SIZE, size_refusal
 
-#: Strategies a scenario can be judged on, and the family of their problems.
-JUDGED_ON = {
-    "sticky": "group",
-    "rack-aware": "group",
-    "lag-aware": "group",
-    "stream-join": "group",
-    "share": "group",
-    "sticky-replica": "placement",
-    STREAMS_JUDGED_ON: "group",
-}
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def judged_on_problems() -> dict[str, str]:
+    """Strategies a scenario can be judged on, and the problems their scenarios are
+    (:attr:`models.registry.Judging.problems`; the streams groups listed last)."""
+    records = sorted(judged_strategies(), key=lambda record: record.family == "streams")
+    return {r.name: r.judging.problems for r in records if r.judging is not None}
+
+
 #: Tiers of an experiment: where it is meant to run (the estimate of ``experiment show``).
 TIERS = ("smoke", "gate", "default", "scale")
 #: Scenario factors, in the order a block crosses those it leaves out (one level: the default).
@@ -123,15 +127,14 @@ MAX_NAME = 100
 #: Scenarios (and traces) an experiment may make: the crossing of every block, before its
 #: exclusions, counted before any scenario is expanded (``--max-scenarios`` raises it).
 MAX_SCENARIOS = 1_000_000
-#: Items x steps of a trace scenario: partitions (replicas of a placement) at its start times its
-#: steps, what building and solving it grows with (``--max-trace-size`` raises it).
-MAX_TRACE_SIZE = 10_000_000
 
 
 @dataclass(frozen=True)
 class Limits:
-    """How large an experiment may be: :data:`MAX_SCENARIOS` and :data:`MAX_TRACE_SIZE` unless
-    the command line raises them (``--max-scenarios``, ``--max-trace-size``)."""
+    """How large an experiment may be: :data:`MAX_SCENARIOS` scenarios and, for each trace,
+    :data:`problems.trace.MAX_TRACE_SIZE` (its partitions, a placement's replicas, summed over its
+    rebalances: the measure and the limit of ``rebalance-lab trace``) unless the command line
+    raises them (``--max-scenarios``, ``--max-size``)."""
 
     scenarios: int = MAX_SCENARIOS
     trace_size: int = MAX_TRACE_SIZE
@@ -186,7 +189,7 @@ class Experiment:
     blocks: int = field(default=0)
     traces: list[TraceScenario] = field(default_factory=list)
 
-    def stamp(self, rows):
+    def stamp(self, rows: pd.DataFrame) -> pd.DataFrame:
         """``rows`` (a result DataFrame) marked as this experiment's: its name and file digest."""
         return rows.assign(experiment=self.name, experiment_digest=self.digest)
 
@@ -312,7 +315,9 @@ def expand(
     )
 
 
-def _assemble(expanded, **fields) -> Experiment:
+def _assemble(
+    expanded: list[tuple[Scenario | TraceScenario, dict[str, Any], str]], **fields: Any
+) -> Experiment:
     """Scenarios with their run settings; run factors that vary become part of the ids."""
     # Blocks share one run-settings object per combination of run factors (:func:`_block`), so
     # each distinct object is written out once.
@@ -431,7 +436,7 @@ def _block(
         for key in block
         if key in SCENARIO_FACTORS or key in RUN_FACTORS or key in TRACE_FACTORS
     }
-    families = {JUDGED_ON[j] for j in levels["judged_on"]}
+    families = {judged_on_problems()[j] for j in levels["judged_on"]}
     family = block.get("family", next(iter(families)) if len(families) == 1 else None)
     if family not in ("group", "placement") or families != {family}:
         raise ProblemError(
@@ -477,13 +482,16 @@ def _block(
             problem = check_trace(scenario)
             if problem is not None:
                 raise ProblemError(where, f"{scenario.scenario_id}: {problem}")
-            if scenario.size * scenario.steps > limits.trace_size:
-                raise ProblemError(
-                    where,
-                    f"{scenario.scenario_id}: {scenario.size:,} items x {scenario.steps:,} steps "
-                    f"= {scenario.size * scenario.steps:,}, more than the limit of "
-                    f"{limits.trace_size:,} for a trace (--max-trace-size raises it)",
+            size, exact = trace_size(scenario, limits.trace_size)
+            if size > limits.trace_size:
+                refusal = size_refusal(
+                    size,
+                    trace_length(scenario),
+                    family == "placement",
+                    limits.trace_size,
+                    at_least=not exact,
                 )
+                raise ProblemError(where, f"{scenario.scenario_id}: {refusal}")
         key = tuple(repr(point[k]) for k in RUN_FACTORS if k in point)
         run = runs.get(key)
         if run is None:
@@ -635,8 +643,8 @@ def _level(name: str, value: Any, where: str) -> Any:
     if name in ("judged_on", "churn", "pattern", "lags", "trace", "topology", "assignor"):
         if not isinstance(value, str):
             raise ProblemError(where, f"must be a string, got {_shown(value)}")
-        if name == "judged_on" and value not in JUDGED_ON:
-            raise ProblemError(where, f"must be one of {', '.join(JUDGED_ON)}, got {value!r}")
+        if name == "judged_on" and value not in (judged := judged_on_problems()):
+            raise ProblemError(where, f"must be one of {', '.join(judged)}, got {value!r}")
         if name == "assignor" and value not in GRID_ASSIGNORS:
             raise ProblemError(where, f"must be one of {', '.join(GRID_ASSIGNORS)}, got {value!r}")
         if name == "trace" and value not in TRACE_FAMILIES:
@@ -738,6 +746,13 @@ def _check_levels(levels: dict[str, list[Any]], family: str, where: str) -> None
             raise ProblemError(f"{where}.size[{i}]", problem)
     if "assignor" in levels:
         _check_benchmark(levels, where)
+    for i, pattern in enumerate(levels.get("pattern", [])):
+        if pattern in GRID_PATTERNS and pattern != "equal" and "assignor" not in levels:
+            raise ProblemError(
+                f"{where}.pattern[{i}]",
+                f"{pattern} is a subscription of Kafka's benchmark grid, built after a KIP-848 "
+                f"assignor's own output: give the block an assignor ({', '.join(GRID_ASSIGNORS)})",
+            )
     if "racks" in levels and "rack-aware" not in levels["judged_on"]:
         raise ProblemError(f"{where}.racks", "rack layouts apply to scenarios judged on rack-aware")
 
@@ -849,7 +864,9 @@ def _options(value: Any, where: str) -> dict[str, dict[str, Any]]:
                     f"not a solver option ({', '.join(OPTION_TYPES)}){hint}",
                 )
             low, high = OPTION_RANGES.get(option, (0, 0))
-            if type(setting) is not kind or (kind is int and not low <= setting <= high):
+            if type(setting) is not kind or (
+                isinstance(setting, int) and kind is int and not low <= setting <= high
+            ):
                 raise ProblemError(
                     f"{where}.{solver}.{option}",
                     f"must be {f'an integer {low} to {high}' if kind is int else 'a ' + kind.__name__}, "

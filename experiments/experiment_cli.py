@@ -15,20 +15,20 @@ from typing import Any
 
 from experiments.experiment import (
     MAX_SCENARIOS,
-    MAX_TRACE_SIZE,
     Experiment,
     Limits,
     load_experiment,
     load_suite,
 )
 from experiments.experiment_plugins import Plugin, plugins_for
-from experiments.options import integer_in
+from experiments.options import Subcommands, integer_in
 from experiments.scenarios import SUITES, Scenario, build_problem
 from models.registry import STRATEGIES
-from problems import load_problem
+from problems import PlacementProblem, load_problem
+from problems.trace import MAX_TRACE_SIZE
 
 
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``experiment`` subcommand to the command line."""
     parser = subcommands.add_parser(
         "experiment",
@@ -66,8 +66,9 @@ def register(subcommands) -> None:
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--max-scenarios`` and ``--max-trace-size``: how large an experiment may be
-    (:class:`experiments.experiment.Limits`), for ``experiment show`` and ``compare`` alike."""
+    """``--max-scenarios`` and ``--max-size``: how large an experiment may be
+    (:class:`experiments.experiment.Limits`), for ``experiment show`` and ``compare`` alike;
+    ``--max-size`` is ``rebalance-lab trace``'s, the same measure and default."""
     parser.add_argument(
         "--max-scenarios",
         type=integer_in(1, 2**62),
@@ -77,18 +78,18 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {MAX_SCENARIOS:,})",
     )
     parser.add_argument(
-        "--max-trace-size",
+        "--max-size",
         type=integer_in(1, 2**62),
         default=MAX_TRACE_SIZE,
         metavar="N",
-        help="refuse a trace scenario of more than N items x steps (its partitions, or a "
-        f"placement's replicas, times its steps; default {MAX_TRACE_SIZE:,})",
+        help="refuse a trace scenario larger than N: its partitions (a placement's replicas) "
+        f"summed over its rebalances, as trace --max-size (default {MAX_TRACE_SIZE:,})",
     )
 
 
 def limits(args: argparse.Namespace) -> Limits:
-    """The :class:`Limits` of the command line's ``--max-scenarios`` and ``--max-trace-size``."""
-    return Limits(scenarios=args.max_scenarios, trace_size=args.max_trace_size)
+    """The :class:`Limits` of the command line's ``--max-scenarios`` and ``--max-size``."""
+    return Limits(scenarios=args.max_scenarios, trace_size=args.max_size)
 
 
 def read(file: str, within: Limits | None = None) -> Experiment:
@@ -102,6 +103,7 @@ def _frontier_rows(scenario: Scenario) -> int:
     from experiments.runs import FRONTIER_MOVES
 
     problem = load_problem(build_problem(scenario))
+    assert isinstance(problem, PlacementProblem)  # a placement scenario
     forced = int((problem.replica_positions < 0).sum())
     return forced + FRONTIER_MOVES + 1
 
@@ -115,7 +117,9 @@ SCENARIO_SECONDS = 0.1
 SPARK_START_SECONDS = 30.0
 
 
-def plan(experiment: Experiment, plugins: list[Plugin], time_limit: float | None = None) -> dict:
+def plan(
+    experiment: Experiment, plugins: list[Plugin], time_limit: float | None = None
+) -> dict[str, Any]:
     """Scenarios, rows, exact runs and an estimate of the time they take (seconds of one core).
 
     ``at_most_core_seconds``: every time-limited exact solver spending its whole limit, plus the
@@ -165,14 +169,14 @@ def plan(experiment: Experiment, plugins: list[Plugin], time_limit: float | None
         "rows": rows,
         "exact_runs": exact,
         "largest_size": max(
-            (s.size for s in [*experiment.scenarios, *experiment.traces]), default=0
+            [s.size for s in experiment.scenarios] + [t.size for t in experiment.traces], default=0
         ),
         "at_most_core_seconds": seconds,
         "varied": {name: experiment.factors[name] for name in experiment.varied},
     }
 
 
-def _trace_plan(experiment: Experiment, time_limit: float | None) -> dict:
+def _trace_plan(experiment: Experiment, time_limit: float | None) -> dict[str, Any]:
     """Rows, exact runs and the rough cost of the trace scenarios: every run a row per rebalance and
     one per trace; heuristics and the per-step optimum at their rough cost per rebalance, the
     horizon at most its time limit."""

@@ -23,26 +23,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from experiments.plugin_runner import argv_for, describe, is_process_target, run
 from experiments.plugin_shipped import names as shipped_names
 from experiments.plugin_shipped import target as shipped_target
+from experiments.scenarios import Scenario
 from models.options import DEFAULT_TIME_LIMIT
-from problems import LEVELS, ProblemError, problem_to_json
+from problems import (
+    LEVELS,
+    GroupProblem,
+    PlacementProblem,
+    ProblemError,
+    StreamsProblem,
+    problem_to_json,
+)
+
+if TYPE_CHECKING:  # experiments.experiment reaches this module through experiments.runs
+    from experiments.experiment import Experiment
 
 #: The entry point group plugins are installed under (``[project.entry-points."rebalance_lab.strategies"]``).
 ENTRY_POINT_GROUP = "rebalance_lab.strategies"
-#: What a plugin may be judged on (the strategies scenarios are judged on).
-JUDGED_ON = (
-    "sticky",
-    "rack-aware",
-    "lag-aware",
-    "stream-join",
-    "share",
-    "streams-sticky",
-    "sticky-replica",
-)
 
 
 @dataclass(frozen=True)
@@ -119,17 +120,30 @@ def resolve(spec: str, where: str = "--plugin", keep: bool = False) -> Plugin:
         raise ProblemError(where, f"{name!r} is a built-in strategy; give the plugin another name")
     judged = described.get("judged_on")
     judged_on = (judged,) if isinstance(judged, str) else tuple(judged or ())
-    if not judged_on or any(j not in JUDGED_ON for j in judged_on):
+    allowed = plugin_judged_on()
+    if not judged_on or any(j not in allowed for j in judged_on):
         raise ProblemError(
             where,
-            f"{target} needs an attribute judged_on: one or more of {', '.join(JUDGED_ON)}, "
+            f"{target} needs an attribute judged_on: one or more of {', '.join(allowed)}, "
             f"got {judged!r}",
         )
     return Plugin(name, target, judged_on)
 
 
+def plugin_judged_on() -> tuple[str, ...]:
+    """What a plugin may be judged on: the strategies whose record lets a plugin be judged on
+    their scenarios (:attr:`models.registry.Judging.plugins`)."""
+    from models.registry import judged_strategies
+
+    return tuple(
+        record.name
+        for record in judged_strategies()
+        if record.judging is not None and record.judging.plugins
+    )
+
+
 def plugins_for(
-    specs: Iterable[str], *, experiment=None, entry_points: bool = True
+    specs: Iterable[str], *, experiment: Experiment | None = None, entry_points: bool = True
 ) -> list[Plugin]:
     """The installed plugins (with ``entry_points``), the ``experiment`` file's and ``specs``
     (``--plugin``), each once by name; a bad one is a :class:`ProblemError` naming where it is."""
@@ -153,7 +167,7 @@ def plugins_for(
     return list(chosen.values())
 
 
-def with_plugins(scenarios, plugins: list[Plugin]):
+def with_plugins(scenarios: Iterable[Scenario], plugins: list[Plugin]) -> list[Scenario]:
     """``scenarios`` with the plugins judged on each added to its settings (ids unchanged)."""
     if not plugins:
         return list(scenarios)
@@ -172,14 +186,14 @@ def with_plugins(scenarios, plugins: list[Plugin]):
 
 # ------------------------------------------------------------ on the executors
 def plugin_rows(
-    problem,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
     judged_on: str,
     plugins: list[list[str]],
-    base: dict,
+    base: dict[str, Any],
     *,
     document: Any = None,
     logs: str | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """One row per plugin, each called in its own process (:func:`experiments.plugin_runner.run`)
     under the scenario's time limit: status, validity and levels as :func:`problems.evaluate`
     judges them, or the reason there are none (``error``).  ``document``: the problem's JSON

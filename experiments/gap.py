@@ -162,7 +162,7 @@ def tied_above(gap_rows: pd.DataFrame, level: int) -> np.ndarray:
     A lexicographic gap at level k means nothing below an unequal level, so
     level-k statistics are taken only over these rows (docs/design/objectives.md).
     """
-    mask = np.isfinite(_floats(gap_rows[f"gap{level}"]))
+    mask: np.ndarray = np.isfinite(_floats(gap_rows[f"gap{level}"]))
     for above in range(1, level):
         mask &= _floats(gap_rows[f"gap{above}"]) == 0
     return mask

@@ -34,7 +34,7 @@ from experiments.baseline_checks import statistics as checked_statistics
 from experiments.experiment import Experiment, load_experiment, load_suite, suite
 from experiments.experiment_plugins import Plugin, plugins_for, with_plugins
 from experiments.gap import disagreements, gaps, summary
-from experiments.options import integer_in, seconds
+from experiments.options import Subcommands, integer_in, seconds
 from experiments.plugin_java import with_classpath
 from experiments.run_lock import check_writable
 from experiments.runs import TIME_LIMITS, scenario_frame, solve_frame
@@ -152,14 +152,15 @@ def with_recorded_optima(rows: pd.DataFrame, optima: dict[str, list[int]]) -> pd
     levels = pd.DataFrame(
         [optima[sid] + [None] * (LEVELS - len(optima[sid])) for sid in present], columns=LEVEL
     )
+    missing = pd.Series(pd.NA, index=added.index, dtype=object)
     added = added.assign(
         role="exact",
         solver=RECORDED,
-        variant=pd.NA,
+        variant=missing,
         status="optimal",
         valid=True,
         runtime_s=0.0,
-        error=pd.NA,
+        error=missing,
         strategy=exact.reindex(present).fillna(added["strategy"]).to_numpy(),
         **{c: levels[c].to_numpy() for c in LEVEL},
         **{b: levels[c].to_numpy() for c, b in zip(LEVEL, BOUND)},
@@ -255,7 +256,7 @@ def regressions(
     return pd.DataFrame(worse, columns=["heuristic", "statistic", "baseline", "now"])
 
 
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``gate`` subcommand to the command line."""
     parser = subcommands.add_parser(
         "gate",

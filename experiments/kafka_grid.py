@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import base64
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -132,7 +134,7 @@ def with_added_partitions(counts: np.ndarray, added: int) -> np.ndarray:
     return out
 
 
-def _java_random_longs(seed: int):
+def _java_random_longs(seed: int) -> Iterator[int]:
     """``java.util.Random(seed).nextLong()``, again and again."""
     state = (seed ^ _MULTIPLIER) & _MASK48
 
@@ -157,7 +159,7 @@ def topic_ids(count: int) -> list[str]:
     """The benchmark's topic ids: ``Uuid(nextLong(), nextLong())`` of ``java.util.Random(42)``,
     drawn again while reserved (the all-zero id, ``Uuid.ONE_UUID``) or while its text has a ``-``."""
     longs = _java_random_longs(TOPIC_ID_SEED)
-    out = []
+    out: list[str] = []
     while len(out) < count:
         most, least = next(longs), next(longs)
         text = _uuid_text(most, least)
@@ -217,7 +219,7 @@ def group_document(
     buckets: int | None = None,
     added: int = 0,
     current: dict[str, dict[str, list[int]]] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """One benchmark group as a problem document (``GroupBuilder.build``).
 
     ``buckets`` defaults to :func:`bucket_count` of this group (the benchmark fixes it from the
@@ -232,7 +234,7 @@ def group_document(
     current = current or {}
     document_members = []
     for i in range(members):
-        member: dict = {"id": f"member{i}", "topics": subscribed[i % buckets]}
+        member: dict[str, Any] = {"id": f"member{i}", "topics": subscribed[i % buckets]}
         held = current.get(member["id"])
         if held:
             member["owned"] = held
@@ -240,7 +242,7 @@ def group_document(
         if racks:
             member["rack"] = f"rack{i % RACK_COUNT}"
         document_members.append(member)
-    document: dict = {
+    document: dict[str, Any] = {
         "topics": dict(zip(names, counts.tolist())),
         "members": document_members,
         "topic_ids": dict(zip(names, topic_ids(topics))),
@@ -255,18 +257,21 @@ def group_document(
     return document
 
 
-def previous_assignment(document: dict, assignor: str) -> dict[str, dict[str, list[int]]]:
+def previous_assignment(document: dict[str, Any], assignor: str) -> dict[str, dict[str, list[int]]]:
     """The assignor's output on ``document``: ``{member: {topic: [partitions]}}`` (the lab's faithful
     copy of Kafka's ``UniformAssignor`` or ``RangeAssignor``)."""
-    from problems import load_problem
+    import heuristics.server_range
+    import heuristics.uniform
+    from problems import GroupProblem, load_problem
 
-    if assignor == "uniform":
-        import heuristics.uniform as module
-    elif assignor == "range":
-        import heuristics.server_range as module
-    else:
+    assignors = {"uniform": heuristics.uniform.assign, "range": heuristics.server_range.assign}
+    if assignor not in assignors:
         raise ValueError(f"unknown benchmark assignor {assignor!r} (range or uniform)")
-    return module.assign(load_problem(document)).assignment
+    problem = load_problem(document)
+    assert isinstance(problem, GroupProblem)  # a group document
+    answer: dict[str, dict[str, list[int]]] | None = assignors[assignor](problem).assignment
+    assert answer is not None  # a heuristic always answers
+    return answer
 
 
 def benchmark_document(
@@ -279,19 +284,24 @@ def benchmark_document(
     pattern: str = "equal",
     racks: bool = False,
     assignor: str = "uniform",
-) -> dict:
+) -> dict[str, Any]:
     """The group the benchmark hands ``assignor`` after event ``churn`` (a key of :data:`EVENTS`).
 
     Events other than FULL start from the assignor's own output on the group before the event.
     """
     if churn not in EVENTS:
         raise ValueError(f"{churn!r} is not one of the benchmark's events ({', '.join(EVENTS)})")
-    shape = dict(distribution=distribution, pattern=pattern, racks=racks)
     buckets = bucket_count(members, topics)
     current = None
     if churn != "fresh":
         before = group_document(
-            previous_member_count(churn, members), topics, partitions, buckets=buckets, **shape
+            previous_member_count(churn, members),
+            topics,
+            partitions,
+            buckets=buckets,
+            distribution=distribution,
+            pattern=pattern,
+            racks=racks,
         )
         current = previous_assignment(before, assignor)
     return group_document(
@@ -301,5 +311,7 @@ def benchmark_document(
         buckets=buckets,
         added=added_topic_count(churn, topics),
         current=current,
-        **shape,
+        distribution=distribution,
+        pattern=pattern,
+        racks=racks,
     )

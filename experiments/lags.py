@@ -12,10 +12,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from experiments.lags_job import compute_lags
+from experiments.options import Subcommands
 from experiments.snapshot import add_cluster_arguments, connection_settings, write_json
 from experiments.spark import spark_job
 from problems import ProblemError
@@ -44,7 +46,7 @@ example:
 """
 
 
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``lags`` subcommand to ``rebalance-lab``'s subparsers."""
     parser = subcommands.add_parser(
         "lags",
@@ -151,7 +153,7 @@ def check_out(out: str | None) -> None:
         raise ProblemError("--out", "cannot write: permission denied", out)
 
 
-def _write(args: argparse.Namespace, documents: dict, warnings: list[str]) -> int:
+def _write(args: argparse.Namespace, documents: dict[str, Any], warnings: list[str]) -> int:
     for line in warnings:
         print(line, file=sys.stderr)
     write_json(documents, args.out, args.pretty)

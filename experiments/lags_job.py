@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments.spark import quiet_pyspark_warnings
+from experiments.spark import Session, quiet_pyspark_warnings
 from problems.lags import LAG_COLUMNS, group_lags
 from problems.snapshots import COLUMNS
 
@@ -16,7 +16,7 @@ from problems.snapshots import COLUMNS
 OUTPUT_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in LAG_COLUMNS.items())
 
 
-def compute_lags(spark, frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
+def compute_lags(spark: Session, frame: pd.DataFrame, reset: str = "latest") -> pd.DataFrame:
     """:func:`group_lags` of every group of ``frame`` on Spark (one ``applyInPandas`` task per group)."""
     schema = "line long, " + ", ".join(f"{c} string" for c in COLUMNS)
     snapshot = spark.createDataFrame(frame[["line", *COLUMNS]], schema=schema)
@@ -25,4 +25,5 @@ def compute_lags(spark, frame: pd.DataFrame, reset: str = "latest") -> pd.DataFr
         quiet_pyspark_warnings()
         return group_lags(group, reset)
 
-    return snapshot.groupBy("group").applyInPandas(batch, OUTPUT_SCHEMA).toPandas()
+    lags: pd.DataFrame = snapshot.groupBy("group").applyInPandas(batch, OUTPUT_SCHEMA).toPandas()
+    return lags

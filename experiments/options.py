@@ -5,6 +5,15 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable
+from typing import Any, Protocol
+
+
+class Subcommands(Protocol):
+    """The ``rebalance-lab`` subparsers that a command module's ``register`` adds its subcommand
+    to (argparse's ``add_subparsers()``)."""
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
+
 
 #: At most this many CP-SAT workers (CP-SAT starts one thread each).
 MAX_WORKERS = 64

@@ -5,7 +5,8 @@ Details: docs/harness.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +25,15 @@ from experiments.results import (
 )
 from experiments.run_lock import hold
 from experiments.runs import scenario_frame, solve_frame
-from experiments.spark import default_parallelism, quiet_pyspark_warnings, spark_job
+from experiments.spark import (
+    Session,
+    cancel_jobs,
+    default_parallelism,
+    quiet_pyspark_warnings,
+    spark_job,
+)
 from experiments.trace_runs import solve_trace_frame, trace_frame
+from models.registry import register, registered
 from problems import ProblemError
 
 _SPARK_TYPES = {
@@ -40,6 +48,10 @@ TASKS_PER_CORE = 16
 #: A long run is written in about this many batches (resuming repeats at most the unfinished one).
 BATCHES = 20
 MAX_BATCH = 2048
+#: Batches in flight at once: Spark's FIFO scheduler gives the next batch's tasks the cores the
+#: last, long tasks of the current batch leave idle (one batch at a time left a core idle at the
+#: end of every batch).
+BATCHES_IN_FLIGHT = 2
 #: The run folder's subfolder that keeps the plugins' stderr (one file per plugin and worker).
 PLUGIN_LOGS = "plugins"
 #: The rows' Spark schema: the result columns, then the trace columns (missing on single rebalances).
@@ -71,9 +83,16 @@ def default_batch_size(pending: int, cores: int) -> int:
     return max(TASKS_PER_CORE * cores, min(pending // BATCHES, MAX_BATCH))
 
 
-def _solve_batches(time_limit: float, traces: bool = False, plugin_logs: str | None = None):
+def _solve_batches(
+    time_limit: float, traces: bool = False, plugin_logs: str | None = None
+) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    # The strategies registered in this process beyond the product's own, registered on the
+    # executors too (models.registry.register).
+    added = registered()
+
     def solve(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         quiet_pyspark_warnings()
+        register(*added)
         for batch in batches:
             if traces:
                 yield solve_trace_frame(batch, time_limit)
@@ -105,6 +124,28 @@ def _check_same_file(folder: Path, experiment: Experiment) -> None:
                 experiment.source,
             )
         return
+
+
+def _solve_on(
+    spark: Session,
+    frame: pd.DataFrame,
+    cores: int,
+    time_limit: float,
+    traced: bool,
+    plugin_logs: str,
+) -> pd.DataFrame:
+    """The rows of one batch of scenarios (or of trace scenarios) solved as one Spark job.
+
+    Up to :data:`TASKS_PER_CORE` tasks per core (one scenario each in a default batch): Spark
+    hands tasks to whichever core is free, so a long scenario does not hold back the short ones
+    queued behind it; a large batch of small scenarios (an atlas) shares them out instead of
+    paying a task's start per scenario.
+    """
+    tasks = spark.createDataFrame(frame).repartition(min(len(frame), TASKS_PER_CORE * cores))
+    rows: pd.DataFrame = tasks.mapInPandas(
+        _solve_batches(time_limit, traced, plugin_logs), schema=RESULT_SCHEMA
+    ).toPandas()
+    return rows
 
 
 def run_suite(
@@ -183,26 +224,31 @@ def run_suite(
                     unit="scenario",
                     disable=not progress,
                 )
-                for tasks_of, items, traced in (
-                    (scenario_frame, pending, False),
-                    (trace_frame, traces, True),
-                ):
-                    for start in range(0, len(items), batch_size):
-                        batch = items[start : start + batch_size]
-                        # Up to TASKS_PER_CORE tasks per core (one scenario each in a default
-                        # batch): Spark hands tasks to whichever core is free, so a long scenario
-                        # does not hold back the short ones queued behind it; a large batch of
-                        # small scenarios (an atlas) shares them out instead of paying a task's
-                        # start per scenario.
-                        tasks = spark.createDataFrame(tasks_of(batch)).repartition(
-                            min(len(batch), TASKS_PER_CORE * cores)
-                        )
-                        rows = tasks.mapInPandas(
-                            _solve_batches(time_limit, traced, str(folder / PLUGIN_LOGS)),
-                            schema=RESULT_SCHEMA,
-                        ).toPandas()
-                        write_batch(folder, experiment.stamp(rows))
-                        bar.update(len(batch))
+                batches = [
+                    (scenario_frame(pending[start : start + batch_size]), False)
+                    for start in range(0, len(pending), batch_size)
+                ] + [
+                    (trace_frame(traces[start : start + batch_size]), True)
+                    for start in range(0, len(traces), batch_size)
+                ]
+
+                def solve_batch(frame: pd.DataFrame, traced: bool) -> None:
+                    rows = _solve_on(
+                        spark, frame, cores, time_limit, traced, str(folder / PLUGIN_LOGS)
+                    )
+                    write_batch(folder, experiment.stamp(rows))
+                    bar.update(len(frame))
+
+                with ThreadPoolExecutor(BATCHES_IN_FLIGHT) as pool:
+                    jobs = [pool.submit(solve_batch, frame, traced) for frame, traced in batches]
+                    try:
+                        for job in as_completed(jobs):
+                            job.result()
+                    except BaseException:  # a failed batch or Ctrl-C: nothing more is solved
+                        for job in jobs:
+                            job.cancel()
+                        cancel_jobs(spark)
+                        raise
                 bar.close()
         return RunInfo(
             folder,

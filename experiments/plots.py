@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import matplotlib
 
@@ -22,18 +23,23 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 from experiments.gap import runtime_scaling  # noqa: E402
 from experiments.scenarios import TWO_MOVE_LIMIT  # noqa: E402
 from experiments.tables import heuristic_name, level_names  # noqa: E402
 from experiments.trace_gap import cumulative_moves, trace_name  # noqa: E402
+from models.registry import STRATEGIES, judged_strategies  # noqa: E402
+from problems import READINGS  # noqa: E402
 
 #: At most this many series in one panel (more would repeat colours or markers).
 MAX_SERIES = 8
-COLOURS = plt.get_cmap("tab10").colors[:MAX_SERIES]
+COLOURS = tuple(matplotlib.color_sequences["tab10"][:MAX_SERIES])
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 PANEL = (4.6, 3.0)  # inches per panel, before the legend column
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -42,20 +48,18 @@ class Plot:
 
     title: str
     caption: str
-    draw: Callable[[pd.DataFrame, pd.DataFrame], plt.Figure]
+    draw: Callable[[pd.DataFrame, pd.DataFrame], Figure]
 
-    def __call__(self, rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
+    def __call__(self, rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
         return self.draw(rows, gap_rows)
 
 
-def style(index: int) -> dict:
+def style(index: int) -> dict[str, Any]:
     """Colour and marker of the ``index``-th series of a panel (distinct for index < MAX_SERIES)."""
     return {"color": COLOURS[index % MAX_SERIES], "marker": MARKERS[index % MAX_SERIES]}
 
 
-def panels(
-    count: int, *, columns: int = 2, legend_width: float = 2.6
-) -> tuple[plt.Figure, list[plt.Axes]]:
+def panels(count: int, *, columns: int = 2, legend_width: float = 2.6) -> tuple[Figure, list[Axes]]:
     """A figure of ``count`` panels (``columns`` wide), room on the right of each for its legend."""
     count = max(count, 1)
     columns = min(columns, count)
@@ -74,7 +78,7 @@ def panels(
     return figure, axes[:count]
 
 
-def legend_outside(axes: plt.Axes, **options) -> None:
+def legend_outside(axes: Axes, **options: Any) -> None:
     """The panel's legend to the right of its data, never over it."""
     if axes.get_legend_handles_labels()[0]:
         axes.legend(
@@ -87,7 +91,7 @@ def legend_outside(axes: plt.Axes, **options) -> None:
         )
 
 
-def empty(text: str) -> plt.Figure:
+def empty(text: str) -> Figure:
     """A one-panel figure saying why there is nothing to draw."""
     figure, (axes,) = panels(1, legend_width=0)
     axes.text(0.5, 0.5, text, ha="center", va="center", transform=axes.transAxes, color="grey")
@@ -96,7 +100,7 @@ def empty(text: str) -> plt.Figure:
     return figure
 
 
-def log_axes(axes: plt.Axes) -> None:
+def log_axes(axes: Axes) -> None:
     """Log-log axes in plain numbers: ticks at powers of ten, or at 1, 2, 5 x 10^k over two decades or less.
 
     Call after drawing (the tick spacing follows the data's range).
@@ -113,8 +117,8 @@ def log_axes(axes: plt.Axes) -> None:
 
 
 def by_objective(
-    frame: pd.DataFrame, **options
-) -> tuple[plt.Figure, list[tuple[plt.Axes, str, pd.DataFrame]]]:
+    frame: pd.DataFrame, **options: Any
+) -> tuple[Figure, list[tuple[Axes, str, pd.DataFrame]]]:
     """Small multiples: one panel per objective of ``frame``, each with the objective's rows."""
     objectives = sorted(frame["judged_on"].unique())
     figure, axes_list = panels(len(objectives), **options)
@@ -124,12 +128,12 @@ def by_objective(
     ]
 
 
-def _first(items: list, limit: int = MAX_SERIES) -> list:
+def _first(items: list[T], limit: int = MAX_SERIES) -> list[T]:
     return items[:limit]
 
 
 # -------------------------------------------------------------------- plots
-def draw_gap_distribution(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
+def draw_gap_distribution(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
     """Level-1 relative gap per heuristic (proven-optimal scenarios), one panel per objective."""
     proven = gap_rows[(gap_rows["ref_status"].astype(object) == "optimal")].copy()
     proven["gap_percent"] = pd.to_numeric(proven["rel_gap1"], errors="coerce").astype(float) * 100
@@ -166,7 +170,7 @@ def draw_gap_distribution(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Fig
     return figure
 
 
-def draw_runtime(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
+def draw_runtime(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
     """Median runtime against size, log-log, one panel per objective (heuristics solid, exact dashed)."""
     scaling = runtime_scaling(rows[rows["role"] != "frontier"])
     scaling = scaling[scaling["median_runtime_s"] > 0]
@@ -200,24 +204,27 @@ def draw_runtime(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-#: The level that counts moves, per objective.
-MOVES_LEVEL = {"sticky": 2, "stream-join": 2, "sticky-replica": 4, "share": 3, "streams-sticky": 5}
-#: The name of that level where it is not the objective's second (:func:`level_names`).
-MOVES_NAME = {
-    "sticky-replica": "replica moves",
-    "share": "pairs dropped",
-    "streams-sticky": "active task moves",
-}
+def moves_levels() -> dict[str, int]:
+    """The level that counts moves on the scenarios judged on each strategy with a moves panel
+    (:attr:`models.registry.Judging.moves_panel`; :attr:`problems.objectives.Reading.moves`)."""
+    return {
+        record.name: moves
+        for record in judged_strategies()
+        if record.judging is not None
+        and record.judging.moves_panel
+        and (moves := READINGS[record.objective].moves) is not None
+    }
 
 
-def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
+def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
     """Mean moves per churn event: each heuristic and the exact reference, one panel per objective."""
-    valid = gap_rows[gap_rows["valid"].astype(bool) & gap_rows["judged_on"].isin(list(MOVES_LEVEL))]
+    moves_level = moves_levels()
+    valid = gap_rows[gap_rows["valid"].astype(bool) & gap_rows["judged_on"].isin(list(moves_level))]
     if valid.empty:
         return empty("no objective with a moves level in these rows")
     figure, panel_data = by_objective(valid)
     for axes, objective, data in panel_data:
-        level = f"level{MOVES_LEVEL[objective]}"
+        level = f"level{moves_level[objective]}"
         events = sorted(data["churn"].unique())
         means = {
             heuristic_name(h): data[data["heuristic"] == h].groupby("churn")[level].mean()
@@ -241,7 +248,7 @@ def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figu
         axes.set_yticks(range(len(events)), events, fontsize=8)
         axes.invert_yaxis()
         axes.set_xlabel(
-            "mean " + MOVES_NAME.get(objective, level_names(objective)[1]) + " per scenario"
+            "mean " + READINGS[STRATEGIES[objective].objective].moves_label + " per scenario"
         )
         axes.grid(axis="y", color="#eee")
         axes.set_title(objective, fontsize=10)
@@ -249,7 +256,7 @@ def draw_moves_per_churn(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figu
     return figure
 
 
-def draw_replica_frontier(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
+def draw_replica_frontier(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
     """The exact moves/quality frontier, one panel per scenario, the heuristics as points.
 
     PR 18903's two-move case comes first and is framed: nothing better at
@@ -281,7 +288,7 @@ def draw_replica_frontier(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Fig
 
 
 def _frontier_panel(
-    axes: plt.Axes,
+    axes: Axes,
     scenario: str,
     series: pd.DataFrame,
     points: pd.DataFrame,
@@ -324,7 +331,7 @@ def _frontier_panel(
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def draw_lag_balance(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
+def draw_lag_balance(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
     """Max member lag of each lag-aware heuristic against the proven optimum, one panel per heuristic."""
     lag = gap_rows[
         (gap_rows["judged_on"] == "lag-aware")
@@ -392,18 +399,16 @@ PLOTS: dict[str, Plot] = {
 # ------------------------------------------------------------------- traces
 #: Panels of the trace figure: one per trace family, at most this many.
 TRACE_PANELS = 12
-#: The objective a trace family's panel shows, where the rows have it on several (first found).
-TRACE_OBJECTIVES = ("sticky", "sticky-replica", "rack-aware", "stream-join", "lag-aware")
 #: How the exact trace runs are drawn: the horizon optimum as the reference line.
-REFERENCE_STYLE = {
+REFERENCE_STYLE: dict[str, dict[str, Any]] = {
     "horizon": {"color": "black", "linestyle": "--", "linewidth": 2.4, "zorder": 4},
     "step-optimal": {"color": "grey", "linestyle": ":", "linewidth": 2.0, "zorder": 3},
 }
 
 
 def _trace_panel_scenarios(moves: pd.DataFrame) -> list[str]:
-    """One trace per family: of the first objective of :data:`TRACE_OBJECTIVES` the rows have it
-    on, the longest, then the largest, then by id."""
+    """One trace per family: of the objective the rows have it on with the lowest panel rank
+    (:attr:`models.registry.Judging.trace_panel`), the longest, then the largest, then by id."""
     scenarios = moves.groupby("scenario_id").agg(
         judged_on=("judged_on", "first"), trace=("trace", "first"), steps=("step", "max")
     )
@@ -411,7 +416,11 @@ def _trace_panel_scenarios(moves: pd.DataFrame) -> list[str]:
         int(part[1:]) if part[:1] == "p" else 0
         for part in (sid.split("/")[4].split("-")[0] for sid in scenarios.index)
     ]
-    order = {name: i for i, name in enumerate(TRACE_OBJECTIVES)}
+    order = {
+        record.name: record.judging.trace_panel
+        for record in judged_strategies()
+        if record.judging is not None and record.judging.trace_panel is not None
+    }
     scenarios = scenarios.reset_index()
     scenarios["rank"] = scenarios["judged_on"].map(order).fillna(len(order))
     scenarios = scenarios.sort_values(
@@ -422,7 +431,7 @@ def _trace_panel_scenarios(moves: pd.DataFrame) -> list[str]:
     return list(chosen)[:TRACE_PANELS]
 
 
-def draw_trace_moves(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> plt.Figure:
+def draw_trace_moves(rows: pd.DataFrame, gap_rows: pd.DataFrame) -> Figure:
     """Cumulative trace moves per step: each run's line, the horizon optimum as the reference,
     one panel per trace family (runs whose lines coincide share one)."""
     moves = cumulative_moves(rows)
@@ -475,7 +484,7 @@ TRACE_PLOTS: dict[str, Plot] = {
 }
 
 
-def save(figure: plt.Figure, folder: Path, name: str) -> tuple[Path, Path]:
+def save(figure: Figure, folder: Path, name: str) -> tuple[Path, Path]:
     """Write ``name.png`` and ``name.svg`` into ``folder`` and close the figure."""
     png, svg = folder / f"{name}.png", folder / f"{name}.svg"
     figure.savefig(png, format="png")

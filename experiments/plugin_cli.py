@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from models.options import DEFAULT_TIME_LIMIT
+from models.registry import STRATEGIES
 from problems import (
-    STRATEGY_OBJECTIVE,
     GroupProblem,
     PlacementProblem,
     ProblemError,
@@ -74,7 +74,7 @@ def judged_on(found: Plugin, problem: Any, source: str) -> str:
     """The first of the plugin's ``judged_on`` that fits ``problem``'s kind of document."""
     kinds = next(k for cls, k in _KINDS.items() if isinstance(problem, cls))
     for strategy in found.judged_on:
-        if STRATEGY_OBJECTIVE.get(strategy, strategy) in kinds:
+        if STRATEGIES[strategy].objective in kinds:
             return strategy
     raise ProblemError(
         "--plugin",
@@ -118,4 +118,11 @@ def answer(
 
 def failed(problem: Any, judged: str, error: str) -> Result:
     """A step's result without an answer (a plugin that failed), for traces."""
-    return Result(problem, judged, None, status=Status.UNKNOWN, info={"error": error})
+    return Result(
+        problem,
+        judged,
+        None,
+        status=Status.UNKNOWN,
+        info={"error": error},
+        objective_name=STRATEGIES[judged].objective_on(problem),
+    )

@@ -18,7 +18,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -43,7 +43,7 @@ def load_function(target: str) -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise LoadError(f"cannot import {module_name!r}: {error}") from None
-    function = module
+    function: object = module
     for part in attribute.split("."):
         function = getattr(function, part, None)
         if function is None:
@@ -53,7 +53,7 @@ def load_function(target: str) -> Callable[..., Any]:
     return function
 
 
-def _protocol_stdout():
+def _protocol_stdout() -> IO[bytes]:
     """The original stdout for answers; descriptor 1 (``print``, C code) goes to stderr from now on."""
     answers = os.fdopen(os.dup(1), "wb", buffering=0)
     sys.stdout.flush()
@@ -151,7 +151,8 @@ def call(function: Any, request: dict[str, Any]) -> dict[str, Any]:
     from problems import ProblemError, load_problem
 
     try:
-        problem = load_problem(request.get("problem"))
+        document: Any = request.get("problem")  # a JSON value, checked by load_problem
+        problem = load_problem(document)
     except ProblemError as error:
         return {"status": "error", "error": f"the host could not read the problem: {error}"}
     try:

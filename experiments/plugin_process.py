@@ -24,9 +24,10 @@ import selectors
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import orjson
 
@@ -59,7 +60,7 @@ class PluginFailure(Exception):
         super().__init__(f"{kind}: {detail}")
 
 
-def _prctl():
+def _prctl() -> Callable[..., int] | None:
     """libc's ``prctl`` (looked up once, before any fork), or ``None`` where there is none."""
     name = ctypes.util.find_library("c")
     return None if name is None else getattr(ctypes.CDLL(name, use_errno=True), "prctl", None)
@@ -68,7 +69,7 @@ def _prctl():
 _PRCTL = _prctl()
 
 
-def _child_setup(memory_bytes: int | None):
+def _child_setup(memory_bytes: int | None) -> Callable[[], None]:
     """What runs in the child between fork and exec: the memory limit and the death signal."""
 
     def setup() -> None:
@@ -125,14 +126,14 @@ class PluginProcess:
     memory_mb: int | None = MEMORY_LIMIT_MB
     env: dict[str, str] | None = None
     #: What the program answered to the describe request when it last started.
-    description: dict = field(default_factory=dict)
+    description: dict[str, Any] = field(default_factory=dict)
     #: How many times the program was started.
     starts: int = 0
     #: Why the program is not running (written in the log when it starts again).
     stopped_because: str = ""
     #: Starts in a row that failed before the describe answer (kept by the caller).
     start_failures: int = 0
-    _process: subprocess.Popen | None = field(default=None, repr=False)
+    _process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _buffer: bytearray = field(default_factory=bytearray, repr=False)
     _log_file: IO[bytes] | None = field(default=None, repr=False)
     _selector: selectors.BaseSelector | None = field(default=None, repr=False)
@@ -147,7 +148,7 @@ class PluginProcess:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def start(self, why: str = "") -> dict:
+    def start(self, why: str = "") -> dict[str, Any]:
         """Start the program and exchange the describe request; its answer (a JSON object)."""
         self.stop()
         stderr: IO[bytes] | None = None
@@ -191,6 +192,7 @@ class PluginProcess:
             except OSError:  # another system, or a lower limit: the default capacity
                 pass
         self._selector = selectors.DefaultSelector()
+        assert self._process.stdout is not None
         self._selector.register(self._process.stdout, selectors.EVENT_READ)
         line = self.exchange(DESCRIBE, START_TIME_LIMIT, starting=True)
         try:
@@ -354,7 +356,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _kill(process: subprocess.Popen) -> None:
+def _kill(process: subprocess.Popen[bytes]) -> None:
     """Kill ``process``'s session (its process group, led by it: not yet reaped) and reap it."""
     try:
         os.killpg(process.pid, signal.SIGKILL)

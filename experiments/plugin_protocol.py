@@ -117,7 +117,10 @@ def read_answer(
         if status in ("infeasible", "unknown"):
             return Answer(status, error="no answer")
         return Answer(status, error="invalid: the answer has no assignment")
-    result = Result(problem, judged_on, array, status=status)
+    from models.registry import STRATEGIES  # the parent's side: the Python host never judges
+
+    objective = STRATEGIES[judged_on].objective_on(problem)
+    result = Result(problem, judged_on, array, status=status, objective_name=objective)
     verdict = result.evaluation
     assert verdict is not None
     if not verdict.valid:

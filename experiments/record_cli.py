@@ -14,11 +14,14 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from experiments.options import integer_in, seconds
 from problems import ProblemError
 from problems.checks import INT32_MAX
+
+if TYPE_CHECKING:
+    from clients.coordinator_records import RecordReader
 
 #: Exit status when the watch ended by itself (a group deleted, a missing ACL, the cluster lost);
 #: the traces seen so far are written.
@@ -120,7 +123,7 @@ def _target(args: argparse.Namespace) -> Path:
     return out
 
 
-def _record_reader(servers: str, settings: dict, timeout: float):
+def _record_reader(servers: str, settings: dict[str, Any], timeout: float) -> RecordReader | None:
     """A reader of the coordinator's records, or ``None`` (one line says why) when the principal
     may not read ``__consumer_offsets``."""
     from kafka.errors import KafkaError

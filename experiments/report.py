@@ -25,13 +25,15 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from experiments.atlas_tables import ATLAS_TITLE, atlas_table, is_atlas
 from experiments.experiment_tables import facet_tables
 from experiments.gap import disagreements, gaps, runtime_scaling, single, summary
-from experiments.plots import PLOTS, TRACE_PLOTS, save
+from experiments.options import Subcommands
+from experiments.plots import PLOTS, TRACE_PLOTS, Plot, save
 from experiments.tables import (
     SEED,
     absolute_objectives,
@@ -87,7 +89,7 @@ class Content:
         return int(trace_rows(self.rows)["scenario_id"].nunique())
 
     @property
-    def figures(self) -> dict:
+    def figures(self) -> dict[str, Plot]:
         """The figures shown: every plot, and the trace figures when the rows hold traces."""
         return {**PLOTS, **(TRACE_PLOTS if self.trace_count else {})}
 
@@ -154,13 +156,13 @@ def disagreement_table(found: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- summary.json
-def _plain(value):
+def _plain(value: object) -> object:
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
     return value.item() if hasattr(value, "item") else value
 
 
-def summary_json(content: Content, seed: int) -> dict:
+def summary_json(content: Content, seed: int) -> dict[str, Any]:
     """The headline numbers for scripts (fractions, not percentages; null where undefined)."""
     heuristics = [
         {key: _plain(value) for key, value in record.items()}
@@ -387,7 +389,7 @@ def write_report(
 
 
 # ------------------------------------------------------------ `report` command
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``report`` subcommand to the command line."""
     parser = subcommands.add_parser(
         "report",

@@ -341,7 +341,7 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
     if not tables:
         return pd.DataFrame(columns=[*RESULT_COLUMNS, "suite", "run_id"])
     try:  # one conversion to pandas (it costs per column, not per row), to the pandas types written
-        rows = (
+        rows: pd.DataFrame = (
             pa.concat_tables(tables, promote_options="permissive")
             .replace_schema_metadata(tables[0].schema.metadata)
             .to_pandas()
@@ -354,20 +354,21 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
             str(folder),
         ) from None
     # Trace columns missing from every batch read are added (empty), each in its type.
-    rows = rows.assign(**{c: pd.NA for c in TRACE_COLUMNS if c not in rows})
+    missing = pd.Series(pd.NA, index=rows.index, dtype=object)
+    rows = rows.assign(**{c: missing for c in TRACE_COLUMNS if c not in rows})
     rows = rows.astype({c: t for c, t in TRACE_COLUMNS.items()})
     _check_one_experiment(rows, folder)
-    key = [c for c in ("suite", "run_id") if c in rows] + ROW_KEY + ["step"]
-    repeated = rows.duplicated(key, keep="first")
+    row_key = [c for c in ("suite", "run_id") if c in rows] + ROW_KEY + ["step"]
+    repeated = rows.duplicated(row_key, keep="first")
     if repeated.any():
-        earliest = rows.groupby(key, dropna=False, sort=False)["_batch"].transform("first")
-        _check_repeats_agree(rows, key, folder)
+        earliest = rows.groupby(row_key, dropna=False, sort=False)["_batch"].transform("first")
+        _check_repeats_agree(rows, row_key, folder)
         if notes is not None:
-            first = rows[repeated].iloc[0]
+            first_row = rows[repeated].iloc[0]
             original = earliest[repeated].iloc[0]
             notes.append(
                 f"{folder}: {int(repeated.sum())} rows repeat a row of an earlier batch (the same "
-                f"scenario, strategy, variant and solver; first: {first['_batch']} repeats "
+                f"scenario, strategy, variant and solver; first: {first_row['_batch']} repeats "
                 f"{original}); each is counted once"
             )
         rows = rows[~repeated].reset_index(drop=True)
@@ -412,8 +413,9 @@ def _check_repeats_agree(rows: pd.DataFrame, key: list[str], folder: Path) -> No
     conflicting = (signature != first).to_numpy()
     if not conflicting.any():
         return
-    here = rows.iloc[int(np.flatnonzero(conflicting)[0])]
-    there = rows.loc[(groups == groups[here.name]).to_numpy()].iloc[0]
+    at = int(np.flatnonzero(conflicting)[0])
+    here = rows.iloc[at]
+    there = rows.loc[(groups == groups.iloc[at]).to_numpy()].iloc[0]
     column = next(c for c in columns if str(here[c]) != str(there[c]))
     raise ProblemError(
         "",

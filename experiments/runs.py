@@ -15,7 +15,7 @@ import multiprocessing
 import resource
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
 from itertools import repeat
@@ -27,8 +27,8 @@ from tqdm import tqdm
 from experiments.experiment_plugins import plugin_rows
 from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
 from models import frontier, solve
-from models.registry import STRATEGIES, STREAMS_STRATEGIES
-from problems import LEVELS, OBJECTIVES, STRATEGY_OBJECTIVE, ProblemError, evaluate, load_problem
+from models.registry import STRATEGIES, compared_on, register, registered
+from problems import LEVELS, OBJECTIVES, PlacementProblem, ProblemError, evaluate, load_problem
 
 #: Exact solvers' time limit per suite (seconds per solver and scenario).
 TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
@@ -78,7 +78,7 @@ RESULT_COLUMNS = {
 
 def _versions() -> str:
     names = ("rebalance-lab", "ortools", "pulp", "numpy")
-    found = {}
+    found: dict[str, str | None] = {}
     for name in names:
         try:
             found[name] = metadata.version(name)
@@ -93,16 +93,15 @@ VERSIONS = _versions()
 def runs_for(strategy: str) -> list[tuple[str, str | None, str]]:
     """The (strategy, variant, solver) runs judged on ``strategy``'s objective.
 
-    From :data:`models.registry.STRATEGIES`: the Kafka baselines' heuristics (for the first
-    streams strategy, the other streams heuristics), the strategy's heuristic with each of its
-    variants, and each exact backend.
+    From :data:`models.registry.STRATEGIES`: the heuristics of its baselines, then of the
+    strategies compared on its scenarios (:attr:`models.registry.Strategy.compared_on`), the
+    strategy's heuristic with each of its variants, and each exact backend.
     """
     entry = STRATEGIES[strategy]
-    runs = [(baseline, None, "heuristic") for baseline in entry.baselines]
-    if strategy == STREAMS_STRATEGIES[0]:  # every streams heuristic, on one set of exact rows
-        runs += [
-            (other, None, "heuristic") for other in STREAMS_STRATEGIES[1:] if other in STRATEGIES
-        ]
+    others = [*entry.baselines, *compared_on(strategy)]
+    runs: list[tuple[str, str | None, str]] = [
+        (other, None, "heuristic") for other in dict.fromkeys(others)
+    ]
     runs += [(strategy, variant, "heuristic") for variant in entry.heuristic.variants]
     runs += [(strategy, None, backend) for backend in entry.exact]
     return runs
@@ -112,7 +111,7 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def selected_runs(judged_on: str, settings: dict) -> list[tuple[str, str | None, str]]:
+def selected_runs(judged_on: str, settings: dict[str, Any]) -> list[tuple[str, str | None, str]]:
     """:func:`runs_for` less what an experiment's ``strategies`` and ``solvers`` leave out.
 
     ``strategies`` selects the heuristic runs; the exact runs (the judged-on strategy's reference)
@@ -145,7 +144,7 @@ def base_row(scenario: Any, time_limit: float, options: dict[str, Any]) -> dict[
 
 def solve_scenario(
     scenario: Scenario, time_limit: float, plugin_logs: str | None = None
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Every run of ``scenario``: one row per (strategy, variant, solver).
 
     An experiment's settings (:attr:`Scenario.settings`) choose the runs, their time limit and
@@ -158,7 +157,8 @@ def solve_scenario(
     base = base_row(scenario, time_limit, solver_options)
     document = build_problem(scenario)
     problem = load_problem(document)
-    names = OBJECTIVES[STRATEGY_OBJECTIVE[scenario.judged_on]]
+    judge = STRATEGIES[scenario.judged_on]
+    names = OBJECTIVES[judge.objective]
     rows = []
     for strategy, variant, solver in selected_runs(scenario.judged_on, settings):
         row = {
@@ -181,7 +181,7 @@ def solve_scenario(
             if result.answer is not None:
                 # Judged on the scenario's strategy (range on sticky, kafka-default on
                 # sticky-replica, ...).
-                verdict = evaluate(problem, result.answer, scenario.judged_on)
+                verdict = evaluate(problem, result.answer, judge.objective_on(problem))
                 row["valid"] = verdict.valid
                 for i, value in enumerate(verdict.objective[:LEVELS], start=1):
                     row[f"level{i}"] = value
@@ -205,24 +205,27 @@ def solve_scenario(
         )
     frontier_wanted = settings.get("solvers") is None or "cpsat" in settings["solvers"]
     if (
-        scenario.family == "placement"
+        isinstance(problem, PlacementProblem)
         and scenario.partitions <= FRONTIER_PARTITIONS
         and frontier_wanted
     ):
-        rows.extend(_frontier_rows(problem, base, time_limit))
+        rows.extend(_frontier_rows(problem, scenario.judged_on, base, time_limit))
     return rows
 
 
-def _frontier_rows(problem, base: dict, time_limit: float) -> list[dict]:
-    """The exact moves/quality frontier (PR 18903's open question (b)), one row per move budget k."""
-    row = {**base, "strategy": "sticky-replica", "solver": "cpsat", "role": "frontier"}
+def _frontier_rows(
+    problem: PlacementProblem, strategy: str, base: dict[str, Any], time_limit: float
+) -> list[dict[str, Any]]:
+    """The exact moves/quality frontier of ``strategy``'s CP-SAT model (the scenario's; PR 18903's
+    open question (b) for ``sticky-replica``), one row per move budget k."""
+    row = {**base, "strategy": strategy, "solver": "cpsat", "role": "frontier"}
     try:
         started = time.perf_counter()
         forced = int((problem.replica_positions < 0).sum())  # replicas on removed brokers must move
         last = forced + FRONTIER_MOVES  # time_limit per point, as one budget for the whole frontier
         points = frontier(
             problem,
-            "sticky-replica",
+            strategy,
             "cpsat",
             last,
             time_limit=time_limit * (last + 1),
@@ -298,7 +301,7 @@ def solve_frame(
 
 
 def solve_each(
-    solve_one: Callable[..., list[dict]],
+    solve_one: Callable[..., list[dict[str, Any]]],
     items: list[Any],
     time_limit: float,
     columns: dict[str, str],
@@ -316,9 +319,12 @@ def solve_each(
     if processes > 1:
         # spawn: a fork would copy the parent's solver libraries' threads and locks
         with ProcessPoolExecutor(
-            processes, mp_context=multiprocessing.get_context("spawn")
+            processes,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=register,  # the strategies registered here, registered there too
+            initargs=tuple(registered()),
         ) as pool:
-            parts = list(
+            parts: Iterable[list[dict[str, Any]]] = list(
                 tqdm(pool.map(solve_one, items, repeat(time_limit), *map(repeat, extra)), **bar)
             )
     else:

@@ -10,8 +10,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from experiments.options import broker_ids, seconds
+from experiments.options import Subcommands, broker_ids, seconds
 from problems import ProblemError
 
 HELP = """\
@@ -74,7 +75,7 @@ def add_cluster_arguments(
         )
 
 
-def cluster_document(args: argparse.Namespace, kind: str) -> dict:
+def cluster_document(args: argparse.Namespace, kind: str) -> dict[str, Any]:
     """The group (``kind="group"``) or placement document ``args`` name on a live cluster."""
     from clients import cluster
 
@@ -89,14 +90,14 @@ def cluster_document(args: argparse.Namespace, kind: str) -> dict:
         )
 
 
-def connection_settings(args: argparse.Namespace) -> dict:
+def connection_settings(args: argparse.Namespace) -> dict[str, Any]:
     """kafka-python's connection settings of ``--command-config`` (none: PLAINTEXT)."""
     from clients.security import command_config
 
     return command_config(args.command_config)
 
 
-def problem_source(args: argparse.Namespace, kind: str):
+def problem_source(args: argparse.Namespace, kind: str) -> tuple[str | dict[str, Any], str]:
     """``(problem source, name)``: the file ``args.problem`` or the document read from the cluster."""
     if args.bootstrap_server is None:
         if args.command_config is not None:
@@ -123,7 +124,7 @@ def problem_source(args: argparse.Namespace, kind: str):
     return cluster_document(args, kind), args.bootstrap_server
 
 
-def register(subcommands) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``snapshot`` subcommand to ``rebalance-lab``'s subparsers."""
     parser = subcommands.add_parser(
         "snapshot",
@@ -167,7 +168,7 @@ def _command(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_json(document, out: str | None, pretty: bool) -> None:
+def write_json(document: Any, out: str | None, pretty: bool) -> None:
     """``document`` as JSON (indented with ``pretty``) to the file ``out``, or to stdout."""
     text = json.dumps(document, indent=2 if pretty else None) + "\n"
     if out:

@@ -14,10 +14,18 @@ import tempfile
 import uuid
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
-from typing import Any
+from contextlib import contextmanager, nullcontext, suppress
+from typing import TYPE_CHECKING, TypeAlias
 
 from problems import ProblemError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+#: A session on local Spark or a cluster, or on a Spark Connect server.
+Session: TypeAlias = "SparkSession | ConnectSession"
 
 MASTER_VARIABLE = "REBALANCE_LAB_SPARK_MASTER"
 #: A master URL with this scheme is a Spark Connect server.
@@ -37,7 +45,9 @@ def quiet_pyspark_warnings() -> None:
         warnings.filterwarnings("ignore", category=category, module=r"pyspark(\.|$)")
 
 
-def spark_session(master: str | None = None, app_name: str = "rebalance-lab", **config: str):
+def spark_session(
+    master: str | None = None, app_name: str = "rebalance-lab", **config: str
+) -> Session:
     """Get (or create) the Spark session.
 
     Parameters
@@ -97,7 +107,7 @@ def _endpoint_error(master: str, message: str) -> ProblemError:
     return ProblemError("--master", message, master)
 
 
-def check_connect(master: str, timeout: float | None = None) -> Any:
+def check_connect(master: str, timeout: float | None = None) -> DefaultChannelBuilder:
     """The channel builder of the Spark Connect server ``master`` once it answered a request (its
     Spark version) within ``timeout`` seconds (default :data:`ENDPOINT_TIMEOUT`); its session id is
     the one the session then uses (so the request opens no second session on the server).
@@ -116,21 +126,23 @@ def check_connect(master: str, timeout: float | None = None) -> Any:
     timeout = ENDPOINT_TIMEOUT if timeout is None else timeout
     try:
         builder = DefaultChannelBuilder(master)
-        if builder.session_id is None:
-            builder.set("session_id", str(uuid.uuid4()))
+        session_id = builder.session_id
+        if session_id is None:
+            session_id = str(uuid.uuid4())
+            builder.set("session_id", session_id)
         channel = builder.toChannel()
     except (PySparkException, ValueError) as error:
         raise _endpoint_error(master, f"not a Spark Connect URL ({first_line(error)})") from None
     request = base_pb2.AnalyzePlanRequest(
-        session_id=builder.session_id, spark_version=base_pb2.AnalyzePlanRequest.SparkVersion()
+        session_id=session_id, spark_version=base_pb2.AnalyzePlanRequest.SparkVersion()
     )
     request.user_context.user_id = (
         builder.userId or os.getenv("SPARK_USER", os.getenv("USER", "")) or ""
     )
     try:
-        base_pb2_grpc.SparkConnectServiceStub(channel).AnalyzePlan(
-            request, timeout=timeout, metadata=list(builder.metadata())
-        )
+        # grpc's generated service stubs carry no type information
+        stub = base_pb2_grpc.SparkConnectServiceStub(channel)  # type: ignore[no-untyped-call]
+        stub.AnalyzePlan(request, timeout=timeout, metadata=list(builder.metadata()))
     except grpc.RpcError as error:
         code = error.code().name if hasattr(error, "code") else type(error).__name__
         details = first_line(error.details() if hasattr(error, "details") else error)
@@ -143,7 +155,7 @@ def check_connect(master: str, timeout: float | None = None) -> Any:
     return builder
 
 
-def _connect_session(builder: Any):
+def _connect_session(builder: DefaultChannelBuilder) -> ConnectSession:
     """A Spark Connect session over ``builder`` (:func:`check_connect`), retrying a lost server
     :data:`CONNECT_RETRIES` times."""
     from pyspark.sql.connect.client.retries import DefaultPolicy
@@ -241,7 +253,7 @@ def _log_reason(log: str) -> str | None:
 @contextmanager
 def spark_job(
     source: str, master: str | None, app_name: str, *, quiet: bool = True
-) -> Iterator[Any]:
+) -> Iterator[Session]:
     """A Spark session for the block's job, its endpoint checked first (:func:`check_master`).
 
     What the JVM writes to stderr (Spark's banner and log, its Python workers' tracebacks) goes to a
@@ -297,8 +309,22 @@ def _stderr_to(descriptor: int) -> Iterator[None]:
         os.close(saved)
 
 
-def default_parallelism(spark) -> int:
+def cancel_jobs(spark: Session) -> None:
+    """Cancel the session's running jobs, if it still answers (a run stopped part-way)."""
+    from pyspark.sql import SparkSession
+
+    with suppress(Exception):  # a session whose JVM or server is gone has nothing to cancel
+        if isinstance(spark, SparkSession):
+            spark.sparkContext.cancelAllJobs()
+        else:
+            spark.interruptAll()
+
+
+def default_parallelism(spark: Session) -> int:
     """The session's default parallelism (Spark Connect: the server's ``spark.default.parallelism``, or 2)."""
-    if type(spark).__module__.startswith("pyspark.sql.connect"):
-        return int(spark.conf.get("spark.default.parallelism", "2"))
-    return spark.sparkContext.defaultParallelism
+    from pyspark.sql import SparkSession
+
+    if not isinstance(spark, SparkSession):  # a Spark Connect session
+        return int(spark.conf.get("spark.default.parallelism", "2") or "2")
+    parallelism: int = spark.sparkContext.defaultParallelism
+    return parallelism

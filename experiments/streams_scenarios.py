@@ -28,8 +28,11 @@ from typing import Any
 
 import numpy as np
 
-#: The strategy streams scenarios are judged on (its objective: ``streams``).
-JUDGED_ON = "streams-sticky"
+from models.registry import judged_strategies
+
+#: The strategy streams scenarios are judged on (its objective: ``streams``): the streams strategy
+#: whose record judges scenarios (:func:`models.registry.judged_strategies`).
+JUDGED_ON = next(record.name for record in judged_strategies() if record.family == "streams")
 #: What happened since the previous assignment.
 CHURN = ("fresh", "member-joins", "member-leaves", "several-leave", "scale-out")
 #: Topology and client shapes.
@@ -78,7 +81,7 @@ def streams_document(
         pattern == "stateful" or (pattern != "stateless" and i % 2 == 0)
         for i in range(subtopologies)
     ]
-    subs = {
+    subs: dict[str, dict[str, Any]] = {
         n: {"partitions": int(c), "stateful": s}
         for n, c, s in zip(names, counts.tolist(), stateful)
     }
@@ -96,13 +99,13 @@ def streams_document(
     held = _previous(names, counts, stateful, before, standbys) if churn != "fresh" else {}
     by_id = {m["id"]: m for m in members}
     for name, (active, standby) in held.items():
-        member = by_id.get(name)
-        if member is None:  # a client that left
+        holder = by_id.get(name)
+        if holder is None:  # a client that left
             continue
         if active:
-            member["active"] = active
+            holder["active"] = active
         if standby:
-            member["standby"] = standby
+            holder["standby"] = standby
     for member in members:
         member["lags"] = _lags(member, names, counts, stateful, lags, rng)
     doc: dict[str, Any] = {

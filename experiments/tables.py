@@ -16,67 +16,15 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from experiments.gap import summary, tied_gap
-
-#: Short names of levels 1 and 2 of each objective (the tables' column labels) ...
-OBJECTIVE_LEVELS: dict[str, tuple[str, str]] = {
-    "sticky": ("partition balance", "moves"),
-    "lag-aware": ("max member lag", "lag balance"),
-    "stream-join": ("number balance", "number moves"),
-    "sticky-replica": ("broker balance", "rack spread"),
-    "rack-aware": ("partition balance", "rack mismatches"),
-    "share": ("partition balance", "reader balance"),
-    "streams-sticky": ("restore cost", "task balance"),
-}
-
-#: ... and what they measure (docs/design/objectives.md), said in each table's caption.
-LEVEL_DEFINITIONS: dict[str, str] = {
-    "sticky": "partition balance = sum over members of the squared partition count; "
-    "moves = partitions that change owner",
-    "lag-aware": "max member lag = the largest total lag of a member (messages); "
-    "lag balance = sum over members of the squared total lag",
-    "stream-join": "number balance = sum over members of the squared count of partition numbers; "
-    "number moves = partition numbers that change owner",
-    "sticky-replica": "broker balance = sum over brokers of the squared replica count; "
-    "rack spread = sum over partitions and racks of the squared replica count",
-    "rack-aware": "partition balance = sum over members of the squared partition count; rack mismatches = "
-    "partitions whose member's rack holds none of their replicas (level 3, moves, not shown)",
-    "share": "partition balance = sum over members of the squared partition count; reader balance = "
-    "sum over partitions of the squared member count (level 3, pairs dropped, not shown); "
-    "invalid answers (uniform's idle members) have no gap",
-    "streams-sticky": "restore cost = sum over active stateful tasks of their process's lag (the "
-    "task's largest known lag where the process has no state); task balance = sum over members "
-    "of the squared active count weighted by 1/threads (levels 3-6, standby balance, cross-rack "
-    "traffic, active and standby moves, not shown)",
-}
-
-#: Human names of the heuristic runs (``gap.label`` -> name); others are shown as labelled.
-HEURISTIC_NAMES: dict[str, str] = {
-    "range": "range",
-    "roundrobin": "round robin",
-    "sticky": "Kafka's StickyAssignor (4.x)",
-    "sticky[kafka-12464]": "KAFKA-12464 (KIP-54 when unequal)",
-    "sticky[kafka-9987]": "KAFKA-9987",
-    "uniform": "KIP-848 uniform (UniformAssignor)",
-    "server-range": "KIP-848 server range",
-    "cooperative-sticky": "Kafka's CooperativeStickyAssignor (completed)",
-    "rack-aware": "Kafka's StickyAssignor, KIP-881 racks",
-    "lag-aware": "KIP-169",
-    "lag-aware[cumulative]": "KIP-169, cumulative totals",
-    "lag-aware[sticky]": "KIP-169, sticky",
-    "lag-aware[differencing]": "largest differencing (not Kafka's)",
-    "stream-join": "KIP-315",
-    "kafka-default": "kafka-reassign-partitions (kafka-default)",
-    "sticky-replica": "PR 18903",
-    "share": "Kafka's SimpleAssignor (KIP-932)",
-    "streams-sticky": "Kafka's streams-group StickyTaskAssignor (KIP-1071)",
-    "streams-ha": "Kafka Streams' HighAvailabilityTaskAssignor (KIP-441)",
-    "streams-kip924-sticky": "Kafka Streams' StickyTaskAssignor (KIP-924)",
-}
+from models.registry import STRATEGIES
+from problems import READINGS
+from problems.objectives import Reading
 
 #: Bootstrap resamples and seed of the confidence intervals (fixed: the report is reproducible).
 RESAMPLES = 2000
@@ -84,13 +32,28 @@ SEED = 20261123
 
 
 def heuristic_name(label: str) -> str:
-    """The human name of a heuristic run label such as ``lag-aware[cumulative]``."""
-    return HEURISTIC_NAMES.get(label, label)
+    """The human name of a heuristic run label such as ``lag-aware[cumulative]`` (its strategy's
+    record, :attr:`models.registry.Strategy.display`); a label of no strategy is shown as it is."""
+    name, bracket, variant = label.partition("[")
+    record = STRATEGIES.get(name)
+    if record is None or (bracket and not variant.endswith("]")):
+        return label
+    return record.label_display(variant[:-1] if bracket else None)
+
+
+def reading(judged_on: str) -> Reading | None:
+    """How the report reads the levels of the objective scenarios judged on ``judged_on`` are
+    judged on (``None`` for a name no scenario is judged on)."""
+    record = STRATEGIES.get(judged_on)
+    if record is None or record.judging is None:
+        return None
+    return READINGS.get(record.objective)
 
 
 def level_names(objective: str) -> tuple[str, str]:
-    """What levels 1 and 2 of ``objective`` measure."""
-    return OBJECTIVE_LEVELS.get(objective, ("level 1", "level 2"))
+    """What levels 1 and 2 measure on the scenarios judged on ``objective`` (a strategy's name)."""
+    found = reading(objective)
+    return ("level 1", "level 2") if found is None else found.columns
 
 
 # ------------------------------------------------------------------ numbers
@@ -153,7 +116,7 @@ def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFram
     zero = pd.to_numeric(proven["ref_level1"], errors="coerce") == 0
     absolute = set(proven.loc[zero.fillna(False).to_numpy(dtype=bool), "judged_on"])
     records = [
-        _headline_record(objective, heuristic, group, seed, objective in absolute)
+        _headline_record(str(objective), str(heuristic), group, seed, objective in absolute)
         for (objective, heuristic), group in gap_rows.groupby(["judged_on", "heuristic"], sort=True)
     ]
     return pd.DataFrame.from_records(records, columns=HEADLINE_COLUMNS)
@@ -161,7 +124,7 @@ def headline_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFram
 
 def _headline_record(
     objective: str, heuristic: str, group: pd.DataFrame, seed: int, absolute: bool = False
-) -> dict:
+) -> dict[str, Any]:
     """The :func:`headline_numbers` row of one heuristic's gap rows on one objective."""
     status = group["ref_status"].astype(object)
     proven = group[status == "optimal"]
@@ -226,7 +189,8 @@ def absolute_objectives(numbers: pd.DataFrame) -> set[str]:
 
 def headline_caption(objective: str, absolute: bool = False) -> str:
     """One sentence under an objective's headline table: what is compared, and the level names."""
-    definition = LEVEL_DEFINITIONS.get(objective, "levels as in docs/design/objectives.md")
+    found = reading(objective)
+    definition = "levels as in docs/design/objectives.md" if found is None else found.definition
     gap = (
         f"extra {level_names(objective)[0]} over the optimum, in its units (an optimum's level 1 "
         "is 0 in some scenarios, where a relative gap is infinite),"
@@ -242,17 +206,17 @@ def headline_caption(objective: str, absolute: bool = False) -> str:
 
 def headline_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """One labelled, formatted table per objective (one row per heuristic), for every output format."""
-    tables = {}
+    tables: dict[str, pd.DataFrame] = {}
     absolute = absolute_objectives(numbers)
     for objective, group in numbers.groupby("judged_on", sort=True):
-        level1, level2 = level_names(objective)
+        level1, level2 = level_names(str(objective))
         shown = number if objective in absolute else percent
         gap = (
             f"mean extra {level1} over the optimum [95% CI]"
             if objective in absolute
             else f"mean gap to optimum, {level1} [95% CI]"
         )
-        tables[objective] = pd.DataFrame(
+        tables[str(objective)] = pd.DataFrame(
             {
                 "heuristic": group["name"],
                 "scenarios: proven optimum": group["proven_optimal"].map(number),
@@ -322,7 +286,8 @@ def to_markdown(table: pd.DataFrame) -> str:
     """A GitHub Markdown pipe table (``|`` in a cell escaped)."""
     safe = table.rename(columns=lambda c: str(c).replace("|", r"\|"))
     safe = safe.apply(lambda column: column.astype(str).str.replace("|", r"\|", regex=False))
-    return safe.to_markdown(index=False, tablefmt="github")
+    markdown: str = safe.to_markdown(index=False, tablefmt="github")
+    return markdown
 
 
 def to_latex(table: pd.DataFrame, *, caption: str, label: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from experiments import plugin_cli
-from experiments.options import integer_in, seconds
+from experiments.options import Subcommands, integer_in, seconds
 from experiments.trace_compare import observed_step, print_rows, row
 from models.observed import observed_run
 from models.options import DEFAULT_TIME_LIMIT
@@ -31,7 +31,7 @@ from models.trace import (
     trace,
     trace_answers,
 )
-from problems import load_problem, problem_to_json
+from problems import GroupProblem, PlacementProblem, Result, load_problem, problem_to_json
 from problems.checks import INT32_MAX
 from problems.trace import MAX_TRACE_SIZE, Trace, load_trace
 
@@ -53,7 +53,7 @@ example:
 """
 
 
-def register(subcommands: Any) -> None:
+def register(subcommands: Subcommands) -> None:
     """Add the ``trace`` subcommand to ``rebalance-lab``'s subparsers."""
     parser = subcommands.add_parser(
         "trace",
@@ -98,13 +98,15 @@ def register(subcommands: Any) -> None:
         metavar="SEC",
         help="seconds for the whole trace (default 10): every step's exact solve gets the time "
         "left, the horizon's step levels and model share it; steps it leaves unsolved are "
-        "unknown (exit 3).  Unused by --solver heuristic; --plugin: each step's call",
+        "unknown (exit 3).  Unused by --solver heuristic; --plugin: each step's call gets the "
+        "time left",
     )
     parser.add_argument(
         "--max-size",
         type=integer_in(1, 2**62),
         metavar="N",
-        help=f"the largest trace taken: partitions summed over its rebalances (default "
+        help="the largest trace taken: partitions (a placement's replicas) summed over its "
+        f"rebalances, as experiment show and compare --max-size (default "
         f"{MAX_TRACE_SIZE:,}; the horizon solver, which holds every step at once, "
         f"{MAX_HORIZON_SIZE:,})",
     )
@@ -194,7 +196,8 @@ def command(args: argparse.Namespace) -> int:
 def _with_plugin(
     args: argparse.Namespace, loaded: Trace, on_step: Callable[[TraceStep], None]
 ) -> TraceResult:
-    """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md)."""
+    """The plugin of ``--plugin`` through the trace, each step one call (docs/plugins.md) given
+    the time left of ``--time-limit``, one budget for the whole trace."""
     from experiments.plugin_runner import run
 
     found = plugin_cli.plugin(args.plugin, args.classpath)
@@ -202,13 +205,16 @@ def _with_plugin(
     judged = plugin_cli.judged_on(found, start, loaded.name)
     limit = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
 
-    def answer(problem):
-        call = run(found.name, found.target, problem, problem_to_json(problem), judged, limit)
+    def answer(problem: GroupProblem | PlacementProblem, seconds: float | None) -> Result:
+        budget = limit if seconds is None else seconds
+        call = run(found.name, found.target, problem, problem_to_json(problem), judged, budget)
         if call.answer.result is not None:
             return call.answer.result
         return plugin_cli.failed(problem, judged, call.answer.error or "no answer")
 
-    return trace_answers(loaded, judged, answer, found.name, on_step=on_step, keep_answers=False)
+    return trace_answers(
+        loaded, judged, answer, found.name, time_limit=limit, on_step=on_step, keep_answers=False
+    )
 
 
 def events(step: dict[str, Any]) -> str:

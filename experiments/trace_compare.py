@@ -63,8 +63,13 @@ def _valid(run: TraceResult, judge: str | None) -> tuple[int, tuple[int, ...]]:
         if result is None or result.answer is None:
             continue
         evaluation = (
-            result.evaluation if judge is None else evaluate(result.problem, result.answer, judge)
+            result.evaluation
+            if judge is None
+            else evaluate(
+                result.problem, result.answer, STRATEGIES[judge].objective_on(result.problem)
+            )
         )
+        assert evaluation is not None  # the step has an answer
         valid += bool(evaluation.valid)
         levels = tuple(int(v) for v in evaluation.objective)
         sums = levels if sums is None else tuple(a + b for a, b in zip(sums, levels))

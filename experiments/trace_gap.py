@@ -23,10 +23,20 @@ import pandas as pd
 
 from experiments.gap import label
 from experiments.tables import SEED, bootstrap_ci, heuristic_name, number, percent
+from models.registry import judged_strategies
+from problems import above_moves
 
-#: Levels above moves per judged-on strategy: the levels a step must tie for its moves to compare
-#: (lag-aware has no moves level: every level).
-ABOVE_MOVES = {"sticky": 1, "stream-join": 1, "rack-aware": 2, "lag-aware": 2, "sticky-replica": 3}
+
+def above_moves_of() -> dict[str, int]:
+    """Levels above moves per strategy traces are judged on (:func:`problems.above_moves`): the
+    levels a step must tie for its moves to compare (lag-aware has no moves level: every level)."""
+    return {
+        record.name: above_moves(record.objective)
+        for record in judged_strategies()
+        if record.judging is not None and record.judging.trace_panel is not None
+    }
+
+
 #: The label of the per-step optimum's run among the heuristics of a trace table.
 STEP_OPTIMAL = "step-optimal"
 #: Human names of the exact trace runs.
@@ -150,11 +160,12 @@ def _steps_tied(per_step: pd.DataFrame) -> pd.Series:
     ).astype(int)
     reference = exact.sort_values("_rank").drop_duplicates(["scenario_id", "step"])
     key = ["scenario_id", "step"]
-    level_columns = [f"level{i}" for i in range(1, max(ABOVE_MOVES.values()) + 1)]
+    above_moves_by = above_moves_of()
+    level_columns = [f"level{i}" for i in range(1, max(above_moves_by.values()) + 1)]
     merged = per_step.merge(
         reference[[*key, *level_columns]], on=key, how="left", suffixes=("", "_ref")
     )
-    above = merged["judged_on"].map(ABOVE_MOVES).fillna(1).astype(int).to_numpy()
+    above = merged["judged_on"].map(above_moves_by).fillna(1).astype(int).to_numpy()
     equal = np.array(merged["valid"].astype(object).eq(True), dtype=bool)
     for i, column in enumerate(level_columns, start=1):
         mine, theirs = _floats(merged[column]), _floats(merged[f"{column}_ref"])
@@ -215,7 +226,7 @@ def trace_numbers(gap_rows: pd.DataFrame, *, seed: int = SEED) -> pd.DataFrame:
                 "judged_on": objective,
                 "trace": trace,
                 "heuristic": run,
-                "name": trace_name(run),
+                "name": trace_name(str(run)),
                 "traces": int(group["scenario_id"].nunique()),
                 "levels_tie": int(len(tie)),
                 "proven": int(len(proven)),
@@ -252,13 +263,13 @@ def trace_caption(objective: str) -> str:
 
 def trace_tables(numbers: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """One formatted table per objective: a line per trace family and run."""
-    tables = {}
+    tables: dict[str, pd.DataFrame] = {}
     for objective, group in numbers.groupby("judged_on", sort=True):
         # per trace family: the heuristics by label, the per-step optimum last
         group = group.assign(_last=group["heuristic"] == STEP_OPTIMAL).sort_values(
             ["trace", "_last", "heuristic"]
         )
-        tables[objective] = pd.DataFrame(
+        tables[str(objective)] = pd.DataFrame(
             {
                 "trace": group["trace"],
                 "run": group["name"],

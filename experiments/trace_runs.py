@@ -23,8 +23,9 @@ import pandas as pd
 
 from experiments.results import ALL_COLUMNS
 from experiments.runs import _describe, _peak_rss_mb, base_row, runs_for, solve_each
-from experiments.trace_scenarios import TraceScenario, build_trace
-from problems import LEVELS, ProblemError, evaluate, objective_of
+from experiments.trace_scenarios import TraceScenario, build_trace, trace_size
+from models.registry import STRATEGIES
+from problems import LEVELS, ProblemError, evaluate
 
 #: The exact references of a trace run: each step optimal alone, and the horizon optimum.
 EXACT_TRACE_SOLVERS = ("step", "horizon")
@@ -57,14 +58,16 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
     An experiment's settings (:attr:`TraceScenario.settings`) choose the runs, their time limit
     and solver options, as for a single rebalance.
     """
-    from problems.trace import load_trace
+    from problems.trace import MAX_TRACE_SIZE, load_trace
 
     settings = json.loads(scenario.settings) if scenario.settings else {}
     time_limit = float(settings.get("time_limit", time_limit))
     solver_options = settings.get("options", {})
     base = _base(scenario, time_limit, solver_options)
     try:
-        trace = load_trace(build_trace(scenario), name=scenario.scenario_id)
+        # the experiment reader held the trace to the command's --max-size (the same measure)
+        accepted = max(MAX_TRACE_SIZE, trace_size(scenario)[0])
+        trace = load_trace(build_trace(scenario), name=scenario.scenario_id, max_size=accepted)
         refused = ""
     except ProblemError as error:  # beyond the trace reader's limits: each run a row saying so
         trace, refused = None, f"refused: {error}"
@@ -162,9 +165,10 @@ def _judged(scenario: TraceScenario, strategy: str, step: Any) -> tuple[list[int
     if result is None or result.answer is None:
         return [], False
     problem = result.problem
-    if objective_of(problem, strategy) == objective_of(problem, scenario.judged_on):
+    judged = STRATEGIES[scenario.judged_on].objective_on(problem)
+    if STRATEGIES[strategy].objective_on(problem) == judged:
         return [int(v) for v in step.objective], bool(result.valid)
-    verdict = evaluate(problem, result.answer, scenario.judged_on)
+    verdict = evaluate(problem, result.answer, judged)
     return [int(v) for v in verdict.objective], bool(verdict.valid)
 
 

@@ -50,12 +50,15 @@ Details: docs/harness.md.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from experiments.scenarios import RACKS, Scenario, build_problem
+from models.registry import judged_strategies
+from problems.checks import INT64_MAX
 
 #: Trace families and the problem family each applies to.
 TRACE_FAMILIES: dict[str, str] = {
@@ -73,8 +76,18 @@ TRACE_FAMILIES: dict[str, str] = {
 }
 #: Families that apply to one judged-on strategy only.
 ONLY_FOR = {"lag-drift": "lag-aware"}
-#: Strategies a trace scenario can be judged on (share groups have no trace format).
-TRACE_JUDGED_ON = ("sticky", "rack-aware", "lag-aware", "stream-join", "sticky-replica")
+
+
+def trace_judged_on() -> tuple[str, ...]:
+    """Strategies a trace scenario can be judged on (:attr:`models.registry.Judging.trace_panel`;
+    share groups have no trace format)."""
+    return tuple(
+        record.name
+        for record in judged_strategies()
+        if record.judging is not None and record.judging.trace_panel is not None
+    )
+
+
 #: The lag a hot partition gets (as :func:`experiments.scenarios._lags` draws ``hot``).
 HOT_LAG = 10**6
 
@@ -150,7 +163,7 @@ class TraceScenario:
         """Items to place at the start: partitions (groups) or replicas (placements)."""
         return self.start.size
 
-    def as_row(self) -> dict:
+    def as_row(self) -> dict[str, Any]:
         return {"scenario_id": self.scenario_id, "size": self.size, **asdict(self)}
 
 
@@ -162,7 +175,7 @@ def check(scenario: TraceScenario) -> str | None:
         return f"unknown trace family {scenario.trace!r} (choose from {', '.join(TRACE_FAMILIES)})"
     if family != scenario.family:
         return f"trace {scenario.trace!r} is for {family}s, this block is {scenario.family}s"
-    if scenario.judged_on not in TRACE_JUDGED_ON:
+    if scenario.judged_on not in trace_judged_on():
         return f"no traces are judged on {scenario.judged_on!r}"
     only = ONLY_FOR.get(scenario.trace)
     if only is not None and scenario.judged_on != only:
@@ -218,9 +231,16 @@ def build_trace(scenario: TraceScenario) -> dict[str, Any]:
 class _GroupEvents:
     """The group as the events change it: members (in order), topics and lags."""
 
-    def __init__(self, scenario: TraceScenario, start: dict[str, Any], rng: np.random.Generator):
+    def __init__(
+        self,
+        scenario: TraceScenario,
+        start: dict[str, Any],
+        rng: np.random.Generator,
+        counting: bool = False,
+    ):
         self.s = scenario
         self.rng = rng
+        self.counting = counting  # only the partition counts: draws made, lags and racks dropped
         self.members: list[dict[str, Any]] = [dict(m) for m in start["members"]]
         self.topics: dict[str, int] = dict(start["topics"])
         self.lags: dict[str, list[int]] | None = (
@@ -232,6 +252,15 @@ class _GroupEvents:
             if "partition_racks" in start
             else None
         )
+        # counting: the lengths of the lags' and the replica racks' lists, in their place
+        self.rack_lengths: dict[str, int] | None = None
+        self.lag_lengths: dict[str, int] | None = None
+        if counting:
+            if self.partition_racks is not None:
+                self.rack_lengths = {t: len(v) for t, v in self.partition_racks.items()}
+            if self.lags is not None:
+                self.lag_lengths = {t: len(v) for t, v in self.lags.items()}
+            self.partition_racks = self.lags = None
         self.next_id = scenario.members
         self.next_topic = scenario.topics
         self.away: list[dict[str, Any]] = []  # members that left and will come back
@@ -280,6 +309,8 @@ class _GroupEvents:
     def _lags_event(self) -> dict[str, Any]:
         """Lags and replica racks for every partition after a topic change (new partitions get
         drawn lags, and replicas on ``replication`` consecutive racks from a drawn first one)."""
+        if self.counting:
+            return self._count_lags()
         event: dict[str, Any] = {}
         if self.partition_racks is not None:
             names = [f"rack{r}" for r in range(RACKS)]
@@ -296,11 +327,35 @@ class _GroupEvents:
         if self.lags is None:
             return event
         for topic, count in self.topics.items():
-            have = self.lags.get(topic, [])
-            if len(have) < count:
-                have = have + self._draw_lags(count - len(have))
-            self.lags[topic] = have[:count]
+            values = self.lags.get(topic, [])
+            if len(values) < count:
+                values = values + self._draw_lags(count - len(values))
+            self.lags[topic] = values[:count]
         return {**event, "lags": {t: list(v) for t, v in self.lags.items()}}
+
+    def _count_lags(self) -> dict[str, Any]:
+        """:meth:`_lags_event`'s random draws for the new partitions, their values dropped (only
+        the lists' lengths are kept), and no event."""
+        for lengths, draw in ((self.rack_lengths, self._draw_racks), (self.lag_lengths, None)):
+            if lengths is None:
+                continue
+            for topic, count in self.topics.items():
+                missing = count - lengths.get(topic, 0)
+                if draw is not None:
+                    draw(max(0, missing))
+                elif missing > 0:
+                    self._draw_lags(missing)
+                lengths[topic] = count
+        return {}
+
+    def _draw_racks(self, count: int) -> None:
+        self.rng.integers(RACKS, size=count)
+
+    def sizes(self) -> Iterator[int]:
+        """The partitions after each ``topic-growth`` step, the steps made one at a time."""
+        for k in range(1, self.s.steps + 1):
+            self._topic_growth(k)
+            yield sum(self.topics.values())
 
     def _k(self) -> int:
         return max(1, self.s.members // (2 * self.s.steps))
@@ -443,12 +498,66 @@ def trace_length(scenario: TraceScenario) -> int:
     return 2 if scenario.trace == "decommission-all-at-once" else scenario.steps + 1
 
 
+def start_items(scenario: TraceScenario) -> int:
+    """The starting problem's partitions (a placement's replicas), from the sizes alone: a stream
+    join's co-partitioned topics hold ``partitions // topics`` (at least 1) each."""
+    if scenario.family == "group" and scenario.judged_on == "stream-join":
+        return scenario.topics * max(1, scenario.partitions // max(1, scenario.topics))
+    return scenario.size
+
+
+def trace_size(scenario: TraceScenario, limit: int | None = None) -> tuple[int, bool]:
+    """The size :func:`problems.trace.trace_size` gives the trace of ``scenario`` — partitions
+    (a placement's replicas) summed over its rebalances — without building the trace, and
+    whether it is exact.
+
+    Only ``topic-growth`` changes the partitions: a stream join's growth is counted from the
+    sizes (every topic grows together); another group's is followed step by step with the
+    events' own random draws, counts only (:class:`_GroupEvents` counting).  The second counting
+    stops once the sum is above ``limit`` (the first once it is above 2**63-1, past any limit):
+    then the number is a lower bound (the steps left counted at the partitions reached), not
+    exact.
+    """
+    rebalances = trace_length(scenario)
+    items = start_items(scenario)
+    if scenario.trace != "topic-growth":
+        return items * rebalances, True
+    stop = limit
+    if scenario.judged_on == "stream-join":
+        topics = max(1, scenario.topics)
+        sizes = _stream_join_growth(topics, items // topics, scenario.steps)
+        if stop is not None:  # plain arithmetic: counted on to the end, or past any limit
+            stop = max(stop, INT64_MAX)
+    else:
+        start = build_problem(scenario.start)
+        sizes = _GroupEvents(scenario, start, _rng(scenario), counting=True).sizes()
+    total, current = items, items
+    for k, current in enumerate(sizes, start=1):
+        total += current
+        if stop is not None and total > stop and k < scenario.steps:
+            return total + current * (scenario.steps - k), False
+    return total, True
+
+
+def _stream_join_growth(topics: int, count: int, steps: int) -> Iterator[int]:
+    """A stream join's partitions after each topic-growth step: odd steps add a topic of the
+    common count, even steps grow every topic by half (at least 1)."""
+    for k in range(1, steps + 1):
+        if k % 2:
+            topics += 1
+        else:
+            count += max(1, count // 2)
+        yield topics * count
+
+
 __all__ = [
     "ONLY_FOR",
     "TRACE_FAMILIES",
-    "TRACE_JUDGED_ON",
+    "trace_judged_on",
     "TraceScenario",
     "build_trace",
     "check",
+    "start_items",
     "trace_length",
+    "trace_size",
 ]

@@ -1,0 +1,1 @@
+"""The documented heuristics: each strategy's greedy algorithm as its source document specifies it."""

@@ -43,7 +43,7 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def java_string_hashes(texts) -> np.ndarray:
+def java_string_hashes(texts: Iterable[str]) -> np.ndarray:
     """:func:`java_string_hash` of many strings at once (``int64`` array of the signed values).
 
     ``h = sum(c[i] * 31 ** (n - 1 - i))`` over the UTF-16 code units, modulo 2**32: every product
@@ -109,7 +109,7 @@ def hash_map_order(keys: list[str]) -> np.ndarray:
     return grouped_hash_order(np.zeros(len(keys), dtype=np.int64), java_string_hashes(keys))
 
 
-def hash_table_order(hashes, capacity: int = 16) -> np.ndarray:
+def hash_table_order(hashes: Iterable[int], capacity: int = 16) -> np.ndarray:
     """As :func:`hash_map_order`, for keys given by their Java ``hashCode`` values (in insertion order),
     the table starting at ``capacity`` buckets (``new HashMap<>(n)`` / ``new
     HashSet<>(collection)``:

@@ -6,6 +6,7 @@ Step by step, with its sources and where it follows Kafka: docs/strategies/repli
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -13,13 +14,14 @@ from heuristics.java import java_order_key
 from problems import PlacementProblem, Result
 
 
-def _rack_alternated(broker_ids, racks) -> list[int]:
+def _rack_alternated(broker_ids: Iterable[int], racks: Sequence[str | None]) -> list[int]:
     """Kafka's ``getRackAlternatedBrokerList``: one broker per rack in turn.
 
     Racks in Java string order, each rack's brokers by ascending id.
     """
     by_rack: dict[str, list[int]] = {}
     for broker, rack in zip(broker_ids, racks):
+        assert rack is not None  # a rack-aware placement: every broker has a rack
         by_rack.setdefault(rack, []).append(int(broker))
     queues = [sorted(by_rack[rack]) for rack in sorted(by_rack, key=java_order_key)]
     result: list[int] = []
@@ -127,4 +129,4 @@ def assign(
             else:
                 chosen = _rack_unaware(brokers, factor, leader, step)
             replicas[start[p] : start[p + 1]] = chosen[:factor]
-    return Result(problem, "kafka-default", replicas)
+    return Result(problem, "kafka-default", replicas, objective_name="replica")

@@ -64,10 +64,18 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
         if previous is not None:
             order = _keep_owned(order, previous, subscribers, counts, owner, totals, lags)
         _rounds(order, subscribers, counts, totals, by_id[subscribers], owner, lags)
-    return Result(problem, "lag-aware", owner)
+    return Result(problem, "lag-aware", owner, objective_name="lag-aware")
 
 
-def _rounds(order, subscribers, counts, totals, ids, owner, lags) -> None:
+def _rounds(
+    order: np.ndarray,
+    subscribers: np.ndarray,
+    counts: np.ndarray,
+    totals: np.ndarray,
+    ids: np.ndarray,
+    owner: np.ndarray,
+    lags: np.ndarray,
+) -> None:
     """Hand out ``order`` (partitions, decreasing lag) in KIP-169's rounds.
 
     Each round serves every subscriber whose ``counts`` is the current lowest,
@@ -88,7 +96,15 @@ def _rounds(order, subscribers, counts, totals, ids, owner, lags) -> None:
         level += 1
 
 
-def _keep_owned(order, previous, subscribers, counts, owner, totals, lags) -> np.ndarray:
+def _keep_owned(
+    order: np.ndarray,
+    previous: np.ndarray,
+    subscribers: np.ndarray,
+    counts: np.ndarray,
+    owner: np.ndarray,
+    totals: np.ndarray,
+    lags: np.ndarray,
+) -> np.ndarray:
     """Sticky variant: previous owners keep partitions within floor/ceiling; returns the rest of ``order``."""
     floor, extra = divmod(len(order), len(subscribers))
     slot = np.full(int(subscribers.max()) + 1, -1, dtype=np.int64)
@@ -107,7 +123,13 @@ def _keep_owned(order, previous, subscribers, counts, owner, totals, lags) -> np
     return np.asarray(rest, dtype=np.int64)
 
 
-def _difference(order, subscribers, totals, owner, lags) -> None:
+def _difference(
+    order: np.ndarray,
+    subscribers: np.ndarray,
+    totals: np.ndarray,
+    owner: np.ndarray,
+    lags: np.ndarray,
+) -> None:
     """Differencing variant: one topic's partitions (``order``: decreasing lag) by BLDM, ``totals`` carried.
 
     A tuple is ``k`` sums and ``k`` node ids; joining two makes ``k`` new nodes whose children are
@@ -160,13 +182,13 @@ def _difference(order, subscribers, totals, owner, lags) -> None:
     )
 
 
-def _add_object(totals, members, values) -> None:
+def _add_object(totals: np.ndarray, members: np.ndarray, values: np.ndarray) -> None:
     for m, v in zip(members.tolist(), values.tolist()):
         totals[m] += v
 
 
-def _spread(sums: np.ndarray):
-    return sums.max() - sums.min() if len(sums) else 0
+def _spread(sums: np.ndarray) -> int:
+    return int(sums.max() - sums.min()) if len(sums) else 0
 
 
 def _object_order(sums: np.ndarray, descending: bool) -> np.ndarray:

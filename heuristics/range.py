@@ -5,10 +5,12 @@ Step by step, with its sources and where it follows Kafka: docs/strategies/clien
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from heuristics.kafka_orders import member_rank
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, baseline_objective
 
 
 def assign(problem: GroupProblem) -> Result:
@@ -27,7 +29,8 @@ def assign(problem: GroupProblem) -> Result:
     """
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     rank = member_rank(problem)
-    if not problem.has_racks or not (problem.member_rack >= 0).any():  # racks cannot switch on
+    member_rack = problem.member_rack
+    if not problem.has_racks or member_rack is None or not (member_rack >= 0).any():  # racks off
         for t, subscribers in enumerate(problem.topic_subscribers):
             count = int(problem.partition_counts[t])
             if len(subscribers) == 0 or count == 0:
@@ -39,9 +42,9 @@ def assign(problem: GroupProblem) -> Result:
             owner[problem.topic_start[t] : problem.topic_start[t] + count] = np.repeat(
                 ordered, lengths
             )
-        return Result(problem, "range", owner)
+        return Result(problem, "range", owner, objective_name=baseline_objective(problem))
     states = []
-    ordered: dict[
+    orders: dict[
         bytes, np.ndarray
     ] = {}  # topics with the same subscribers share their member order
     for t, subscribers in enumerate(problem.topic_subscribers):
@@ -49,14 +52,14 @@ def assign(problem: GroupProblem) -> Result:
         if len(subscribers) == 0 or count == 0:
             continue
         key = subscribers.tobytes()
-        if key not in ordered:
-            ordered[key] = subscribers[np.argsort(rank[subscribers])]
-        states.append(_Topic(problem, t, ordered[key], owner))
+        if key not in orders:
+            orders[key] = subscribers[np.argsort(rank[subscribers])]
+        states.append(_Topic(problem, t, orders[key], owner))
     if any(state.needs_racks for state in states):
         _match_racks(states)
     for state in states:
         state.deal_rest()
-    return Result(problem, "range", owner)
+    return Result(problem, "range", owner, objective_name=baseline_objective(problem))
 
 
 class _Topic:
@@ -66,6 +69,9 @@ class _Topic:
     """
 
     def __init__(self, problem: GroupProblem, t: int, consumers: np.ndarray, owner: np.ndarray):
+        member_rack, rack_start = problem.member_rack, problem.replica_rack_start
+        replica_racks = problem.replica_racks
+        assert member_rack is not None and rack_start is not None and replica_racks is not None
         self.consumers = consumers
         start = int(problem.topic_start[t])
         count = int(problem.partition_counts[t])
@@ -73,14 +79,15 @@ class _Topic:
         self.unassigned = np.ones(count, dtype=bool)
         self.quota, self.extra = divmod(count, len(consumers))
         self.assigned = np.zeros(len(consumers), dtype=np.int64)
-        self.rack = problem.member_rack[consumers].astype(np.int64)
+        self.rack = member_rack[consumers].astype(np.int64)
         racked = bool((self.rack >= 0).any())
         self.needs_racks = False
-        self.has_rack = None  # [partition, rack]: a replica of the partition on the rack
+        # [partition, rack]: a replica of the partition on the rack (no rack: no subscriber has one)
+        self.has_rack = np.zeros((count, 0), dtype=bool)
         if racked:
-            lo, hi = problem.replica_rack_start[start], problem.replica_rack_start[start + count]
+            lo, hi = rack_start[start], rack_start[start + count]
             has = np.zeros((count, len(problem.rack_names)), dtype=bool)
-            has[problem.replica_rack_partition[lo:hi] - start, problem.replica_racks[lo:hi]] = True
+            has[problem.replica_rack_partition[lo:hi] - start, replica_racks[lo:hi]] = True
             union = has.any(axis=0)
             consumer_racks = np.zeros(len(problem.rack_names), dtype=bool)
             consumer_racks[self.rack[self.rack >= 0]] = True
@@ -95,7 +102,8 @@ class _Topic:
         """``racksMatch`` of subscriber ``i`` with every partition of the topic."""
         if self.rack[i] < 0:
             return np.ones(len(self.block), dtype=bool)
-        return self.has_rack[:, self.rack[i]]
+        matching: np.ndarray = self.has_rack[:, self.rack[i]]
+        return matching
 
     def rooms(self) -> np.ndarray:
         """``maxAssignable`` of every subscriber."""
@@ -109,7 +117,7 @@ class _Topic:
         if self.assigned[i] > self.quota:
             self.extra -= 1
 
-    def deal(self, allowed) -> None:
+    def deal(self, allowed: Callable[[int], np.ndarray]) -> None:
         """``assignRanges``: each subscriber in order takes its first allowed unassigned partitions up to its quota.
 
         Only subscribers with room are visited (Kafka visits every one; one without room takes
@@ -162,7 +170,7 @@ class _Topic:
 
 def _match_racks(states: list[_Topic]) -> None:
     """``assignWithRackMatching`` (step 1 of the module docstring)."""
-    groups: dict[tuple, list[_Topic]] = {}
+    groups: dict[tuple[bytes, int], list[_Topic]] = {}
     for state in states:
         groups.setdefault(state.group, []).append(state)
     for (_, partitions), members in groups.items():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.kafka_orders import member_rank, topics_in_name_order
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, baseline_objective
 
 
 def assign(problem: GroupProblem) -> Result:
@@ -40,4 +40,4 @@ def assign(problem: GroupProblem) -> Result:
         start = problem.topic_start[t]
         owner[start : start + count] = by_rank[dealt]
         position = (int(dealt[-1]) + 1) % size
-    return Result(problem, "roundrobin", owner)
+    return Result(problem, "roundrobin", owner, objective_name=baseline_objective(problem))

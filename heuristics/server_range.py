@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.kafka_orders import member_rank
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, baseline_objective
 
 
 def _subscriber_runs(
@@ -64,11 +64,11 @@ def assign(problem: GroupProblem) -> Result:
     """
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     if problem.num_members == 0 or problem.num_partitions == 0:
-        return Result(problem, "server-range", owner)
+        return Result(problem, "server-range", owner, objective_name=baseline_objective(problem))
     subscribers, topic, within, member = _subscriber_runs(problem, member_rank(problem))
     counts = problem.partition_counts.astype(np.int64)
     quota = counts[topic] // subscribers[topic]
     lengths = quota + (within < counts[topic] % subscribers[topic])
     assignable = subscribers[problem.partition_topic] > 0
     owner[assignable] = np.repeat(member, lengths)
-    return Result(problem, "server-range", owner)
+    return Result(problem, "server-range", owner, objective_name=baseline_objective(problem))

@@ -74,7 +74,10 @@ def _wants(count: int, sharing: int, takers: int) -> list[int]:
     """Each taker's want: ``ceil(x (j + 1)) - ceil(x j)`` with ``x = sharing * count / takers``
     (Java's double arithmetic, as numpy's ``float64``)."""
     x = (sharing * count) / takers
-    return np.diff(np.ceil(x * np.arange(takers + 1, dtype=np.float64))).astype(np.int64).tolist()
+    wants: list[int] = (
+        np.diff(np.ceil(x * np.arange(takers + 1, dtype=np.float64))).astype(np.int64).tolist()
+    )
+    return wants
 
 
 class _Assignment:
@@ -104,7 +107,7 @@ class _Assignment:
         by_member: list[dict[int, list[int]]] = [{} for _ in range(self.problem.num_members)]
         for m, g in zip(members.tolist(), partitions.tolist()):
             by_member[m].setdefault(self.topic_of[g], []).append(self.index_of[g])
-        old = []
+        old: list[list[tuple[int, list[int]]]] = []
         for m in self.order:
             if not by_member[m]:
                 old.append([])
@@ -159,10 +162,12 @@ class _Assignment:
 
     def result(self) -> Result:
         if self.fresh is not None:
-            return Result(self.problem, "share", self.fresh)
+            return Result(self.problem, "share", self.fresh, objective_name="share")
         members = [self.order[i] for i, pairs in enumerate(self.final) for _ in pairs]
         partitions = [g for pairs in self.final for g in pairs]
-        return Result(self.problem, "share", pairs_array(members, partitions))
+        return Result(
+            self.problem, "share", pairs_array(members, partitions), objective_name="share"
+        )
 
 
 def _fill(
@@ -305,7 +310,8 @@ class _Dealer:
         if len(self.held) == 0:
             return np.zeros(len(codes), dtype=bool)
         at = np.minimum(np.searchsorted(self.held, codes), len(self.held) - 1)
-        return self.held[at] == codes
+        held: np.ndarray = self.held[at] == codes
+        return held
 
     def step(self) -> None:
         """One element of the round, as :func:`_fill` takes it."""
@@ -435,7 +441,8 @@ def _claims_homogeneous(
     index_of = problem.partition_index.astype(np.int64)
 
     def tp_hashes(g: np.ndarray) -> np.ndarray:
-        return (31 * uuid[topic_of[g]] + index_of[g]) & 0xFFFFFFFF
+        hashes: np.ndarray = (31 * uuid[topic_of[g]] + index_of[g]) & 0xFFFFFFFF
+        return hashes
 
     # 1. the claims as the members' current assignments list them; those of subscribed topics
     members, partitions = previous_claims(problem)

@@ -5,6 +5,8 @@ Step by step, with its sources and where it follows Kafka: docs/strategies/repli
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from sortedcontainers import SortedList
 
@@ -126,14 +128,14 @@ class _Moves:
         base = ((cl.fresh.astype(np.int64) * 2 + cl.lead) * self.brokers + cl.pos) * racks
         own = cl.rack[cl.pos]
         own_count = cl.c[cl.part, own]
-        ids, keys = [base + own], [(self.offset - 1) * n + slots]
+        lists, keys = [base + own], [(self.offset - 1) * n + slots]
         for k in range(racks):
             diff = cl.c[cl.part, k] - own_count
             allowed = diff <= -1
-            ids.append(base[allowed] + k)
+            lists.append(base[allowed] + k)
             keys.append((diff[allowed] + self.offset) * n + slots[allowed])
         span = (self.offset + 1) * n
-        packed = np.sort(np.concatenate(ids) * span + np.concatenate(keys))
+        packed = np.sort(np.concatenate(lists) * span + np.concatenate(keys))
         ids, self.sorted_keys = np.divmod(packed, span)
         every = np.arange(len(self.lists))
         self.begin, self.end = (
@@ -154,7 +156,7 @@ class _Moves:
             )
         return entries
 
-    def _entries(self, j: int):
+    def _entries(self, j: int) -> Iterator[tuple[int, int]]:
         """The ``(list id, key)`` of every list holding replica slot ``j``."""
         racks = self.racks
         first = self.part[j] * racks
@@ -213,12 +215,14 @@ class _Moves:
         )
         return np.stack([plain, leaders % brokers])
 
-    def _exact_cell(self, x: int, lead: int, a: int, k: int):
+    def _exact_cell(
+        self, x: int, lead: int, a: int, k: int
+    ) -> tuple[int, int, int, int, int] | None:
         """Cell ``(x, lead, a, k)``'s best move over every broker of rack ``k``: ``(-R, d2, d3, slot, b)`` or None."""
         r, lb = self.cluster.r, self.cluster.l
         entries = self._list(((x * 2 + lead) * self.brokers + a) * self.racks + k)
         n, offset, pos, start, part = self.size, self.offset, self.pos, self.start, self.part
-        best = None
+        best: tuple[int, int, int, int, int] | None = None
         for b in self.rack_brokers[k]:
             gap = int(r[a] - r[b])
             if gap <= 0:
@@ -267,11 +271,12 @@ class _Moves:
         return None
 
     @staticmethod
-    def _possible(gap, d2, d3, slot) -> np.ndarray:
+    def _possible(gap: np.ndarray, d2: np.ndarray, d3: np.ndarray, slot: np.ndarray) -> np.ndarray:
         """Cells whose move keeps properties 1-2 and improves one: ``d1 <= 0``, ``d2 <= 0``, some ``< 0``."""
-        return (slot != _NONE) & (gap > 0) & ((gap >= 2) | (d2 < 0) | (d3 < 0))
+        cells: np.ndarray = (slot != _NONE) & (gap > 0) & ((gap >= 2) | (d2 < 0) | (d3 < 0))
+        return cells
 
-    def _least(self, cells, possible) -> tuple[int, int, int] | None:
+    def _least(self, cells: list[np.ndarray], possible: np.ndarray) -> tuple[int, int, int] | None:
         """The possible cell ``(leader flag, a, k)`` of least ``(-gap, d2, d3, slot, b)``, or ``None``."""
         gap, d2, d3, slot, target = cells
         if not possible.any():
@@ -320,5 +325,9 @@ def assign(problem: PlacementProblem) -> Result:
         moves.move(*move)
         iterations += 1
     return Result(
-        problem, "sticky-replica", moves.answer(), info={"placed": placed, "moved": iterations}
+        problem,
+        "sticky-replica",
+        moves.answer(),
+        info={"placed": placed, "moved": iterations},
+        objective_name="replica",
     )

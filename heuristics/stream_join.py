@@ -80,4 +80,5 @@ def assign(problem: GroupProblem) -> Result:
         "stream-join",
         topic_partitions(problem, number_owner),
         info={"epoch": next_epoch(problem)},
+        objective_name="stream-join",
     )

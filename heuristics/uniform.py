@@ -16,7 +16,7 @@ from heuristics.server_input import (
     subscription_order,
     topic_hashes,
 )
-from problems import GroupProblem, Result
+from problems import GroupProblem, Result, baseline_objective
 
 #: ``UniformHeterogeneousAssignmentBuilder.MAX_ITERATION_COUNT``: passes of the balancing phase.
 MAX_ITERATION_COUNT = 16
@@ -37,7 +37,7 @@ def assign(problem: GroupProblem) -> Result:
             _homogeneous(problem, order, owner)
         else:
             _heterogeneous(problem, order, owner)
-    return Result(problem, "uniform", owner)
+    return Result(problem, "uniform", owner, objective_name=baseline_objective(problem))
 
 
 # ------------------------------------------------------------------ homogeneous
@@ -226,7 +226,7 @@ class _Balancer:
 
     def initialize(self, members: np.ndarray) -> int:
         sizes = self.sizes
-        self.sorted = members[np.lexsort((members, sizes[members]))].tolist()
+        self.sorted: list[int] = members[np.lexsort((members, sizes[members]))].tolist()
         n = len(self.sorted)
         self.least_end = 0
         self.least_level = int(sizes[self.sorted[0]]) - 1

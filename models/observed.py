@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from models.registry import STRATEGIES
 from models.trace import TraceResult, TraceStep, _check_family, _Runner, _summarise
 from problems import (
     GroupProblem,
     ProblemError,
     Result,
     Status,
-    objective_of,
     owner_from_assignment,
 )
 from problems.trace import Trace, iter_steps
@@ -57,14 +57,15 @@ def observed_run(trace: Trace, strategy: str) -> TraceResult:
     previous: Result | None = None
     for k, built in enumerate(iter_steps(trace)):
         problem = runner.input(k, built, previous)
-        names.add(objective_of(problem, strategy))
+        objective = STRATEGIES[strategy].objective_on(problem)
+        names.add(objective)
         assert isinstance(problem, GroupProblem)
         seen = _seen(trace, k)
         if seen is None:
-            result = Result(problem, strategy, None, Status.UNKNOWN)
+            result = Result(problem, strategy, None, Status.UNKNOWN, objective_name=objective)
         else:
             owner = owner_from_assignment(problem, seen["assignment"], trace.name)
-            result = Result(problem, strategy, owner, Status.HEURISTIC)
+            result = Result(problem, strategy, owner, Status.HEURISTIC, objective_name=objective)
         info = {key: seen[key] for key in MEASURED if seen is not None and key in seen}
         evaluation = result.evaluation
         if evaluation is not None and not evaluation.valid:

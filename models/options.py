@@ -156,42 +156,42 @@ class SolveOptions:
     def start(
         self,
         problem: GroupProblem,
-        strategy: str,
+        objective: str,
         heuristic: Callable[[GroupProblem], Result],
     ) -> np.ndarray:
         """The answer a model starts from: the hint's when it is valid, else ``heuristic``'s."""
-        hinted = self.hint_answer(problem, strategy)
+        hinted = self.hint_answer(problem, objective)
         return answer_of(heuristic(problem)) if hinted is None else hinted
 
     def hint_answer(
-        self, problem: GroupProblem | PlacementProblem, strategy: str
+        self, problem: GroupProblem | PlacementProblem, objective: str
     ) -> np.ndarray | None:
-        """The hint's answer when it is a valid answer to ``problem`` under ``strategy``, else ``None``."""
+        """The hint's answer when it is a valid answer to ``problem`` on ``objective``, else ``None``."""
         hint = self.hint
         if hint is None or hint.answer is None or isinstance(hint.answer, StreamsAssignment):
             return None
-        if hint.problem is problem and hint.strategy == strategy:
+        if hint.problem is problem and hint.objective_name == objective:
             return hint.answer if hint.valid else None
         size = problem.num_partitions if isinstance(problem, GroupProblem) else None
         answer = np.asarray(hint.answer)
         if size is not None and answer.shape != (size,):
             return None
         try:
-            verdict = evaluate(problem, answer, strategy)
+            verdict = evaluate(problem, answer, objective)
         except (ValueError, IndexError):  # an answer to another problem's shape
             return None
         return answer if verdict.valid else None
 
-    def hint_streams(self, problem: StreamsProblem, strategy: str) -> StreamsAssignment | None:
+    def hint_streams(self, problem: StreamsProblem, objective: str) -> StreamsAssignment | None:
         """:meth:`hint_answer` for a streams group: the hint's answer when it is a valid answer to
-        ``problem`` under ``strategy``, else ``None``."""
+        ``problem`` on ``objective``, else ``None``."""
         hint = self.hint
         if hint is None or not isinstance(hint.answer, StreamsAssignment):
             return None
         answer = hint.answer
-        if hint.problem is problem and hint.strategy == strategy:
+        if hint.problem is problem and hint.objective_name == objective:
             return answer if hint.valid else None
-        return answer if evaluate(problem, answer, strategy).valid else None
+        return answer if evaluate(problem, answer, objective).valid else None
 
 
 def answer_of(result: Result) -> np.ndarray:

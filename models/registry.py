@@ -5,8 +5,10 @@ The formulation, and why its answer is what its status says: docs/design/formula
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -26,7 +28,7 @@ import heuristics.streams.streams_kip924_sticky
 import heuristics.streams.streams_sticky
 import heuristics.uniform
 from models.options import COMMON, SolveOptions, ignoring
-from problems import GroupProblem, PlacementProblem, Result
+from problems import OBJECTIVES, GroupProblem, PlacementProblem, Result, baseline_objective
 from problems.streams import StreamsProblem
 
 #: The common options CP-SAT models use, and those the PuLP models use (no search workers).
@@ -67,12 +69,24 @@ class Heuristic:
     module: ModuleType
     keywords: tuple[str, ...] = ()
 
+    def __reduce__(self) -> tuple[Callable[..., Heuristic], tuple[str, tuple[str, ...]]]:
+        """Pickled by its module's name (a registered strategy is sent to worker processes)."""
+        return _heuristic_of, (self.module.__name__, self.keywords)
+
     def solve(self, problem: Any, options: SolveOptions, /) -> Result:
         """``module.assign(problem, [variant=...], **keywords)``."""
         passed: dict[str, Any] = {} if options.variant is None else {"variant": options.variant}
         passed.update({name: getattr(options, name) for name in self.keywords})
         result: Result = self.module.assign(problem, **passed)
         return result
+
+
+def _heuristic_of(module: str, keywords: tuple[str, ...]) -> Heuristic:
+    return Heuristic(importlib.import_module(module), keywords)
+
+
+def _returns(value: Backend) -> Backend:
+    return value
 
 
 @dataclass(frozen=True)
@@ -117,33 +131,80 @@ def heuristic(
 ) -> RunnerEntry:
     """The entry of a heuristic module: ``uses`` and ``takes`` are passed to its ``assign`` by name."""
     adapter = Heuristic(module, (*uses, *takes))
-    return RunnerEntry(lambda: adapter, variants, uses, takes)
+    return RunnerEntry(partial(_returns, adapter), variants, uses, takes)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How the harness judges the scenarios built for a strategy (docs/harness.md).
+
+    Attributes
+    ----------
+    problems
+        ``"group"`` or ``"placement"``: the problems its scenarios are (a streams group counts
+        as a group in an experiment file).
+    trace_panel
+        Whether traces are judged on it (the trace harness and its gate): ``None`` if not, else
+        the rank of its panel in the report's trace figure (lowest first).
+    moves_panel
+        Whether the report's moves-per-churn figure has a panel for it.
+    plugins
+        Whether a researcher's plugin may be judged on it.
+    """
+
+    problems: str = "group"
+    trace_panel: int | None = None
+    moves_panel: bool = False
+    plugins: bool = False
 
 
 @dataclass(frozen=True)
 class Strategy:
-    """One line of the catalogue.
+    """One strategy: every fact the product knows of it, read by every module that needs one.
 
     Attributes
     ----------
+    name
+        Its name (``--strategy``).
     family
         ``"group"`` (``rebalance-lab assign``), ``"streams"`` (``assign`` on a streams group) or
         ``"placement"`` (``reassign``).
     objective
         The objective its answers are judged on (a key of ``problems.OBJECTIVES``).
+    display
+        Its heuristic's name in the report.
     heuristic
         Its documented heuristic.
     exact
         Its exact backends by solver name (``cpsat``, ``mip``, ``flow``).
     baselines
-        Other strategies whose heuristics are compared on its objective.
+        Other strategies whose heuristics are compared on the scenarios judged on it.
+    compared_on
+        The strategies on whose scenarios its heuristic is compared, beyond those that name it
+        a baseline (a strategy registered later adds itself here).
+    variant_display
+        The report's names of its heuristic's variants (``variant -> name``).
+    rack_judged
+        Judged as a Kafka baseline: on ``rack-aware`` when the problem has racks
+        (:func:`problems.baseline_objective`).
+    judging
+        How scenarios judged on it are built and shown; ``None``: no scenario is judged on it.
+    client
+        Whether the live-cluster client (``clients.kafka_python``) offers it as an assignor.
     """
 
+    name: str
     family: str
     objective: str
+    display: str
     heuristic: RunnerEntry
     exact: dict[str, RunnerEntry] = field(default_factory=dict)
     baselines: tuple[str, ...] = ()
+    compared_on: tuple[str, ...] = ()
+    variant_display: dict[str, str] = field(default_factory=dict)
+    rack_judged: bool = False
+    judging: Judging | None = None
+    client: bool = False
 
     @property
     def solvers(self) -> tuple[str, ...]:
@@ -152,6 +213,16 @@ class Strategy:
 
     def runner(self, solver: str) -> RunnerEntry:
         return self.heuristic if solver == "heuristic" else self.exact[solver]
+
+    def objective_on(self, problem: object) -> str:
+        """The objective its answers to ``problem`` are judged on (a key of ``problems.OBJECTIVES``)."""
+        return baseline_objective(problem) if self.rack_judged else self.objective
+
+    def label_display(self, variant: str | None) -> str:
+        """The report's name of its heuristic's ``variant`` (``None``: as documented)."""
+        if variant is None:
+            return self.display
+        return self.variant_display.get(variant, f"{self.name}[{variant}]")
 
 
 # ------------------------------------------------------------------ exact backends
@@ -295,61 +366,82 @@ STREAMS_EXACT: dict[str, RunnerEntry] = {
     "mip": RunnerEntry(mip_streams, uses=MIP, takes=("backend", "max_size")),
     "flow": RunnerEntry(flow_streams, uses=("time_limit",), takes=("max_size",)),
 }
-#: The streams strategies (the harness compares their heuristics on the first one's scenarios).
-STREAMS_STRATEGIES = ("streams-sticky", "streams-ha", "streams-kip924-sticky")
-
+#: The Kafka baselines compared on the sticky and rack-aware scenarios.
+KAFKA_BASELINES = ("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")
 
 # fmt: off
-STRATEGIES: dict[str, Strategy] = {
-    "range": Strategy("group", "sticky", heuristic(heuristics.range)),
-    "roundrobin": Strategy("group", "sticky", heuristic(heuristics.roundrobin)),
-    "sticky": Strategy(
-        "group", "sticky",
+_TABLE: tuple[Strategy, ...] = (
+    Strategy("range", "group", "sticky", "range", heuristic(heuristics.range),
+             rack_judged=True, client=True),
+    Strategy("roundrobin", "group", "sticky", "round robin", heuristic(heuristics.roundrobin),
+             rack_judged=True, client=True),
+    Strategy(
+        "sticky", "group", "sticky", "Kafka's StickyAssignor (4.x)",
         heuristic(heuristics.sticky.sticky, (None, "kafka-12464", "kafka-9987")),
         {"cpsat": RunnerEntry(cpsat_sticky, uses=CPSAT),
          "mip": RunnerEntry(mip_sticky, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_sticky),
          "aggregate": RunnerEntry(aggregate_sticky)},
-        baselines=("range", "roundrobin", "uniform", "server-range", "cooperative-sticky")),
-    "cooperative-sticky": Strategy(
-        "group", "sticky", heuristic(heuristics.sticky.cooperative_sticky)),
-    "rack-aware": Strategy(
-        "group", "rack-aware", heuristic(heuristics.sticky.rack_aware),
+        baselines=KAFKA_BASELINES,
+        variant_display={"kafka-12464": "KAFKA-12464 (KIP-54 when unequal)",
+                         "kafka-9987": "KAFKA-9987"},
+        judging=Judging(trace_panel=0, moves_panel=True, plugins=True), client=True),
+    Strategy("cooperative-sticky", "group", "sticky",
+             "Kafka's CooperativeStickyAssignor (completed)",
+             heuristic(heuristics.sticky.cooperative_sticky), rack_judged=True, client=True),
+    Strategy(
+        "rack-aware", "group", "rack-aware", "Kafka's StickyAssignor, KIP-881 racks",
+        heuristic(heuristics.sticky.rack_aware),
         {"cpsat": RunnerEntry(cpsat_rack_aware, uses=CPSAT),
          "mip": RunnerEntry(mip_rack_aware, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_rack_aware),
          "aggregate": RunnerEntry(aggregate_rack_aware)},
-        baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")),
-    "lag-aware": Strategy(
-        "group", "lag-aware",
+        baselines=("range", "roundrobin", "cooperative-sticky", "uniform", "server-range"),
+        judging=Judging(trace_panel=2, plugins=True)),
+    Strategy(
+        "lag-aware", "group", "lag-aware", "KIP-169",
         heuristic(heuristics.lag_aware, (None, "cumulative", "sticky", "differencing")),
         {"cpsat": RunnerEntry(cpsat_lag_aware, (None, "sticky"), CPSAT),
          "mip": RunnerEntry(mip_lag_aware, (None, "sticky"), (*MIP, "hint"), ("backend",))},
-        baselines=("range",)),
-    "stream-join": Strategy(
-        "group", "stream-join",
+        baselines=("range",),
+        variant_display={"cumulative": "KIP-169, cumulative totals",
+                         "sticky": "KIP-169, sticky",
+                         "differencing": "largest differencing (not Kafka's)"},
+        judging=Judging(trace_panel=4, plugins=True), client=True),
+    Strategy(
+        "stream-join", "group", "stream-join", "KIP-315",
         heuristic(heuristics.stream_join),
         {"cpsat": RunnerEntry(cpsat_stream_join, uses=CPSAT),
          "mip": RunnerEntry(mip_stream_join, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_stream_join)},
-        baselines=("range",)),
-    "uniform": Strategy("group", "sticky", heuristic(heuristics.uniform)),
-    "server-range": Strategy("group", "sticky", heuristic(heuristics.server_range)),
-    "share": Strategy(
-        "group", "share", heuristic(heuristics.share),
+        baselines=("range",),
+        judging=Judging(trace_panel=3, moves_panel=True, plugins=True), client=True),
+    Strategy("uniform", "group", "sticky", "KIP-848 uniform (UniformAssignor)",
+             heuristic(heuristics.uniform), rack_judged=True),
+    Strategy("server-range", "group", "sticky", "KIP-848 server range",
+             heuristic(heuristics.server_range), rack_judged=True),
+    Strategy(
+        "share", "group", "share", "Kafka's SimpleAssignor (KIP-932)", heuristic(heuristics.share),
         {"cpsat": RunnerEntry(cpsat_share, uses=CPSAT),
          "mip": RunnerEntry(mip_share, uses=MIP, takes=("backend",)),
          "flow": RunnerEntry(flow_share)},
-        baselines=("uniform",)),
-    "streams-sticky": Strategy("streams", "streams", heuristic(heuristics.streams.streams_sticky)),
-    "streams-ha": Strategy("streams", "streams", heuristic(heuristics.streams.streams_ha)),
-    "streams-kip924-sticky": Strategy(
-        "streams", "streams", heuristic(heuristics.streams.streams_kip924_sticky)),
-    "kafka-default": Strategy(
-        "placement", "replica",
+        baselines=("uniform",), judging=Judging(moves_panel=True, plugins=True)),
+    Strategy("streams-sticky", "streams", "streams",
+             "Kafka's streams-group StickyTaskAssignor (KIP-1071)",
+             heuristic(heuristics.streams.streams_sticky), STREAMS_EXACT,
+             baselines=("streams-ha", "streams-kip924-sticky"),
+             judging=Judging(moves_panel=True, plugins=True)),
+    Strategy("streams-ha", "streams", "streams",
+             "Kafka Streams' HighAvailabilityTaskAssignor (KIP-441)",
+             heuristic(heuristics.streams.streams_ha), STREAMS_EXACT),
+    Strategy("streams-kip924-sticky", "streams", "streams",
+             "Kafka Streams' StickyTaskAssignor (KIP-924)",
+             heuristic(heuristics.streams.streams_kip924_sticky), STREAMS_EXACT),
+    Strategy(
+        "kafka-default", "placement", "replica", "kafka-reassign-partitions (kafka-default)",
         heuristic(heuristics.kafka_default, uses=("seed",), takes=("start_index",))),
-    "sticky-replica": Strategy(
-        "placement", "replica",
+    Strategy(
+        "sticky-replica", "placement", "replica", "PR 18903",
         heuristic(heuristics.sticky_replica),
         {"cpsat": RunnerEntry(cpsat_sticky_replica, uses=CPSAT, takes=("max_moves", "beat"),
                               frontier=cpsat_sticky_replica),
@@ -357,21 +449,90 @@ STRATEGIES: dict[str, Strategy] = {
                             frontier=mip_sticky_replica),
          "flow": RunnerEntry(flow_sticky_replica, uses=REPLICA_FLOW, takes=("max_moves", "beat"),
                              frontier=flow_sticky_replica)},
-        baselines=("kafka-default",)),
-}
-# fmt: on
-# Every streams strategy registered above is answered exactly by the streams models.
-for _name in STREAMS_STRATEGIES:
-    if _name in STRATEGIES:
-        STRATEGIES[_name] = replace(
-            STRATEGIES[_name], exact={**STREAMS_EXACT, **STRATEGIES[_name].exact}
-        )
-
-#: ``heuristic`` and every exact backend of some strategy.
-SOLVERS: tuple[str, ...] = (
-    "heuristic",
-    *dict.fromkeys(b for entry in STRATEGIES.values() for b in entry.exact),
+        baselines=("kafka-default",),
+        judging=Judging("placement", trace_panel=1, moves_panel=True, plugins=True)),
 )
+# fmt: on
+#: Every strategy by name: the records above, then those registered (:func:`register`).
+STRATEGIES: dict[str, Strategy] = {record.name: record for record in _TABLE}
+#: The names of the records above (the product's own strategies).
+BUILT_IN = frozenset(STRATEGIES)
+
+
+def register(*records: Strategy) -> None:
+    """Add strategies to :data:`STRATEGIES` (a strategy registered again under its name is replaced).
+
+    Every module reads a strategy's facts from its record, so a registered strategy runs in
+    ``assign``, ``trace``, ``compare`` (its records are sent to the Spark executors), ``report``
+    and ``gate`` as the product's own do (docs/design/adding-a-strategy.md).
+
+    Raises
+    ------
+    UsageError
+        The name of one of the product's own strategies, or an objective that is not one.
+    """
+    for record in records:
+        if record.name in BUILT_IN:
+            raise UsageError(f"strategy {record.name!r} is one of the product's own")
+        if record.objective not in OBJECTIVES:
+            raise UsageError(
+                f"strategy {record.name!r}: {record.objective!r} is not an objective "
+                f"(objectives: {', '.join(OBJECTIVES)})"
+            )
+        STRATEGIES[record.name] = record
+
+
+def unregister(name: str) -> None:
+    """Remove a registered strategy (the product's own stay: :class:`UsageError`)."""
+    if name in BUILT_IN:
+        raise UsageError(f"strategy {name!r} is one of the product's own")
+    STRATEGIES.pop(name, None)
+
+
+def registered() -> list[Strategy]:
+    """The strategies registered beyond the product's own, in registration order."""
+    return [record for name, record in STRATEGIES.items() if name not in BUILT_IN]
+
+
+def judged_strategies() -> list[Strategy]:
+    """The strategies scenarios are judged on, in table order."""
+    return [record for record in STRATEGIES.values() if record.judging is not None]
+
+
+def compared_on(strategy: str) -> list[str]:
+    """The strategies that ask for their heuristic to be compared on ``strategy``'s scenarios."""
+    return [name for name, record in STRATEGIES.items() if strategy in record.compared_on]
+
+
+def exact_strategy(objective: str) -> str | None:
+    """The first strategy judged on ``objective`` with exact backends (its optimum), if any."""
+    for record in STRATEGIES.values():
+        if record.objective == objective and record.exact:
+            return record.name
+    return None
+
+
+#: The exact backends that answer an objective's optimum step by step, best first.
+BEST_BACKENDS = ("flow", "cpsat", "mip")
+
+
+def best_exact(objective: str) -> tuple[str, str]:
+    """The ``(strategy, solver)`` that answers ``objective`` exactly: :func:`exact_strategy`, its
+    best backend (:data:`BEST_BACKENDS`); a ``KeyError`` naming the objective if none does."""
+    exact = exact_strategy(objective)
+    if exact is None:
+        raise KeyError(objective)
+    backends = STRATEGIES[exact].exact
+    return exact, next(b for b in BEST_BACKENDS if b in backends)
+
+
+def solvers() -> tuple[str, ...]:
+    """``heuristic`` and every exact backend of some strategy, registered ones included."""
+    return ("heuristic", *dict.fromkeys(b for entry in STRATEGIES.values() for b in entry.exact))
+
+
+#: ``heuristic`` and every exact backend of the product's own strategies.
+SOLVERS: tuple[str, ...] = solvers()
 
 
 def strategies(family: str) -> list[str]:
@@ -419,7 +580,7 @@ def check(strategy: str, solver: str, options: SolveOptions) -> RunnerEntry:
 
 def _passed(
     runner: RunnerEntry,
-    problem: GroupProblem | PlacementProblem,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
     strategy: str,
     options: SolveOptions,
 ) -> tuple[SolveOptions, list[str]]:
@@ -429,10 +590,11 @@ def _passed(
     if options.variant in runner.aliases:
         options = replace(options, variant=runner.aliases[options.variant])
     if "hint" in runner.uses and options.hint is not None:
+        objective = STRATEGIES[strategy].objective_on(problem)
         hinted = (
-            options.hint_streams(problem, strategy)
+            options.hint_streams(problem, objective)
             if isinstance(problem, StreamsProblem)
-            else options.hint_answer(problem, strategy)
+            else options.hint_answer(problem, objective)
         )
         if hinted is None:  # no answer, or not a valid one
             options, ignored = replace(options, hint=None), [*ignored, "hint"]
@@ -440,16 +602,27 @@ def _passed(
 
 
 def run(
-    problem: GroupProblem | PlacementProblem, strategy: str, solver: str, options: SolveOptions
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
+    strategy: str,
+    solver: str,
+    options: SolveOptions,
 ) -> Result:
     """Answer ``problem`` with ``strategy``'s runner on ``solver`` (:func:`solve`, typed options)."""
     runner = check(strategy, solver, options)
     passed, ignored = _passed(runner, problem, strategy, options)
-    return ignoring(runner.load().solve(problem, passed), ignored)
+    return judged(ignoring(runner.load().solve(problem, passed), ignored), strategy)
+
+
+def judged(result: Result, strategy: str) -> Result:
+    """``result`` judged on ``strategy``'s objective for its problem (:meth:`Strategy.objective_on`)."""
+    objective = STRATEGIES[strategy].objective_on(result.problem)
+    if result.objective_name != objective:
+        result = replace(result, objective_name=objective)
+    return result
 
 
 def solve(
-    problem: GroupProblem | PlacementProblem,
+    problem: GroupProblem | PlacementProblem | StreamsProblem,
     strategy: str,
     solver: str = "heuristic",
     **options: Any,
@@ -459,7 +632,8 @@ def solve(
     Parameters
     ----------
     problem
-        A :class:`problems.GroupProblem` or :class:`problems.PlacementProblem`.
+        A :class:`problems.GroupProblem`, :class:`problems.PlacementProblem` or
+        :class:`problems.StreamsProblem`.
     strategy, solver
         A key of :data:`STRATEGIES`; ``heuristic`` or one of its ``exact`` backends.
     **options
@@ -503,7 +677,7 @@ def frontier(
     passed, ignored = _passed(runner, problem, strategy, given)
     passed = replace(passed, extra={k: v for k, v in passed.extra.items() if k != "max_moves"})
     points = runner.frontier().frontier(problem, max_moves, passed)
-    return [ignoring(point, ignored) for point in points]
+    return [judged(ignoring(point, ignored), strategy) for point in points]
 
 
 def preload(strategy: str, solver: str) -> None:

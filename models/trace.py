@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from models.options import SolveOptions
-from models.registry import STRATEGIES, UsageError, check, run
+from models.registry import STRATEGIES, UsageError, best_exact, check, judged, run
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -56,7 +56,6 @@ from problems import (
     Status,
     assignment_json,
     load_problem,
-    objective_of,
     owner_from_assignment,
     reassignment_json,
 )
@@ -87,16 +86,6 @@ _WEAKNESS = {
     Status.UNKNOWN: 3,
     Status.INFEASIBLE: 4,
 }
-#: The strategy whose exact backends answer an objective exactly (``step``), best backend first.
-EXACT_OF = {
-    "sticky": "sticky",
-    "rack-aware": "rack-aware",
-    "lag-aware": "lag-aware",
-    "stream-join": "stream-join",
-    "share": "share",
-    "replica": "sticky-replica",
-}
-BEST_BACKENDS = ("flow", "cpsat", "mip")
 #: The largest trace the horizon solver takes by default (it holds every step at once):
 #: partitions summed over the rebalances (``max_size`` raises it).
 MAX_HORIZON_SIZE = 10_000_000
@@ -462,10 +451,7 @@ def _check_family(trace: Trace, strategy: str) -> None:
 def step_backend(strategy: str, problem: GroupProblem | PlacementProblem) -> tuple[str, str]:
     """The ``(strategy, solver)`` whose exact backend answers ``strategy``'s objective on
     ``problem`` (the ``step`` solver): the objective's own strategy, its best backend."""
-    exact = EXACT_OF[objective_of(problem, strategy)]
-    backends = STRATEGIES[exact].exact
-    solver = next(b for b in BEST_BACKENDS if b in backends)
-    return exact, solver
+    return best_exact(STRATEGIES[strategy].objective_on(problem))
 
 
 # ----------------------------------------------------------------------- API
@@ -578,7 +564,7 @@ def trace(
         else:
             result = run(problem, strategy, solver, step_opts)
         moves = runner.moves(previous, result)
-        names.add(objective_of(problem, strategy))
+        names.add(STRATEGIES[strategy].objective_on(problem))
         _hand_on(
             _step(k, result, moves, time.perf_counter() - begun, extra),
             steps,
@@ -614,14 +600,17 @@ def replace_strategy(result: Result, strategy: str) -> Result:
     """``result`` judged as ``strategy``'s answer (the same answer, status, bound and info)."""
     if result.strategy == strategy:
         return result
-    return Result(
-        result.problem,
+    return judged(
+        Result(
+            result.problem,
+            strategy,
+            result.answer,
+            result.status,
+            result.bound,
+            dict(result.info),
+            result.shown,
+        ),
         strategy,
-        result.answer,
-        result.status,
-        result.bound,
-        dict(result.info),
-        result.shown,
     )
 
 
@@ -665,8 +654,9 @@ def _horizon(
         else:
             owner = owner_from_assignment(problem, doc, f"{loaded.name} (horizon step {k})")
             result = Result(problem, strategy, owner, status)
+        result = judged(result, strategy)
         moves = runner.moves(previous, result)
-        names.add(objective_of(problem, strategy))
+        names.add(STRATEGIES[strategy].objective_on(problem))
         _hand_on(_step(k, result, moves, time.perf_counter() - begun), steps, on_step, keep_answers)
         if result.answer is not None:
             previous = result
@@ -695,29 +685,38 @@ def _replicas_of(problem: PlacementProblem, doc: dict[str, Any]) -> np.ndarray:
 def trace_answers(
     trace: Trace | str | os.PathLike[str] | bytes | dict[str, Any],
     judged_on: str,
-    answer: Callable[[GroupProblem | PlacementProblem], Result],
+    answer: Callable[[GroupProblem | PlacementProblem, float | None], Result],
     name: str,
     *,
+    time_limit: float | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
     keep_answers: bool = True,
 ) -> TraceResult:
-    """Run an outside assignor through ``trace``: ``answer(problem)`` answers each step (a plugin,
-    docs/plugins.md), judged on ``judged_on``; a step without an answer keeps the last assignment,
-    as a solver's step does.  The result's strategy is ``name``, its solver ``plugin``.  The steps
-    are built, answered and handed on one at a time (``on_step``, ``keep_answers``: as
-    :func:`trace`'s)."""
+    """Run an outside assignor through ``trace``: ``answer(problem, seconds)`` answers each step
+    (a plugin, docs/plugins.md), judged on ``judged_on``; a step without an answer keeps the last
+    assignment, as a solver's step does.  The result's strategy is ``name``, its solver ``plugin``.
+
+    ``time_limit`` is one budget for the whole trace, as :func:`trace`'s: each call gets the
+    seconds left (``seconds``; ``None`` without a budget), and the steps after it runs out are
+    ``unknown`` without an answer (``info["not_solved"]``), not asked.  The steps are built,
+    answered and handed on one at a time (``on_step``, ``keep_answers``: as :func:`trace`'s)."""
     loaded = trace if isinstance(trace, Trace) else load_trace(trace)
     _check_family(loaded, judged_on)
     runner = _Runner(loaded, judged_on)
     steps: list[TraceStep] = []
     names: set[str] = set()
     previous: Result | None = None
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     for k, built in enumerate(iter_steps(loaded)):
         started = time.perf_counter()
+        if deadline is not None and k > 0 and started >= deadline:
+            for late in range(k, len(loaded)):
+                _hand_on(_unsolved(late), steps, on_step, keep_answers)
+            break
         problem = runner.input(k, built, previous)
-        result = answer(problem)
+        result = answer(problem, None if deadline is None else deadline - started)
         moves = runner.moves(previous, result)
-        names.add(objective_of(problem, judged_on))
+        names.add(STRATEGIES[judged_on].objective_on(problem))
         extra = {"error": result.info["error"]} if "error" in result.info else None
         step = _step(k, result, moves, time.perf_counter() - started, extra)
         _hand_on(step, steps, on_step, keep_answers)

@@ -19,16 +19,7 @@ from problems.evaluate import (
 )
 from problems.group import GroupProblem
 from problems.io import load_problem, load_streams_problem, parse_problem, problem_to_json
-from problems.objectives import (
-    GROUP_STRATEGIES,
-    LEVELS,
-    OBJECTIVES,
-    PLACEMENT_STRATEGIES,
-    RACK_JUDGED,
-    STRATEGY_OBJECTIVE,
-    STREAMS_STRATEGIES,
-    objective_of,
-)
+from problems.objectives import LEVELS, OBJECTIVES, READINGS, above_moves, baseline_objective
 from problems.ownership import (
     join_partition_count,
     next_epoch,
@@ -58,13 +49,10 @@ from problems.streams import (
 from problems.verdict import Evaluation
 
 __all__ = [
-    "GROUP_STRATEGIES",
     "LEVELS",
     "OBJECTIVES",
-    "PLACEMENT_STRATEGIES",
-    "STRATEGY_OBJECTIVE",
+    "READINGS",
     "STREAMS_LEVELS",
-    "STREAMS_STRATEGIES",
     "StreamsAssignment",
     "StreamsConfigs",
     "StreamsProblem",
@@ -72,10 +60,11 @@ __all__ = [
     "GroupProblem",
     "PlacementProblem",
     "ProblemError",
-    "RACK_JUDGED",
     "Result",
     "Status",
+    "above_moves",
     "assignment_json",
+    "baseline_objective",
     "evaluate",
     "evaluate_streams",
     "is_kip54_balanced",
@@ -87,7 +76,6 @@ __all__ = [
     "member_topic_counts",
     "next_epoch",
     "number_owners",
-    "objective_of",
     "owner_from_assignment",
     "parse_problem",
     "previous_number_owners",

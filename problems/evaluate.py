@@ -9,7 +9,7 @@ import numpy as np
 
 from problems.arrays import sum_squares
 from problems.group import GroupProblem
-from problems.objectives import OBJECTIVES, objective_of
+from problems.objectives import OBJECTIVES
 from problems.ownership import number_owners, previous_number_owners, previous_owners
 from problems.placement import PlacementProblem
 from problems.share import owner_pairs, share_levels, share_shape_problem, share_validity
@@ -212,9 +212,9 @@ def _replica_validity(problem: PlacementProblem, replicas: np.ndarray) -> list[s
 def evaluate(
     problem: GroupProblem | PlacementProblem | StreamsProblem,
     answer: np.ndarray | StreamsAssignment,
-    strategy: str,
+    objective: str,
 ) -> Evaluation:
-    """Check ``answer`` against ``strategy``'s hard constraints and score it.
+    """Check ``answer`` against the hard constraints of ``objective`` and score it.
 
     Parameters
     ----------
@@ -224,10 +224,10 @@ def evaluate(
         An ``owner`` array (consumer group), ``(member, partition)`` pairs (share group; an
         ``owner`` array is judged as the pairs of its owned partitions), a ``replicas`` array
         (placement) or a :class:`~problems.streams.StreamsAssignment` (streams group).
-    strategy
-        A key of :data:`problems.objectives.STRATEGY_OBJECTIVE`; it selects the hard
-        constraints and the objective (:func:`problems.objectives.objective_of`: a
-        baseline is judged on ``rack-aware`` when the problem has racks).
+    objective
+        A key of :data:`problems.objectives.OBJECTIVES`; it selects the hard constraints and
+        the levels.  The objective a strategy is judged on is its record's
+        (:meth:`models.registry.Strategy.objective_on`).
 
     Returns
     -------
@@ -235,7 +235,9 @@ def evaluate(
         Validity, violations and the objective levels.  An invalid group answer
         is still scored (as far as it can be), so that a report can show it.
     """
-    kind = objective_of(problem, strategy)
+    kind = objective
+    if kind not in OBJECTIVES:
+        raise ValueError(f"{kind!r} is not an objective (objectives: {', '.join(OBJECTIVES)})")
     names = OBJECTIVES[kind]
     if kind == "streams":  # problems/streams/objective.py
         assert isinstance(problem, StreamsProblem), "streams strategies take a streams group"
@@ -245,8 +247,8 @@ def evaluate(
     if kind == "replica":
         assert isinstance(problem, PlacementProblem), "replica strategies take a placement problem"
         violations = _replica_validity(problem, answer)
-        objective: tuple[int, ...] = replica_levels(problem, answer) if not violations else ()
-        return Evaluation(not violations, tuple(violations), tuple(objective), names)
+        levels: tuple[int, ...] = replica_levels(problem, answer) if not violations else ()
+        return Evaluation(not violations, tuple(violations), tuple(levels), names)
 
     assert isinstance(problem, GroupProblem), "group strategies take a consumer-group problem"
     if kind == "share":  # (member, partition) pairs: a partition may have several members
@@ -265,10 +267,10 @@ def evaluate(
     if np.any((answer < -1) | (answer >= problem.num_members)):
         return Evaluation(False, ("owner array holds positions that are not members",), (), names)
     if kind == "stream-join":
-        violations, objective = _stream_join_verdict(problem, answer)
+        violations, levels = _stream_join_verdict(problem, answer)
     else:
-        violations, objective = _group_verdict(problem, answer, kind)
-    return Evaluation(not violations, tuple(violations), tuple(int(v) for v in objective), names)
+        violations, levels = _group_verdict(problem, answer, kind)
+    return Evaluation(not violations, tuple(violations), tuple(int(v) for v in levels), names)
 
 
 def _stream_join_verdict(

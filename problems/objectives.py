@@ -1,12 +1,13 @@
-"""The catalogue of objectives (docs/design/objectives.md): each objective's levels, and the objective
-each strategy is judged on.
+"""The catalogue of objectives (docs/design/objectives.md): each objective's levels and how the report
+reads them.
 
-:mod:`problems.evaluate` scores answers on these objectives; the strategy
-registry (:mod:`models.registry`), the harness and the report read the names
-from here.
+:mod:`problems.evaluate` scores answers on these objectives by name.  Which strategy is judged on
+which objective is a fact of the strategy, kept in its record (:mod:`models.registry`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from problems.streams import STREAMS_LEVELS
 
@@ -23,47 +24,85 @@ OBJECTIVES: dict[str, tuple[str, ...]] = {
 #: The most levels any objective has: the ``level1 .. levelN`` columns of a results row.
 LEVELS = max(len(names) for names in OBJECTIVES.values())
 
-#: The objective each strategy is judged on (range, round robin and KIP-848's uniform and
-#: server-range are baselines judged on the sticky objective, or on ``rack-aware`` when the
-#: document has racks: see :func:`objective_of`).
-STRATEGY_OBJECTIVE: dict[str, str] = {
-    "range": "sticky",
-    "roundrobin": "sticky",
-    "sticky": "sticky",
-    "cooperative-sticky": "sticky",
-    "rack-aware": "rack-aware",
-    "lag-aware": "lag-aware",
-    "stream-join": "stream-join",
-    "uniform": "sticky",
-    "server-range": "sticky",
-    "share": "share",
-    "streams-sticky": "streams",
-    "streams-ha": "streams",
-    "streams-kip924-sticky": "streams",
-    "kafka-default": "replica",
-    "sticky-replica": "replica",
-}
 
-GROUP_STRATEGIES = tuple(
-    s for s, o in STRATEGY_OBJECTIVE.items() if o not in ("replica", "streams")
-)
-PLACEMENT_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o == "replica")
-STREAMS_STRATEGIES = tuple(s for s, o in STRATEGY_OBJECTIVE.items() if o == "streams")
+@dataclass(frozen=True)
+class Reading:
+    """How the report reads an objective's levels.
 
-#: The baselines of docs/design/objectives.md judged on ``rack-aware`` when the document has
-#: ``partition_racks``, on ``sticky`` otherwise (names not registered yet are harmless).
-RACK_JUDGED = frozenset({"range", "roundrobin", "uniform", "server-range", "cooperative-sticky"})
-
-
-def objective_of(problem: object, strategy: str) -> str:
-    """The objective ``strategy``'s answers to ``problem`` are judged on (a key of :data:`OBJECTIVES`).
-
-    :data:`STRATEGY_OBJECTIVE`, except that the baselines of :data:`RACK_JUDGED` are judged
-    on ``rack-aware`` when the problem has racks (``partition_racks``).  ``sticky`` keeps its
-    own objective (its exact models rank balance, then moves); the rack-aware sticky heuristic
-    is judged on ``rack-aware`` as a baseline of the ``rack-aware`` strategy.
+    Attributes
+    ----------
+    columns
+        Short names of levels 1 and 2 (the headline tables' column labels).
+    definition
+        What they measure, said in each table's caption.
+    moves
+        The level (from 1) that counts moves; ``None`` where no level does.
+    moves_name
+        The name of that level where it is not level 2 (``columns[1]`` otherwise).
     """
-    kind = STRATEGY_OBJECTIVE[strategy]
-    if strategy in RACK_JUDGED and getattr(problem, "has_racks", False):
-        return "rack-aware"
-    return kind
+
+    columns: tuple[str, str]
+    definition: str
+    moves: int | None = None
+    moves_name: str = ""
+
+    @property
+    def moves_label(self) -> str:
+        """What the moves level is called in a figure."""
+        return self.moves_name or self.columns[1]
+
+
+# fmt: off
+#: The reading of every objective of :data:`OBJECTIVES`.
+READINGS: dict[str, Reading] = {
+    "sticky": Reading(
+        ("partition balance", "moves"),
+        "partition balance = sum over members of the squared partition count; "
+        "moves = partitions that change owner",
+        moves=2),
+    "lag-aware": Reading(
+        ("max member lag", "lag balance"),
+        "max member lag = the largest total lag of a member (messages); "
+        "lag balance = sum over members of the squared total lag"),
+    "stream-join": Reading(
+        ("number balance", "number moves"),
+        "number balance = sum over members of the squared count of partition numbers; "
+        "number moves = partition numbers that change owner",
+        moves=2),
+    "replica": Reading(
+        ("broker balance", "rack spread"),
+        "broker balance = sum over brokers of the squared replica count; "
+        "rack spread = sum over partitions and racks of the squared replica count",
+        moves=4, moves_name="replica moves"),
+    "rack-aware": Reading(
+        ("partition balance", "rack mismatches"),
+        "partition balance = sum over members of the squared partition count; rack mismatches = "
+        "partitions whose member's rack holds none of their replicas (level 3, moves, not shown)",
+        moves=3),
+    "share": Reading(
+        ("partition balance", "reader balance"),
+        "partition balance = sum over members of the squared partition count; reader balance = "
+        "sum over partitions of the squared member count (level 3, pairs dropped, not shown); "
+        "invalid answers (uniform's idle members) have no gap",
+        moves=3, moves_name="pairs dropped"),
+    "streams": Reading(
+        ("restore cost", "task balance"),
+        "restore cost = sum over active stateful tasks of their process's lag (the "
+        "task's largest known lag where the process has no state); task balance = sum over members "
+        "of the squared active count weighted by 1/threads (levels 3-6, standby balance, cross-rack "
+        "traffic, active and standby moves, not shown)",
+        moves=5, moves_name="active task moves"),
+}
+# fmt: on
+
+
+def above_moves(objective: str) -> int:
+    """How many levels of ``objective`` stand above its moves (all of them where none counts moves)."""
+    moves = READINGS[objective].moves
+    return len(OBJECTIVES[objective]) if moves is None else moves - 1
+
+
+def baseline_objective(problem: object) -> str:
+    """The objective a Kafka baseline's answer is judged on: ``rack-aware`` when the problem has
+    racks (``partition_racks``), ``sticky`` otherwise (docs/design/objectives.md)."""
+    return "rack-aware" if getattr(problem, "has_racks", False) else "sticky"

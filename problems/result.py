@@ -47,7 +47,7 @@ from problems.streams import StreamsAssignment, StreamsProblem, streams_assignme
 from problems.verdict import Evaluation
 
 if TYPE_CHECKING:
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
 #: The output JSON of a consumer group: ``{member: {topic: [partition indexes]}}``.
 Assignment = dict[str, dict[str, list[int]]]
@@ -80,7 +80,7 @@ class Result:
     problem
         The problem answered.
     strategy
-        The strategy whose constraints and objective judge the answer.
+        The strategy that answered.
     answer
         ``owner`` array (group), ``(member, partition)`` pairs (a share group:
         :mod:`problems.share`), ``replicas`` array (placement) or a
@@ -99,6 +99,11 @@ class Result:
         answer (``cooperative-sticky``: Kafka's round output, partitions changing
         owner left out, while ``answer`` is the completed assignment); ``None``:
         the answer is printed.
+    objective_name
+        The objective the answer is judged on (a key of :data:`problems.OBJECTIVES`): what the
+        strategy's code answers; the strategy registry sets its record's
+        (:meth:`models.registry.Strategy.objective_on`) on every answer it returns.  ``None``:
+        not judged yet (:attr:`evaluation` refuses).
     """
 
     problem: GroupProblem | PlacementProblem | StreamsProblem
@@ -108,6 +113,7 @@ class Result:
     bound: tuple[int, ...] | None = None
     info: dict[str, Any] = field(default_factory=dict)
     shown: np.ndarray | None = None
+    objective_name: str | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -119,7 +125,9 @@ class Result:
         """The evaluator's verdict (``None`` without an answer)."""
         if self.answer is None:
             return None
-        return evaluate(self.problem, self.answer, self.strategy)
+        if self.objective_name is None:
+            raise ValueError(f"{self.strategy}: the answer names no objective to judge it on")
+        return evaluate(self.problem, self.answer, self.objective_name)
 
     @property
     def objective(self) -> list[int]:

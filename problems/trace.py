@@ -57,7 +57,8 @@ from problems.placement import PlacementProblem
 from problems.recorded import check_assignment, parse_observed, parse_recorded
 
 KINDS = ("group-trace", "placement-trace")
-#: The largest trace read by default: partitions summed over its rebalances (``--max-size``).
+#: The largest trace read by default: partitions (a placement's replicas) summed over its
+#: rebalances (:func:`trace_size`; ``--max-size`` raises it, in ``trace`` and the experiment files).
 MAX_TRACE_SIZE = 100_000_000
 GROUP_EVENTS = (
     "leave",
@@ -162,7 +163,8 @@ def load_trace(
 ) -> Trace:
     """Read and check a trace from a path, JSON text, JSON bytes or a parsed ``dict``.
 
-    The trace's size (:func:`trace_size`: the partitions of every rebalance, summed) is checked
+    The trace's size (:func:`trace_size`: the partitions, or a placement's replicas, of every
+    rebalance, summed) is checked
     against ``max_size`` first; then every step's document is built and checked here (with the
     checks of every problem file, one step at a time: memory does not grow with the steps), so a
     bad event is reported before any step is assigned.
@@ -262,19 +264,37 @@ def _count(value: Any) -> int:
     return value if type(value) is int and value > 0 else 0
 
 
-def trace_size(trace: Trace) -> int:
-    """The partitions of every rebalance of ``trace``, summed (step 0 included), from the events
-    alone (nothing is parsed: a malformed value counts 0 and is named by the checks later).
+def _replicas(parts: Any) -> int:
+    """Replicas of a list of partition objects as given: ``replicas`` listed, else their
+    ``replication_factor`` (anything else counts 0: the checks name it later)."""
+    if type(parts) is not list:
+        return 0
+    total = 0
+    for part in parts:
+        if type(part) is dict:
+            replicas = part.get("replicas")
+            if type(replicas) is list and replicas:
+                total += len(replicas)
+            else:
+                total += _count(part.get("replication_factor"))
+    return total
 
-    A group's partitions follow its ``topics`` events; a placement's its ``partitions`` events.
+
+def trace_size(trace: Trace) -> int:
+    """The size of ``trace``: the items of every rebalance, summed (step 0 included) — a group's
+    partitions, a placement's replicas — from the events alone (nothing is parsed or built: a
+    malformed value counts 0 and is named by the checks later).
+
+    A group's partitions follow its ``topics`` events; a placement's replicas its ``partitions``
+    events (``replicas`` listed, or ``replication_factor`` to place).  The experiment files'
+    trace scenarios count the same (:func:`experiments.trace_scenarios.trace_size`).
     """
     total = 0
     if trace.is_placement:
-        parts = trace.start.get("partitions")
-        current = len(parts) if type(parts) is list else 0
+        current = _replicas(trace.start.get("partitions"))
         for step in (None, *trace.steps):
-            if step is not None and type(step.get("partitions")) is list:
-                current += len(step["partitions"])
+            if step is not None:
+                current += _replicas(step.get("partitions"))
             total += current
         return total
     given = trace.start.get("topics")
@@ -291,17 +311,35 @@ def trace_size(trace: Trace) -> int:
     return total
 
 
+def size_refusal(
+    size: int,
+    rebalances: int,
+    placement: bool,
+    limit: int,
+    whose: str = "",
+    at_least: bool = False,
+) -> str:
+    """The one line refusing a trace of ``size`` (:func:`trace_size`; ``at_least``: a lower
+    bound) over ``rebalances`` above ``limit`` (``whose``: the limit's owner, e.g. ``the horizon
+    solver's``), naming the option that raises it: the same words for ``trace`` and the
+    experiment files."""
+    items = "replicas" if placement else "partitions"
+    owner = f"{whose} limit" if whose else "the limit"
+    bound = "at least " if at_least else ""
+    return (
+        f"{bound}{size:,} {items} summed over the {rebalances:,} rebalances is above {owner} "
+        f"of {limit:,} (--max-size raises it)"
+    )
+
+
 def check_size(trace: Trace, max_size: int = MAX_TRACE_SIZE, whose: str = "") -> None:
     """A :class:`ProblemError` (field ``steps``) when :func:`trace_size` is above ``max_size``:
     one line naming the size, the limit (``whose``: its owner, e.g. ``the horizon solver's``)
-    and the option that raises it."""
+    and the option that raises it (:func:`size_refusal`)."""
     size = trace_size(trace)
     if size > max_size:
-        limit = f"{whose} limit" if whose else "the limit"
         raise ProblemError(
-            "steps",
-            f"{size:,} partitions summed over the {len(trace):,} rebalances is above {limit} "
-            f"of {max_size:,} (--max-size raises it)",
+            "steps", size_refusal(size, len(trace), trace.is_placement, max_size, whose)
         )
 
 

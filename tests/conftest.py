@@ -19,6 +19,9 @@ settings.register_profile(
 )
 settings.load_profile("deterministic")
 
+# Under pytest-xdist (`make test`), the tests that start a Kafka or Spark cluster run in one worker.
+pytest_plugins = ["support.cluster_worker"]
+
 # The test run's short-lived Spark JVMs (the `spark` fixture's driver, the `rebalance-lab` processes
 # tests start, a standalone cluster's daemons and executors) compile with C1 only and collect with
 # the serial GC, as the test Kafka brokers do (support/kraft_cluster.py JVM): C2 and the parallel

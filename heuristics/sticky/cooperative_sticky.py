@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 import heuristics.sticky.sticky_kafka as kafka
-from problems import GroupProblem, Result, assignment_json
+from problems import GroupProblem, Result, assignment_json, baseline_objective
 from problems.arrays import frozen
 
 MAX_ROUNDS = 8
@@ -90,4 +90,5 @@ def assign(problem: GroupProblem) -> Result:
         output,
         shown=first,
         info={"pending": assignment_json(problem, pending), "rounds": rounds},
+        objective_name=baseline_objective(problem),
     )

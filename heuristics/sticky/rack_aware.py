@@ -16,4 +16,6 @@ from problems import GroupProblem, Result
 def assign(problem: GroupProblem) -> Result:
     """Kafka's ``StickyAssignor`` on ``problem``, judged on the ``rack-aware`` objective."""
     result = sticky.assign(problem)
-    return Result(problem, "rack-aware", result.answer, info=result.info)
+    return Result(
+        problem, "rack-aware", result.answer, info=result.info, objective_name="rack-aware"
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import heuristics.sticky.sticky_kafka as kafka
+from heuristics.kafka_orders import member_id_rank
 from heuristics.sticky.sticky_quotas import owned_in_order, partitions, phase_one, quotas
 from problems import GroupProblem, Result, previous_owners
 
@@ -45,16 +46,16 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
     else:
         owner, path = kafka.assign(problem)
         algorithm = f"kafka-{path}"
-    return Result(problem, "sticky", owner, info={"algorithm": algorithm})
+    return Result(problem, "sticky", owner, info={"algorithm": algorithm}, objective_name="sticky")
 
 
 # ------------------------------------------------------------------ orders
-_member_id_rank = kafka.member_id_rank
+_member_id_rank = member_id_rank
 
 
 # --------------------------------------------------------- KAFKA-12464
 def _constrained(
-    problem: GroupProblem, previous: np.ndarray, phases: list | None = None
+    problem: GroupProblem, previous: np.ndarray, phases: list[np.ndarray] | None = None
 ) -> np.ndarray:
     """KAFKA-12464's two phases (plus Kafka's exactly-``C_f`` fill); see the module docstring.
 
@@ -89,7 +90,7 @@ def _constrained(
 
 # ---------------------------------------------------------- KAFKA-9987
 def _four_phase(
-    problem: GroupProblem, previous: np.ndarray, phases: list | None = None
+    problem: GroupProblem, previous: np.ndarray, phases: list[np.ndarray] | None = None
 ) -> np.ndarray:
     """KAFKA-9987's four phases; see the module docstring.
 
@@ -148,6 +149,6 @@ def _four_phase(
     return owner
 
 
-def _snapshot(phases: list | None, owner: np.ndarray) -> None:
+def _snapshot(phases: list[np.ndarray] | None, owner: np.ndarray) -> None:
     if phases is not None:
         phases.append(owner.copy())

@@ -69,7 +69,13 @@ def topic_order(problem: GroupProblem, live: np.ndarray) -> list[int]:
     )
 
 
-def _assign_unassigned(problem, owner, counts, topics, id_rank) -> None:
+def _assign_unassigned(
+    problem: GroupProblem,
+    owner: np.ndarray,
+    counts: np.ndarray,
+    topics: list[int],
+    id_rank: np.ndarray,
+) -> None:
     """Step 2, topic by topic (``maybeAssign``)."""
     for t in topics:
         start = problem.topic_start[t]
@@ -104,14 +110,17 @@ def _water_fill(current: np.ndarray, rank: np.ndarray, k: int) -> np.ndarray:
     return who[np.lexsort((rank[who], step))]
 
 
-def _can_take_part(problem: GroupProblem, owner, counts, subscribers) -> np.ndarray:
+def _can_take_part(
+    problem: GroupProblem, owner: np.ndarray, counts: np.ndarray, subscribers: np.ndarray
+) -> np.ndarray:
     """Kafka's ``canConsumerParticipateInReassignment`` for every member."""
     reach = problem.subscribes.astype(np.int64) @ problem.partition_counts
     assigned = owner >= 0
     shared = subscribers[problem.partition_topic[assigned]] >= 2
     holds_shared = np.zeros(problem.num_members, dtype=bool)
     holds_shared[owner[assigned][shared]] = True
-    return (counts < reach) | holds_shared
+    taking_part: np.ndarray = (counts < reach) | holds_shared
+    return taking_part
 
 
 def _balance_score(counts: np.ndarray) -> int:
@@ -133,7 +142,11 @@ class _JavaHashSet:
     __slots__ = ("capacity", "entries", "sizes", "heap", "seq")
 
     def __init__(self) -> None:
-        self.capacity, self.entries, self.sizes, self.heap, self.seq = 16, {}, {}, [], 0
+        self.capacity = 16
+        self.entries: dict[int, tuple[int, int]] = {}  # item: (sequence number, spread hash)
+        self.sizes: dict[int, int] = {}  # bucket: items in it
+        self.heap: list[tuple[int, int, int]] = []  # (bucket, sequence number, item)
+        self.seq = 0
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -176,7 +189,15 @@ class _JavaHashSet:
 class _Balancer:
     """Step 3 on shared state: ``owner`` and ``counts`` are updated in place."""
 
-    def __init__(self, problem: GroupProblem, owner, counts, prev, id_rank, taking_part):
+    def __init__(
+        self,
+        problem: GroupProblem,
+        owner: np.ndarray,
+        counts: np.ndarray,
+        prev: np.ndarray,
+        id_rank: np.ndarray,
+        taking_part: np.ndarray,
+    ) -> None:
         self.problem, self.owner, self.counts, self.id_rank = problem, owner, counts, id_rank
         self.topic_of = problem.partition_topic
         # Earlier owners Kafka would consult and we follow (see the module docstring).

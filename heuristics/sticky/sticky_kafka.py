@@ -199,12 +199,12 @@ def constrained(
     if racks is not None:  # sorted by members on the replica racks, dealt within racks first
         unassigned = unassigned[np.argsort(racks.rack_consumers(unassigned), kind="stable")]
         over = int((keep == c_c).sum()) if c_r else 0
-        under, queue = fill.tolist(), exactly.tolist()
-        left, _ = rack_round_robin(
-            racks, unassigned.tolist(), counts, under, queue, over, c_r, c_f, c_c, owner
+        under, at_floor = fill.tolist(), exactly.tolist()
+        rest, _ = rack_round_robin(
+            racks, unassigned.tolist(), counts, under, at_floor, over, c_r, c_f, c_c, owner
         )
-        unassigned = np.array(left, dtype=np.int64)
-        fill, exactly = np.array(under, dtype=np.int64), np.array(queue, dtype=np.int64)
+        unassigned = np.array(rest, dtype=np.int64)
+        fill, exactly = np.array(under, dtype=np.int64), np.array(at_floor, dtype=np.int64)
     deficit = c_f - counts[fill]
     dealt = round_robin(deficit, fill.astype(np.int32), step=0)  # one per member per round
     owner[unassigned[: len(dealt)]] = dealt

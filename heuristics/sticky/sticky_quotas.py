@@ -27,9 +27,10 @@ def partitions(problem: GroupProblem, index_first: bool) -> np.ndarray:
             problem.num_partitions, dtype=np.int64
         )  # every topic, in name order already
     # Each topic's block, in name order: its start plus 0 .. count - 1, in one pass.
-    return np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(
+    ordered: np.ndarray = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(
         starts - (np.cumsum(counts) - counts), counts
     )
+    return ordered
 
 
 def round_robin(lengths: np.ndarray, first: np.ndarray, step: int = 1) -> np.ndarray:
@@ -68,7 +69,9 @@ def round_robin(lengths: np.ndarray, first: np.ndarray, step: int = 1) -> np.nda
     return np.concatenate(blocks)
 
 
-def owned_in_order(previous: np.ndarray, parts: np.ndarray, num_members: int):
+def owned_in_order(
+    previous: np.ndarray, parts: np.ndarray, num_members: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each member's owned partitions (``previous``) in ``parts`` order, grouped by member.
 
     Returns ``(grouped, owner_of, rank, counts)``: partitions grouped by owner
@@ -93,7 +96,9 @@ def quotas(total: int, members: int) -> tuple[int, int, int]:
     return floor, floor + (extra > 0), extra
 
 
-def phase_one(owned: np.ndarray, order: np.ndarray, c_f: int, c_c: int, c_r: int):
+def phase_one(
+    owned: np.ndarray, order: np.ndarray, c_f: int, c_c: int, c_r: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """How many owned partitions each member keeps, visiting members in ``order``.
 
     Fewer than ``C_f`` owned: all (the member is *under-filled*); ``C_c`` or

@@ -18,9 +18,10 @@ class RackInfo:
     """Kafka's ``RackInfo`` when rack awareness is on (build it with :func:`rack_info`)."""
 
     def __init__(self, problem: GroupProblem, has: np.ndarray):
+        assert problem.member_rack is not None  # rack awareness is on: members have racks
         self.problem = problem
         self.has = has  # [partition, rack]: a replica of the partition on the rack
-        self.rack = problem.member_rack
+        self.rack: np.ndarray = problem.member_rack
 
     def mismatch(self, owner: np.ndarray) -> np.ndarray:
         """``racksMismatch`` of each partition with ``owner`` (-1: unassigned, never)."""
@@ -29,25 +30,33 @@ class RackInfo:
     def matches(self, members: np.ndarray, partition: int) -> np.ndarray:
         """``!racksMismatch`` of ``members`` with ``partition`` (members without a rack match)."""
         racks = self.rack[members]
-        return (racks < 0) | self.has[partition, np.maximum(racks, 0)]
+        matching: np.ndarray = (racks < 0) | self.has[partition, np.maximum(racks, 0)]
+        return matching
 
     def rack_consumers(self, partitions: np.ndarray) -> np.ndarray:
         """``numConsumersByPartition``: members on the partitions' replica racks, summed over racks."""
         per_rack = np.bincount(self.rack[self.rack >= 0], minlength=self.has.shape[1])
-        return self.has[partitions].astype(np.int64) @ per_rack
+        consumers: np.ndarray = self.has[partitions].astype(np.int64) @ per_rack
+        return consumers
 
 
 def rack_info(problem: GroupProblem, live: np.ndarray) -> RackInfo | None:
     """Kafka's ``RackInfo`` if rack awareness switches on for ``problem`` (``live``: live topics), else None."""
-    if not problem.has_racks or not (problem.member_rack >= 0).any():
+    member_rack, replica_racks = problem.member_rack, problem.replica_racks
+    if (
+        not problem.has_racks
+        or member_rack is None
+        or replica_racks is None
+        or not (member_rack >= 0).any()
+    ):
         return None
     has = np.zeros((problem.num_partitions, len(problem.rack_names)), dtype=bool)
-    has[problem.replica_rack_partition, problem.replica_racks] = True
+    has[problem.replica_rack_partition, replica_racks] = True
     live_partitions = live[problem.partition_topic]
     rows = has[live_partitions]
     union = rows.any(axis=0)
     member_racks = np.zeros(len(problem.rack_names), dtype=bool)
-    member_racks[problem.member_rack[problem.member_rack >= 0]] = True
+    member_racks[member_rack[member_rack >= 0]] = True
     if not (member_racks & union).any() or (rows == union).all():
         return None
     return RackInfo(problem, has)
@@ -85,12 +94,12 @@ def rack_round_robin(
     left = []
     rack_count = racks.has.shape[1]
     member_rack = racks.rack
-    under_slots = [SortedList() for _ in range(rack_count)]
+    under_slots: list[SortedList[int]] = [SortedList() for _ in range(rack_count)]
     for slot, member in enumerate(under):
         if member_rack[member] >= 0:
             under_slots[member_rack[member]].add(slot)
     under_alive = np.ones(len(under), dtype=bool)
-    exactly_slots = [collections.deque() for _ in range(rack_count)]
+    exactly_slots: list[collections.deque[int]] = [collections.deque() for _ in range(rack_count)]
     exactly_alive = [True] * len(exactly)
     for slot, member in enumerate(exactly):
         if member_rack[member] >= 0:
@@ -143,7 +152,7 @@ def _partition_racks(racks: RackInfo, partitions: list[int]) -> list[list[int]]:
     return [columns[a:b].tolist() for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
-def _next_slot(slots: list[SortedList], on: list[int], first: int) -> int:
+def _next_slot(slots: list[SortedList[int]], on: list[int], first: int) -> int:
     """``nextRackConsumer`` in slots: the first live slot from ``first`` on (cyclically) of a member on one of
     the racks ``on``, or -1."""
     later, earliest = -1, -1

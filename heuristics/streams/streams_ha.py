@@ -36,4 +36,5 @@ def assign(problem: StreamsProblem) -> Result:
         "streams-ha",
         answer,
         info={"probing_rebalance": out.probing, "rack_aware": out.rack_aware},
+        objective_name="streams",
     )

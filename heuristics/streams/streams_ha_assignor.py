@@ -25,6 +25,7 @@ A probing rebalance follows when step 3 planned any movement.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,7 +129,7 @@ def _assigned_loads(clients: list[ClientState]) -> list[float] | None:
     return None if loads is None else loads.assigned
 
 
-class _ByLag(dict):
+class _ByLag(dict[int, list[int]]):
     """Each stateful task's clients by ``(lag, client)``, sorted when first asked for."""
 
     def __init__(self, lags: np.ndarray, position: dict[int, int]) -> None:
@@ -150,7 +151,7 @@ class _ByLag(dict):
 
     def __missing__(self, task: int) -> list[int]:
         column = self.lags[:, self.position[task]]
-        order = np.lexsort((self.clients, column)).tolist()
+        order: list[int] = np.lexsort((self.clients, column)).tolist()
         self[task] = order
         return order
 
@@ -181,15 +182,17 @@ def _should_move(source: ClientState, destination: ClientState) -> bool:
     skew = at_source / source.capacity - at_destination / destination.capacity
     if skew <= 0:
         return False
-    at_destination = (at_destination + 1.0) / destination.capacity
-    at_source = (at_source - 1.0) / source.capacity
-    proposed = at_source - at_destination
+    proposed = (at_source - 1.0) / source.capacity - (at_destination + 1.0) / destination.capacity
     if proposed < 0:
         return False
     return proposed < skew
 
 
-def _balance(clients: list[ClientState], standby: bool, allowed) -> None:
+def _balance(
+    clients: list[ClientState],
+    standby: bool,
+    allowed: Callable[[ClientState, ClientState], bool],
+) -> None:
     """``balanceTasksOverThreads`` over the active (or standby) tasks."""
     keep = True
     while keep:
@@ -229,14 +232,18 @@ def _compare_movements(a: _Movement, b: _Movement) -> int:
     return (a.task > b.task) - (a.task < b.task)
 
 
-def _lagging(task: int, client: int, inp: StreamsInput, caught_up: dict, by_lag: _ByLag) -> bool:
+def _lagging(
+    task: int, client: int, inp: StreamsInput, caught_up: dict[int, set[int]], by_lag: _ByLag
+) -> bool:
     """``taskIsNotCaughtUpOnClientAndOtherMoreCaughtUpClientsExist``."""
     if client in caught_up[task]:
         return False
     return by_lag.lag(by_lag.least(task), task) < by_lag.lag(client, task)
 
 
-def _most_caught_up(by_lag: dict, task: int, destination: int, eligible) -> int | None:
+def _most_caught_up(
+    by_lag: _ByLag, task: int, destination: int, eligible: Callable[[int], bool]
+) -> int | None:
     for client in by_lag[task]:
         if client == destination:
             break
@@ -245,7 +252,9 @@ def _most_caught_up(by_lag: dict, task: int, destination: int, eligible) -> int 
     return None
 
 
-def _caught_up_queue(clients, caught_up, inp) -> ConstrainedPrioritySet:
+def _caught_up_queue(
+    clients: list[ClientState], caught_up: dict[int, set[int]], inp: StreamsInput
+) -> ConstrainedPrioritySet:
     """The clients by assigned load, constrained to those caught up on the task (both movements')."""
     return ConstrainedPrioritySet(
         lambda c, t: c in caught_up[t],
@@ -255,7 +264,14 @@ def _caught_up_queue(clients, caught_up, inp) -> ConstrainedPrioritySet:
     )
 
 
-def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
+def _move_actives(
+    clients: list[ClientState],
+    caught_up: dict[int, set[int]],
+    by_lag: _ByLag,
+    warmup: list[set[int]],
+    warmups_left: list[int],
+    inp: StreamsInput,
+) -> int:
     """``assignActiveTaskMovements``; the number of movements planned."""
     queue = _caught_up_queue(clients, caught_up, inp)
     planned: list[_Movement] = []
@@ -270,7 +286,11 @@ def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
     planned.sort(key=lambda m: (m.caught_up, m.task))
     for m in planned:
         task, destination = m.task, m.destination
-        source = queue.poll(task, lambda c, task=task: task in clients[c].standby)
+
+        def on_standby(c: int, task: int = task) -> bool:
+            return task in clients[c].standby
+
+        source = queue.poll(task, on_standby)
         if source is not None:
             _swap(task, clients[source], clients[destination])
         else:
@@ -289,7 +309,14 @@ def _move_actives(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
     return needed
 
 
-def _move_standbys(clients, caught_up, by_lag, warmup, warmups_left, inp) -> int:
+def _move_standbys(
+    clients: list[ClientState],
+    caught_up: dict[int, set[int]],
+    by_lag: _ByLag,
+    warmup: list[set[int]],
+    warmups_left: list[int],
+    inp: StreamsInput,
+) -> int:
     """``assignStandbyTaskMovements``; the number of movements made."""
     queue = _caught_up_queue(clients, caught_up, inp)
     planned: list[_Movement] = []
@@ -339,7 +366,13 @@ def _swap(task: int, source: ClientState, destination: ClientState) -> None:
     destination.assign_standby(task)
 
 
-def _move_active(task, source: ClientState, destination: ClientState, warmup, warmups_left) -> None:
+def _move_active(
+    task: int,
+    source: ClientState,
+    destination: ClientState,
+    warmup: list[set[int]],
+    warmups_left: list[int],
+) -> None:
     """``moveActiveAndTryToWarmUp``."""
     source.assign_active(task)
     left = warmups_left[0]

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from heuristics.streams.streams_ha_order import process_uuid
-from heuristics.streams.streams_ha_state import LATEST_OFFSET, LagRows, StreamsInput
+from heuristics.streams.streams_ha_state import LATEST_OFFSET, LagRows, RackSets, StreamsInput
 from problems.streams import IntArray, StreamsAssignment, StreamsProblem
 
 
@@ -97,7 +97,7 @@ def streams_input(problem: StreamsProblem) -> tuple[StreamsInput, list[int]]:
     return inp, order
 
 
-def _task_racks(problem: StreamsProblem) -> tuple[tuple, tuple]:
+def _task_racks(problem: StreamsProblem) -> tuple[tuple[RackSets, ...], tuple[RackSets, ...]]:
     """Each task's source topic-partitions' rack sets, and its changelog topic-partition's."""
     topics: dict[int, list[str]] = {}
     racks: dict[tuple[str, int], frozenset[str]] = {}

@@ -23,7 +23,7 @@ from heuristics.streams.streams_ha_flow import (
     balance_subtopology_graph,
     min_traffic_graph,
 )
-from heuristics.streams.streams_ha_state import ClientState, StreamsInput
+from heuristics.streams.streams_ha_state import ClientState, RackSets, StreamsInput
 
 #: ``STANDBY_OPTIMIZER_MAX_ITERATION``
 STANDBY_ROUNDS = 4
@@ -61,7 +61,11 @@ class RackAwareTaskAssignor:
         partitions = (self.inp.changelog_racks if standby else self.inp.source_racks)[task]
         if not partitions:
             raise ValueError(f"task {task} has no topic-partitions")
-        total = sum(traffic for racks in partitions if rack not in racks)  # type: ignore[operator]
+        total = 0
+        for racks in partitions:
+            assert racks is not None  # rack awareness is on: every topic-partition has racks
+            if rack not in racks:
+                total += traffic
         return total if current else total + overlap
 
     def subtopology_tasks(self) -> list[list[int]]:
@@ -142,6 +146,6 @@ class RackAwareTaskAssignor:
                     moved |= assign_from_flow(built, move)
 
 
-def _all_racked(racks_per_task: tuple) -> bool:
+def _all_racked(racks_per_task: tuple[RackSets, ...]) -> bool:
     """Every topic-partition of every task has a non-empty set of racks."""
     return all(racks for partitions in racks_per_task for racks in partitions)

@@ -166,7 +166,7 @@ class ClientState:
         index: int,
         capacity: int,
         tags: dict[str, str],
-        lag: tuple,
+        lag: tuple[int | None, ...],
         loads: ClientLoads | None = None,
     ) -> None:
         self.index = index

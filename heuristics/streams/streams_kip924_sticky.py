@@ -35,6 +35,9 @@ from collections.abc import Sequence
 
 from heuristics.java import from_collection_capacity, hash_set_order, spread_set_order, spreads
 from heuristics.streams.streams_ha_flow import (
+    CostOf,
+    HasTask,
+    TaskGraph,
     assign_from_flow,
     balance_subtopology_graph,
     min_traffic_graph,
@@ -57,7 +60,7 @@ def assign(problem: StreamsProblem, task_info_hashes: Sequence[int] | None = Non
     inp, order = streams_input(problem)
     active, standby = kip924_sticky_assign(inp, task_info_hashes)
     answer = to_members(problem, order, active, standby, [set() for _ in active])
-    return Result(problem, "streams-kip924-sticky", answer)
+    return Result(problem, "streams-kip924-sticky", answer, objective_name="streams")
 
 
 class _HashOrder:
@@ -186,7 +189,14 @@ def _table_size(keys: int) -> int:
 class _State:
     """``AssignmentState``: the new assignment, where each task is, and the task pairs."""
 
-    def __init__(self, inp, clients, prev_active_of, prev_standby_sets, order) -> None:
+    def __init__(
+        self,
+        inp: StreamsInput,
+        clients: list[int],
+        prev_active_of: dict[int, int],
+        prev_standby_sets: dict[int, list[int]],
+        order: _HashOrder,
+    ) -> None:
         self.inp = inp
         self.clients = clients
         self.prev_active_of = prev_active_of
@@ -304,7 +314,7 @@ class _State:
         assert rack is not None
         return rack
 
-    def _cost(self, standby: bool, traffic: int, overlap: int):
+    def _cost(self, standby: bool, traffic: int, overlap: int) -> CostOf:
         inp = self.inp
 
         def cost(t: int, c: int, current: bool) -> int:
@@ -312,12 +322,23 @@ class _State:
             parts = list(inp.changelog_racks[t])
             if not standby:
                 parts = list(inp.source_racks[t]) + parts
-            total = sum(traffic for racks in parts if rack not in racks)  # type: ignore[operator]
+            total = 0
+            for racks in parts:
+                assert racks is not None  # rack awareness is on: every topic-partition has racks
+                if rack not in racks:
+                    total += traffic
             return total if current else total + overlap
 
         return cost
 
-    def _graph(self, clients, tasks, has, cost, groups_from):
+    def _graph(
+        self,
+        clients: Sequence[int],
+        tasks: Sequence[int],
+        has: HasTask,
+        cost: CostOf,
+        groups_from: Sequence[int],
+    ) -> TaskGraph:
         if self.inp.rack_aware_assignment_strategy == "balance_subtopology":
             groups: dict[int, list[int]] = {}
             for t in groups_from:

@@ -178,9 +178,10 @@ def _compute_if_absent_order(hashes: list[int], requested: int) -> list[int]:
     for size in range(len(hashes)):
         if size > capacity * 3 // 4:
             capacity *= 2
-    h = np.asarray(hashes, dtype=np.int64) & 0xFFFFFFFF
-    bucket = (h ^ (h >> 16)) & (capacity - 1)
-    return np.lexsort((-np.arange(len(hashes)), bucket)).tolist()
+    codes = np.asarray(hashes, dtype=np.int64) & 0xFFFFFFFF
+    bucket = (codes ^ (codes >> 16)) & (capacity - 1)
+    order: list[int] = np.lexsort((-np.arange(len(hashes)), bucket)).tolist()
+    return order
 
 
 #: candidate lists at least this long are scanned with numpy
@@ -258,8 +259,8 @@ class _Sticky:
         self.process_start = np.concatenate(([0], np.cumsum(sizes)))
         self.process_size = sizes
         self.held: dict[int, IntArray] | None = None  # each task's previous standbys, when needed
-        has_state = offsets >= 0
-        self.reporting = has_state.any(axis=0).tolist()
+        has_state: np.ndarray = offsets >= 0
+        self.reporting: list[bool] = np.asarray(has_state.any(axis=0)).tolist()
         self.cache: dict[int, list[int] | IntArray] = {}
         self.flat: tuple[list[int], IntArray, list[int]] | None = None
         if int(sizes @ has_state.sum(axis=1)) <= _AT_ONCE:
@@ -320,9 +321,9 @@ class _Sticky:
             self.held = {}
             pairs = self.problem.prev_standby
             if len(pairs):
-                starts = np.flatnonzero(np.diff(pairs[:, 0], prepend=-1))
+                firsts = np.flatnonzero(np.diff(pairs[:, 0], prepend=-1))
                 for t, members in zip(
-                    pairs[starts, 0].tolist(), np.split(pairs[:, 1], starts[1:]), strict=True
+                    pairs[firsts, 0].tolist(), np.split(pairs[:, 1], firsts[1:]), strict=True
                 ):
                     self.held[t] = members
         held = self.held.get(task)
@@ -333,9 +334,9 @@ class _Sticky:
         if self.reporting[task]:
             reporters = np.flatnonzero(offsets >= 0)
             sizes = self.process_size[reporters]
-            starts = self.process_start[reporters]
+            process_starts = self.process_start[reporters]
             total = int(sizes.sum())
-            shift = np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
+            shift = np.repeat(process_starts - np.cumsum(sizes) + sizes, sizes)
             members = self.members_by_process[np.arange(total) + shift]
             offset = np.repeat(offsets[reporters], sizes)
             if held is not None:
@@ -441,9 +442,9 @@ class _Sticky:
                 left.append(t)
         rest = []
         for t in left:
-            m = self._least_loaded_previous(t, False)
-            if m is not None and counts[m] < self.active_quota:
-                self._give_active(m, t)
+            least = self._least_loaded_previous(t, False)
+            if least is not None and counts[least] < self.active_quota:
+                self._give_active(least, t)
             else:
                 rest.append(t)
         rest.sort(key=lambda t: (keys[sub[t]], number[t]))
@@ -497,9 +498,9 @@ class _Sticky:
                 if m >= 0 and member_process[m] not in holders and counts[m] < self.total_quota:
                     self._give_standby(m, t)
                     continue
-                m = self._least_loaded_previous(t, True)
-                if m is not None and counts[m] < self.total_quota:
-                    self._give_standby(m, t)
+                least = self._least_loaded_previous(t, True)
+                if least is not None and counts[least] < self.total_quota:
+                    self._give_standby(least, t)
                     continue
                 later.append((t, self.standbys - i))
                 break
@@ -525,4 +526,4 @@ def assign(problem: StreamsProblem) -> Result:
     state.assign_active()
     if state.standbys > 0:
         state.assign_standby()
-    return Result(problem, STRATEGY, state.answer())
+    return Result(problem, STRATEGY, state.answer(), objective_name="streams")

@@ -58,7 +58,9 @@ def solve(problem: GroupProblem, strategy: str) -> Result:
         owner, levels = ClassNetwork(problem, racks=strategy == "rack-aware").solve()
     except NotAggregable as reason:
         return _general(problem, strategy, str(reason))
-    return Result(problem, strategy, owner, Status.OPTIMAL, levels, {"method": "class-flow"})
+    info = {"method": "class-flow"}
+    # sticky and rack-aware are judged on the objectives of their names
+    return Result(problem, strategy, owner, Status.OPTIMAL, levels, info, objective_name=strategy)
 
 
 def _general(problem: GroupProblem, strategy: str, reason: str) -> Result:

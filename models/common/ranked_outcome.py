@@ -75,8 +75,11 @@ class Ranked:
         answer: np.ndarray | None = None,
         bound: tuple[int, ...] | None = None,
         info: dict[str, Any] | None = None,
+        *,
+        objective: str,
     ) -> Result:
-        """The :class:`problems.Result` of this solve: ``answer`` only when there is a solution.
+        """The :class:`problems.Result` of this solve: ``answer`` only when there is a solution,
+        judged on ``objective``.
 
         ``bound`` defaults to the ranked bound (``None`` without a solution).
         """
@@ -87,4 +90,5 @@ class Ranked:
             self.status,
             self.bound if bound is None else bound,
             info or {},
+            objective_name=objective,
         )

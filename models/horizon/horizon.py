@@ -42,6 +42,7 @@ from models.horizon.steps import (
     wide_moves,
 )
 from models.options import SolveOptions
+from models.registry import STRATEGIES
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -51,7 +52,6 @@ from problems import (
     number_owners,
     reassignment_json,
 )
-from problems.objectives import STRATEGY_OBJECTIVE
 from problems.trace import Trace, step_problems
 
 
@@ -110,9 +110,9 @@ def solve_horizon(
         raise ProblemError("lookahead", f"must be >= 0, not {lookahead}")
     started = time.perf_counter()
     problems = step_problems(trace)
-    placement = STRATEGY_OBJECTIVE.get(strategy) == "replica"
-    if strategy not in STRATEGY_OBJECTIVE:
+    if strategy not in STRATEGIES:
         raise ProblemError("strategy", f"{strategy} is not a strategy")
+    placement = STRATEGIES[strategy].family == "placement"
     if placement != trace.is_placement:
         family = "placement" if placement else "group"
         raise ProblemError("strategy", f"{strategy} is a {family} strategy, not for a {trace.kind}")

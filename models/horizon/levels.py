@@ -17,8 +17,8 @@ import numpy as np
 from models.common.classes import count_bounds, partition_classes
 from models.horizon.steps import GroupSteps
 from models.options import SolveOptions
-from models.registry import run
-from problems import GroupProblem, ProblemError, Status, objective_of
+from models.registry import STRATEGIES, best_exact, run
+from problems import GroupProblem, ProblemError, Status, above_moves
 from problems.trace import with_claims
 
 #: Members up to which :func:`count_box` computes the exchange closure (a boolean matrix product
@@ -30,13 +30,8 @@ BOX_MEMBERS = 600
 #: its best heuristic answer, unproven).
 MIN_STEP_SECONDS = 0.01
 
-#: Per objective: the exact per-step solver, and how many levels stand above moves.
-EXACT: dict[str, tuple[str, int]] = {
-    "sticky": ("flow", 1),
-    "rack-aware": ("flow", 2),
-    "stream-join": ("flow", 1),
-    "lag-aware": ("cpsat", 2),
-}
+#: The objectives a group horizon models (share groups, streams groups and placements: not here).
+OBJECTIVES = ("sticky", "rack-aware", "stream-join", "lag-aware")
 
 
 @dataclass(frozen=True)
@@ -46,7 +41,7 @@ class StepLevels:
     Attributes
     ----------
     kind
-        The objective the step is judged on (:func:`problems.objective_of`).
+        The objective the step is judged on (:meth:`models.registry.Strategy.objective_on`).
     levels
         Its optimum of the levels above moves (all levels where the objective has no moves).
     proven
@@ -63,9 +58,10 @@ class StepLevels:
 
 def judged_on(steps: GroupSteps, strategy: str) -> list[str]:
     """The objective of every step (a baseline is judged on ``rack-aware`` at a step with racks)."""
-    kinds = [objective_of(problem, strategy) for problem in steps.problems]
+    record = STRATEGIES[strategy]
+    kinds = [record.objective_on(problem) for problem in steps.problems]
     for k, kind in enumerate(kinds):
-        if kind not in EXACT:
+        if kind not in OBJECTIVES:
             raise ProblemError(
                 "strategy", f"{strategy} (judged on {kind} at step {k}) has no horizon model"
             )
@@ -96,10 +92,11 @@ def step_policy(
         claimed = problem
         if previous is not None:
             claimed = with_claims(problem, previous[0], previous[1], first_step + k)
-        solver, above = EXACT[kind]
+        exact, solver = best_exact(kind)
+        above = above_moves(kind)
         share = (until - time.perf_counter()) / (len(steps) - k)
         result = run(
-            claimed, kind, solver, replace(options, time_limit=max(share, MIN_STEP_SECONDS))
+            claimed, exact, solver, replace(options, time_limit=max(share, MIN_STEP_SECONDS))
         )
         if result.answer is None:
             raise RuntimeError(f"step {first_step + k}: {kind} {solver} found no answer")

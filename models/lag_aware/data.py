@@ -203,7 +203,7 @@ class LagModel:
         :func:`models.lag_aware.swaps.even_out` towards the level-2 bound."""
         found = [heuristic.assign(self.problem, variant=v) for v in HINTS]
         if self.start is not None:
-            found.append(Result(self.problem, "lag-aware", self.start))
+            found.append(Result(self.problem, "lag-aware", self.start, objective_name="lag-aware"))
         best = min(found, key=lambda r: r.objective)
         owner = improve(self.problem, answer_of(best), SWAP_SECONDS)
         target = lower_bound(self.problem)
@@ -212,14 +212,14 @@ class LagModel:
             # Small groups: the exact search proves the optimum (or gives up, keeping its best).
             owner, self._proven = search(self.problem, owner, target, self.search_seconds)
             if self._proven:
-                return Result(self.problem, "lag-aware", owner)
+                return Result(self.problem, "lag-aware", owner, objective_name="lag-aware")
         if max(member_lags(self.problem, owner), default=0) > target[0]:
             left = self.balance_seconds - (time.perf_counter() - started)
             owner = balance(self.problem, owner, target[0], max(left, 0.0))
         if self.variant is None:  # level 2 is the sum of squares: even the lags out
             left = self.balance_seconds - (time.perf_counter() - started)
             owner = even_out(self.problem, owner, target[1], max(left, 0.0))
-        improved = Result(self.problem, "lag-aware", owner)
+        improved = Result(self.problem, "lag-aware", owner, objective_name="lag-aware")
         return min((best, improved), key=lambda r: r.objective)
 
     @property
@@ -256,14 +256,28 @@ class LagModel:
                 "moves": evaluate(self.problem, answer, "sticky").objective[1],
                 "method": "bounds",
             }
-            return Result(self.problem, "lag-aware", answer, Status.FEASIBLE, bound[:1], info)
+            return Result(
+                self.problem,
+                "lag-aware",
+                answer,
+                Status.FEASIBLE,
+                bound[:1],
+                info,
+                objective_name="lag-aware",
+            )
         status = Status.OPTIMAL if tuple(best.objective) == bound else Status.FEASIBLE
         # The search's proof, or the size-free bounds; as a model would say, level 2 beyond the
         # backend's range is then the size-free bound.
         method = "search" if self._proven and bound != lower_bound(self.problem) else "bounds"
         level2 = {"level2": "bounded"} if method == "bounds" and not self.squares_in_range else {}
         return Result(
-            self.problem, "lag-aware", answer, status, bound, {"method": method, **level2}
+            self.problem,
+            "lag-aware",
+            answer,
+            status,
+            bound,
+            {"method": method, **level2},
+            objective_name="lag-aware",
         )
 
     @property
@@ -318,4 +332,6 @@ class LagModel:
             objective = evaluate(self.problem, answer, "lag-aware").objective
             if tuple(objective) == tuple(bound):  # the answer meets a proven lower bound
                 status = Status.OPTIMAL
-        return Result(self.problem, "lag-aware", answer, status, bound, info)
+        return Result(
+            self.problem, "lag-aware", answer, status, bound, info, objective_name="lag-aware"
+        )

@@ -194,7 +194,21 @@ def ranked_result(
 ) -> Result:
     """The :class:`problems.Result` of a ranked CP-SAT or MIP solve over the pair variables ``x``."""
     if ranked.status not in ("optimal", "feasible"):
-        return Result(problem, "rack-aware", None, status=ranked.status, bound=ranked.bound)
+        return Result(
+            problem,
+            "rack-aware",
+            None,
+            status=ranked.status,
+            bound=ranked.bound,
+            objective_name="rack-aware",
+        )
     count = np.array([ranked.value(var) for var in x], dtype=np.int64)
     answer = expand(problem, classes, pairs.cls, pairs.member, count)
-    return Result(problem, "rack-aware", answer, status=ranked.status, bound=ranked.bound)
+    return Result(
+        problem,
+        "rack-aware",
+        answer,
+        status=ranked.status,
+        bound=ranked.bound,
+        objective_name="rack-aware",
+    )

@@ -31,6 +31,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
             np.full(problem.num_partitions, -1, np.int32),
             Status.OPTIMAL,
             (0, 0, 0),
+            objective_name="rack-aware",
         )
     counts = _balanced_counts(problem, classes)
     reach = np.bincount(
@@ -40,7 +41,12 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     hi = np.where(reach > 0, counts + 1, counts)
     cls, member, count, levels = _Network(problem, data, lo, hi).solve()
     return Result(
-        problem, "rack-aware", expand(problem, classes, cls, member, count), Status.OPTIMAL, levels
+        problem,
+        "rack-aware",
+        expand(problem, classes, cls, member, count),
+        Status.OPTIMAL,
+        levels,
+        objective_name="rack-aware",
     )
 
 

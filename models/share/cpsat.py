@@ -56,7 +56,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     if ranked.has_solution:
         chosen = np.array([ranked.value(v) for v in x], dtype=bool)
         answer = pairs_array(pairs.member[chosen], pairs.partition[chosen])
-    return Result(problem, "share", answer, ranked.status, ranked.bound)
+    return Result(problem, "share", answer, ranked.status, ranked.bound, objective_name="share")
 
 
 def _chosen(pairs: SharePairs, answer: np.ndarray) -> np.ndarray:

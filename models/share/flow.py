@@ -54,7 +54,12 @@ def complete_optimum(problem: GroupProblem) -> Result | None:
     turn = np.arange(max(len(readers), len(partitions)))
     answer = pairs_array(readers[turn % len(readers)], partitions[turn % len(partitions)])
     result = Result(
-        problem, "share", answer, Status.OPTIMAL, info={"method": "closed form (complete pairs)"}
+        problem,
+        "share",
+        answer,
+        Status.OPTIMAL,
+        info={"method": "closed form (complete pairs)"},
+        objective_name="share",
     )
     result.bound = tuple(result.objective)
     return result
@@ -119,10 +124,12 @@ def network_optimum(problem: GroupProblem) -> Result:
         raise
     used = flow.flows(np.arange(first_pair, first_pair + pairs.count, dtype=np.int32)) > 0
     answer = pairs_array(pairs.member[used], pairs.partition[used])
-    result = Result(problem, "share", answer, Status.OPTIMAL)
+    result = Result(problem, "share", answer, Status.OPTIMAL, objective_name="share")
     result.bound = tuple(result.objective)
     return result
 
 
 def _unknown(problem: GroupProblem, reason: str) -> Result:
-    return Result(problem, "share", None, Status.UNKNOWN, info={"reason": reason})
+    return Result(
+        problem, "share", None, Status.UNKNOWN, info={"reason": reason}, objective_name="share"
+    )

@@ -59,9 +59,9 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     add_hint(model, [(var, counts[m] >= k) for (m, k), var in b.items()])
     ranked = solve_ranked(model, [sum(squares), moves], options, started=started)
     if not ranked.has_solution:
-        return ranked.result(problem, "sticky")
+        return ranked.result(problem, "sticky", objective="sticky")
     final_kept = np.zeros(len(classes.sizes), dtype=np.int64)
     for c, var in kept.items():
         final_kept[c] = ranked.value(var)
     rows = classes.rows(final_kept, [ranked.value(var) for var in z])
-    return ranked.result(problem, "sticky", expand(problem, classes, *rows))
+    return ranked.result(problem, "sticky", expand(problem, classes, *rows), objective="sticky")

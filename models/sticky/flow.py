@@ -37,6 +37,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
             np.full(problem.num_partitions, -1, np.int32),
             status=Status.OPTIMAL,
             bound=(0, 0),
+            objective_name="sticky",
         )
     cls, member, count = solve_convex_assignment(
         classes.sizes, classes.start, classes.eligible, classes.keep, problem.num_members
@@ -45,5 +46,10 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     counts = np.bincount(member, weights=count, minlength=problem.num_members).astype(np.int64)
     moved = int(count[(classes.keep[cls] >= 0) & (member != classes.keep[cls])].sum())
     return Result(
-        problem, "sticky", owner, status=Status.OPTIMAL, bound=(int(counts @ counts), moved)
+        problem,
+        "sticky",
+        owner,
+        status=Status.OPTIMAL,
+        bound=(int(counts @ counts), moved),
+        objective_name="sticky",
     )

@@ -113,7 +113,7 @@ def _hint(
 
 
 def _replica_result(problem: PlacementProblem, replicas: np.ndarray) -> Result:
-    return Result(problem, "sticky-replica", replicas)
+    return Result(problem, "sticky-replica", replicas, objective_name="replica")
 
 
 @dataclass
@@ -262,7 +262,7 @@ def solve(problem: PlacementProblem, options: SolveOptions) -> Result:
         ``optimal`` only when every level is proven; otherwise ``feasible``
         with the proven bound, or ``infeasible`` / ``unknown``.
     """
-    start = options.hint_answer(problem, "sticky-replica")
+    start = options.hint_answer(problem, "replica")
     unusable = (
         start is not None
         and options.max_moves is not None
@@ -312,7 +312,7 @@ def _solve(
     ):  # no answer in time: the hint's answer, without CP-SAT completing it
         return _late(problem, hint, target, balanced, info)
     if not ranked.has_solution:
-        return ranked.result(problem, "sticky-replica", info=info)
+        return ranked.result(problem, "sticky-replica", info=info, objective="replica")
     bound = ranked.bound
     if balanced and bound is not None:
         fixed = () if level2_optimum is None else (level2_optimum,)
@@ -320,7 +320,15 @@ def _solve(
     if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
         info["moves_bound"] = bound[0] if bound else None
         bound = None
-    return Result(problem, "sticky-replica", built.answer(ranked), ranked.status, bound, info)
+    return Result(
+        problem,
+        "sticky-replica",
+        built.answer(ranked),
+        ranked.status,
+        bound,
+        info,
+        objective_name="replica",
+    )
 
 
 def _build(
@@ -359,9 +367,19 @@ def _late(
     """Out of time while building, or before any answer: the hint's answer (``feasible``), or
     ``unknown`` without one."""
     if hint is None or target is not None:  # with ``beat``, the hint need not match or beat it
-        return Result(problem, "sticky-replica", None, Status.UNKNOWN, info=info)
+        return Result(
+            problem, "sticky-replica", None, Status.UNKNOWN, info=info, objective_name="replica"
+        )
     bound = (balanced_level1(problem),) if balanced else None
-    return Result(problem, "sticky-replica", np.asarray(hint), Status.FEASIBLE, bound, info)
+    return Result(
+        problem,
+        "sticky-replica",
+        np.asarray(hint),
+        Status.FEASIBLE,
+        bound,
+        info,
+        objective_name="replica",
+    )
 
 
 def fewest_moves(

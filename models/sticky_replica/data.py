@@ -91,7 +91,7 @@ def rack_count_bounds(factor: int, rack_size: int, brokers: int) -> tuple[int, i
 
 def target_levels(problem: PlacementProblem, placement: ArrayLike) -> tuple[int, int, int]:
     """Levels 1-3 of a placement to match or beat (re-scored by the evaluator)."""
-    verdict = evaluate(problem, np.asarray(placement), "sticky-replica")
+    verdict = evaluate(problem, np.asarray(placement), "replica")
     if not verdict.valid:
         raise ValueError(f"the placement to beat is not valid: {verdict.violations[0]}")
     level1, level2, level3 = verdict.objective[:3]
@@ -151,6 +151,7 @@ def frontier(
                     None,
                     Status.UNKNOWN,
                     info={"max_moves": k, "not_solved": NOT_SOLVED},
+                    objective_name="replica",
                 )
             )
         else:

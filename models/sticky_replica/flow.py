@@ -222,6 +222,7 @@ def _optimum(problem: PlacementProblem, options: SolveOptions) -> Result:
             Status.OPTIMAL,
             (0, 0, 0, 0),
             {"method": "flow", "flow_moves": 0},
+            objective_name="replica",
         )
     sets, moves = _stage_a(problem)
     leaders = balanced_leaders(problem, sets)
@@ -233,6 +234,7 @@ def _optimum(problem: PlacementProblem, options: SolveOptions) -> Result:
         Status.OPTIMAL,
         None,
         {"method": "flow", "flow_moves": moves},
+        objective_name="replica",
     )
     level1, level2, level3, _ = result.objective
     if level1 != balanced_level1(problem):  # the flow is exact: this would be a bug
@@ -257,7 +259,13 @@ def _refined(result: Result, refined: Result, lower3: int, moves: int) -> Result
     level1, level2 = result.objective[:2]
     best = result
     if refined.answer is not None and tuple(refined.objective) < tuple(result.objective):
-        best = Result(problem, "sticky-replica", refined.answer, info=dict(result.info))
+        best = Result(
+            problem,
+            "sticky-replica",
+            refined.answer,
+            info=dict(result.info),
+            objective_name="replica",
+        )
     best.info["method"] = "flow+cpsat"
     if refined.status == "optimal":
         best.status, best.bound = Status.OPTIMAL, tuple(best.objective)
@@ -276,7 +284,12 @@ def _frontier_point(
     info: dict[str, object] = {"max_moves": k}
     if k < forced:
         return Result(
-            problem, "sticky-replica", None, Status.INFEASIBLE, info={**info, "method": "flow"}
+            problem,
+            "sticky-replica",
+            None,
+            Status.INFEASIBLE,
+            info={**info, "method": "flow"},
+            objective_name="replica",
         )
     if optimum.status == "optimal" and optimum.objective[3] <= k:
         return Result(
@@ -286,6 +299,7 @@ def _frontier_point(
             Status.OPTIMAL,
             optimum.bound,
             {**info, "method": optimum.info["method"]},
+            objective_name="replica",
         )
     result = cpsat_replica.solve(problem, options.with_extra(max_moves=k))
     result.info["method"] = "cpsat"
@@ -315,6 +329,7 @@ def fewest_moves(problem: PlacementProblem, placement: np.ndarray, options: Solv
             Status.OPTIMAL,
             None,
             {"moves_bound": moves, "method": optimum.info["method"]},
+            objective_name="replica",
         )
     result = cpsat_replica.fewest_moves(problem, placement, options)
     result.info["method"] = "cpsat"

@@ -165,15 +165,25 @@ def solve(problem: PlacementProblem, options: SolveOptions) -> Result:
     try:
         objectives = _build(built, max_moves, target)
     except OutOfTime:  # the limit ran out while building
-        return Result(problem, "sticky-replica", None, Status.UNKNOWN, info=info)
+        return Result(
+            problem, "sticky-replica", None, Status.UNKNOWN, info=info, objective_name="replica"
+        )
     ranked = solve_ranked(built.model, objectives, options, started=started)
     if not ranked.has_solution:
-        return ranked.result(problem, "sticky-replica", info=info)
+        return ranked.result(problem, "sticky-replica", info=info, objective="replica")
     bound = ranked.bound
     if target is not None:  # the ranked order is (moves, 1, 2, 3): keep only the moves bound
         info["moves_bound"] = bound[0] if bound else None
         bound = None
-    return Result(problem, "sticky-replica", built.answer(ranked), ranked.status, bound, info)
+    return Result(
+        problem,
+        "sticky-replica",
+        built.answer(ranked),
+        ranked.status,
+        bound,
+        info,
+        objective_name="replica",
+    )
 
 
 def _build(

@@ -111,4 +111,6 @@ def result(
 ) -> Result:
     """The :class:`problems.Result` of a ranked solve (no answer unless it found one)."""
     owner = owner_from_counts(problem, classes, counts, kept) if ranked.has_solution else None
-    return ranked.result(problem, "stream-join", owner, info={"epoch": next_epoch(problem)})
+    return ranked.result(
+        problem, "stream-join", owner, info={"epoch": next_epoch(problem)}, objective="stream-join"
+    )

@@ -55,4 +55,5 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         Status.OPTIMAL,
         bound,
         info={"epoch": next_epoch(problem)},
+        objective_name="stream-join",
     )

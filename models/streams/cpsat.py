@@ -24,7 +24,6 @@ from models.common.ranked_outcome import Deadline, OutOfTime
 from models.options import SolveOptions
 from models.streams import flow
 from models.streams.data import (
-    STRATEGY,
     IntArray,
     StreamsData,
     answer_values,
@@ -195,7 +194,7 @@ def streams_hint(
     """The answer a model starts from: the caller's hint when it is a valid answer to
     ``problem``, else the min-cost flow's (proven on levels 1-2) when its networks are solved by
     ``deadline`` (``None`` otherwise: no hint)."""
-    hinted = options.hint_streams(problem, STRATEGY)
+    hinted = options.hint_streams(problem, "streams")
     if hinted is not None and len(hinted.standby) == int(data.standbys.sum()):
         return np.asarray(hinted.active, np.int64), np.asarray(hinted.standby, np.int64)
     pairs = data.num_tasks * data.num_members

@@ -287,7 +287,9 @@ def streams_result(
     from problems.streams import StreamsAssignment
 
     answer = None if active is None else StreamsAssignment.of(active, standby)
-    return Result(problem, STRATEGY, answer, Status(status), bound, info or {})
+    return Result(
+        problem, STRATEGY, answer, Status(status), bound, info or {}, objective_name="streams"
+    )
 
 
 def answer_values(

@@ -246,6 +246,47 @@ def test_a_trace_above_the_size_limit_is_one_line_naming_the_option(tmp_path):
     assert run("--strategy", "sticky", "--max-size", "1000", small)[0] == 0
 
 
+def test_experiment_show_and_trace_refuse_the_same_trace_at_the_same_limit(tmp_path):
+    """Tests one size for both commands on a stream join's topic-growth trace (every topic grows
+    by half every other step, so its size is not its start times its steps: 305 partitions summed
+    over 7 rebalances, where 12 x 6 = 72): `experiment show --max-size` counts it from the sizes,
+    `trace --max-size` from the file; both take it at 305 and refuse it at 304 in the same words,
+    naming the limit and ``--max-size`` (exit 2)."""
+    from experiments.experiment_cli import read
+    from experiments.trace_scenarios import build_trace
+    from problems.trace import trace_size
+
+    experiment = tmp_path / "growth.toml"
+    experiment.write_text(
+        'name = "growth"\ndescription = "a growing join"\n[[scenarios]]\n'
+        'judged_on = "stream-join"\ntrace = "topic-growth"\nsteps = 6\nsize = [12, 3, 2]\n'
+        "seed = 0\n"
+    )
+    (scenario,) = read(str(experiment)).traces
+    trace = tmp_path / "growth.json"
+    trace.write_text(json.dumps(build_trace(scenario)))
+    assert trace_size(load_trace(trace)) == 305 == 12 + 18 + 27 + 36 + 52 + 65 + 95
+
+    def show(*argv: str) -> tuple[int, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["experiment", "show", *argv, str(experiment)])
+        return code, err.getvalue()
+
+    refusal = (
+        "305 partitions summed over the 7 rebalances is above the limit of 304 "
+        "(--max-size raises it)\n"
+    )
+    code, err = show("--max-size", "304")
+    assert (
+        code == 2 and err == f"error: {experiment}: scenarios[0]: {scenario.scenario_id}: {refusal}"
+    )
+    code, out, err = run("--strategy", "stream-join", "--max-size", "304", str(trace))
+    assert (code, out, err) == (2, "", f"error: {trace}: steps: {refusal}")
+    assert show("--max-size", "305") == (0, "")
+    assert run("--strategy", "stream-join", "--max-size", "305", str(trace))[0] == 0
+
+
 @pytest.mark.parametrize("value", ["\u0662", "\uff12", "1_0", "2 "])
 def test_numbers_are_ascii_digits(value):
     """Tests that ``--lookahead`` (and every integer option) takes ASCII digits only: Python's

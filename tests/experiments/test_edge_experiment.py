@@ -34,12 +34,13 @@ from experiments.runs import selected_runs
 from experiments.scenarios import GROUP_CHURN, PLACEMENT_CHURN, build_problem
 from experiments.streams_scenarios import CHURN as STREAMS_CHURN
 from experiments.trace_runs import trace_runs_for
-from experiments.trace_scenarios import TRACE_FAMILIES, build_trace
+from experiments.trace_scenarios import TRACE_FAMILIES, build_trace, trace_size
 from models.options import SolveOptions
 from models.registry import check as check_run
 from problems import ProblemError, load_problem
 from problems.checks import INT64_MAX, MAX_PARTITIONS
 from problems.trace import load_trace
+from problems.trace import trace_size as problem_trace_size
 
 HEAD = 'name = "edge"\ndescription = "an edge of experiment files"\n'
 #: The property's limits: small, so that an accepted file is cheap to build in full.
@@ -198,8 +199,9 @@ def runnable(experiment: Experiment) -> None:
         _check_runs(scenario.judged_on, scenario.settings, selected_runs, experiment.time_limit)
     for trace in experiment.traces:
         assert 0 <= trace.seed <= INT64_MAX
-        assert trace.size * trace.steps <= LIMITS.trace_size
-        load_trace(build_trace(trace), name=trace.scenario_id)
+        loaded = load_trace(build_trace(trace), name=trace.scenario_id)
+        assert trace_size(trace) == (problem_trace_size(loaded), True)
+        assert problem_trace_size(loaded) <= LIMITS.trace_size
         _check_runs(trace.judged_on, trace.settings, trace_runs_for, experiment.time_limit)
     assert len(experiment.scenarios) + len(experiment.traces) <= LIMITS.scenarios
     plan(experiment, [])
@@ -333,8 +335,9 @@ BLOCK = "[[scenarios]]\njudged_on = 'sticky'\nchurn = 'fresh'\nsize = [12, 3, 2]
             "[[scenarios]]\njudged_on = 'sticky'\ntrace = 'rolling-restart'\nsteps = 1000000000\n"
             "size = [12, 3, 2]\nseed = 0\n",
             "scenarios[0]",
-            "12 items x 1,000,000,000 steps = 12,000,000,000, more than the limit of 10,000,000 "
-            "for a trace (--max-trace-size raises it)",
+            "trace/sticky/rolling-restart/equal-zero/p12-m3-t2-T1000000000/s0: 12,000,000,012 "
+            "partitions summed over the 1,000,000,001 rebalances is above the limit of "
+            "100,000,000 (--max-size raises it)",
         ),
         (
             "[[scenarios]]\njudged_on = 'sticky'\nchurn = 'fresh'\ntopics = [1, 2]\n"
@@ -379,8 +382,9 @@ def test_show_and_compare_refuse_before_any_work(tmp_path, capsys, body, field, 
 
 
 def test_the_limits_are_raised_by_their_options(tmp_path, capsys):
-    """Tests `--max-scenarios` and `--max-trace-size`: a file refused by the default limits is
-    shown when the options raise them, and refused when they are lowered below it."""
+    """Tests `--max-scenarios` and `--max-size`: a file refused by the default limits is
+    shown when the options raise them, and refused when they are lowered below it (a trace's
+    size: its partitions summed over its rebalances, 12 x 4 here)."""
     path = tmp_path / "trace.toml"
     path.write_text(
         HEAD + "[[scenarios]]\njudged_on = 'sticky'\ntrace = 'rolling-restart'\nsteps = 3\n"
@@ -390,9 +394,12 @@ def test_the_limits_are_raised_by_their_options(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["traces"] == 3
     assert main(["experiment", "show", str(path), "--max-scenarios", "2"]) == 2
     assert "more than the limit of 2 scenarios (--max-scenarios" in capsys.readouterr().err
-    assert main(["experiment", "show", str(path), "--max-trace-size", "35"]) == 2
-    assert "= 36, more than the limit of 35 for a trace" in capsys.readouterr().err
-    assert main(["experiment", "show", str(path), "--max-trace-size", "36", "--json"]) == 0
+    assert main(["experiment", "show", str(path), "--max-size", "47"]) == 2
+    assert (
+        ": 48 partitions summed over the 4 rebalances is above the limit of 47 (--max-size raises "
+        "it)\n"
+    ) in capsys.readouterr().err
+    assert main(["experiment", "show", str(path), "--max-size", "48", "--json"]) == 0
     capsys.readouterr()
 
 
@@ -429,7 +436,9 @@ def test_a_trace_the_trace_reader_refuses_is_rows_not_a_failed_job(monkeypatch):
 
     real = problems.trace.load_trace
     monkeypatch.setattr(
-        problems.trace, "load_trace", lambda source, name=None: real(source, name, max_size=10)
+        problems.trace,
+        "load_trace",
+        lambda source, name=None, max_size=None: real(source, name, max_size=10),
     )
     scenario = TraceScenario("group", "sticky", "rolling-restart", 12, 3, 2, 2, 1)
     rows = solve_trace_frame(trace_frame([scenario]), time_limit=2)

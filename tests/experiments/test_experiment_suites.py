@@ -250,7 +250,7 @@ def test_suite_files_give_the_same_problem_digests(name):
 
 
 #: The share-group (KIP-932) scenarios each suite adds after the code-defined ones.
-SHARE_SCENARIOS = {"smoke": 1, "gate": 42, "default": 140, "scale": 12}
+SHARE_SCENARIOS = {"smoke": 1, "gate": 42, "default": 140, "scale": 68}
 
 
 @pytest.mark.parametrize("name", ["smoke", "gate", "default", "scale"])

@@ -139,3 +139,20 @@ def test_a_bad_benchmark_block_is_one_line_naming_the_field(factor, value, messa
     }
     with pytest.raises(ProblemError, match=message):
         expand({"name": "x", "description": "x", "scenarios": [{**block, factor: value}]})
+
+
+@pytest.mark.parametrize("pattern", ["disjoint", "nested"])
+def test_a_benchmark_subscription_without_an_assignor_is_refused(pattern):
+    """Tests that a benchmark subscription pattern needs the block's assignor: without one, the
+    experiment file is refused when read (as ``experiment show`` reads it), never in a worker."""
+    block = {"judged_on": "sticky", "churn": "fresh", "size": [30, 4, 3], "seed": 1}
+    with pytest.raises(ProblemError, match=r"pattern\[0\].*give the block an assignor"):
+        expand({"name": "x", "description": "x", "scenarios": [{**block, "pattern": pattern}]})
+    scenarios = expand(
+        {
+            "name": "x",
+            "description": "x",
+            "scenarios": [{**block, "pattern": pattern, "assignor": "range"}],
+        }
+    )
+    assert [s.pattern for s in scenarios.scenarios] == [pattern]

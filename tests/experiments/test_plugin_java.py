@@ -188,10 +188,6 @@ def test_java_plugin_resolves_with_its_interface_and_judged_on():
         ("x=java:com.example.Missing", "class com.example.Missing is not on the classpath"),
         ("x=java:java.lang.String", "class java.lang.String implements none of Kafka's assignor"),
         ("x=java:not a class", "java: needs a class name"),
-        (
-            "x=java:org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor",
-            "is a Kafka Streams TaskAssignor (KIP-924)",
-        ),
         ("x=java:com.example.A:/no/such.jar", "classpath entry /no/such.jar does not exist"),
     ],
 )

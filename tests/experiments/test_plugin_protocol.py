@@ -93,7 +93,7 @@ def test_every_answer_shape_is_judged_by_the_evaluator():
     ]
     by_json = read_answer(placement, "sticky-replica", orjson.dumps({"partitions": entries}))
     by_array = read_answer(placement, "sticky-replica", b'{"replicas": [1, 2, 2, 3]}')
-    expected = evaluate(placement, np.array([1, 2, 2, 3]), "sticky-replica").objective
+    expected = evaluate(placement, np.array([1, 2, 2, 3]), "replica").objective
     for answer in (by_json, by_array):
         assert answer.valid and tuple(answer.result.objective) == expected
 
@@ -370,6 +370,36 @@ def test_trace_with_a_failing_step_keeps_the_last_assignment(tmp_path, capsys):
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line.get("status") for line in lines[:-1]] == ["heuristic", "unknown", "heuristic"]
     assert lines[1]["error"].startswith("exit: exited with status 3")
+    plugin_runner.stop_all()
+
+
+def test_a_trace_spends_one_time_budget_on_its_plugin_calls(tmp_path, capsys):
+    """Tests that ``trace --plugin --time-limit`` is one budget for the whole trace, as a solver's:
+    step 1's call (five members: the program hangs) gets the time left and is killed when it runs
+    out; the steps after it are not asked (``not_solved``, no assignment), exit 3."""
+    trace = {
+        "kind": "group-trace",
+        "problem": group(3),
+        "steps": [
+            {"join": [{"id": "c3", "topics": ["t0", "t1"]}, {"id": "c4", "topics": ["t0", "t1"]}]},
+            {"restart": ["c0"]},
+            {"restart": ["c1"]},
+        ],
+    }
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace))
+    started = time.perf_counter()
+    assert main(["trace", "--plugin", PROGRAM, "--time-limit", "1.5", str(path)]) == 3
+    elapsed = time.perf_counter() - started
+    out, err = capsys.readouterr()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line.get("status") for line in lines[:-1]] == ["heuristic", *["unknown"] * 3]
+    assert lines[1]["error"].startswith("timeout: did not answer within")
+    assert "not_solved" not in lines[1]
+    for line in lines[2:-1]:
+        assert line["assignment"] is None and "not_solved" in line and "error" not in line
+    assert "the time limit ran out before step 2" in err
+    assert elapsed < 1.5 + 5  # one budget (and one kill), not a budget per step
     plugin_runner.stop_all()
 
 

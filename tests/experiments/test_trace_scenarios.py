@@ -7,8 +7,11 @@ import itertools
 import json
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from experiments.experiment import expand, load_suite
+from experiments.scenarios import KIP848_PATTERNS, LAGS, PATTERNS
 from experiments.trace_scenarios import (
     ONLY_FOR,
     TRACE_FAMILIES,
@@ -16,9 +19,11 @@ from experiments.trace_scenarios import (
     build_trace,
     check,
     trace_length,
+    trace_size,
 )
 from problems import ProblemError
 from problems.trace import load_trace, step_documents
+from problems.trace import trace_size as read_size
 
 GROUP_JUDGED = ("sticky", "rack-aware", "lag-aware", "stream-join")
 
@@ -233,3 +238,41 @@ def test_the_suites_carry_trace_families(name):
     else:
         for t in traces:
             load_trace(build_trace(t), name=t.scenario_id)
+
+
+@st.composite
+def trace_scenarios(draw) -> TraceScenario:
+    """Small trace scenarios of every family, judged-on strategy, pattern and lag kind."""
+    family = draw(st.sampled_from(sorted(TRACE_FAMILIES)))
+    steps, seed = draw(st.integers(1, 9)), draw(st.integers(0, 3))
+    if TRACE_FAMILIES[family] == "placement":
+        return placement_trace(family, min(steps, 3), draw(st.sampled_from([0, 2])), seed)
+    judged_on = ONLY_FOR.get(family) or draw(st.sampled_from(GROUP_JUDGED))
+    topics = draw(st.integers(1, 4))
+    return group_trace(
+        judged_on,
+        family,
+        partitions=draw(st.integers(topics, 30)),
+        members=draw(st.integers(2, 8)),
+        topics=topics,
+        steps=steps,
+        seed=seed,
+        pattern="equal"
+        if judged_on == "stream-join"
+        else draw(st.sampled_from(PATTERNS + KIP848_PATTERNS[1:])),
+        lags=draw(st.sampled_from(LAGS)) if judged_on == "lag-aware" else "zero",
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(trace_scenarios(), st.integers(0, 2))
+def test_the_size_counted_from_the_sizes_is_the_trace_readers(scenario, below):
+    """Tests :func:`trace_size` against :func:`problems.trace.trace_size` of the built trace
+    (the experiment files' size limit and ``trace``'s are one measure), and that a limit below the
+    size stops the count at a lower bound still above the limit."""
+    assume(check(scenario) is None)
+    want = read_size(load_trace(build_trace(scenario)))
+    assert trace_size(scenario) == (want, True)
+    limit = max(0, want - 1 - below * want // 3)
+    size, exact = trace_size(scenario, limit)
+    assert limit < size <= want and (exact or size < want or scenario.trace == "topic-growth")

@@ -221,7 +221,7 @@ def test_two_move_example_with_seed():
 def test_output_is_a_valid_placement_that_ignores_the_current_one(problem):
     """Tests that kafka-default always places validly, and that only replication factors of the input matter."""
     result = kafka_default.assign(problem, seed=0)
-    assert evaluate(problem, result.answer, "kafka-default").valid
+    assert evaluate(problem, result.answer, "replica").valid
     assert result.status == "heuristic"
     # Kafka ignores the current placement: feed it its own answer, get the same answer back.
     start = problem.replica_start

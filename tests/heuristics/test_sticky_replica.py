@@ -26,7 +26,7 @@ PINNED = json.loads(
 
 
 def levels(problem, replicas):
-    verdict = evaluate(problem, replicas, "sticky-replica")
+    verdict = evaluate(problem, replicas, "replica")
     assert verdict.valid, verdict.violations
     return verdict.objective
 

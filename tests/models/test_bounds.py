@@ -42,7 +42,7 @@ def best_known(problem, strategy: str, answers, key=None) -> tuple:
     """The lexicographic least objective over the valid ``answers`` (``key``: another score of an answer)."""
     scores = []
     for answer in answers:
-        verdict = evaluate(problem, answer, strategy)
+        verdict = evaluate(problem, answer, STRATEGIES[strategy].objective_on(problem))
         if verdict.valid:
             scores.append(tuple(verdict.objective) if key is None else key(answer, verdict))
     return min(scores)
@@ -133,7 +133,7 @@ def test_replica_bounds(problem):
     within = [
         a
         for a in heuristic_answers(problem, "sticky-replica") + [r.answer for r in limited]
-        if a is not None and evaluate(problem, a, "sticky-replica").objective[3] <= limit
+        if a is not None and evaluate(problem, a, "replica").objective[3] <= limit
     ]
     if within:
         best = best_known(problem, "sticky-replica", within)

@@ -98,7 +98,7 @@ def test_every_backend_at_large_magnitudes(lags, threads):
         result = models.solve(problem, "streams-sticky", solver, time_limit=20)
         assert result.answer is not None, solver
         levels = tuple(result.objective)
-        assert levels == evaluate(problem, result.answer, "streams-sticky").objective
+        assert levels == evaluate(problem, result.answer, "streams").objective
         assert all(0 <= v <= MAX_LEVEL for v in levels), (solver, levels)
         if solver != "heuristic":
             assert levels[0] == least, (solver, levels, least)
@@ -128,7 +128,7 @@ def test_a_partition_listed_without_racks_never_counts_as_cross_rack():
     problem = load_problem(doc)
     result = models.solve(problem, "streams-sticky", "heuristic")
     # Partition t-0 has no known racks: only t-1 (replicas on r2, members on r1) counts.
-    assert evaluate(problem, result.answer, "streams-sticky").objective[3] == 1
+    assert evaluate(problem, result.answer, "streams").objective[3] == 1
     for solver in EXACT:
         exact = models.solve(problem, "streams-sticky", solver)
         assert exact.status == "optimal" and exact.objective[3] == 1, solver

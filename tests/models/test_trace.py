@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import models
-from models.registry import UsageError, strategies
+from models.registry import STRATEGIES, UsageError, strategies
 from models.trace import TraceResult
 from problems import ProblemError, evaluate, load_problem
 from problems.trace import load_trace, next_document, placement_trace_moves, trace_moves
@@ -40,7 +40,9 @@ def recount(trace, result: TraceResult) -> None:
     for step in result.steps:
         assert step.assignment is not None
         problem = load_problem(next_document(trace, step.step, previous))
-        scored = evaluate(problem, step.result.answer, result.strategy)
+        scored = evaluate(
+            problem, step.result.answer, STRATEGIES[result.strategy].objective_on(problem)
+        )
         assert scored.valid, scored.violations
         assert tuple(scored.objective) == step.objective
         moves = trace_moves if not trace.is_placement else placement_trace_moves

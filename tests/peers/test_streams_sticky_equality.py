@@ -168,7 +168,7 @@ def test_kip_441_scale_out_equals_kafka(kafka_java):
     problem = load_problem(doc)
     ours = streams_sticky.assign(problem)
     assert ours.answer == kafka_streams.sticky_assign(problem)
-    verdict = evaluate(problem, ours.answer, "streams-sticky")
+    verdict = evaluate(problem, ours.answer, "streams")
     assert verdict.valid, verdict.violations
     assert ours.assignment == {
         "a": {"active": {"s0": [0, 1]}, "standby": {"s0": [2]}, "warmup": {}},

@@ -229,10 +229,10 @@ def test_replica_levels_of_the_two_move_case():
     """Tests PR 18903's two-move case: levels (4, 8, 2, 0) as placed, (4, 4, 2, 2) after the swap."""
     problem = load_problem(TWO_MOVE)
     assert replica_levels(problem, problem.replica_brokers) == (4, 8, 2, 0)
-    swapped = evaluate(problem, np.array([1, 3, 2, 4]), "sticky-replica")
+    swapped = evaluate(problem, np.array([1, 3, 2, 4]), "replica")
     assert swapped.valid and swapped.objective == (4, 4, 2, 2)
     reordered = evaluate(
-        problem, np.array([2, 1, 4, 3]), "kafka-default"
+        problem, np.array([2, 1, 4, 3]), "replica"
     )  # leadership change only: no move
     assert reordered.objective == (4, 8, 2, 0)
 
@@ -240,11 +240,11 @@ def test_replica_levels_of_the_two_move_case():
 def test_replica_validity():
     """Tests that dead brokers, a broker twice in a partition and a changed replication factor are invalid."""
     problem = load_problem({**TWO_MOVE, "brokers": TWO_MOVE["brokers"][:3]})  # broker 4 removed
-    assert not evaluate(problem, problem.replica_brokers, "sticky-replica").valid
-    assert "not live" in evaluate(problem, np.array([1, 2, 3, 4]), "sticky-replica").violations[0]
-    assert "twice" in evaluate(problem, np.array([1, 1, 3, 2]), "sticky-replica").violations[0]
-    assert not evaluate(problem, np.array([1, 2, 3]), "sticky-replica").valid
-    assert evaluate(problem, np.array([1, 2, 3, 1]), "sticky-replica").objective == (
+    assert not evaluate(problem, problem.replica_brokers, "replica").valid
+    assert "not live" in evaluate(problem, np.array([1, 2, 3, 4]), "replica").violations[0]
+    assert "twice" in evaluate(problem, np.array([1, 1, 3, 2]), "replica").violations[0]
+    assert not evaluate(problem, np.array([1, 2, 3]), "replica").valid
+    assert evaluate(problem, np.array([1, 2, 3, 1]), "replica").objective == (
         4 + 1 + 1,
         4 + 2,
         2,
@@ -272,7 +272,9 @@ def test_assignment_json_round_trips(problem):
 def test_result_reports_status_and_rescores():
     """Tests that a Result re-scores its answer and rejects unknown statuses."""
     problem = group({"t": 2}, member("a", ["t"]))
-    result = Result(problem, "sticky", np.array([0, 0]), status="optimal", bound=(4, 0))
+    result = Result(
+        problem, "sticky", np.array([0, 0]), status="optimal", bound=(4, 0), objective_name="sticky"
+    )
     assert result.to_json() == {
         "assignment": {"a": {"t": [0, 1]}},
         "status": "optimal",
@@ -282,6 +284,8 @@ def test_result_reports_status_and_rescores():
     assert Result(problem, "sticky", None, status="unknown").to_json()["assignment"] is None
     with pytest.raises(ValueError):
         Result(problem, "sticky", None, status="great")
+    with pytest.raises(ValueError, match="names no objective"):
+        _ = Result(problem, "sticky", np.array([0, 0])).objective
 
 
 def test_outside_assignments_are_checked():

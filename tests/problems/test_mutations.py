@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import models
 from experiments.cli import main
+from models.registry import STRATEGIES
 from problems import (
     GroupProblem,
     ProblemError,
@@ -243,10 +244,10 @@ def check_outcome(code: int, out: str, err: str, path: Path, strategy: str) -> N
     answer = json.loads(out)
     if isinstance(problem, StreamsProblem):
         parsed = streams_answer_from_json(problem, answer["assignment"])
-        assert evaluate(problem, parsed, strategy).valid
+        assert evaluate(problem, parsed, STRATEGIES[strategy].objective_on(problem)).valid
     elif isinstance(problem, GroupProblem):
         owner = owner_from_assignment(problem, answer["assignment"])
-        assert evaluate(problem, owner, strategy).valid
+        assert evaluate(problem, owner, STRATEGIES[strategy].objective_on(problem)).valid
     else:
         assert [p["partition"] for p in answer["partitions"]] == problem.partitions.tolist()
 

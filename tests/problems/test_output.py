@@ -70,6 +70,7 @@ def test_names_needing_escapes_and_extra_fields():
         status="feasible",
         bound=(1, 2),
         info={"algorithm": "x"},
+        objective_name="stream-join",
     )
     assert result_bytes(result) == reference_bytes(result)
     assert b"violations" in result_bytes(result) and b"\\u00e9" in result_bytes(result)

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 
 from experiments.cli import main
-from problems import ProblemError, evaluate, load_problem, objective_of, problem_to_json
+from models.registry import STRATEGIES
+from problems import ProblemError, evaluate, load_problem, problem_to_json
 from support.problem_strategies import group_documents
 
 DOC = {
@@ -83,14 +84,17 @@ def test_baselines_are_judged_on_rack_aware_when_the_document_has_racks(strategy
     """Tests docs/design/objectives.md: baselines on rack-aware with partition_racks, on sticky without."""
     racked = load_problem(DOC)
     plain = load_problem({k: v for k, v in DOC.items() if k != "partition_racks"})
-    assert (
-        objective_of(racked, strategy) == "rack-aware" and objective_of(plain, strategy) == "sticky"
+    record = STRATEGIES[strategy]
+    assert record.objective_on(racked) == "rack-aware" and record.objective_on(plain) == "sticky"
+    assert evaluate(racked, np.array([0, 1, 1, 2]), record.objective_on(racked)).objective == (
+        6,
+        2,
+        1,
     )
-    assert evaluate(racked, np.array([0, 1, 1, 2]), strategy).objective == (6, 2, 1)
-    assert evaluate(plain, np.array([0, 1, 1, 2]), strategy).objective == (6, 1)
+    assert evaluate(plain, np.array([0, 1, 1, 2]), record.objective_on(plain)).objective == (6, 1)
     assert (
-        objective_of(racked, "sticky") == "sticky"
-        and objective_of(racked, "rack-aware") == "rack-aware"
+        STRATEGIES["sticky"].objective_on(racked) == "sticky"
+        and STRATEGIES["rack-aware"].objective_on(racked) == "rack-aware"
     )
 
 

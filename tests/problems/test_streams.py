@@ -99,7 +99,7 @@ def test_levels_on_a_hand_computed_answer():
     """
     problem = load_problem(DOC)
     answer = StreamsAssignment.of([0, 2, 1, 1, 2, 0], [(0, 1), (1, 1), (2, 0), (3, 2)])
-    verdict = evaluate(problem, answer, "streams-sticky")
+    verdict = evaluate(problem, answer, "streams")
     assert verdict.valid, verdict.violations
     assert verdict.objective == (3, 20, 8, 0, 2, 3)
     assert verdict.names == (
@@ -126,7 +126,7 @@ def test_cross_rack_traffic_counts_source_partitions_off_the_members_rack():
     # s0_0 on m0 (r1): orders-0 r1 ok, payments-0 r2 off; s0_1 on m2 (no rack): never;
     # s0_2 on m1 (r2): orders-2 r1 off; s0_3 on m1 (r2): orders-3 ok  -> 2
     answer = StreamsAssignment.of([0, 2, 1, 1, 2, 0], [(0, 1), (1, 1), (2, 0), (3, 2)])
-    assert evaluate(problem, answer, "streams-sticky").objective[3] == 2
+    assert evaluate(problem, answer, "streams").objective[3] == 2
 
 
 def test_violations_are_listed_and_the_answer_still_scored():
@@ -138,7 +138,7 @@ def test_violations_are_listed_and_the_answer_still_scored():
         standby=[(0, 2), (2, 0), (2, 1), (4, 1)],
         warmup=[(3, 0), (3, 1)],
     )
-    verdict = evaluate(problem, answer, "streams-sticky")
+    verdict = evaluate(problem, answer, "streams")
     assert not verdict.valid
     text = "\n".join(verdict.violations)
     assert "task s0_3 has no active member" in text
@@ -155,9 +155,9 @@ def test_wrong_shapes_are_invalid_without_levels():
     """Tests an answer that is not a StreamsAssignment of the problem: invalid, no levels."""
     problem = load_problem(DOC)
     short = StreamsAssignment.of([0, 0, 0])
-    assert not evaluate(problem, short, "streams-sticky").valid
+    assert not evaluate(problem, short, "streams").valid
     stranger = StreamsAssignment.of([0, 0, 0, 0, 0, 9])
-    verdict = evaluate(problem, stranger, "streams-sticky")
+    verdict = evaluate(problem, stranger, "streams")
     assert verdict.violations == ("active owners hold positions that are not members",)
     assert verdict.objective == ()
 

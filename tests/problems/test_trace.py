@@ -392,12 +392,24 @@ def test_a_member_that_leaves_and_joins_in_one_step_is_a_new_member():
 
 
 def test_the_size_of_a_trace_is_bounded_before_any_step_is_built():
-    """Tests the size limit: partitions summed over the rebalances, from the events alone, refused
+    """Tests the size limit: partitions (a placement's replicas) summed over the rebalances, from
+    the events alone, refused
     in one line naming the limit and the option that raises it; ``max_size`` raises it."""
     trace = load_trace(GROUP)
     # 6 partitions at steps 0-3, then 8 + 2 after the topics event.
     assert trace_size(trace) == 6 * 4 + 10
-    assert trace_size(load_trace(PLACEMENT)) == 2 + 2 + 3
+    # A placement counts replicas: 4 at steps 0 and 1, then 6 with u-0's replication factor 2.
+    assert trace_size(load_trace(PLACEMENT)) == 4 + 4 + 6
+    listed = with_step(
+        PLACEMENT, {"partitions": [{"topic": "v", "partition": 0, "replicas": [2, 3, 4]}]}
+    )
+    assert trace_size(load_trace(listed)) == 4 + 4 + 6 + 9
+    with pytest.raises(ProblemError) as caught:
+        load_trace(listed, name="placement.json", max_size=22)
+    assert str(caught.value) == (
+        "placement.json: steps: 23 replicas summed over the 4 rebalances is above the limit of 22 "
+        "(--max-size raises it)"
+    )
     huge = {
         "kind": "group-trace",
         "problem": {"topics": {"t0": 10_000_000}, "members": [{"id": "c0", "topics": ["t0"]}]},

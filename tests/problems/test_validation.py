@@ -217,14 +217,14 @@ def test_evaluator_keys_are_safe_for_any_broker_ids(base):
         ],
     }
     problem = load_problem(doc)
-    verdict = evaluate(problem, problem.replica_brokers, "sticky-replica")
+    verdict = evaluate(problem, problem.replica_brokers, "replica")
     assert verdict.valid and verdict.objective == (64, 32, 16, 0)
     moved = problem.replica_brokers.copy()
     moved[0] = ids[2]  # partition 0: [0, 1] -> [2, 1], one move
-    assert evaluate(problem, moved, "sticky-replica").objective[3] == 1
+    assert evaluate(problem, moved, "replica").objective[3] == 1
     twice = problem.replica_brokers.copy()
     twice[0] = twice[1]
-    assert any("twice" in v for v in evaluate(problem, twice, "sticky-replica").violations)
+    assert any("twice" in v for v in evaluate(problem, twice, "replica").violations)
 
 
 # ----------------------------------------------------------------- sources

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
+from models.registry import STRATEGIES
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -100,7 +101,7 @@ def optimum(
     """
     best = None
     for answer in answers(problem, strategy) if candidates is None else candidates:
-        verdict = evaluate(problem, answer, strategy)
+        verdict = evaluate(problem, answer, STRATEGIES[strategy].objective_on(problem))
         if verdict.valid:
             value = verdict.objective if key is None else key(answer, verdict.objective)
             best = value if best is None or value < best else best

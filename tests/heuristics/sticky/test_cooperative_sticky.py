@@ -38,7 +38,7 @@ def test_revoked_partitions_wait_for_the_follow_up_round():
     assert result.info == {"pending": {"a": {}, "b": {"t0": [2, 3], "t1": [1]}}, "rounds": 2}
     assert result.valid and result.objective == [9 + 9, 3]
     assert not evaluate(
-        problem, result.shown, "cooperative-sticky"
+        problem, result.shown, result.objective_name
     ).valid  # the round alone is incomplete
 
 

@@ -166,7 +166,7 @@ def test_a_standby_without_room_is_left_out():
     result = streams_sticky.assign(problem)
     assert result.answer.active.tolist() in ([0, 1], [1, 0])
     assert len(result.answer.standby) == 0
-    assert evaluate(problem, result.answer, "streams-sticky").valid
+    assert evaluate(problem, result.answer, "streams").valid
 
 
 def test_java_priority_queue_breaks_ties_as_javas_heap():

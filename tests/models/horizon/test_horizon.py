@@ -26,6 +26,7 @@ from models.horizon.horizon import solve_horizon
 from models.horizon.levels import count_box, step_policy
 from models.horizon.steps import group_steps
 from models.options import SolveOptions
+from models.registry import STRATEGIES
 from problems import (
     GroupProblem,
     PlacementProblem,
@@ -35,7 +36,6 @@ from problems import (
     owner_from_assignment,
     parse_problem,
 )
-from problems.objectives import objective_of
 from problems.trace import (
     Trace,
     load_trace,
@@ -137,7 +137,7 @@ def oracle(trace: Trace, strategy: str) -> tuple[list[tuple[int, ...]], int]:
     ids: dict[str, int] = {}
     for problem in problems:
         assert isinstance(problem, GroupProblem)
-        owners, best = _candidates(problem, objective_of(problem, strategy))
+        owners, best = _candidates(problem, STRATEGIES[strategy].objective_on(problem))
         levels.append(best)
         rows = _wide(problem, owners, keys, ids)
         if before is None:
@@ -224,9 +224,13 @@ def check_against_oracle(doc: dict[str, Any], strategy: str) -> None:
     rescored = 0
     for k, (problem, assignment) in enumerate(zip(problems, answer.assignments)):
         assert isinstance(problem, GroupProblem)
-        verdict = evaluate(problem, owner_from_assignment(problem, assignment), strategy)
+        verdict = evaluate(
+            problem,
+            owner_from_assignment(problem, assignment),
+            STRATEGIES[strategy].objective_on(problem),
+        )
         assert verdict.valid, verdict.violations
-        kind = objective_of(problem, strategy)
+        kind = STRATEGIES[strategy].objective_on(problem)
         assert tuple(verdict.objective[: ABOVE[kind]]) == levels[k], (doc, k)
         if k:
             rescored += trace_moves(answer.assignments[k - 1], assignment)
@@ -362,7 +366,7 @@ def run_steps(trace: Trace, strategy: str, solver: str) -> tuple[list[tuple[int,
     levels = []
     for problem, step in zip(step_problems(trace), result.steps):
         assert isinstance(problem, GroupProblem)
-        levels.append(tuple(step.objective[: ABOVE[objective_of(problem, strategy)]]))
+        levels.append(tuple(step.objective[: ABOVE[STRATEGIES[strategy].objective_on(problem)]]))
     return levels, result.moves
 
 
@@ -439,7 +443,7 @@ def test_decommission_one_at_a_time_moves_only_what_must_move() -> None:
     for k, problem in enumerate(step_problems(trace)):
         assert isinstance(problem, PlacementProblem)
         replicas = np.array([b for p in answer.assignments[k]["partitions"] for b in p["replicas"]])
-        verdict = evaluate(problem, replicas, "sticky-replica")
+        verdict = evaluate(problem, replicas, "replica")
         best = models.solve(problem, "sticky-replica", "flow")
         assert verdict.valid and list(verdict.objective[:3]) == best.objective[:3]
         if k:
@@ -571,7 +575,7 @@ def test_a_rack_aware_cluster_keeps_every_steps_levels() -> None:
     for k, problem in enumerate(step_problems(trace)):
         assert isinstance(problem, PlacementProblem)
         replicas = np.array([b for p in answer.assignments[k]["partitions"] for b in p["replicas"]])
-        verdict = evaluate(problem, replicas, "sticky-replica")
+        verdict = evaluate(problem, replicas, "replica")
         best = models.solve(problem, "sticky-replica", "flow")
         assert verdict.valid and list(verdict.objective[:3]) == best.objective[:3]
     assert answer.bound is not None and answer.bound <= answer.info["moves"]

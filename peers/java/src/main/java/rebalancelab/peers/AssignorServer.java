@@ -13,7 +13,7 @@
  * ConsumerGroupPartitionAssignor (KIP-848), the share-group ShareGroupPartitionAssignor (KIP-932),
  * the streams-group TaskAssignor (KIP-1071) or Kafka Streams' TaskAssignor (KIP-924); the first of
  * those it implements, in that order of specificity (share, streams group, consumer group, client,
- * Kafka Streams), decides how its input is built.  The interfaces are looked up by name, so that the
+ * Kafka Streams), decides how its input is built (a Kafka Streams TaskAssignor's: StreamsClientRun).  The interfaces are looked up by name, so that the
  * program runs on any Kafka 4.x release on the classpath (the user's classpath comes first).
  *
  * Usage: AssignorServer CLASS.  The describe request ({"describe": true}, the first line the lab
@@ -100,11 +100,6 @@ public final class AssignorServer {
                 + "(ConsumerPartitionAssignor, ConsumerGroupPartitionAssignor, ShareGroupPartitionAssignor, "
                 + "the streams-group TaskAssignor, Kafka Streams' TaskAssignor)");
         }
-        if (kind(type).equals("kafka-streams")) {
-            throw new Refused("class " + name + " is a Kafka Streams TaskAssignor (KIP-924): it assigns tasks to "
-                + "processes from the changelog metadata a Streams client fetches, which a streams-group document "
-                + "does not hold; the lab runs KIP-924's StickyTaskAssignor as its strategy streams-kip924-sticky");
-        }
         try {
             type.getConstructor().newInstance();
         } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
@@ -131,6 +126,8 @@ public final class AssignorServer {
         final Map<String, Map<String, List<Integer>>> byMember = new LinkedHashMap<>();
         int rounds = 1;
         long assignNanos;
+        /** Each partition's member position (-1: none), when the run made it directly, else null. */
+        int[] owner;
         long inputNanos;
 
         Answer(String[] members) {
@@ -151,7 +148,7 @@ public final class AssignorServer {
          * order, which shows whatever else it did (a partition twice, an unknown member or topic).
          */
         void write(JsonGenerator out, GroupDocument doc, boolean owners) throws IOException {
-            int[] owner = owners ? ownerArray(doc) : null;
+            int[] owner = !owners ? null : this.owner != null ? this.owner : ownerArray(doc);
             out.writeStartObject();
             if (owner != null) {
                 out.writeFieldName("owner");
@@ -203,6 +200,60 @@ public final class AssignorServer {
         }
     }
 
+    /**
+     * An owner array from the assignor's answer, member by member and topic by topic (one lookup
+     * each, then the partitions as primitive ints), or null when the answer gives a partition twice,
+     * names a member or topic the document does not have or a partition that does not exist: the
+     * answer is then written in the assignment form, which shows that.
+     */
+    static final class Owners {
+        final GroupDocument doc;
+        final int[] owner;
+        private boolean broken;
+
+        Owners(GroupDocument doc) {
+            this.doc = doc;
+            owner = new int[doc.numPartitions()];
+            Arrays.fill(owner, -1);
+        }
+
+        /** Member {@code member}'s partitions of {@code topic} (a document topic index, -1: unknown). */
+        void add(Integer member, int topic, Iterable<Integer> partitions) {
+            if (member == null || topic < 0) {
+                broken = true;
+                return;
+            }
+            int m = member;
+            int base = (int) doc.topicStart[topic];
+            int count = doc.counts[topic];
+            for (int p : partitions) {
+                if (p < 0 || p >= count || owner[base + p] != -1) {
+                    broken = true;
+                    return;
+                }
+                owner[base + p] = m;
+            }
+        }
+
+        /** Member {@code member}'s partition {@code p} of {@code topic}. */
+        void add(Integer member, int topic, int p) {
+            if (member == null || topic < 0 || p < 0 || p >= doc.counts[topic]
+                || owner[(int) doc.topicStart[topic] + p] != -1) {
+                broken = true;
+                return;
+            }
+            owner[(int) doc.topicStart[topic] + p] = member;
+        }
+
+        int[] result() {
+            return broken ? null : owner;
+        }
+    }
+
+    /** When the current request's line was read, and the nanoseconds its document took to read. */
+    static long lineRead;
+    static long parseNanos;
+
     /** The fields after the assignment: status and info (times inside the JVM); closes the object. */
     static void writeTail(JsonGenerator out, long assignNanos, long inputNanos, int rounds) throws IOException {
         out.writeStringField("status", "heuristic");
@@ -210,6 +261,8 @@ public final class AssignorServer {
         out.writeStartObject();
         out.writeNumberField("assign_seconds", assignNanos / 1e9);
         out.writeNumberField("input_seconds", inputNanos / 1e9);
+        if (parseNanos > 0)
+            out.writeNumberField("parse_seconds", parseNanos / 1e9);
         if (rounds != 1)
             out.writeNumberField("rounds", rounds);
         out.writeEndObject();
@@ -222,12 +275,14 @@ public final class AssignorServer {
         switch (kind) {
             case "client": {
                 GroupDocument doc = new GroupDocument(in);
+                parseNanos = System.nanoTime() - lineRead;
                 ClientAssignorRun.run(type.getName(), doc).write(out, doc, true);
                 return;
             }
             case "consumer-group":
             case "share": {
                 GroupDocument doc = new GroupDocument(in);
+                parseNanos = System.nanoTime() - lineRead;
                 PartitionAssignor assignor = (PartitionAssignor) type.getConstructor().newInstance();
                 // a share group's partition may have several members: only the assignment form holds that
                 ServerAssignorRun.run(assignor, doc, kind.equals("share")).write(out, doc, !kind.equals("share"));
@@ -237,7 +292,10 @@ public final class AssignorServer {
                 JsonNode problem = mapper.readTree(in);
                 if (!"streams-group".equals(problem.path("kind").asText()))
                     throw new IllegalArgumentException("a " + kind + " assignor answers streams-group documents only");
-                StreamsAssignorRun.group(type, problem, out);
+                if (kind.equals("kafka-streams"))
+                    StreamsClientRun.assign(type, problem, out);
+                else
+                    StreamsAssignorRun.group(type, problem, out);
             }
         }
     }
@@ -300,6 +358,8 @@ public final class AssignorServer {
         for (int length = lines.next(); length >= 0; length = lines.next()) {
             if (lines.blank(length))
                 continue;
+            lineRead = System.nanoTime();
+            parseNanos = 0;
             buffer.reset();
             try (JsonGenerator one = factory.createGenerator(buffer, JsonEncoding.UTF8);
                  JsonParser in = factory.createParser(lines.bytes(), 0, length)) {

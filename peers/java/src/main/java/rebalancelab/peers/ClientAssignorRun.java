@@ -65,9 +65,12 @@ final class ClientAssignorRun {
                 given.add(assignment == null ? List.of() : assignment.partitions());
             }
             if (!cooperative || round == MAX_ROUNDS || !revokes(ownedStart, ownedTopic, ownedPartition, given)) {
-                for (Map.Entry<String, Assignment> entry : byMember.entrySet())
-                    for (TopicPartition tp : entry.getValue().partitions())
-                        answer.add(entry.getKey(), tp.topic(), tp.partition());
+                answer.owner = owners(doc, byMember);
+                if (answer.owner == null) {
+                    for (Map.Entry<String, Assignment> entry : byMember.entrySet())
+                        for (TopicPartition tp : entry.getValue().partitions())
+                            answer.add(entry.getKey(), tp.topic(), tp.partition());
+                }
                 answer.rounds = round;
                 answer.assignNanos = nanos;
                 answer.inputNanos = built;
@@ -99,6 +102,17 @@ final class ClientAssignorRun {
             hasPrevious = new boolean[doc.members.length];
             Arrays.fill(hasPrevious, true);
         }
+    }
+
+    /** The owner array of Kafka's answer (null: it is not one, see AssignorServer.Owners). */
+    private static int[] owners(GroupDocument doc, Map<String, Assignment> byMember) {
+        AssignorServer.Owners owners = new AssignorServer.Owners(doc);
+        for (Map.Entry<String, Assignment> entry : byMember.entrySet()) {
+            Integer m = doc.memberIndex.get(entry.getKey());
+            for (TopicPartition tp : entry.getValue().partitions())
+                owners.add(m, doc.topicIndex.getOrDefault(tp.topic(), -1), tp.partition());
+        }
+        return owners.result();
     }
 
     /** Whether some member's claims as it sent them are not all in what it was given (it revokes them). */

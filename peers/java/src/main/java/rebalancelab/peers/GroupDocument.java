@@ -5,7 +5,9 @@
  * subscriptions to missing topics included), generations (-1 when absent), racks, instance ids,
  * the replica racks of every partition (KIP-881) and KIP-848's topic ids.  It reads the document
  * token by token (Jackson's streaming parser): a million-partition group is a few arrays, never a
- * tree of nodes.  Members with the same subscription list share it (one distinct list each).
+ * tree of nodes.  Members with the same subscription list share it (one distinct list each), and
+ * the topic names of the members' lists are one String per distinct name, looked up from the
+ * parser's characters (a thousand members of a hundred topics make a hundred Strings, not 100,000).
  */
 package rebalancelab.peers;
 
@@ -61,7 +63,68 @@ final class GroupDocument {
         boolean owned;
         List<String> topics = List.of();
         final List<String> ownedTopics = new ArrayList<>();
-        final List<Integer> ownedPartitions = new ArrayList<>();
+        int[] ownedPartitions = new int[0];
+        int ownedCount;
+
+        void own(String topic, int partition) {
+            if (ownedCount == ownedPartitions.length)
+                ownedPartitions = Arrays.copyOf(ownedPartitions, Math.max(16, 2 * ownedCount));
+            ownedTopics.add(topic);
+            ownedPartitions[ownedCount++] = partition;
+        }
+    }
+
+    /** One String per distinct name read, found from the parser's characters without copying them. */
+    static final class Names {
+        private String[] table = new String[256];
+        private int size;
+
+        String read(JsonParser in) throws IOException {
+            if (in.currentToken() != JsonToken.VALUE_STRING)
+                return in.getValueAsString();
+            char[] chars = in.getTextCharacters();
+            int offset = in.getTextOffset();
+            int length = in.getTextLength();
+            int hash = 0;
+            for (int i = 0; i < length; i++)
+                hash = 31 * hash + chars[offset + i];
+            int mask = table.length - 1;
+            int slot = (hash ^ (hash >>> 16)) & mask;
+            for (String name = table[slot]; name != null; name = table[slot]) {
+                if (name.hashCode() == hash && same(name, chars, offset, length))
+                    return name;
+                slot = (slot + 1) & mask;
+            }
+            String name = new String(chars, offset, length);
+            table[slot] = name;
+            if (2 * ++size > table.length)
+                grow();
+            return name;
+        }
+
+        private static boolean same(String name, char[] chars, int offset, int length) {
+            if (name.length() != length)
+                return false;
+            for (int i = 0; i < length; i++)
+                if (name.charAt(i) != chars[offset + i])
+                    return false;
+            return true;
+        }
+
+        private void grow() {
+            String[] old = table;
+            table = new String[2 * old.length];
+            int mask = table.length - 1;
+            for (String name : old) {
+                if (name == null)
+                    continue;
+                int hash = name.hashCode();
+                int slot = (hash ^ (hash >>> 16)) & mask;
+                while (table[slot] != null)
+                    slot = (slot + 1) & mask;
+                table[slot] = name;
+            }
+        }
     }
 
     /** Reads the document object the parser stands at (its START_OBJECT). */
@@ -71,6 +134,7 @@ final class GroupDocument {
         List<Member> read = new ArrayList<>();
         Map<String, List<String[]>> racksByTopic = null;
         Map<String, String> ids = new HashMap<>();
+        Names names = new Names();
         while (in.nextToken() == JsonToken.FIELD_NAME) {
             String field = in.currentName();
             JsonToken value = in.nextToken();
@@ -91,7 +155,7 @@ final class GroupDocument {
                 case "members":
                     expect(in, value, JsonToken.START_ARRAY, "members");
                     while (in.nextToken() == JsonToken.START_OBJECT)
-                        read.add(member(in));
+                        read.add(member(in, names));
                     break;
                 case "partition_racks":
                     if (value == JsonToken.VALUE_NULL)
@@ -145,7 +209,7 @@ final class GroupDocument {
         int owned = 0;
         for (Member member : read) {
             subscribed += member.topics.size();
-            owned += member.ownedTopics.size();
+            owned += member.ownedCount;
         }
         subscriptionTopics = new String[subscribed];
         ownedTopic = new String[owned];
@@ -166,11 +230,10 @@ final class GroupDocument {
                 lists.add(key);
                 return lists.size() - 1;
             });
-            for (int i = 0; i < member.ownedTopics.size(); i++) {
+            for (int i = 0; i < member.ownedCount; i++)
                 ownedTopic[ownedStart[m] + i] = member.ownedTopics.get(i);
-                ownedPartition[ownedStart[m] + i] = member.ownedPartitions.get(i);
-            }
-            ownedStart[m + 1] = ownedStart[m] + member.ownedTopics.size();
+            System.arraycopy(member.ownedPartitions, 0, ownedPartition, ownedStart[m], member.ownedCount);
+            ownedStart[m + 1] = ownedStart[m] + member.ownedCount;
         }
         distinctStart = new int[lists.size() + 1];
         List<String> flat = new ArrayList<>();
@@ -197,7 +260,7 @@ final class GroupDocument {
         }
     }
 
-    private static Member member(JsonParser in) throws IOException {
+    private static Member member(JsonParser in, Names names) throws IOException {
         Member member = new Member();
         while (in.nextToken() == JsonToken.FIELD_NAME) {
             String field = in.currentName();
@@ -217,7 +280,9 @@ final class GroupDocument {
                     break;
                 case "topics":
                     expect(in, value, JsonToken.START_ARRAY, "members[].topics");
-                    member.topics = strings(in);
+                    member.topics = new ArrayList<>();
+                    while (in.nextToken() != JsonToken.END_ARRAY)
+                        member.topics.add(names.read(in));
                     break;
                 case "owned":
                     if (value == JsonToken.VALUE_NULL)
@@ -227,10 +292,8 @@ final class GroupDocument {
                         member.owned = true;
                         String topic = in.currentName();
                         expect(in, in.nextToken(), JsonToken.START_ARRAY, "members[].owned." + topic);
-                        while (in.nextToken() != JsonToken.END_ARRAY) {
-                            member.ownedTopics.add(topic);
-                            member.ownedPartitions.add(in.getIntValue());
-                        }
+                        while (in.nextToken() != JsonToken.END_ARRAY)
+                            member.own(topic, in.getIntValue());
                     }
                     break;
                 default:

@@ -56,12 +56,24 @@ final class ServerAssignorRun {
         GroupAssignment result = assignor.assign(spec, describer);
         answer.assignNanos = System.nanoTime() - start;
         answer.inputNanos = start - began;
-        Map<Uuid, String> names = new HashMap<>();
+        Map<Uuid, Integer> topicIndex = new HashMap<>();
         for (int t = 0; t < doc.topics.length; t++)
-            names.put(doc.topicIds[t], doc.topics[t]);
+            topicIndex.put(doc.topicIds[t], t);
+        if (!share) { // the owner array straight from Kafka's answer
+            AssignorServer.Owners owners = new AssignorServer.Owners(doc);
+            for (Map.Entry<String, MemberAssignment> entry : result.members().entrySet()) {
+                Integer m = doc.memberIndex.get(entry.getKey());
+                for (Map.Entry<Uuid, Set<Integer>> topic : entry.getValue().partitions().entrySet())
+                    owners.add(m, topicIndex.getOrDefault(topic.getKey(), -1), topic.getValue());
+            }
+            answer.owner = owners.result();
+            if (answer.owner != null)
+                return answer;
+        }
         for (Map.Entry<String, MemberAssignment> entry : result.members().entrySet()) {
             for (Map.Entry<Uuid, Set<Integer>> topic : entry.getValue().partitions().entrySet()) {
-                String name = names.getOrDefault(topic.getKey(), topic.getKey().toString());
+                Integer t = topicIndex.get(topic.getKey());
+                String name = t == null ? topic.getKey().toString() : doc.topics[t];
                 for (int partition : topic.getValue())
                     answer.add(entry.getKey(), name, partition);
             }

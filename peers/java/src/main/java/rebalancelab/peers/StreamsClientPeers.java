@@ -282,21 +282,52 @@ public final class StreamsClientPeers {
         return out;
     }
 
-    /** The ApplicationState StreamsPartitionAssignor builds (DefaultApplicationState's maps). */
+    /**
+     * The ApplicationState StreamsPartitionAssignor builds (DefaultApplicationState's maps): the
+     * states without lags, or, when the assignor asks for them (computeTaskLags), the same states
+     * with each stateful task's lag (ClientState.lagFor: Task.LATEST_OFFSET for a running active task).
+     */
     private static final class State implements ApplicationState {
         private final AssignmentConfigs configs;
         private final Map<TaskId, TaskInfo> tasks;
         private final Map<ProcessId, KafkaStreamsState> clients;
+        private final Input in;
+        private final ProcessId[] pids;
+        private final TaskId[] ids;
+        private Map<ProcessId, KafkaStreamsState> withLags;
 
-        State(AssignmentConfigs configs, Map<TaskId, TaskInfo> tasks, Map<ProcessId, KafkaStreamsState> clients) {
+        State(AssignmentConfigs configs, Map<TaskId, TaskInfo> tasks, Map<ProcessId, KafkaStreamsState> clients,
+              Input in, ProcessId[] pids, TaskId[] ids) {
             this.configs = configs;
             this.tasks = Collections.unmodifiableMap(tasks);
             this.clients = clients;
+            this.in = in;
+            this.pids = pids;
+            this.ids = ids;
         }
 
         @Override
         public Map<ProcessId, KafkaStreamsState> kafkaStreamsStates(boolean computeTaskLags) {
-            return clients;
+            if (!computeTaskLags || in.lag == null) {
+                return clients;
+            }
+            if (withLags == null) {
+                withLags = new HashMap<>();
+                for (int c = 0; c < pids.length; c++) {
+                    KafkaStreamsState state = clients.get(pids[c]);
+                    Map<TaskId, Long> lags = new HashMap<>();
+                    for (int t = 0; t < ids.length; t++) {
+                        if (in.stateful[t]) {
+                            lags.put(ids[t], in.lag[c][t]);
+                        }
+                    }
+                    withLags.put(pids[c], new DefaultKafkaStreamsState(
+                        pids[c], state.numProcessingThreads(), state.clientTags(), state.previousActiveTasks(),
+                        state.previousStandbyTasks(), new TreeMap<>(), Optional.empty(), Optional.of(lags),
+                        state.rackId()));
+                }
+            }
+            return withLags;
         }
 
         @Override
@@ -316,6 +347,11 @@ public final class StreamsClientPeers {
      * HashSet of TaskInfo, which has no hashCode of its own).
      */
     public static int[][] kip924Sticky(Input in) {
+        return kip924(new StickyTaskAssignor(), in);
+    }
+
+    /** Any KIP-924 TaskAssignor's assign on {@code in}: the rows of {@link #kip924Sticky}. */
+    public static int[][] kip924(TaskAssignor assignor, Input in) {
         int clients = in.msb.length;
         TaskId[] ids = taskIds(in);
         Map<TaskId, Integer> position = new HashMap<>();
@@ -364,9 +400,9 @@ public final class StreamsClientPeers {
                 pids[c], in.capacity[c], tags(in, c), prevActive, prevStandby, new TreeMap<>(),
                 Optional.empty(), Optional.empty(), Optional.ofNullable(rack)));
         }
-        State application = new State(configs(in), tasks, states);
+        State application = new State(configs(in), tasks, states, in, pids, ids);
         long began = System.nanoTime();
-        TaskAssignor.TaskAssignment assignment = new StickyTaskAssignor().assign(application);
+        TaskAssignor.TaskAssignment assignment = assignor.assign(application);
         lastAssignNanos = System.nanoTime() - began;
         Map<ProcessId, KafkaStreamsAssignment> byClient = new LinkedHashMap<>();
         for (KafkaStreamsAssignment a : assignment.assignment()) {
