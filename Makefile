@@ -16,6 +16,13 @@ PEER_JAVA := peers/java/target/.built-$(KAFKA_VERSION)
 PEER_GO := peers/franz_go/franz-go-peer
 PEER_SARAMA := peers/sarama/sarama-peer
 PEER_KAFKAJS := peers/kafkajs/node_modules/kafkajs/package.json
+# The live client matrix's drivers (peers/client_matrix.py), each library pinned: Kafka's Java
+# client (the release above), franz-go and Sarama (Go modules, go.sum), KafkaJS (the KafkaJS
+# program's node_modules), kafka-python and confluent-kafka (PyPI, peers/drivers/requirements.txt).
+DRIVER_JAVA := peers/java/driver/classes/.built-$(KAFKA_VERSION)
+DRIVER_KGO := peers/kgo_driver/kgo-driver
+DRIVER_SARAMA := peers/sarama/sarama-driver
+DRIVER_PYTHON := $(VENV)/.drivers-installed
 
 # pytest's workers (pytest-xdist): one per core by default; the tests that start a Kafka or Spark
 # cluster run in one of them (tests/conftest.py).
@@ -62,8 +69,24 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 ## peers: build Kafka's Java peer (Maven; KAFKA_VERSION=4.x.y for another release, 4.4.0 by
-## default), the franz-go and Sarama programs (Go) and KafkaJS (npm) if missing or changed
-peers: $(PEER_JAVA) $(PEER_GO) $(PEER_SARAMA) $(PEER_KAFKAJS)
+## default), the franz-go and Sarama programs (Go), KafkaJS (npm) and the live client matrix's
+## drivers if missing or changed
+peers: $(PEER_JAVA) $(PEER_GO) $(PEER_SARAMA) $(PEER_KAFKAJS) $(DRIVER_JAVA) $(DRIVER_KGO) $(DRIVER_SARAMA) $(DRIVER_PYTHON)
+
+$(DRIVER_JAVA): $(PEER_JAVA) $(wildcard peers/java/driver/src/rebalancelab/driver/*.java)
+	rm -rf peers/java/driver/classes
+	javac -d peers/java/driver/classes -cp 'peers/java/target/lib/*' peers/java/driver/src/rebalancelab/driver/*.java
+	@touch $@
+
+$(DRIVER_KGO): peers/kgo_driver/go.mod peers/kgo_driver/go.sum peers/kgo_driver/main.go
+	cd peers/kgo_driver && go build -o kgo-driver .
+
+$(DRIVER_SARAMA): peers/sarama/go.mod peers/sarama/go.sum peers/sarama/driver/main.go
+	cd peers/sarama && go build -o sarama-driver ./driver
+
+$(DRIVER_PYTHON): $(STAMP) peers/drivers/requirements.txt
+	$(BIN)/python -m pip install --quiet -r peers/drivers/requirements.txt
+	@touch $@
 
 ## kafka-release: another Kafka release's jars alone (KAFKA_VERSION=4.0.2) in
 ## peers/java/target/kafka-KAFKA_VERSION/, for `--plugin NAME=java:CLASS --classpath` that folder

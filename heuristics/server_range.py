@@ -11,6 +11,49 @@ from heuristics.kafka_orders import member_rank
 from problems import GroupProblem, Result, baseline_objective
 
 
+def _subscriber_runs(
+    problem: GroupProblem, rank: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each topic's subscriber count and its first ``min(partitions, subscribers)`` subscribers in
+    Kafka's member order, as ``(subscribers, topic, within, member)`` arrays (one row per subscriber
+    that receives a partition, by topic then member order).
+
+    Members sharing a subscription form a class, topics subscribed by the same classes a signature;
+    each signature's subscribers are listed once, so the work grows with members times signatures
+    and with partitions, never with members times topics."""
+    members, topics = problem.num_members, problem.num_topics
+    classes: dict[int, int] = {}
+    member_class = np.fromiter(
+        (classes.setdefault(id(t), len(classes)) for t in problem.subscribed_topics),
+        dtype=np.int64,
+        count=members,
+    )
+    distinct = {id(t): t for t in problem.subscribed_topics}
+    class_topics = np.zeros((len(classes), topics), dtype=bool)
+    for key, c in classes.items():
+        class_topics[c, distinct[key]] = True
+    signatures, signature = np.unique(class_topics.T, axis=0, return_inverse=True)
+    signature = signature.reshape(-1)
+    by_rank = np.argsort(rank, kind="stable")
+    ranked_class = member_class[by_rank]
+    counts = problem.partition_counts.astype(np.int64)
+    subscribers = np.zeros(topics, dtype=np.int64)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    topic_order = np.argsort(signature, kind="stable")
+    bounds = np.searchsorted(signature[topic_order], np.arange(len(signatures) + 1))
+    for s, classes_in in enumerate(signatures):
+        group = topic_order[bounds[s] : bounds[s + 1]]
+        listed = by_rank[classes_in[ranked_class]]  # the signature's subscribers in member order
+        subscribers[group] = len(listed)
+        taken = np.minimum(counts[group], len(listed))
+        topic = np.repeat(group, taken)
+        within = np.arange(len(topic)) - np.repeat(np.cumsum(taken) - taken, taken)
+        parts.append((topic, within, listed[within] if len(listed) else within))
+    topic, within, member = (np.concatenate(column) for column in zip(*parts))
+    order = np.lexsort((within, topic))
+    return subscribers, topic[order], within[order], member[order]
+
+
 def assign(problem: GroupProblem) -> Result:
     """Assign partitions as Kafka 4's server ``RangeAssignor`` does.
 
@@ -22,15 +65,10 @@ def assign(problem: GroupProblem) -> Result:
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
     if problem.num_members == 0 or problem.num_partitions == 0:
         return Result(problem, "server-range", owner, objective_name=baseline_objective(problem))
-    rank = member_rank(problem)
-    topic, member = np.nonzero(problem.subscribes.T)  # every (topic, subscriber)
-    order = np.lexsort((rank[member], topic))
-    topic, member = topic[order], member[order]
-    subscribers = np.bincount(topic, minlength=problem.num_topics)
-    counts = problem.partition_counts
-    first = np.concatenate(([0], np.cumsum(subscribers)[:-1]))
-    within = np.arange(len(topic)) - first[topic]  # position among the topic's subscribers
+    subscribers, topic, within, member = _subscriber_runs(problem, member_rank(problem))
+    counts = problem.partition_counts.astype(np.int64)
     quota = counts[topic] // subscribers[topic]
     lengths = quota + (within < counts[topic] % subscribers[topic])
-    owner[problem.assignable] = np.repeat(member, lengths)
+    assignable = subscribers[problem.partition_topic] > 0
+    owner[assignable] = np.repeat(member, lengths)
     return Result(problem, "server-range", owner, objective_name=baseline_objective(problem))

@@ -179,6 +179,12 @@ class KraftCluster:
             "share.coordinator.state.topic.min.isr": 1,
             "group.initial.rebalance.delay.ms": 0,
             "group.min.session.timeout.ms": 1000,
+            # The consumer protocol's (KIP-848) session and heartbeat, set by the broker: short,
+            # so that a crashed member is noticed and reconciliation moves in seconds.
+            "group.consumer.min.session.timeout.ms": 1000,
+            "group.consumer.session.timeout.ms": 6000,
+            "group.consumer.min.heartbeat.interval.ms": 500,
+            "group.consumer.heartbeat.interval.ms": 1000,
             "num.network.threads": 2,
             "num.io.threads": 2,
             "log.flush.interval.messages": 1 << 30,

@@ -1,0 +1,92 @@
+"""peers/client_matrix.py on the live cluster: one short sequence per client library.
+
+For each library (Kafka's Java client, confluent-kafka/librdkafka, franz-go, Sarama,
+kafka-python, KafkaJS) a group of three real consumers, each in its own driver process, settles;
+a fourth joins; the first leaves (a clean close).  Every step of the trace written from the
+members' own callbacks must be valid (every partition of the two topics held by exactly one
+member of the group, as the evaluator judges it), hold exactly the step's members, and its moves
+(``models.observed``) must equal a recount straight from the assignments; the join costs no
+partition-second without an owner on an incremental protocol (cooperative-sticky, the consumer
+protocol) but some on an eager one, where every member gives up everything; the leave's step
+times it.  On the classic protocol ``rebalance-lab record`` watches the group meanwhile and must
+see the same rebalances with the same members.  Each client runs an assignor of its own: the test
+covers the drivers, the callbacks and the judging, and the benchmark (benchmarks/client_matrix.py)
+the whole matrix.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from models.observed import observed_run
+from peers.client_matrix import CLIENTS, Sequence, Step, member_sets, run_sequence
+from problems.trace import load_trace
+
+pytestmark = pytest.mark.kafka
+
+#: Per library: the assignor and the group protocol of its test, and whether it is incremental.
+CASES = {
+    "java": ("cooperative-sticky", "classic", True),
+    "confluent-kafka": ("uniform", "consumer", True),
+    "franz-go": ("cooperative-sticky", "classic", True),
+    "sarama": ("sticky", "classic", False),
+    "kafka-python": ("range", "classic", False),
+    "kafkajs": ("roundrobin", "classic", False),
+}
+SHORT = Sequence("join-leave", (Step("start", 3), Step("stop", 0)))
+
+
+def recount(before: dict, after: dict) -> int:
+    """Partitions held at ``before`` that another member holds at ``after``."""
+    owner = {(t, p): m for m, held in before.items() for t, ps in held.items() for p in ps}
+    return sum(
+        1
+        for m, held in after.items()
+        for t, ps in held.items()
+        for p in ps
+        if (t, p) in owner and owner[(t, p)] != m
+    )
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_short_sequence(name, kafka_cluster, admin, tmp_path):
+    assignor, protocol, incremental = CASES[name]
+    outcome = run_sequence(
+        CLIENTS[name],
+        assignor,
+        protocol,
+        SHORT,
+        kafka_cluster.bootstrap,
+        admin,
+        members=3,
+        log=tmp_path / "run.log",
+        record=protocol == "classic",
+    )
+    assert outcome.defects == []
+    doc = outcome.document
+    start = {m["id"]: m.get("owned", {}) for m in doc["problem"]["members"]}
+    assert sorted(start) == ["m0", "m1", "m2"]
+    join, leave = doc["steps"]
+    assert [j["id"] for j in join["join"]] == ["m3"] and leave["leave"] == ["m0"]
+    assert sorted(join["observed"]["assignment"]) == ["m0", "m1", "m2", "m3"]
+    assert sorted(leave["observed"]["assignment"]) == ["m1", "m2", "m3"]
+
+    run = observed_run(load_trace(doc), "sticky")
+    assert [s.result.evaluation.valid for s in run.steps] == [True, True, True]
+    held = [start, join["observed"]["assignment"], leave["observed"]["assignment"]]
+    assert [s.moves for s in run.steps] == [0, recount(held[0], held[1]), recount(held[1], held[2])]
+    for step in (join, leave):
+        owned = sum(
+            len(ps) for held in step["observed"]["assignment"].values() for ps in held.values()
+        )
+        assert owned == 24
+    # Eager protocols give up everything on a join: partition-ms without an owner; the leaver's
+    # partitions are unowned until the group reassigns them, whatever the protocol.
+    if not incremental:
+        assert join["observed"]["unowned_partition_ms"] > 0
+    assert leave["observed"]["unowned_partition_ms"] > 0
+    # rebalance-lab record, watching the classic groups meanwhile, saw the same rebalances with
+    # the same members.
+    if protocol == "classic":
+        assert outcome.recorded is not None, outcome.record_error
+        assert member_sets(outcome.recorded) == member_sets(doc), outcome.record_error
