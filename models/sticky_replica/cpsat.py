@@ -225,11 +225,7 @@ class _Model:
 
     def answer(self, ranked: Ranked) -> np.ndarray:
         """The ``replicas`` array of the ranked solve's solution."""
-        return read_answer(
-            self.problem,
-            lambda p, b: bool(ranked.value(self.x[p, b])),
-            lambda p, b: bool(ranked.value(self.y[p, b])),
-        )
+        return read_answer(self.problem, self.x, self.y, ranked.value)
 
 
 def _add_beat(

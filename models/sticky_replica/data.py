@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -100,12 +100,16 @@ def target_levels(problem: PlacementProblem, placement: ArrayLike) -> tuple[int,
 
 
 def read_answer(
-    problem: PlacementProblem, holds: Callable[[int, int], bool], leads: Callable[[int, int], bool]
+    problem: PlacementProblem,
+    x: Mapping[tuple[int, int], Any],
+    y: Mapping[tuple[int, int], Any],
+    value: Callable[[Any], float],
 ) -> np.ndarray:
-    """The ``replicas`` array of a solved model: ``holds(p, b)`` and ``leads(p, b)`` read its ``x`` and ``y``."""
+    """The ``replicas`` array of a solved model (a CP-SAT or a MIP one): ``value`` reads its
+    solution's ``x[p, b]`` (partition ``p`` on broker ``b``) and ``y[p, b]`` (led by ``b``)."""
     brokers, partitions = range(problem.num_brokers), range(problem.num_partitions)
-    held = [[b for b in brokers if holds(p, b)] for p in partitions]
-    leaders = [next((b for b in brokers if leads(p, b)), -1) for p in partitions]
+    held = [[b for b in brokers if value(x[p, b])] for p in partitions]
+    leaders = [next((b for b in brokers if value(y[p, b])), -1) for p in partitions]
     return build_answer(problem, held, leaders)
 
 
