@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 SOURCE = -1
 
@@ -250,6 +250,23 @@ class TaskGraph:
         self.tasks = list(tasks)
         self.holder = holder  # task -> the client holding it now (the last one, for replicas)
         self.groups = groups  # balance_subtopology: tasks per subtopology, in order
+
+
+def traffic_cost(
+    rack: str | None,
+    partitions: Iterable[frozenset[str] | None],
+    traffic: int,
+    overlap: int,
+    current: bool,
+) -> int:
+    """A task's cost on a client of ``rack`` (``getCost``): ``traffic`` per topic-partition with no
+    replica on that rack, plus ``overlap`` when the client does not hold the task now."""
+    total = 0
+    for racks in partitions:
+        assert racks is not None  # rack awareness is on: every topic-partition has racks
+        if rack not in racks:
+            total += traffic
+    return total if current else total + overlap
 
 
 def min_traffic_graph(

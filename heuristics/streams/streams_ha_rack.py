@@ -22,6 +22,7 @@ from heuristics.streams.streams_ha_flow import (
     assign_from_flow,
     balance_subtopology_graph,
     min_traffic_graph,
+    traffic_cost,
 )
 from heuristics.streams.streams_ha_state import ClientState, RackSets, StreamsInput
 
@@ -61,12 +62,7 @@ class RackAwareTaskAssignor:
         partitions = (self.inp.changelog_racks if standby else self.inp.source_racks)[task]
         if not partitions:
             raise ValueError(f"task {task} has no topic-partitions")
-        total = 0
-        for racks in partitions:
-            assert racks is not None  # rack awareness is on: every topic-partition has racks
-            if rack not in racks:
-                total += traffic
-        return total if current else total + overlap
+        return traffic_cost(rack, partitions, traffic, overlap, current)
 
     def subtopology_tasks(self) -> list[list[int]]:
         """``tasksForTopicGroup`` in subtopology order: every task of each subtopology."""

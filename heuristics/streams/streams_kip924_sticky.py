@@ -41,6 +41,7 @@ from heuristics.streams.streams_ha_flow import (
     assign_from_flow,
     balance_subtopology_graph,
     min_traffic_graph,
+    traffic_cost,
 )
 from heuristics.streams.streams_ha_input import streams_input, to_members
 from heuristics.streams.streams_ha_order import task_hash
@@ -322,12 +323,7 @@ class _State:
             parts = list(inp.changelog_racks[t])
             if not standby:
                 parts = list(inp.source_racks[t]) + parts
-            total = 0
-            for racks in parts:
-                assert racks is not None  # rack awareness is on: every topic-partition has racks
-                if rack not in racks:
-                    total += traffic
-            return total if current else total + overlap
+            return traffic_cost(rack, parts, traffic, overlap, current)
 
         return cost
 
