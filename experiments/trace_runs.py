@@ -130,10 +130,7 @@ def _observed_rows(
         "settle_ms": measured_total(result, "settle_ms"),
         "unowned_partition_ms": measured_total(result, "unowned_partition_ms"),
     }
-    for i in range(1, LEVELS + 1):
-        values = [row.get(f"level{i}") for row in steps]
-        if values and all(v is not None for v in values):
-            total[f"level{i}"] = sum(values)
+    total.update(_summed_levels(steps))
     return [*steps, total]
 
 
@@ -174,10 +171,7 @@ def _run_rows(
         "moves_bound": None if result.bound is None else int(result.bound),
         "rounds": _sum_rounds(steps),
     }
-    for i in range(1, LEVELS + 1):
-        values = [row.get(f"level{i}") for row in steps]
-        if values and all(v is not None for v in values):
-            total[f"level{i}"] = sum(values)
+    total.update(_summed_levels(steps))
     return [*steps, total]
 
 
@@ -239,3 +233,13 @@ def solve_trace_frame(
     return solve_each(
         solve_trace_scenario, scenarios, time_limit, ALL_COLUMNS, progress, processes, "trace"
     )
+
+
+def _summed_levels(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each ``level<i>`` summed over the trace's step rows, where every step has it."""
+    summed: dict[str, Any] = {}
+    for i in range(1, LEVELS + 1):
+        values = [row.get(f"level{i}") for row in steps]
+        if values and all(v is not None for v in values):
+            summed[f"level{i}"] = sum(values)
+    return summed
