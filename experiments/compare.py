@@ -7,14 +7,13 @@ import re
 import sys
 from pathlib import Path
 
-from experiments.experiment import load_experiment, load_suite
+from experiments.experiment import load_experiment, load_suite, recorded_experiment
 from experiments.experiment_cli import add_limit_arguments, limits
 from experiments.experiment_plugins import plugins_for
 from experiments.gap import disagreements, gaps
 from experiments.options import Subcommands, integer_in, seconds
 from experiments.pipeline import run_suite
 from experiments.plugin_java import with_classpath
-from experiments.recorded_traces import recorded_experiment
 from experiments.report import write_report
 from experiments.results import load_results
 from experiments.run_lock import check_writable

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from experiments.kafka_grid import EVENTS as BENCHMARK_EVENTS
 from experiments.options import MAX_SECONDS, MAX_WORKERS
+from experiments.recorded_traces import TIME_LIMIT as RECORDED_TIME_LIMIT
 from experiments.recorded_traces import recorded_scenarios
 from experiments.scenarios import (
     GRID_ASSIGNORS,
@@ -963,3 +964,26 @@ def _shown(value: Any) -> str:
     )
     text = json.dumps(value, default=str)
     return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def recorded_experiment(
+    folder: str | os.PathLike[str], time_limit: float | None = None
+) -> Experiment:
+    """The experiment of a folder of recorded traces (``compare --recorded DIR``): its name the
+    folder's, its digest that of every file's name and bytes (a resumed run of a changed folder is
+    refused, as a changed experiment file is)."""
+    traces = recorded_scenarios(folder)
+    digest = hashlib.sha256()
+    for scenario in traces:
+        digest.update(scenario.source.encode() + b"\0" + scenario.document.encode() + b"\0")
+    return Experiment(
+        name=f"recorded-{Path(folder).resolve().name}",
+        description=f"the recorded traces of {folder}",
+        tier="smoke",
+        time_limit=RECORDED_TIME_LIMIT if time_limit is None else time_limit,
+        scenarios=[],
+        factors={"trace": [RECORDED]},
+        digest=digest.hexdigest()[:16],
+        source=str(folder),
+        traces=traces,
+    )

@@ -13,17 +13,12 @@ assignor when traces are judged on it (``sticky``), else on ``sticky``.  Details
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from experiments.trace_scenarios import RECORDED, TraceScenario, trace_judged_on
 from problems import ProblemError
 from problems.trace import load_trace
-
-if TYPE_CHECKING:
-    from experiments.experiment import Experiment
 
 #: The strategy a recording is judged on when its assignor is not one traces are judged on.
 DEFAULT_JUDGE = "sticky"
@@ -71,29 +66,4 @@ def _scenario(path: Path, tag: str) -> TraceScenario:
         tag=tag,
         source=path.stem,
         document=text,
-    )
-
-
-def recorded_experiment(
-    folder: str | os.PathLike[str], time_limit: float | None = None
-) -> Experiment:
-    """The experiment of a folder of recorded traces (``compare --recorded DIR``): its name the
-    folder's, its digest that of every file's name and bytes (a resumed run of a changed folder is
-    refused, as a changed experiment file is)."""
-    from experiments.experiment import Experiment
-
-    traces = recorded_scenarios(folder)
-    digest = hashlib.sha256()
-    for scenario in traces:
-        digest.update(scenario.source.encode() + b"\0" + scenario.document.encode() + b"\0")
-    return Experiment(
-        name=f"recorded-{Path(folder).resolve().name}",
-        description=f"the recorded traces of {folder}",
-        tier="smoke",
-        time_limit=TIME_LIMIT if time_limit is None else time_limit,
-        scenarios=[],
-        factors={"trace": [RECORDED]},
-        digest=digest.hexdigest()[:16],
-        source=str(folder),
-        traces=traces,
     )
