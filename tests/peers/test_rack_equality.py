@@ -10,7 +10,6 @@ replicas on nodes with those racks).
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import numpy as np
@@ -20,6 +19,8 @@ from hypothesis import strategies as st
 
 import heuristics.range as range_assignor
 from experiments.scenarios import Scenario, build_problem
+from models.options import SolveOptions
+from models.registry import STRATEGIES
 from problems import load_problem
 from support.problem_strategies import group_documents
 from support.sticky_kafka_check import compare
@@ -99,5 +100,5 @@ def test_rack_aware_assignors_equal_kafka_on_a_harness_group(kafka_java, assigno
         "group", "rack-aware", "member-joins", 1000, 100, 10, 1, pattern, replication=2
     )
     problem = load_problem(build_problem(scenario))
-    ours = importlib.import_module(f"heuristics.{assignor}").assign(problem).answer
+    ours = STRATEGIES[assignor].heuristic.load().solve(problem, SolveOptions()).answer
     assert np.array_equal(ours, kafka_java.assign(problem, assignor))

@@ -204,6 +204,7 @@ def _two_stage(problem):
         problem,
         "sticky-replica",
         flow._replicas(problem, sets, flow.balanced_leaders(problem, sets)),
+        objective_name="replica",
     )
 
 

@@ -21,7 +21,7 @@ from models.options import SolveOptions
 from models.streams import cpsat as cpsat_streams
 from models.streams import flow as flow_streams
 from models.streams import mip as mip_streams
-from models.streams.data import STRATEGY, streams_data
+from models.streams.data import streams_data
 from problems import evaluate, load_problem
 from problems.streams import StreamsAssignment, StreamsProblem, required_standbys
 
@@ -100,7 +100,7 @@ def every_answer(problem: StreamsProblem):
 def enumerated_optimum(problem: StreamsProblem) -> tuple[int, ...]:
     best = None
     for answer in every_answer(problem):
-        verdict = evaluate(problem, answer, STRATEGY)
+        verdict = evaluate(problem, answer, "streams")
         assert verdict.valid, verdict.violations
         levels = tuple(verdict.objective)
         best = levels if best is None or levels < best else best
@@ -143,7 +143,7 @@ def test_model_levels_equal_the_evaluator(seed):
     answers = list(every_answer(problem))
     for i in rng.choice(len(answers), size=min(25, len(answers)), replace=False).tolist():
         answer = answers[i]
-        expected = tuple(evaluate(problem, answer, STRATEGY).objective)
+        expected = tuple(evaluate(problem, answer, "streams").objective)
         assert data.levels(answer.active, answer.standby) == expected
 
 
