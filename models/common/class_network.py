@@ -83,6 +83,11 @@ def _subscription_classes(problem: GroupProblem) -> tuple[np.ndarray, np.ndarray
     subscriptions = problem.subscriptions
     ids = np.fromiter(map(id, subscriptions), dtype=np.int64, count=len(subscriptions))
     _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    # the shared tuples in member order (np.unique sorts them by address, which varies by run)
+    by_member = np.argsort(first, kind="stable")
+    renumber = np.empty(len(first), dtype=np.int64)
+    renumber[by_member] = np.arange(len(first))
+    first, inverse = first[by_member], renumber[inverse.reshape(-1)]
     index = problem.topic_index
     by_content: dict[tuple[int, ...], int] = {}
     rows: list[tuple[int, ...]] = []
@@ -96,7 +101,7 @@ def _subscription_classes(problem: GroupProblem) -> tuple[np.ndarray, np.ndarray
     matrix = np.zeros((len(rows), problem.num_topics), dtype=bool)
     for k, positions in enumerate(rows):
         matrix[k, list(positions)] = True
-    return remap[inverse.reshape(-1)], matrix
+    return remap[inverse], matrix
 
 
 def _stable_order(keys: np.ndarray, span: int) -> np.ndarray:
