@@ -82,8 +82,11 @@ def markdown(rows: list[dict]) -> str:
 
 
 def table_only(out: Path) -> int:
-    """matrix.md from the rows of matrix.jsonl (the idle steps recounted from each trace)."""
-    from peers.client_matrix import idle_steps
+    """matrix.md from the rows of matrix.jsonl (the valid and idle steps recounted from each
+    trace)."""
+    from models.observed import observed_run
+    from peers.client_matrix import doubled_steps, idle_steps
+    from problems.trace import load_trace
 
     rows = []
     for line in (out / "matrix.jsonl").read_text().splitlines():
@@ -91,7 +94,17 @@ def table_only(out: Path) -> int:
         tag = f"{row['client']}-{row['assignor']}-{row['protocol']}-{row['sequence']}"
         path = out / "traces" / f"{tag}.json"
         if "error" not in row and path.exists():
-            row["idle_steps"] = idle_steps(json.loads(path.read_text()))
+            document = json.loads(path.read_text())
+            row["idle_steps"] = idle_steps(document)
+            seen = observed_run(load_trace(document), "sticky")
+            valid = sum(
+                1
+                for s in seen.steps[1:]
+                if s.result is not None
+                and s.result.evaluation is not None
+                and s.result.evaluation.valid
+            )
+            row["valid_steps"] = valid - doubled_steps(row["defects"])
         rows.append(row)
     (out / "matrix.md").write_text(markdown(rows))
     print(markdown(rows))

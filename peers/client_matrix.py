@@ -850,7 +850,7 @@ def judge(outcome: Outcome, judged_on: str = "sticky", time_limit: float = 20.0)
         "protocol": outcome.protocol,
         "sequence": outcome.sequence,
         "steps": len(observed),
-        "valid_steps": valid - len([d for d in outcome.defects if "held twice" in d]),
+        "valid_steps": valid - doubled_steps(outcome.defects),
         "balance_gap": gap,
         "moves": seen.moves,
         "step_optimum_moves": step.moves,
@@ -873,6 +873,12 @@ def judge(outcome: Outcome, judged_on: str = "sticky", time_limit: float = 20.0)
             }
         ),
     }
+
+
+def doubled_steps(defects: list[str]) -> int:
+    """Steps in which a partition was held twice (the trace keeps one holder, so the evaluator
+    passes them: they are invalid all the same), from the run's defects."""
+    return len({d.split(":", 1)[0] for d in defects if d.endswith("held twice")})
 
 
 def member_sets(document: dict[str, Any]) -> list[list[str]]:
