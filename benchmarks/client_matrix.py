@@ -8,8 +8,11 @@ scale-out, scale-in, a crash found by the session timeout and the rejoin, partit
 subscription change).  Every run is written as a recorded group trace (``--out``/traces/) and
 judged on the sticky objective: valid steps, the balance gap to the per-step optimum, moves beside
 the per-step and horizon optima, rounds and partition-seconds without an owner (from the members'
-own callbacks).  One JSON line per run in ``--out``/matrix.jsonl and the table as Markdown in
-``--out``/matrix.md (docs/findings.md, "Real clients").
+own callbacks).  ``--jobs`` groups run at once on the one cluster (each its own group id and
+topics, the longest runs first); the runs are judged once every group is done.  One JSON line per
+run in ``--out``/matrix.jsonl, the table as Markdown in ``--out``/matrix.md (docs/findings.md,
+"Real clients") and a last line with the wall time, the machine's load, the scheduling delay at
+the members' priority and ``target met``/``target MISSED`` against the project's 30 minutes.
 
     nice .venv/bin/python benchmarks/client_matrix.py --out results/client-matrix
     nice .venv/bin/python benchmarks/client_matrix.py --clients java,sarama --sequences crash
