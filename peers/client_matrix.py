@@ -9,11 +9,12 @@ and prints every assignment callback as a JSON line, ``{"t": ms, "event": ..., "
 ``ready`` (the consumer is created), ``assigned`` (partitions added), ``revoked`` and ``lost``
 (partitions removed), ``closed`` (left the group), ``error`` (a line of text).
 
-:class:`GroupRun` starts one process per member, runs a :class:`Sequence` step by step (stop,
-start, crash = SIGKILL, partitions added, subscription change), and after each command waits until
-the group settles: every partition of a subscribed topic held by exactly one live member that
-subscribes its topic, every started member assigned, a callback since the command, and no
-callback for :data:`QUIET_MS`.  What the members held (from their own callbacks) becomes a
+:class:`GroupRun` starts one process per member (a hosted client's members, Kafka's Java
+client's, share one process per group, but a member to be crashed), runs a :class:`Sequence` step
+by step (stop, start, crash = SIGKILL, partitions added, subscription change), and after each
+command waits until the group settles: every partition of a subscribed topic held by exactly one
+live member that subscribes its topic, every started member assigned, a callback since the
+command, and no callback for :data:`QUIET_MS`.  What the members held (from their own callbacks) becomes a
 recorded group trace (``problems.trace``: the ``observed`` object of each step, with the rounds
 the step took, its settle time and the partition-milliseconds without an owner, integrated
 exactly between the callbacks' timestamps) that :func:`judge` scores against the per-step and
