@@ -724,8 +724,8 @@ def strategy_of(client: Client, assignor: str, protocol: str) -> str | None:
 def judge(outcome: Outcome, judged_on: str = "sticky", time_limit: float = 20.0) -> dict[str, Any]:
     """The run's row: valid steps, balance gap to the per-step optimum, moves beside the per-step
     and horizon optima, rounds, partition-seconds without an owner (judged on ``judged_on``)."""
-    from models.observed import imbalance, observed_run
     from models.trace import trace
+    from models.trace.observed import imbalance, observed_run
     from problems.trace import load_trace
 
     loaded = load_trace(outcome.document)

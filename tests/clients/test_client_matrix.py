@@ -5,7 +5,7 @@ kafka-python, KafkaJS) a group of three real consumers, each in its own driver p
 a fourth joins; the first leaves (a clean close).  Every step of the trace written from the
 members' own callbacks must be valid (every partition of the two topics held by exactly one
 member of the group, as the evaluator judges it), hold exactly the step's members, and its moves
-(``models.observed``) must equal a recount straight from the assignments; the join costs no
+(``models.trace.observed``) must equal a recount straight from the assignments; the join costs no
 partition-second without an owner on an incremental protocol (cooperative-sticky, the consumer
 protocol) but some on an eager one, where every member gives up everything; the leave's step
 times it.  On the classic protocol ``rebalance-lab record`` watches the group meanwhile and must
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from models.observed import observed_run
+from models.trace.observed import observed_run
 from peers.client_matrix import CLIENTS, Sequence, Step, member_sets, run_sequence
 from problems.trace import load_trace
 

@@ -1,5 +1,5 @@
 """Tests of recorded traces: the ``recorded`` header and each step's ``observed`` object
-(problems/recorded.py through problems/trace.py), and their replay (models/observed.py, the
+(problems/recorded.py through problems/trace.py), and their replay (models/trace/observed.py, the
 ``observed`` lines of ``rebalance-lab trace``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from models.observed import imbalance, observed_run
+from models.trace.observed import imbalance, observed_run
 from problems import ProblemError
 from problems.trace import load_trace
 from support.kafka_support import run_cli

@@ -2,7 +2,7 @@
 
 A recorded trace (``rebalance-lab record``) carries, for every step, the assignment Kafka's
 members held after that rebalance (``observed``).  :func:`observed_run` turns those assignments
-into a :class:`models.trace.TraceResult` as if a strategy had answered them: each step's input is
+into a :class:`models.trace.runner.TraceResult` as if a strategy had answered them: each step's input is
 the previous observed assignment as the members' claims, changed by the step's events (what the
 members really sent), the observed assignment is re-scored by the evaluator on the judged
 strategy's objective (so an assignment that leaves a partition without an owner is a step
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from models.registry import STRATEGIES
-from models.trace import TraceResult, TraceStep, _check_family, _Runner, _summarise
+from models.trace.runner import TraceResult, TraceStep, _check_family, _Runner, _summarise
 from problems import (
     GroupProblem,
     ProblemError,
