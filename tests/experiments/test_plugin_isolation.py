@@ -84,7 +84,16 @@ def test_misbehaving_plugins_never_stop_a_run_nor_lose_a_row(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(DATA)])}
     finished = subprocess.run(
         [sys.executable, "-m", "experiments.cli", "compare", "--experiment", str(path)]
-        + ["--out", str(out), "--run-id", "bad", "--master", "local[1]", "--no-progress"],
+        + [
+            "--out",
+            str(out),
+            "--run-id",
+            "bad",
+            "--master",
+            "local[1]",
+            "--no-progress",
+            "--no-report",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
