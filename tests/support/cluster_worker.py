@@ -1,4 +1,4 @@
-"""The tests that start a cluster, in two groups of one pytest-xdist worker each (a pytest plugin, ``tests/conftest.py``).
+"""The tests that start a cluster, in two groups of one pytest-xdist worker each (a pytest plugin).
 
 The tests that start a Kafka cluster (``tests/clients/conftest.py``, the ``kafka`` marker) form one
 group; the tests that start Spark (the ``spark`` fixture's local session, a standalone cluster, a
