@@ -117,16 +117,22 @@ def _partition_counts(admin: Any, topics: list[str]) -> dict[str, int]:
     return counts
 
 
-def _consumer_protocol(admin: Any, group: str) -> bool:
-    """Whether ``group`` is a KIP-848 consumer-protocol group (DescribeGroups calls it unknown)."""
+def _group_type(admin: Any, group: str) -> str:
+    """``group``'s type as ``ListGroups`` names it (``consumer`` for a KIP-848 group, ``share``,
+    ``streams``, which ``DescribeGroups`` calls unknown), or ``""``."""
     try:
         listed = admin.list_groups()
     except Exception:  # noqa: BLE001 - an older broker: no group types to tell
-        return False
-    return any(
-        g.get("group_id") == group and g.get("group_type") in ("consumer", "Consumer")
-        for g in listed
-    )
+        return ""
+    kinds = [str(g.get("group_type") or "").lower() for g in listed if g.get("group_id") == group]
+    return kinds[0] if kinds else ""
+
+
+#: Group types ``record`` does not write as a group trace, and why.
+UNRECORDED = {
+    "share": "a share group (KIP-932), whose partitions have several owners at once",
+    "streams": "a streams group (KIP-1071), whose members hold tasks",
+}
 
 
 def describe_consumer(admin: Any, group: str, known_topics: set[str]) -> Observation:
@@ -389,7 +395,14 @@ class Watch:
                 if group in self.ended:
                     return
             if recorder.first is None:
-                if _consumer_protocol(self.admin, group):
+                kind = _group_type(self.admin, group)
+                if kind in UNRECORDED:
+                    self._end(
+                        group,
+                        f"group {group!r} is {UNRECORDED[kind]}: a group trace records consumer "
+                        "groups only",
+                    )
+                elif kind == "consumer":
                     self.consumer.add(group)
                     if self.reader is None:
                         self._poll_consumer(group)

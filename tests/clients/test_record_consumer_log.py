@@ -342,3 +342,29 @@ def test_consumer_observations_carry_their_own_times_into_the_trace():
     assert document["recorded"]["protocol"] == "consumer"
     assert document["recorded"]["clients"] == {"x": "client-x", "y": "client-y"}
     load_trace(document)
+
+
+class _ListedAdmin:
+    """An admin whose one group ``DescribeGroups`` does not describe, listed with ``kind``."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def describe_groups(self, names):
+        return {n: {"group_state": "Dead", "error": "GroupIdNotFoundError: none"} for n in names}
+
+    def list_groups(self):
+        return [{"group_id": "g", "group_type": self.kind}]
+
+
+def test_a_share_or_streams_group_ends_the_recording_with_one_line(tmp_path):
+    from clients.group_watch import Watch
+
+    for kind, what in (("Share", "a share group (KIP-932)"), ("Streams", "a streams group")):
+        said: list[str] = []
+        watch = Watch(_ListedAdmin(kind), tmp_path / "t.json", groups=["g"], say=said.append)
+        watch.poll()
+        assert watch.done() and len(said) == 1
+        assert said[0].startswith(f"record: group 'g' is {what}"), said
+        assert said[0].endswith("no trace written (the group was never seen settled)")
+        assert not (tmp_path / "t.json").exists()
