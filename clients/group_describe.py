@@ -52,7 +52,10 @@ def describe_consumer_group(admin: Any, group: str) -> Any:
         )
         return await admin._manager.send(request, node_id=coordinators[group])
 
-    response = admin._manager.run(ask)
+    try:
+        response = admin._manager.run(ask)
+    except errors.GroupAuthorizationFailedError as error:  # finding the coordinator
+        raise DescribeError(type(error).__name__) from None
     (described,) = response.groups
     if described.error_code:
         raise DescribeError(

@@ -185,6 +185,7 @@ class Watch:
     consumer: set[str] = field(default_factory=set)  # groups known to use the consumer protocol
     names: dict[uuid.UUID, str] = field(default_factory=dict)  # topic id -> name
     _offered: dict[str, int] = field(default_factory=dict)  # group -> epoch offered as its start
+    _checked: dict[str, float] = field(default_factory=dict)  # group -> its coordinator answered
     _listed: float = float("-inf")
     _failing_since: float | None = None
 
@@ -367,9 +368,11 @@ class Watch:
     def _assignor(self, group: str) -> str:
         """The group's server assignor as ``ConsumerGroupDescribe`` names it (empty when the
         principal may not describe the group)."""
+        from kafka.errors import KafkaError
+
         try:
             return describe_consumer_group(self.admin, group).assignor_name or ""
-        except DescribeError:
+        except (DescribeError, KafkaError):
             return ""
 
     def _discover(self) -> None:
@@ -386,7 +389,9 @@ class Watch:
         if group in self.consumer:
             if self.reader is None:
                 self._poll_consumer(group)
-            return  # the coordinator's records are the source
+            else:
+                self._check_coordinator(group)  # the coordinator's records are the source
+            return
         try:
             seen = describe(self.admin, group, recorder.topics())
         except _Unknown:
@@ -415,6 +420,20 @@ class Watch:
         unstarted = recorder.problem is None
         if recorder.observe(seen) or (unstarted and recorder.problem is not None):
             self.write(group)
+
+    def _check_coordinator(self, group: str) -> None:
+        """Every :data:`LIST_EVERY` seconds, ask the group's coordinator for the group: a
+        coordinator that stopped answering ends the watch as it would the polls (the records
+        alone would just stop coming)."""
+        now = time.monotonic()
+        if now - self._checked.get(group, float("-inf")) < LIST_EVERY:
+            return
+        try:
+            describe_consumer_group(self.admin, group)
+        except DescribeError as error:
+            if error.code not in ("GroupAuthorizationFailedError", "GroupIdNotFoundError"):
+                raise Unanswered(str(error)) from None
+        self._checked[group] = now
 
     def _poll_consumer(self, group: str) -> None:
         """One ``ConsumerGroupDescribe`` poll of a consumer-protocol group (no records)."""
