@@ -11,6 +11,8 @@ version field) and the group (and member) it concerns, with Kafka 4.4.0's value 
   for; type 7 ``ConsumerGroupTargetAssignmentMember``: one member's target partitions;
 * type 8 ``ConsumerGroupCurrentMemberAssignment``: what a member holds now, with its member
   epoch, its reconciliation state and the partitions it still has to revoke;
+* type 16 ``ConsumerGroupRegularExpression``: the topics a subscribed regular expression matches
+  (a member subscribing by pattern has no topic names of its own);
 
 partitions keyed by topic id; a leaving member's records get tombstones.  :class:`ConsumerGroupLog`
 replays them (the partition read from its start, as the coordinator loads it) into the group's
@@ -34,6 +36,7 @@ from clients.schemas import kafka_message
 
 #: Record types (the key's version) of a consumer-protocol group.
 GROUP_EPOCH, MEMBER_METADATA, TARGET_EPOCH, TARGET_MEMBER, CURRENT_MEMBER = 3, 5, 6, 7, 8
+REGEX = 16
 #: ``MemberState.STABLE``: the member holds its target assignment.
 MEMBER_STABLE = 0
 
@@ -56,20 +59,24 @@ ConsumerGroupCurrentMemberAssignmentValue = kafka_message(
     ApiData, "ConsumerGroupCurrentMemberAssignmentValue"
 )
 
+ConsumerGroupRegularExpressionValue = kafka_message(ApiData, "ConsumerGroupRegularExpressionValue")
+
 VALUES: dict[int, Any] = {
     GROUP_EPOCH: ConsumerGroupMetadataValue,
     MEMBER_METADATA: ConsumerGroupMemberMetadataValue,
     TARGET_EPOCH: ConsumerGroupTargetAssignmentMetadataValue,
     TARGET_MEMBER: ConsumerGroupTargetAssignmentMemberValue,
     CURRENT_MEMBER: ConsumerGroupCurrentMemberAssignmentValue,
+    REGEX: ConsumerGroupRegularExpressionValue,
 }
-#: The types whose key names a member after the group.
-MEMBER_KEYED = frozenset({MEMBER_METADATA, TARGET_MEMBER, CURRENT_MEMBER})
+#: The types whose key names a member (or, type 16, a regular expression) after the group.
+MEMBER_KEYED = frozenset({MEMBER_METADATA, TARGET_MEMBER, CURRENT_MEMBER, REGEX})
 
 
 @dataclass(frozen=True)
 class ConsumerRecord:
-    """One record of a consumer-protocol group: ``value`` decoded, ``None`` for a tombstone."""
+    """One record of a consumer-protocol group: ``value`` decoded, ``None`` for a tombstone;
+    ``member`` the member id of a member's record, the regular expression of a type 16 one."""
 
     kind: int
     group: str
@@ -112,6 +119,7 @@ class ConsumerMember:
     rack: str | None = None
     client_id: str = ""
     topics: tuple[str, ...] = ()
+    regex: str | None = None
     assignor: str | None = None
     epoch: int = -1
     state: int = MEMBER_STABLE
@@ -162,6 +170,7 @@ class ConsumerGroupLog:
     epoch: int = -1
     assignment_epoch: int = -1
     members: dict[str, ConsumerMember] = field(default_factory=dict)
+    regexes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # pattern -> its topics
     deleted: bool = False
     settled_epoch: int = -1  # the last group epoch reported settled
     _started_ms: int | None = None  # the batch that bumped the epoch after the last settled one
@@ -192,6 +201,12 @@ class ConsumerGroupLog:
                 self.assignment_epoch = value.assignment_epoch
             return done
         assert record.member is not None
+        if kind == REGEX:
+            if value is None:
+                self.regexes.pop(record.member, None)
+            else:
+                self.regexes[record.member] = tuple(sorted(value.topics or ()))
+            return done
         member = self.members.get(record.member) or ConsumerMember(record.member)
         if kind == MEMBER_METADATA:
             member.subscribed = value is not None
@@ -200,6 +215,7 @@ class ConsumerGroupLog:
                 member.rack = value.rack_id or None
                 member.client_id = value.client_id or ""
                 member.topics = tuple(sorted(set(value.subscribed_topic_names or ())))
+                member.regex = value.subscribed_topic_regex or None
                 member.assignor = value.server_assignor or None
         elif kind == TARGET_MEMBER:
             member.target = None if value is None else _partitions(value.topic_partitions)
@@ -261,7 +277,11 @@ class ConsumerGroupLog:
         return settled
 
     def _members(self) -> tuple[ConsumerMember, ...]:
-        return tuple(replace(m) for m in sorted(self.live(), key=lambda m: m.member_id))
+        """The live members, a pattern's topics among each one's subscribed topics."""
+        return tuple(
+            replace(m, topics=tuple(sorted({*m.topics, *self.regexes.get(m.regex or "", ())})))
+            for m in sorted(self.live(), key=lambda m: m.member_id)
+        )
 
     def current(self) -> Settled | None:
         """The group as it stands, when settled (the start of a recording)."""

@@ -12,6 +12,7 @@ from clients.consumer_records import (
     CURRENT_MEMBER,
     GROUP_EPOCH,
     MEMBER_METADATA,
+    REGEX,
     TARGET_EPOCH,
     TARGET_MEMBER,
     VALUES,
@@ -132,6 +133,14 @@ def test_values_and_keys_decode_as_kafka_serialises_them():
     record = decode_record(key("ConsumerGroupTargetAssignmentMetadataKey", "g"), value(assigned), 0)
     assert record is not None and record.kind == TARGET_EPOCH
     assert record.value.assignment_epoch == 9
+    pattern = jpype.JClass(GENERATED + "ConsumerGroupRegularExpressionKey")().setGroupId("g")
+    pattern.setRegularExpression("orders-.*")
+    matched = jpype.JClass(GENERATED + "ConsumerGroupRegularExpressionValue")()
+    matched.setTopics(jpype.JClass("java.util.ArrayList")(["orders-eu", "orders-us"]))
+    matched.setVersion(12).setTimestamp(1795866909435)
+    record = decode_record(bytes(util.toCoordinatorTypePrefixedBytes(pattern)), value(matched), 0)
+    assert record is not None and (record.kind, record.member) == (REGEX, "orders-.*")
+    assert record.value.topics == ["orders-eu", "orders-us"]
     # A tombstone; a classic group's key and an offset commit's are not read here.
     record = decode_record(key("ConsumerGroupMemberMetadataKey", "g", "m1"), None, 0)
     assert record is not None and record.value is None
@@ -303,6 +312,20 @@ def test_a_log_read_in_the_middle_of_a_rebalance_waits_for_it():
     log.end()
     (first,) = log.settled
     assert first.epoch == 1 and log.log.current() is not None
+
+
+def test_a_member_subscribing_by_pattern_subscribes_the_topics_it_matches():
+    log = Log()
+    fields = dict(client_id="c0", client_host="/h", subscribed_topic_names=[])
+    fields["subscribed_topic_regex"] = "a|b"
+    log.batch(1000, (MEMBER_METADATA, "m0", fields), epoch(1))
+    log.batch(
+        1200, (REGEX, "a|b", dict(topics=["a", "b"], regex_version=1, timestamp=1200)), epoch(2)
+    )
+    log.batch(1300, target("m0", ALL), assigned(2), current("m0", 2, 0, ALL))
+    log.end()
+    (settled,) = log.settled
+    assert settled.members[0].topics == ("a", "b") and settled.members[0].regex == "a|b"
 
 
 def test_consumer_observations_carry_their_own_times_into_the_trace():
