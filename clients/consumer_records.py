@@ -73,6 +73,10 @@ VALUES: dict[int, Any] = {
 MEMBER_KEYED = frozenset({MEMBER_METADATA, TARGET_MEMBER, CURRENT_MEMBER, REGEX})
 
 
+class UnreadableRecord(Exception):
+    """A record value of a version this module does not know (a newer Kafka)."""
+
+
 @dataclass(frozen=True)
 class ConsumerRecord:
     """One record of a consumer-protocol group: ``value`` decoded, ``None`` for a tombstone;
@@ -102,7 +106,16 @@ def decode_record(
         return None
     group, at = _string(key, 2)
     member = _string(key, at)[0] if kind in MEMBER_KEYED else None
-    decoded = None if value is None else VALUES[kind].decode(value)
+    decoded = None
+    if value is not None:
+        cls = VALUES[kind]
+        version = int.from_bytes(value[:2], "big", signed=True)
+        if version > cls.max_version:
+            raise UnreadableRecord(
+                f"{cls.__name__} version {version} of group {group!r} is newer than the "
+                f"version {cls.max_version} this recorder reads"
+            )
+        decoded = cls.decode(value)
     return ConsumerRecord(kind, group, member, decoded, int(timestamp_ms))
 
 

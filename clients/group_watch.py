@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from clients.cluster import TOPIC_AUTHORIZATION_FAILED, _get, _partition_lists
-from clients.consumer_records import ConsumerGroupLog, ConsumerRecord, Settled
+from clients.consumer_records import ConsumerGroupLog, ConsumerRecord, Settled, UnreadableRecord
 from clients.coordinator_records import RecordReader, observation
 from clients.group_describe import (
     DescribeError,
@@ -257,6 +257,8 @@ class Watch:
             return
         try:
             records = self.reader.read(wait)
+        except UnreadableRecord as error:
+            raise Ended(f"the coordinator's records: {error}") from None
         except TopicAuthorizationFailedError:
             self.say(
                 "record: no Read on __consumer_offsets any more: polling the admin API only "

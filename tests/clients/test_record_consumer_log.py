@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime
 import uuid
 
+import pytest
+
 from clients.consumer_records import (
     CURRENT_MEMBER,
     GROUP_EPOCH,
@@ -17,6 +19,7 @@ from clients.consumer_records import (
     TARGET_MEMBER,
     VALUES,
     ConsumerGroupLog,
+    UnreadableRecord,
     decode_record,
 )
 from clients.recorder import GroupRecorder, Member, Observation
@@ -156,6 +159,12 @@ def test_values_and_keys_decode_as_kafka_serialises_them():
         )
         is None
     )
+
+
+def test_a_value_of_a_newer_version_is_refused_by_name():
+    value = b"\x00\x01" + _value(GROUP_EPOCH, epoch=3)[2:]
+    with pytest.raises(UnreadableRecord, match="ConsumerGroupMetadataValue version 1 of group 'g'"):
+        decode_record(_key(GROUP_EPOCH, "g"), value, 0)
 
 
 # ------------------------------------------------------------------ a replayed log
