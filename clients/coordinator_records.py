@@ -240,12 +240,11 @@ class RecordReader:
         partition = offsets_partition(group, self.count)
         if partition in self.assigned:
             return
-        self.assigned.add(partition)
         tp = TopicPartition(OFFSETS_TOPIC, partition)
-        self.consumer.assign([TopicPartition(OFFSETS_TOPIC, p) for p in sorted(self.assigned)])
         self.live_from[partition] = self.consumer.end_offsets([tp])[tp]
+        self.assigned.add(partition)
+        self.consumer.assign([TopicPartition(OFFSETS_TOPIC, p) for p in sorted(self.assigned)])
         self.consumer.seek_to_beginning(tp)
-        self.consumer.position(tp)
 
     def loaded(self, group: str) -> bool:
         """Whether ``group``'s partition has been read up to where it stood when followed."""

@@ -198,8 +198,9 @@ class Watch:
         if group not in self.recorders:
             self.recorders[group] = GroupRecorder(group, poll_ms=round(self.interval * 1000))
             if self.reader is not None:
-                self.reader.follow(group)
                 self.recorders[group].follow_records()
+        if self.reader is not None:
+            self.reader.follow(group)  # again after a failure: it follows each partition once
         return self.recorders[group]
 
     def steps(self) -> int:
