@@ -13,13 +13,14 @@ timeout (a broker restart that outlasts it).  Details: docs/record.md.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import re
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -149,6 +150,11 @@ def describe_consumer(admin: Any, group: str, known_topics: set[str]) -> Observa
         raise _Unknown(group)
     counts = _partition_counts(admin, sorted(subscribed(described) | known_topics))
     return consumer_group_observation(described, counts)
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """Kafka's text of a ``Uuid`` (URL-safe base64 of its 16 bytes, no padding)."""
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
 
 
 def topic_ids(admin: Any) -> dict[uuid.UUID, str]:
@@ -363,6 +369,7 @@ class Watch:
             settle_ms=settled.settle_ms,
             unowned_ms=settled.unowned_ms(partitions),
             rounds=settled.rounds,
+            topic_ids={t: kafka_uuid(ids[t]) for t in counts if t in ids},
         )
         unstarted = recorder.problem is None
         if recorder.observe(seen) or (unstarted and recorder.problem is not None):
@@ -450,9 +457,18 @@ class Watch:
         except Ended as error:
             self._end(group, str(error))
             raise
+        seen = replace(seen, topic_ids=self._topic_ids(set(seen.counts)))
         unstarted = recorder.problem is None
         if recorder.observe(seen) or (unstarted and recorder.problem is not None):
             self.write(group)
+
+    def _topic_ids(self, topics: set[str]) -> dict[str, str]:
+        """Kafka's ids of ``topics`` (by name; looked up again when one is new)."""
+        ids = {name: t for t, name in self.names.items()}
+        if topics - set(ids):
+            self.names.update(topic_ids(self.admin))
+            ids = {name: t for t, name in self.names.items()}
+        return {t: kafka_uuid(ids[t]) for t in topics if t in ids}
 
     def _end(self, group: str, why: str) -> None:
         self.ended[group] = why

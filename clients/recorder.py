@@ -82,6 +82,8 @@ class Observation:
     settle_ms: int | None = None
     unowned_ms: int | None = None
     rounds: int | None = None
+    #: Kafka's topic ids by name (base64 ``Uuid``), which KIP-848's server assignors order by.
+    topic_ids: dict[str, str] | None = None
 
     def held(self) -> Assignment:
         """``{trace id: {topic: partitions}}`` of every member."""
@@ -295,6 +297,8 @@ class GroupRecorder:
                 member["instance_id"] = m.instance_id
             members.append(member)
         self.problem = {"topics": dict(sorted(seen.counts.items())), "members": members}
+        if seen.topic_ids is not None and set(seen.counts) <= set(seen.topic_ids):
+            self.problem["topic_ids"] = {t: seen.topic_ids[t] for t in sorted(seen.counts)}
         self._started_wall = seen.wall
         self._name(seen)
         self._settled, self._settled_when = seen, seen.when
@@ -329,6 +333,10 @@ class GroupRecorder:
         gone = {t: 0 for t in counts if t not in seen.counts}
         if grown or gone:
             step["topics"] = {**grown, **gone}
+        added = [t for t in seen.counts if t not in counts and seen.counts[t] > 0]
+        if self.problem and "topic_ids" in self.problem and added:
+            ids = seen.topic_ids or {}
+            step["topic_ids"] = {t: ids[t] for t in added if t in ids}
         subscribe = {
             i: list(m.topics) for i, m in new.items() if i in old and old[i].topics != m.topics
         }

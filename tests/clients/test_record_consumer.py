@@ -11,7 +11,8 @@ c2 joining, c0 leaving, everyone leaving, and then deleted:
   partitions the members' callbacks say they held, the group epoch, and ends by itself on the
   deleted group with one line;
 * the polling recording sees the same rebalances with the same members;
-* the trace replays through ``rebalance-lab trace`` for every strategy.
+* the trace (with the topic ids, which KIP-848's server assignors order topics by) replays
+  through ``rebalance-lab trace`` for every strategy.
 
 A recording started on a group that already runs rebuilds its state from the records written
 before (the partition of ``__consumer_offsets`` read from its start), and SIGTERM in the middle
@@ -27,10 +28,12 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
+from clients.group_watch import kafka_uuid
 from problems.trace import load_trace
 from support.kafka_support import create_topic, run_cli
 
@@ -215,6 +218,10 @@ def test_record_a_consumer_protocol_group(kafka_cluster, admin, tmp_path, capsys
     assert doc["recorded"]["protocol"] == "consumer"
     assert doc["recorded"]["source"] == "coordinator records"
     assert doc["recorded"]["assignor"] == "uniform"  # the broker's default server assignor
+    described = {t["name"]: t["topic_id"] for t in admin.describe_topics(sorted(topics))}
+    assert doc["problem"]["topic_ids"] == {
+        t: kafka_uuid(uuid.UUID(str(described[t]))) for t in topics
+    }
     first, *after = group.settled
     ((c0, held),) = first.items()
     assert trace.start["members"] == [{"id": c0, "topics": sorted(topics), "owned": held}]
@@ -248,11 +255,12 @@ def test_record_a_consumer_protocol_group(kafka_cluster, admin, tmp_path, capsys
     assert status == 0, err
     rows = {row["row"]: row for row in map(json.loads, lines.splitlines())}
     assert rows["observed"]["valid_steps"] == len(trace)
-    for name in ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform"):
-        status, lines, err = run_cli(capsys, "trace", "--strategy", name, str(out))
-        assert status == 0, (name, err)
-        summary = json.loads(lines.splitlines()[-1])["summary"]
-        assert summary["steps"] == len(trace.steps)
+    for name in ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range"):
+        assert rows[f"{name}/heuristic"]["valid_steps"] == len(trace), name
+    horizon = rows["uniform/horizon"]  # judged on the group's assignor, at its optimum each step
+    valid = [r for r in rows.values() if r["valid_steps"] == len(trace)]
+    assert horizon["status"] == "optimal" and horizon in valid
+    assert all(horizon["objective_sums"][0] <= r["objective_sums"][0] for r in valid)
 
 
 def test_sigterm_mid_rebalance_of_a_running_group(kafka_cluster, admin, tmp_path):

@@ -337,12 +337,13 @@ def test_a_member_subscribing_by_pattern_subscribes_the_topics_it_matches():
     assert settled.members[0].topics == ("a", "b") and settled.members[0].regex == "a|b"
 
 
-def test_consumer_observations_carry_their_own_times_into_the_trace():
+def test_consumer_observations_carry_their_own_times_and_topic_ids_into_the_trace():
     recorder = GroupRecorder("g")
     recorder.follow_records()
     wall = datetime.datetime(2026, 11, 28, 7, 0, tzinfo=datetime.UTC)
+    ids = {"t": "T1-A4s3VTwiI5CTbEp6POw", "u": "T2-B4s3VTwiI5YHbPp6YUe"}
 
-    def seen(epoch, members, **times):
+    def seen(epoch, members, counts, **times):
         return Observation(
             when=float(epoch),
             wall=wall + datetime.timedelta(seconds=epoch),
@@ -350,30 +351,47 @@ def test_consumer_observations_carry_their_own_times_into_the_trace():
             protocol="consumer",
             assignor="uniform",
             members=tuple(
-                Member(i, None, ("t",), held, client_id=f"client-{i}") for i, held in members
+                Member(i, None, tuple(sorted(counts)), held, client_id=f"client-{i}")
+                for i, held in members
             ),
-            counts={"t": 2},
+            counts=counts,
             generation=epoch,
+            topic_ids={t: ids[t] for t in counts},
             **times,
         )
 
-    assert not recorder.observe(seen(2, [("x", {"t": [0, 1]})]))
+    assert not recorder.observe(seen(2, [("x", {"t": [0, 1]})], {"t": 2}))
     assert recorder.observe(
-        seen(3, [("x", {"t": [0]}), ("y", {"t": [1]})], settle_ms=2000, unowned_ms=95, rounds=1)
+        seen(
+            3,
+            [("x", {"t": [0]}), ("y", {"t": [1]})],
+            {"t": 2},
+            settle_ms=2000,
+            unowned_ms=95,
+            rounds=1,
+        )
     )
-    (step,) = recorder.steps
-    assert step["observed"] == {
+    assert recorder.observe(
+        seen(4, [("x", {"t": [0], "u": [0]}), ("y", {"t": [1]})], {"t": 2, "u": 1}, rounds=2)
+    )
+    joined, grown = recorder.steps
+    assert joined["observed"] == {
         "generation": 3,
         "assignment": {"x": {"t": [0]}, "y": {"t": [1]}},
         "rounds": 1,
         "settle_ms": 2000,
         "unowned_partition_ms": 95,
     }
+    # A topic the members subscribe later comes with its id, as the problem's topics did.
+    assert grown["topics"] == {"u": 1} and grown["topic_ids"] == {"u": ids["u"]}
+    assert grown["observed"]["rounds"] == 2
     document = recorder.document()
     assert document is not None
+    assert document["problem"]["topic_ids"] == {"t": ids["t"]}
     assert document["recorded"]["protocol"] == "consumer"
     assert document["recorded"]["clients"] == {"x": "client-x", "y": "client-y"}
-    load_trace(document)
+    trace = load_trace(document)
+    assert len(trace.steps) == 2
 
 
 class _ListedAdmin:
