@@ -777,9 +777,14 @@ def judge(outcome: Outcome, judged_on: str = "sticky", time_limit: float = 20.0)
 def member_sets(document: dict[str, Any]) -> list[list[str]]:
     """Per step of a group trace, the names of the members that held its assignment (a client's
     member id starts with its ``client.id``, the member's name: ``m3-5f0c...`` is ``m3``; a
-    rejoined dynamic member ``m0.1`` is ``m0``)."""
+    rejoined dynamic member ``m0.1`` is ``m0``; a consumer-protocol member id is named by the
+    recording's ``clients``)."""
+    names = document.get("recorded", {}).get("clients", {})
     return [
-        sorted(m.split("-", 1)[0].split(".", 1)[0] for m in step["observed"]["assignment"])
+        sorted(
+            names.get(m, m).split("-", 1)[0].split(".", 1)[0]
+            for m in step["observed"]["assignment"]
+        )
         for step in document["steps"]
     ]
 

@@ -8,10 +8,10 @@ member of the group, as the evaluator judges it), hold exactly the step's member
 (``models.trace.observed``) must equal a recount straight from the assignments; the join costs no
 partition-second without an owner on an incremental protocol (cooperative-sticky, the consumer
 protocol) but some on an eager one, where every member gives up everything; the leave's step
-times it.  On the classic protocol ``rebalance-lab record`` watches the group meanwhile and must
-see the same rebalances with the same members.  Each client runs an assignor of its own: the test
-covers the drivers, the callbacks and the judging, and the benchmark (benchmarks/client_matrix.py)
-the whole matrix.
+times it.  ``rebalance-lab record`` watches the group meanwhile (the classic protocol's and the
+consumer protocol's) and must see the same rebalances with the same members.  Each client runs an
+assignor of its own: the test covers the drivers, the callbacks and the judging, and the
+benchmark (benchmarks/client_matrix.py) the whole matrix.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_short_sequence(name, kafka_cluster, admin, tmp_path):
             admin,
             members=3,
             log=tmp_path / log,
-            record=protocol == "classic",
+            record=True,
         )
 
     outcome = run("run.log")
@@ -97,8 +97,8 @@ def test_short_sequence(name, kafka_cluster, admin, tmp_path):
     if not incremental:
         assert join["observed"]["unowned_partition_ms"] > 0
     assert leave["observed"]["unowned_partition_ms"] > 0
-    # rebalance-lab record, watching the classic groups meanwhile, saw the same rebalances with
-    # the same members.
-    if protocol == "classic":
-        assert outcome.recorded is not None, outcome.record_error
-        assert member_sets(outcome.recorded) == member_sets(doc), outcome.record_error
+    # rebalance-lab record, watching the group meanwhile, saw the same rebalances with the same
+    # members (the consumer protocol's from its records too).
+    assert outcome.recorded is not None, outcome.record_error
+    assert outcome.recorded["recorded"]["protocol"] == protocol
+    assert member_sets(outcome.recorded) == member_sets(doc), outcome.record_error
