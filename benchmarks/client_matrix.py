@@ -87,7 +87,7 @@ def markdown(rows: list[dict]) -> str:
 def table_only(out: Path) -> int:
     """matrix.md from the rows of matrix.jsonl (the valid and idle steps recounted from each
     trace)."""
-    from models.observed import observed_run
+    from models.trace.observed import observed_run
     from peers.client_matrix import doubled_steps, idle_steps
     from problems.trace import load_trace
 

@@ -826,8 +826,8 @@ def strategy_of(client: Client, assignor: str, protocol: str) -> str | None:
 def judge(outcome: Outcome, judged_on: str = "sticky", time_limit: float = 20.0) -> dict[str, Any]:
     """The run's row: valid steps, balance gap to the per-step optimum, moves beside the per-step
     and horizon optima, rounds, partition-seconds without an owner (judged on ``judged_on``)."""
-    from models.observed import imbalance, observed_run
     from models.trace import trace
+    from models.trace.observed import imbalance, observed_run
     from problems.trace import load_trace
 
     loaded = load_trace(outcome.document)
@@ -885,9 +885,14 @@ def doubled_steps(defects: list[str]) -> int:
 def member_sets(document: dict[str, Any]) -> list[list[str]]:
     """Per step of a group trace, the names of the members that held its assignment (a client's
     member id starts with its ``client.id``, the member's name: ``m3-5f0c...`` is ``m3``; a
-    rejoined dynamic member ``m0.1`` is ``m0``)."""
+    rejoined dynamic member ``m0.1`` is ``m0``; a consumer-protocol member id is named by the
+    recording's ``clients``)."""
+    names = document.get("recorded", {}).get("clients", {})
     return [
-        sorted(m.split("-", 1)[0].split(".", 1)[0] for m in step["observed"]["assignment"])
+        sorted(
+            names.get(m, m).split("-", 1)[0].split(".", 1)[0]
+            for m in step["observed"]["assignment"]
+        )
         for step in document["steps"]
     ]
 

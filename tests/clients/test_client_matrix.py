@@ -5,14 +5,15 @@ kafka-python, KafkaJS) a group of three real consumers, each in its own driver p
 a fourth joins; the first leaves (a clean close).  Every step of the trace written from the
 members' own callbacks must be valid (every partition of the two topics held by exactly one
 member of the group, as the evaluator judges it), hold exactly the step's members, and its moves
-(``models.observed``) must equal a recount straight from the assignments; the join costs no
+(``models.trace.observed``) must equal a recount straight from the assignments; the join costs no
 partition-second without an owner on an incremental protocol (cooperative-sticky, the consumer
 protocol) but some on an eager one, where every member gives up everything; the leave's step
-times it.  On the classic protocol ``rebalance-lab record`` watches the group meanwhile and must
-see the same rebalances with the same members.  Each client runs an assignor of its own: the test
-covers the drivers, the callbacks and the judging, and the benchmark (benchmarks/client_matrix.py)
-the whole matrix.  The six groups (each its own group id and topics) are driven at once, as the
-benchmark drives its runs, and each library's test reads its own group's outcome.
+times it.  ``rebalance-lab record`` watches the group meanwhile (the classic protocol's and the
+consumer protocol's) and must see the same rebalances with the same members.  Each client runs an
+assignor of its own: the test covers the drivers, the callbacks and the judging, and the
+benchmark (benchmarks/client_matrix.py) the whole matrix.  The six groups (each its own group id
+and topics) are driven at once, as the benchmark drives its runs, and each library's test reads
+its own group's outcome.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 from kafka.admin import KafkaAdminClient
 
-from models.observed import observed_run
+from models.trace.observed import observed_run
 from peers.client_matrix import CLIENTS, Outcome, Sequence, Step, member_sets, run_sequence
 from problems.trace import load_trace
 
@@ -69,7 +70,7 @@ def short_sequence(name: str, bootstrap: str, folder: Any) -> Outcome:
                 admin,
                 members=3,
                 log=folder / log,
-                record=protocol == "classic",
+                record=True,
             )
 
         outcome = run(f"{name}.log")
@@ -124,8 +125,8 @@ def test_short_sequence(name, outcomes):
     if not incremental:
         assert join["observed"]["unowned_partition_ms"] > 0
     assert leave["observed"]["unowned_partition_ms"] > 0
-    # rebalance-lab record, watching the classic groups meanwhile, saw the same rebalances with
-    # the same members.
-    if protocol == "classic":
-        assert outcome.recorded is not None, outcome.record_error
-        assert member_sets(outcome.recorded) == member_sets(doc), outcome.record_error
+    # rebalance-lab record, watching the group meanwhile, saw the same rebalances with the same
+    # members (the consumer protocol's from its records too).
+    assert outcome.recorded is not None, outcome.record_error
+    assert outcome.recorded["recorded"]["protocol"] == protocol
+    assert member_sets(outcome.recorded) == member_sets(doc), outcome.record_error

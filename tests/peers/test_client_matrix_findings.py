@@ -22,8 +22,8 @@ from types import SimpleNamespace
 import pytest
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
-from models.observed import imbalance, observed_run
 from models.trace import trace
+from models.trace.observed import imbalance, observed_run
 from peers.client_matrix import idle_steps
 from problems.trace import load_trace
 
