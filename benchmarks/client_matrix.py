@@ -180,7 +180,7 @@ def main() -> int:
     parser.add_argument(
         "--record",
         action="store_true",
-        help="rebalance-lab record watches every classic group too: its trace beside the run's, "
+        help="rebalance-lab record watches every group too (either protocol): its trace beside the run's, "
         "and in each row whether it saw the same rebalances with the same members",
     )
     parser.add_argument(
@@ -267,7 +267,7 @@ def main() -> int:
                         bootstrap,
                         admin,
                         log=args.out / "traces" / f"{tag}.log",
-                        record=args.record and protocol == "classic",
+                        record=args.record,
                         nice=args.member_nice,
                     )
                     (args.out / "traces" / f"{tag}.json").write_text(
