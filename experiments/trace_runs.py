@@ -24,8 +24,8 @@ import pandas as pd
 from experiments.results import ALL_COLUMNS
 from experiments.runs import _describe, _peak_rss_mb, base_row, run_row, runs_for, solve_each
 from experiments.trace_scenarios import RECORDED, TraceScenario, build_trace, trace_size
-from models.observed import ROW, SOURCE
 from models.registry import STRATEGIES
+from models.trace.observed import ROW, SOURCE
 from problems import LEVELS, ProblemError, evaluate
 
 #: The exact references of a trace run: each step optimal alone, and the horizon optimum.
@@ -91,10 +91,10 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
 def _observed_rows(
     trace: Any, scenario: TraceScenario, run: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """The rows of a recorded trace's ``observed`` run (:func:`models.observed.observed_run`):
+    """The rows of a recorded trace's ``observed`` run (:func:`models.trace.observed.observed_run`):
     what the members held at each step, judged on the scenario's strategy, with the recording's
     rounds and settle times; then the trace's totals."""
-    from models.observed import measured_total, observed_run
+    from models.trace.observed import measured_total, observed_run
 
     try:
         started = time.perf_counter()
