@@ -8,11 +8,15 @@ lab's faithful copy) and the class network (:mod:`models.common.class_network`) 
 time, the throughput, the certification, and Kafka's gaps to the optimum (balance, rack mismatches,
 moves) by event, subscription, distribution and size with the worst cells; then, with
 ``--throughput N``, the same first N sampled groups on ``local[2]`` and on a Spark standalone
-cluster of two 1-core workers (started and stopped here), instances per second per core.
+cluster of two 1-core workers (started and stopped here), instances per second per core.  Each
+run prints its CPU seconds (driver, JVMs, Python workers) beside its wall time; a sample runs in
+the whole grid's batches and projects the whole grid's time from its rate after Spark's start.
+With ``--in-process``, the groups are solved in this process without Spark (the CPU a group costs).
 Targets (``met`` / ``MISSED``): the whole grid within 60 minutes on local[2]; every group proven
 optimal; the standalone cluster's throughput per core within 20% of local[2]'s.
 
     nice .venv/bin/python benchmarks/kafka_grid_run.py [--every 1] [--out /tmp/grid] [--throughput 120]
+    nice .venv/bin/python benchmarks/kafka_grid_run.py --every 49 --in-process
 """
 
 from __future__ import annotations
@@ -210,6 +214,23 @@ def worst(pairs: pd.DataFrame, column: str, count: int = 5) -> pd.DataFrame:
     ]
 
 
+def in_process(experiment) -> None:
+    """Solve the groups one after the other in this process (what a Spark task does, without
+    Spark) and print the wall and CPU seconds they took."""
+    from experiments.runs import scenario_frame, solve_frame
+
+    print(f"{len(experiment.scenarios):,} groups in this process, load {load_average()}")
+    frame = scenario_frame(experiment.scenarios)
+    began, cpu = time.perf_counter(), time.process_time()
+    rows = solve_frame(frame, experiment.time_limit)
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
+    groups = rows["scenario_id"].nunique()
+    print(
+        f"load after {load_average()}; {groups:,} groups: {wall:.1f} s wall, {cpu:.1f} CPU s "
+        f"({1000 * cpu / groups:.1f} CPU ms a group)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -220,8 +241,16 @@ def main() -> None:
     parser.add_argument("--run-id", default="grid")
     parser.add_argument("--throughput", type=int, default=0, help="groups for local vs standalone")
     parser.add_argument("--skip-grid", action="store_true", help="the throughput comparison only")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="solve the groups in this process, without Spark: the CPU a group costs",
+    )
     args = parser.parse_args()
     experiment = grid(args.every, args.offset)
+    if args.in_process:
+        in_process(experiment)
+        return
     if not args.skip_grid:
         print(
             f"{len(experiment.scenarios):,} of {GRID_GROUPS:,} benchmark groups on local[2], "

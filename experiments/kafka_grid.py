@@ -22,7 +22,12 @@ This module builds the same groups as problem documents:
 The assignor's previous output comes from the lab's faithful copies of Kafka's ``UniformAssignor``
 and ``RangeAssignor`` (:mod:`heuristics.uniform`, :mod:`heuristics.server_range`), so each group and
 its exact reference are per assignor and event, as the benchmark's inputs are.  The construction is
-checked against Kafka's own group-coordinator classes in ``tests/experiments/test_kafka_grid.py``.
+checked against Kafka's own group-coordinator classes in ``tests/peers/test_benchmark_grid.py``.
+
+The harness takes the same groups as problems built from arrays (:func:`benchmark_problem`,
+:func:`group_problem`: no document written and parsed, the assignor's previous output passed on as
+arrays and kept per process), equal field by field to the loaded documents
+(``tests/experiments/test_kafka_grid.py``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from heuristics.server_input import (
     member_order,
     subscription_order,
     topic_hashes,
+    topic_signatures,
 )
 from problems import GroupProblem, Result, baseline_objective
 
@@ -129,7 +130,7 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     # subscription classes (a column of the [class, topic] matrix), shared by its topics.
     member_class, matrix = problem.subscription_classes
     index_class = member_class[order]
-    signature, first = _column_classes(matrix)
+    signature, first = topic_signatures(matrix)
     subscribers = [np.flatnonzero(matrix[index_class, t]) for t in first.tolist()]
     subscriber_count = np.array([len(s) for s in subscribers], dtype=np.int64)[signature]
     counts = problem.partition_counts
@@ -151,12 +152,25 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     shared = subscriber_count[topics]
     by_key = topics[np.lexsort((least[topics], most[topics], shared, -(counts[topics] / shared)))]
 
+    # Each topic's unowned partitions to its least-loaded subscribers, topic by topic; a run of
+    # topics with one subscriber each at once (their sole subscriber takes them, whatever the sizes).
     narrow = np.uint16 if problem.num_partitions < 1 << 16 else np.int64
-    for t in by_key.tolist():
-        lo, hi = int(start[t]), int(start[t + 1])
-        free = np.flatnonzero(index_owner[lo:hi] < 0) + lo
-        if len(free):
-            index_owner[free] = _water_fill(subscribers[signature[t]], sizes, len(free), narrow)
+    sole = np.array([s[0] if len(s) == 1 else -1 for s in subscribers], dtype=np.int64)[signature]
+    alone = sole[by_key] >= 0
+    for run in np.split(by_key, np.flatnonzero(alone[1:] != alone[:-1]) + 1):
+        if sole[run[0]] >= 0:
+            in_run = np.zeros(problem.num_topics, dtype=bool)
+            in_run[run] = True
+            free = np.flatnonzero(in_run[problem.partition_topic] & (index_owner < 0))
+            receivers = sole[problem.partition_topic[free]]
+            index_owner[free] = receivers
+            sizes += np.bincount(receivers, minlength=members)
+            continue
+        for t in run.tolist():
+            lo, hi = int(start[t]), int(start[t + 1])
+            free = np.flatnonzero(index_owner[lo:hi] < 0) + lo
+            if len(free):
+                index_owner[free] = _water_fill(subscribers[signature[t]], sizes, len(free), narrow)
 
     balanced_topics = by_key[subscriber_count[by_key] >= 2].tolist()
     topic_signature = signature.tolist()
@@ -189,18 +203,6 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
 
     assigned = index_owner >= 0
     owner[assigned] = order[index_owner[assigned]]
-
-
-def _column_classes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct columns of a boolean ``[class, topic]`` matrix: each topic's column class, and
-    the first topic of each class."""
-    classes = matrix.shape[0]
-    if classes <= 62:
-        codes = (matrix.T.astype(np.int64) << np.arange(classes, dtype=np.int64)).sum(axis=1)
-        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    else:
-        _, first, inverse = np.unique(matrix.T, axis=0, return_index=True, return_inverse=True)
-    return inverse.reshape(-1), first
 
 
 def _water_fill(members: np.ndarray, sizes: np.ndarray, count: int, narrow: type) -> np.ndarray:
