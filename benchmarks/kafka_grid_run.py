@@ -32,13 +32,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.experiment import load_suite
-from experiments.pipeline import default_batch_size, run_suite
-from experiments.results import load_results
-from experiments.tables import to_markdown
-from timing import load_average, target
-
 ROOT = Path(__file__).resolve().parents[1]
+# This checkout's modules in the driver and in Spark's Python workers, wherever it is run from.
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+from experiments.experiment import load_suite  # noqa: E402
+from experiments.pipeline import default_batch_size, run_suite  # noqa: E402
+from experiments.results import load_results  # noqa: E402
+from experiments.tables import to_markdown  # noqa: E402
+from timing import load_average, target  # noqa: E402
+
 # Spark's JVMs here (local[2]'s driver; the standalone cluster's daemons, driver and executors)
 # compile with C1 only and collect with the serial GC, as the test run's do (tests/conftest.py):
 # they schedule and move rows while the Python workers do the work, and C2's compiler threads and
