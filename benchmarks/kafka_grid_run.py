@@ -181,7 +181,7 @@ def gap_table(pairs: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         pairs.groupby(["assignor", *by], sort=True)
         .agg(
             groups=("balance", "size"),
-            balance_off=("balance_gap", lambda g: f"{(g > 0).mean():.0%}"),
+            balance_off=("balance_gap", lambda g: f"{(g > 0).mean():.1%}"),
             balance_gap_mean=("balance_gap", lambda g: f"{g.mean():.2%}"),
             balance_gap_max=("balance_gap", lambda g: f"{g.max():.2%}"),
             extra_mismatches_mean=(
