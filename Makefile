@@ -24,9 +24,10 @@ DRIVER_KGO := peers/kgo_driver/kgo-driver
 DRIVER_SARAMA := peers/sarama/sarama-driver
 DRIVER_PYTHON := $(VENV)/.drivers-installed
 
-# pytest's workers (pytest-xdist): one per core by default; the tests that start a Kafka or Spark
-# cluster run in one of them (tests/conftest.py).
-TEST_WORKERS ?= auto
+# pytest's workers (pytest-xdist): one per core, and one more for the tests that drive a Kafka
+# cluster (they mostly wait for consumers to rebalance); those tests run in one worker, the Spark
+# tests in another (tests/support/cluster_worker.py).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
 .PHONY: run test peers kafka-release test-setup lint docs
 

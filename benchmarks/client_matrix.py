@@ -8,8 +8,11 @@ scale-out, scale-in, a crash found by the session timeout and the rejoin, partit
 subscription change).  Every run is written as a recorded group trace (``--out``/traces/) and
 judged on the sticky objective: valid steps, the balance gap to the per-step optimum, moves beside
 the per-step and horizon optima, rounds and partition-seconds without an owner (from the members'
-own callbacks).  One JSON line per run in ``--out``/matrix.jsonl and the table as Markdown in
-``--out``/matrix.md (docs/findings.md, "Real clients").
+own callbacks).  ``--jobs`` groups run at once on the one cluster (each its own group id and
+topics, the longest runs first); the runs are judged once every group is done.  One JSON line per
+run in ``--out``/matrix.jsonl, the table as Markdown in ``--out``/matrix.md (docs/findings.md,
+"Real clients") and a last line with the wall time, the machine's load, the scheduling delay at
+the members' priority and ``target met``/``target MISSED`` against the project's 30 minutes.
 
     nice .venv/bin/python benchmarks/client_matrix.py --out results/client-matrix
     nice .venv/bin/python benchmarks/client_matrix.py --clients java,sarama --sequences crash
@@ -19,15 +22,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import queue
+import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from peers.client_matrix import CLIENTS, DriverError, judge, run_sequence, sequences  # noqa: E402
+from peers.client_matrix import (  # noqa: E402
+    CLIENTS,
+    DriverError,
+    Outcome,
+    judge,
+    run_sequence,
+    sequences,
+)
+
+#: The project's target for the whole matrix from one command (seconds).
+TARGET_S = 30 * 60
+#: Seconds a run takes per settled step, by client (measured; only orders the runs, longest first,
+#: so that the concurrent groups finish together).
+STEP_COST = {"java": 3.0, "kafkajs": 4.0, "kafka-python": 3.0, "sarama": 3.0}
 
 COLUMNS = (
     ("client", "client"),
@@ -64,8 +85,11 @@ def markdown(rows: list[dict]) -> str:
 
 
 def table_only(out: Path) -> int:
-    """matrix.md from the rows of matrix.jsonl (the idle steps recounted from each trace)."""
-    from peers.client_matrix import idle_steps
+    """matrix.md from the rows of matrix.jsonl (the valid and idle steps recounted from each
+    trace)."""
+    from models.trace.observed import observed_run
+    from peers.client_matrix import doubled_steps, idle_steps
+    from problems.trace import load_trace
 
     rows = []
     for line in (out / "matrix.jsonl").read_text().splitlines():
@@ -73,11 +97,77 @@ def table_only(out: Path) -> int:
         tag = f"{row['client']}-{row['assignor']}-{row['protocol']}-{row['sequence']}"
         path = out / "traces" / f"{tag}.json"
         if "error" not in row and path.exists():
-            row["idle_steps"] = idle_steps(json.loads(path.read_text()))
+            document = json.loads(path.read_text())
+            row["idle_steps"] = idle_steps(document)
+            seen = observed_run(load_trace(document), "sticky")
+            valid = sum(
+                1
+                for s in seen.steps[1:]
+                if s.result is not None
+                and s.result.evaluation is not None
+                and s.result.evaluation.valid
+            )
+            row["valid_steps"] = valid - doubled_steps(row["defects"])
         rows.append(row)
     (out / "matrix.md").write_text(markdown(rows))
     print(markdown(rows))
     return 0
+
+
+def estimate(client: str, assignor: str, steps: int, crash: bool) -> float:
+    """A run's expected seconds (its settles, the crash's session timeout)."""
+    slow = 2.0 if (client == "sarama" and assignor == "cooperative-sticky") else 1.0
+    return (steps + 1) * STEP_COST.get(client, 2.5) * slow + (6.0 if crash else 0.0)
+
+
+def _judged(outcome: Outcome) -> dict:
+    """The run's row (a worker process: judging does not share the live groups' CPU)."""
+    return judge(outcome)
+
+
+def _low_priority() -> None:
+    os.nice(5)
+
+
+#: A process at the members' priority that sleeps 20 ms at a time and, when stopped, prints how
+#: late its wake-ups were (ms): the scheduling delay every member's callbacks suffered meanwhile.
+PROBE = """
+import signal, sys, time
+late = []
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+try:
+    while True:
+        t = time.monotonic()
+        time.sleep(0.02)
+        late.append((time.monotonic() - t - 0.02) * 1000)
+finally:
+    late.sort()
+    q = lambda f: late[min(len(late) - 1, int(f * len(late)))] if late else 0.0
+    print(f"{len(late)} {q(0.5):.1f} {q(0.99):.1f} {q(0.999):.1f} {late[-1] if late else 0:.1f}")
+"""
+
+
+def start_probe(nice: int) -> subprocess.Popen:
+    """The scheduling-delay probe, niced as the members are (``nice -n`` under this process)."""
+    return subprocess.Popen(
+        ["nice", "-n", str(nice), sys.executable, "-c", PROBE], stdout=subprocess.PIPE, text=True
+    )
+
+
+def stop_probe(probe: subprocess.Popen) -> str:
+    """The probe's wake-up delays: median, 99th and 99.9th percentiles and worst (ms)."""
+    probe.terminate()
+    out, _ = probe.communicate(timeout=30)
+    n, p50, p99, p999, worst = out.split()
+    return (
+        f"scheduling delay at the members' priority: median {p50} ms, p99 {p99} ms, "
+        f"p99.9 {p999} ms, worst {worst} ms ({n} wake-ups)"
+    )
+
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 min)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> int:
@@ -90,8 +180,22 @@ def main() -> int:
     parser.add_argument(
         "--record",
         action="store_true",
-        help="rebalance-lab record watches every classic group too: its trace beside the run's, "
+        help="rebalance-lab record watches every group too (either protocol): its trace beside the run's, "
         "and in each row whether it saw the same rebalances with the same members",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=4,
+        help="groups driven at once on the one cluster (each its own group id and topics)",
+    )
+    parser.add_argument(
+        "--member-nice",
+        type=int,
+        default=0,
+        help="how much nicer than this process the members run (default 0: run the benchmark "
+        "itself under nice; members at a lower priority than the machine's other jobs are "
+        "scheduled late and their callbacks with them)",
     )
     parser.add_argument(
         "--table",
@@ -101,8 +205,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.table:
         return table_only(args.out)
-    from kafka.admin import KafkaAdminClient
-
+    started = time.monotonic()
     cluster = None
     bootstrap = args.bootstrap
     if bootstrap is None:
@@ -111,62 +214,139 @@ def main() -> int:
         cluster = KraftCluster(Path(tempfile.mkdtemp(prefix="client-matrix-"))).start()
         bootstrap = cluster.bootstrap
     (args.out / "traces").mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    rows: list[dict] = []
+    live_started = time.monotonic()
+    load_before = load()
+    probe = start_probe(args.member_nice)
     chosen = sequences()
     wanted = set(args.assignors.split(",")) if args.assignors else None
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
-    try:
-        # Sequence by sequence (the short ones first), every client and assignor through each.
-        order = sorted(args.sequences.split(","), key=lambda s: len(chosen[s].steps))
-        runs = [
-            (seq_name, name, assignor, protocol)
-            for seq_name in order
-            for name in args.clients.split(",")
-            for assignor, protocol in CLIENTS[name].combinations()
-            if (wanted is None or assignor in wanted)
-            and (CLIENTS[name].static or not chosen[seq_name].static)
-            and (CLIENTS[name].resubscribe or seq_name != "subscription-change")
-        ]
-        with open(args.out / "matrix.jsonl", "w") as jsonl:
-            for seq_name, name, assignor, protocol in runs:
-                client, sequence = CLIENTS[name], chosen[seq_name]
-                tag = f"{name}-{assignor}-{protocol}-{seq_name}"
+    runs = [
+        (seq_name, name, assignor, protocol)
+        for seq_name in args.sequences.split(",")
+        for name in args.clients.split(",")
+        for assignor, protocol in CLIENTS[name].combinations()
+        if (wanted is None or assignor in wanted)
+        and (CLIENTS[name].static or not chosen[seq_name].static)
+        and (CLIENTS[name].resubscribe or seq_name != "subscription-change")
+    ]
+    # Longest first, so that the concurrent groups end together.
+    runs.sort(
+        key=lambda r: (
+            -estimate(
+                r[1],
+                r[2],
+                len(chosen[r[0]].steps),
+                any(s.action == "crash" for s in chosen[r[0]].steps),
+            )
+        )
+    )
+    todo: queue.Queue = queue.Queue()
+    for run in runs:
+        todo.put(run)
+    outcomes: list[tuple[tuple[str, str, str, str], Outcome | str]] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        from kafka.admin import KafkaAdminClient
+
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+        try:
+            while True:
                 try:
-                    outcome = run_sequence(
-                        client,
+                    run = todo.get_nowait()
+                except queue.Empty:
+                    return
+                seq_name, name, assignor, protocol = run
+                tag = f"{name}-{assignor}-{protocol}-{seq_name}"
+                result: Outcome | str
+                try:
+                    result = run_sequence(
+                        CLIENTS[name],
                         assignor,
                         protocol,
-                        sequence,
+                        chosen[seq_name],
                         bootstrap,
                         admin,
                         log=args.out / "traces" / f"{tag}.log",
-                        record=args.record and protocol == "classic",
+                        record=args.record,
+                        nice=args.member_nice,
                     )
                     (args.out / "traces" / f"{tag}.json").write_text(
-                        json.dumps(outcome.document, indent=1)
+                        json.dumps(result.document, indent=1)
                     )
-                    row = judge(outcome)
+                    note = f"{result.seconds:.1f} s" + (
+                        f", {result.defects}" if result.defects else ""
+                    )
                 except (DriverError, AssertionError) as error:
-                    row = {
-                        "client": name,
-                        "assignor": assignor,
-                        "protocol": protocol,
-                        "sequence": seq_name,
-                        "error": str(error),
-                    }
-                rows.append(row)
-                jsonl.write(json.dumps(row) + "\n")
-                jsonl.flush()
-                print(json.dumps(row), flush=True)
+                    result = str(error)
+                    note = f"error: {error}"
+                except Exception as error:  # noqa: BLE001 - the run's row says what failed
+                    result = f"{type(error).__name__}: {error}"
+                    note = f"error: {result}"
+                with lock:
+                    outcomes.append((run, result))
+                    print(
+                        f"[{len(outcomes)}/{len(runs)}] {tag}: {note}", file=sys.stderr, flush=True
+                    )
+        finally:
+            admin.close()
+
+    try:
+        threads = [threading.Thread(target=worker) for _ in range(max(1, args.jobs))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     finally:
-        admin.close()
         if cluster is not None:
             cluster.stop()
+    live = time.monotonic() - live_started
+    load_after = load()
+    delays = stop_probe(probe)
+    # Judged once every group is done (CP-SAT's per-step and horizon optima), in the table's order.
+    clients = list(CLIENTS)
+    outcomes.sort(
+        key=lambda o: (
+            list(chosen).index(o[0][0]),
+            clients.index(o[0][1]),
+            CLIENTS[o[0][1]].combinations().index((o[0][2], o[0][3])),
+        )
+    )
+    rows: list[dict] = []
+    with ProcessPoolExecutor(max_workers=2, initializer=_low_priority) as pool:
+        judged = {
+            i: pool.submit(_judged, result)
+            for i, (_, result) in enumerate(outcomes)
+            if not isinstance(result, str)
+        }
+        for i, (run, result) in enumerate(outcomes):
+            seq_name, name, assignor, protocol = run
+            if isinstance(result, str):
+                row = {
+                    "client": name,
+                    "assignor": assignor,
+                    "protocol": protocol,
+                    "sequence": seq_name,
+                    "error": result,
+                }
+            else:
+                row = judged[i].result()
+            rows.append(row)
+    with open(args.out / "matrix.jsonl", "w") as jsonl:
+        for row in rows:
+            jsonl.write(json.dumps(row) + "\n")
     table = markdown(rows)
     (args.out / "matrix.md").write_text(table)
     print(table)
-    print(f"{len(rows)} runs in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    total = time.monotonic() - started
+    verdict = "target met" if total <= TARGET_S else "target MISSED"
+    summary = (
+        f"{len(rows)} runs ({args.jobs} groups at once): {total:.0f} s in all "
+        f"({total / 60:.1f} min; cluster start {live_started - started:.0f} s, live runs {live:.0f} s, "
+        f"judging {total - (live_started - started) - live:.0f} s); load {load_before} before the "
+        f"runs, {load_after} after; {delays}; {verdict} (<= {TARGET_S // 60} min)"
+    )
+    print(summary, file=sys.stderr)
+    (args.out / "summary.txt").write_text(summary + "\n")
     return 0
 
 

@@ -353,26 +353,24 @@ def group_document(
         ]
         for t in topics
     }
-    placed = partition_racks(racks, replicas)
-    if placed is not None:
-        doc["partition_racks"] = placed
-    return doc
+    return with_partition_racks(doc, racks, replicas)
 
 
-def partition_racks(
-    racks: dict[int, str | None], replicas: dict[str, list[list[int]]]
-) -> dict[str, list[list[str]]] | None:
-    """KIP-881's racks of each partition's replicas, ``{topic: [[rack, ...] per partition]}``, from the
-    brokers' racks (``{broker id: rack or None}``) and ``{topic: [replica broker ids per
-    partition]}``;
-    ``None`` unless every broker has a rack (a group document's ``partition_racks`` is all or nothing)."""
+def with_partition_racks(
+    doc: dict[str, Any], racks: dict[int, str | None], replicas: dict[str, list[list[int]]]
+) -> dict[str, Any]:
+    """The group document ``doc`` with KIP-881's racks of each partition's replicas
+    (``partition_racks``: ``{topic: [[rack, ...] per partition]}``), from the brokers' racks
+    (``{broker id: rack or None}``) and ``{topic: [replica broker ids per partition]}``; left
+    without unless every broker has a rack (a group document's ``partition_racks`` is all or
+    nothing)."""
     named = {broker: rack for broker, rack in racks.items() if rack}
-    if not racks or len(named) < len(racks):
-        return None
-    return {
-        topic: [[named[r] for r in nodes if r in named] for nodes in partitions]
-        for topic, partitions in replicas.items()
-    }
+    if racks and len(named) == len(racks):
+        doc["partition_racks"] = {
+            topic: [[named[r] for r in nodes if r in named] for nodes in partitions]
+            for topic, partitions in replicas.items()
+        }
+    return doc
 
 
 def partition_lags(

@@ -1,4 +1,7 @@
-"""The group coordinator's own records of classic groups, read from ``__consumer_offsets``.
+"""The group coordinator's own records, read from ``__consumer_offsets``.
+
+The classic groups' records are decoded here, the consumer-protocol groups' in
+:mod:`clients.consumer_records`.
 
 Every generation a classic group completes is written by its coordinator to the group's
 partition of ``__consumer_offsets`` (the partition of the group id's Java hash): a record whose
@@ -9,9 +12,11 @@ assignment as the consumer sends them).  A deleted group's key gets a tombstone.
 records misses no rebalance that polling the admin API might fall between, and their timestamps
 date each generation to the millisecond.
 
-:class:`RecordReader` follows the partitions of the watched groups from their end (a KafkaConsumer
-without a group, assigned the partitions); it needs Describe and Read on the topic
-``__consumer_offsets``.  Details: docs/record.md.
+:class:`RecordReader` follows the partitions of the watched groups (a KafkaConsumer without a
+group, assigned the partitions), each read from its start: the classic records written before
+are skipped (a snapshot per generation, the group is seen live), the consumer-protocol ones
+rebuild the group's state.  It needs Describe and Read on the topic ``__consumer_offsets``.
+Details: docs/record.md.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clients.cluster import _get, _partition_lists
+from clients.consumer_records import ConsumerRecord, decode_record
 from clients.recorder import Member, Observation
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -191,8 +197,20 @@ def observation(record: GroupRecord, counts: dict[str, int]) -> Observation:
     )
 
 
+@dataclass(frozen=True)
+class Read:
+    """One record read: its group, the classic group's snapshot (``None``: the group's
+    tombstone) or a consumer-protocol group's record, and whether it was written before the
+    group was followed (``history``: the consumer-protocol state it rebuilds, no step)."""
+
+    group: str
+    record: GroupRecord | ConsumerRecord | None
+    history: bool = False
+
+
 class RecordReader:
-    """Follows the ``__consumer_offsets`` partitions of some groups from their current end."""
+    """Follows the ``__consumer_offsets`` partitions of some groups, each read from its start
+    (the history that rebuilds a consumer-protocol group's state) and then live."""
 
     def __init__(self, servers: str, settings: dict[str, Any], timeout: float):
         from kafka import KafkaConsumer
@@ -203,6 +221,7 @@ class RecordReader:
             enable_auto_commit=False,
             exclude_internal_topics=False,
             request_timeout_ms=int(timeout * 1000) + 5000,
+            max_poll_records=100_000,  # a batch of the coordinator's is never split in two reads
             client_id="rebalance-lab-record",
             **settings,
         )
@@ -212,36 +231,54 @@ class RecordReader:
             raise PermissionError(f"{OFFSETS_TOPIC} is not visible to the principal")
         self.count = len(partitions)
         self.assigned: set[int] = set()
+        self.live_from: dict[int, int] = {}  # partition -> its end offset when first followed
 
     def follow(self, group: str) -> None:
-        """Read ``group``'s partition from now on."""
+        """Read ``group``'s partition: its history from the start, then what comes."""
         from kafka import TopicPartition
 
         partition = offsets_partition(group, self.count)
         if partition in self.assigned:
             return
+        tp = TopicPartition(OFFSETS_TOPIC, partition)
+        self.live_from[partition] = self.consumer.end_offsets([tp])[tp]
         self.assigned.add(partition)
-        parts = [TopicPartition(OFFSETS_TOPIC, p) for p in sorted(self.assigned)]
-        self.consumer.assign(parts)
-        self.consumer.seek_to_end(TopicPartition(OFFSETS_TOPIC, partition))
-        self.consumer.position(TopicPartition(OFFSETS_TOPIC, partition))
+        self.consumer.assign([TopicPartition(OFFSETS_TOPIC, p) for p in sorted(self.assigned)])
+        self.consumer.seek_to_beginning(tp)
 
-    def read(self, wait: float = 0.0) -> list[tuple[str, GroupRecord | None]]:
-        """The group records written since the last read, in order (waiting up to ``wait``
-        seconds for some); ``None``: a tombstone."""
-        out: list[tuple[str, GroupRecord | None]] = []
+    def loaded(self, group: str) -> bool:
+        """Whether ``group``'s partition has been read up to where it stood when followed."""
+        from kafka import TopicPartition
+
+        partition = offsets_partition(group, self.count)
+        if partition not in self.assigned:
+            return False
+        tp = TopicPartition(OFFSETS_TOPIC, partition)
+        return bool(self.consumer.position(tp) >= self.live_from[partition])
+
+    def read(self, wait: float = 0.0) -> list[Read]:
+        """The group records read since the last read, in order (waiting up to ``wait`` seconds
+        for some)."""
+        out: list[Read] = []
         if not self.assigned:
             return out
         batches = self.consumer.poll(timeout_ms=int(wait * 1000))
-        for records in batches.values():
+        for tp, records in batches.items():
+            live_from = self.live_from.get(tp.partition, 0)
             for record in records:
+                history = record.offset < live_from
+                consumer = decode_record(record.key, record.value, record.timestamp)
+                if consumer is not None:
+                    out.append(Read(consumer.group, consumer, history))
+                    continue
                 group = group_key(record.key)
-                if group is None:
+                if group is None or history:
                     continue
                 if record.value is None:
-                    out.append((group, None))
+                    out.append(Read(group, None))
                 else:
-                    out.append((group, decode_group_value(group, record.value, record.timestamp)))
+                    value = decode_group_value(group, record.value, record.timestamp)
+                    out.append(Read(group, value))
         return out
 
     def close(self) -> None:

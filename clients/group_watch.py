@@ -13,18 +13,27 @@ timeout (a broker restart that outlasts it).  Details: docs/record.md.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from clients.cluster import TOPIC_AUTHORIZATION_FAILED, _get, _partition_lists
+from clients.consumer_records import ConsumerGroupLog, ConsumerRecord, Settled, UnreadableRecord
 from clients.coordinator_records import RecordReader, observation
+from clients.group_describe import (
+    DescribeError,
+    consumer_group_observation,
+    describe_consumer_group,
+    subscribed,
+)
 from clients.recorder import GroupRecorder, Member, Observation, write_atomically
 
 #: Seconds between two listings of the cluster's groups when watching a pattern.
@@ -109,16 +118,53 @@ def _partition_counts(admin: Any, topics: list[str]) -> dict[str, int]:
     return counts
 
 
-def _consumer_protocol(admin: Any, group: str) -> bool:
-    """Whether ``group`` is a KIP-848 consumer-protocol group (DescribeGroups calls it unknown)."""
+def _group_type(admin: Any, group: str) -> str:
+    """``group``'s type as ``ListGroups`` names it (``consumer`` for a KIP-848 group, ``share``,
+    ``streams``, which ``DescribeGroups`` calls unknown), or ``""``."""
     try:
         listed = admin.list_groups()
     except Exception:  # noqa: BLE001 - an older broker: no group types to tell
-        return False
-    return any(
-        g.get("group_id") == group and g.get("group_type") in ("consumer", "Consumer")
-        for g in listed
-    )
+        return ""
+    kinds = [str(g.get("group_type") or "").lower() for g in listed if g.get("group_id") == group]
+    return kinds[0] if kinds else ""
+
+
+#: Group types ``record`` does not write as a group trace, and why.
+UNRECORDED = {
+    "share": "a share group (KIP-932), whose partitions have several owners at once",
+    "streams": "a streams group (KIP-1071), whose members hold tasks",
+}
+
+
+def describe_consumer(admin: Any, group: str, known_topics: set[str]) -> Observation:
+    """One observation of the consumer-protocol ``group`` (``ConsumerGroupDescribe``)."""
+    try:
+        described = describe_consumer_group(admin, group)
+    except DescribeError as error:
+        if error.code == "GroupAuthorizationFailedError":
+            raise _not_authorized("group", group) from None
+        if error.code == "GroupIdNotFoundError":
+            raise _Unknown(group) from None
+        raise Unanswered(str(error)) from None
+    if described.group_state.lower() == "dead":
+        raise _Unknown(group)
+    counts = _partition_counts(admin, sorted(subscribed(described) | known_topics))
+    return consumer_group_observation(described, counts)
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """Kafka's text of a ``Uuid`` (URL-safe base64 of its 16 bytes, no padding)."""
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+
+
+def topic_ids(admin: Any) -> dict[uuid.UUID, str]:
+    """``{topic id: name}`` of every topic the principal may describe (``Metadata``)."""
+    metadata = admin._manager.run(admin._get_cluster_metadata, None)
+    return {
+        uuid.UUID(str(t["topic_id"])): t["name"]
+        for t in metadata["topics"]
+        if not t.get("error_code")
+    }
 
 
 @dataclass
@@ -140,6 +186,12 @@ class Watch:
     reader: RecordReader | None = None
     recorders: dict[str, GroupRecorder] = field(default_factory=dict)
     ended: dict[str, str] = field(default_factory=dict)  # group -> why its watch ended
+    #: Consumer-protocol groups: their state rebuilt from the coordinator's records.
+    logs: dict[str, ConsumerGroupLog] = field(default_factory=dict)
+    consumer: set[str] = field(default_factory=set)  # groups known to use the consumer protocol
+    names: dict[uuid.UUID, str] = field(default_factory=dict)  # topic id -> name
+    _offered: dict[str, int] = field(default_factory=dict)  # group -> epoch offered as its start
+    _checked: dict[str, float] = field(default_factory=dict)  # group -> its coordinator answered
     _listed: float = float("-inf")
     _failing_since: float | None = None
 
@@ -152,8 +204,9 @@ class Watch:
         if group not in self.recorders:
             self.recorders[group] = GroupRecorder(group, poll_ms=round(self.interval * 1000))
             if self.reader is not None:
-                self.reader.follow(group)
                 self.recorders[group].follow_records()
+        if self.reader is not None:
+            self.reader.follow(group)  # again after a failure: it follows each partition once
         return self.recorders[group]
 
     def steps(self) -> int:
@@ -211,6 +264,8 @@ class Watch:
             return
         try:
             records = self.reader.read(wait)
+        except UnreadableRecord as error:
+            raise Ended(f"the coordinator's records: {error}") from None
         except TopicAuthorizationFailedError:
             self.say(
                 "record: no Read on __consumer_offsets any more: polling the admin API only "
@@ -222,7 +277,17 @@ class Watch:
                 recorder.follow_records(False)
             return
         watched = set(self.watching())
-        for group, record in records:
+        touched: dict[str, bool] = {}  # consumer-protocol groups read -> whether live records
+        for read in records:
+            group, record = read.group, read.record
+            if isinstance(record, ConsumerRecord):
+                self.consumer.add(group)
+                log = self.logs.setdefault(group, ConsumerGroupLog(group))
+                settled = log.apply(record)
+                if settled is not None and group in watched and not read.history:
+                    self._settled(group, settled)
+                touched[group] = touched.get(group, False) or not read.history
+                continue
             if group not in watched:
                 continue
             if record is None:
@@ -236,6 +301,89 @@ class Watch:
             seen = observation(record, _partition_counts(self.admin, topics))
             if recorder.observe(seen) or (unstarted and recorder.problem is not None):
                 self.write(group)
+        for group, live in touched.items():
+            log = self.logs[group]
+            settled = log.checkpoint()
+            if group not in watched:
+                continue
+            if settled is not None and live:
+                self._settled(group, settled)
+            if log.deleted and live:
+                self._end(group, f"group {group!r} no longer exists (deleted)")
+        for group in watched & set(self.logs):
+            self._start_consumer(group)
+
+    def _start_consumer(self, group: str) -> None:
+        """A consumer-protocol group whose history is read: its settled state starts the trace."""
+        recorder, log = self.recorders[group], self.logs[group]
+        if recorder.problem is not None or self.reader is None or not self.reader.loaded(group):
+            return
+        current = log.current()
+        if current is not None and self._offered.get(group) != current.epoch:
+            self._offered[group] = current.epoch  # one offer per epoch: it may not be complete
+            self._settled(group, current)
+
+    def _settled(self, group: str, settled: Settled) -> None:
+        """A settled rebalance of a consumer-protocol group, as the recorder's observation."""
+        recorder, log = self.recorders[group], self.logs[group]
+        assigned = {t for m in settled.members for t in m.assigned}
+        if assigned - set(self.names):
+            self.names.update(topic_ids(self.admin))
+        members = tuple(
+            Member(
+                member_id=m.member_id,
+                instance_id=m.instance_id,
+                topics=m.topics,
+                assignment=dict(
+                    sorted(
+                        (self.names[t], list(ps)) for t, ps in m.assigned.items() if t in self.names
+                    )
+                ),
+                rack=m.rack,
+                client_id=m.client_id or None,
+            )
+            for m in settled.members
+        )
+        topics = sorted({t for m in members for t in m.topics} | recorder.topics())
+        counts = _partition_counts(self.admin, topics)
+        ids = {name: t for t, name in self.names.items()}
+        if any(t not in ids for t in counts):
+            self.names.update(topic_ids(self.admin))
+            ids = {name: t for t, name in self.names.items()}
+        partitions = {
+            (ids[t], p)
+            for t in {t for m in members for t in m.topics}
+            if t in ids
+            for p in range(counts.get(t, 0))
+        }
+        wall = datetime.datetime.fromtimestamp(settled.timestamp_ms / 1000, datetime.UTC)
+        seen = Observation(
+            when=time.monotonic() - (time.time() - settled.timestamp_ms / 1000),
+            wall=wall,
+            state="Stable" if members else "Empty",
+            protocol="consumer",
+            assignor=log.assignor() or recorder.assignor or self._assignor(group),
+            members=members,
+            counts=counts,
+            generation=settled.epoch,
+            settle_ms=settled.settle_ms,
+            unowned_ms=settled.unowned_ms(partitions),
+            rounds=settled.rounds,
+            topic_ids={t: kafka_uuid(ids[t]) for t in counts if t in ids},
+        )
+        unstarted = recorder.problem is None
+        if recorder.observe(seen) or (unstarted and recorder.problem is not None):
+            self.write(group)
+
+    def _assignor(self, group: str) -> str:
+        """The group's server assignor as ``ConsumerGroupDescribe`` names it (empty when the
+        principal may not describe the group)."""
+        from kafka.errors import KafkaError
+
+        try:
+            return describe_consumer_group(self.admin, group).assignor_name or ""
+        except (DescribeError, KafkaError):
+            return ""
 
     def _discover(self) -> None:
         if self.pattern is None or time.monotonic() - self._listed < LIST_EVERY:
@@ -248,6 +396,12 @@ class Watch:
 
     def _poll_group(self, group: str) -> None:
         recorder = self.recorder(group)
+        if group in self.consumer:
+            if self.reader is None:
+                self._poll_consumer(group)
+            else:
+                self._check_coordinator(group)  # the coordinator's records are the source
+            return
         try:
             seen = describe(self.admin, group, recorder.topics())
         except _Unknown:
@@ -255,15 +409,20 @@ class Watch:
                 self._read_records(wait=1.0)  # the group's last records and its tombstone
                 if group in self.ended:
                     return
-            if recorder.first is None and not _consumer_protocol(self.admin, group):
-                return  # not created yet
-            why = (
-                f"group {group!r} uses the consumer protocol (KIP-848), which DescribeGroups "
-                "does not describe"
-                if recorder.first is None
-                else f"group {group!r} no longer exists (deleted)"
-            )
-            self._end(group, why)
+            if recorder.first is None:
+                kind = _group_type(self.admin, group)
+                if kind in UNRECORDED:
+                    self._end(
+                        group,
+                        f"group {group!r} is {UNRECORDED[kind]}: a group trace records consumer "
+                        "groups only",
+                    )
+                elif kind == "consumer":
+                    self.consumer.add(group)
+                    if self.reader is None:
+                        self._poll_consumer(group)
+                return  # not created yet, or a consumer-protocol group
+            self._end(group, f"group {group!r} no longer exists (deleted)")
             return
         except Ended as error:
             self._end(group, str(error))
@@ -271,6 +430,45 @@ class Watch:
         unstarted = recorder.problem is None
         if recorder.observe(seen) or (unstarted and recorder.problem is not None):
             self.write(group)
+
+    def _check_coordinator(self, group: str) -> None:
+        """Every :data:`LIST_EVERY` seconds, ask the group's coordinator for the group: a
+        coordinator that stopped answering ends the watch as it would the polls (the records
+        alone would just stop coming)."""
+        now = time.monotonic()
+        if now - self._checked.get(group, float("-inf")) < LIST_EVERY:
+            return
+        try:
+            describe_consumer_group(self.admin, group)
+        except DescribeError as error:
+            if error.code not in ("GroupAuthorizationFailedError", "GroupIdNotFoundError"):
+                raise Unanswered(str(error)) from None
+        self._checked[group] = now
+
+    def _poll_consumer(self, group: str) -> None:
+        """One ``ConsumerGroupDescribe`` poll of a consumer-protocol group (no records)."""
+        recorder = self.recorder(group)
+        try:
+            seen = describe_consumer(self.admin, group, recorder.topics())
+        except _Unknown:
+            if recorder.first is not None:
+                self._end(group, f"group {group!r} no longer exists (deleted)")
+            return
+        except Ended as error:
+            self._end(group, str(error))
+            raise
+        seen = replace(seen, topic_ids=self._topic_ids(set(seen.counts)))
+        unstarted = recorder.problem is None
+        if recorder.observe(seen) or (unstarted and recorder.problem is not None):
+            self.write(group)
+
+    def _topic_ids(self, topics: set[str]) -> dict[str, str]:
+        """Kafka's ids of ``topics`` (by name; looked up again when one is new)."""
+        ids = {name: t for t, name in self.names.items()}
+        if topics - set(ids):
+            self.names.update(topic_ids(self.admin))
+            ids = {name: t for t, name in self.names.items()}
+        return {t: kafka_uuid(ids[t]) for t in topics if t in ids}
 
     def _end(self, group: str, why: str) -> None:
         self.ended[group] = why

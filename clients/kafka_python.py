@@ -21,7 +21,7 @@ from clients.cluster import (
     member_document,
     open_admin,
     partition_lags,
-    partition_racks,
+    with_partition_racks,
 )
 from models import solve
 from models.registry import STRATEGIES as REGISTRY
@@ -162,10 +162,7 @@ class RebalanceLabAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             ]
             for t in counts
         }
-        placed = partition_racks(racks, replicas)
-        if placed is not None:
-            doc["partition_racks"] = placed
-        return doc
+        return with_partition_racks(doc, racks, replicas)
 
     def assign(
         self, cluster: ClusterMetadata, members: Sequence[GroupMember]

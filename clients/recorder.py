@@ -55,6 +55,7 @@ class Member:
     topics: tuple[str, ...]
     assignment: dict[str, list[int]]
     rack: str | None = None
+    client_id: str | None = None  # the consumer protocol's member ids are opaque: this names it
 
     @property
     def trace_id(self) -> str:
@@ -74,6 +75,15 @@ class Observation:
     members: tuple[Member, ...]
     counts: dict[str, int]
     generation: int | None = None  # set on a coordinator record
+    epoch: int | None = None  # a polled consumer-protocol group's epoch (no record)
+    #: A consumer-protocol record's settled rebalance, timed from the records themselves: the
+    #: milliseconds from the epoch bump, the partition-milliseconds without an owner meanwhile
+    #: and the group epochs it took.
+    settle_ms: int | None = None
+    unowned_ms: int | None = None
+    rounds: int | None = None
+    #: Kafka's topic ids by name (base64 ``Uuid``), which KIP-848's server assignors order by.
+    topic_ids: dict[str, str] | None = None
 
     def held(self) -> Assignment:
         """``{trace id: {topic: partitions}}`` of every member."""
@@ -151,6 +161,7 @@ class GroupRecorder:
     records: bool = False  # the steps come from the coordinator's records
     _record_rounds: int = 0  # generations recorded since the last step
     _started_wall: datetime.datetime | None = None  # when the group was first seen settled
+    clients: dict[str, str] = field(default_factory=dict)  # member id -> client id
 
     # ------------------------------------------------------------- observing
     def observe(self, seen: Observation) -> bool:
@@ -286,8 +297,15 @@ class GroupRecorder:
                 member["instance_id"] = m.instance_id
             members.append(member)
         self.problem = {"topics": dict(sorted(seen.counts.items())), "members": members}
+        if seen.topic_ids is not None and set(seen.counts) <= set(seen.topic_ids):
+            self.problem["topic_ids"] = {t: seen.topic_ids[t] for t in sorted(seen.counts)}
         self._started_wall = seen.wall
+        self._name(seen)
         self._settled, self._settled_when = seen, seen.when
+
+    def _name(self, seen: Observation) -> None:
+        """Remember the client id of every member that has one (consumer protocol)."""
+        self.clients.update({m.trace_id: m.client_id for m in seen.members if m.client_id})
 
     def _step(self, seen: Observation) -> None:
         before = self._settled
@@ -315,6 +333,10 @@ class GroupRecorder:
         gone = {t: 0 for t in counts if t not in seen.counts}
         if grown or gone:
             step["topics"] = {**grown, **gone}
+        added = [t for t in seen.counts if t not in counts and seen.counts[t] > 0]
+        if self.problem and "topic_ids" in self.problem and added:
+            ids = seen.topic_ids or {}
+            step["topic_ids"] = {t: ids[t] for t in added if t in ids}
         subscribe = {
             i: list(m.topics) for i, m in new.items() if i in old and old[i].topics != m.topics
         }
@@ -323,13 +345,20 @@ class GroupRecorder:
         started = self._since if self._since is not None else (self._settled_when + seen.when) / 2
         if self._since is None:  # the whole rebalance fell between two observations
             self._unowned_ms = self._between(before, seen) * (seen.when - started) * 1000
+        generation = seen.generation if seen.generation is not None else seen.epoch
         step["observed"] = {
-            **({} if seen.generation is None else {"generation": seen.generation}),
+            **({} if generation is None else {"generation": generation}),
             "assignment": seen.held(),
-            "rounds": max(1, self._rounds),
-            "settle_ms": max(0, round((seen.when - started) * 1000)),
-            "unowned_partition_ms": max(0, round(self._unowned_ms)),
+            "rounds": max(1, self._rounds if seen.rounds is None else seen.rounds),
+            "settle_ms": max(
+                0,
+                round((seen.when - started) * 1000) if seen.settle_ms is None else seen.settle_ms,
+            ),
+            "unowned_partition_ms": max(
+                0, round(self._unowned_ms) if seen.unowned_ms is None else seen.unowned_ms
+            ),
         }
+        self._name(seen)
         self.steps.append(step)
         self._settled, self._settled_when = seen, seen.when
         self._since, self._unowned_ms, self._rounds = None, 0.0, 0
@@ -350,6 +379,8 @@ class GroupRecorder:
         }
         if self.poll_ms is not None:
             recorded["poll_ms"] = self.poll_ms
+        if self.clients:
+            recorded["clients"] = dict(sorted(self.clients.items()))
         return {
             "kind": "group-trace",
             "recorded": recorded,

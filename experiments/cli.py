@@ -106,6 +106,14 @@ def _other_kind(
     return "is a consumer group; use `rebalance-lab assign`"
 
 
+def _options(args: argparse.Namespace, *named: str) -> dict[str, Any]:
+    """The solve options of ``args``: variant, time limit, seed, workers and the ``named`` ones of
+    the command."""
+    return {
+        name: getattr(args, name) for name in ("variant", "time_limit", "seed", "workers", *named)
+    }
+
+
 def _run(
     args: argparse.Namespace,
     problem: GroupProblem | PlacementProblem | StreamsProblem,
@@ -167,14 +175,7 @@ def _command_assign(args: argparse.Namespace) -> int:
     streams = args.strategy in strategies("streams")
     kind: type[GroupProblem | StreamsProblem] = StreamsProblem if streams else GroupProblem
     problem = _load(args, kind)
-    options = {
-        "variant": args.variant,
-        "time_limit": args.time_limit,
-        "seed": args.seed,
-        "workers": args.workers,
-        "max_size": args.max_size,
-    }
-    result = _run(args, problem, options)
+    result = _run(args, problem, _options(args, "max_size"))
     _print_result(args, result)
     return _outcome(args, result)
 
@@ -206,16 +207,8 @@ def _command_reassign(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return EXIT_ANSWER
     problem = _load(args, PlacementProblem)
-    options = {
-        "variant": args.variant,
-        "time_limit": args.time_limit,
-        "seed": args.seed,
-        "workers": args.workers,
-        "start_index": args.start_index,
-        "max_moves": args.max_moves,
-    }
     started = time.perf_counter()
-    result = _run(args, problem, options)
+    result = _run(args, problem, _options(args, "start_index", "max_moves"))
     if args.report:
         objective = STRATEGIES[args.strategy].objective_on(problem)
         before = evaluate(problem, problem.replica_brokers, objective)
@@ -235,16 +228,14 @@ def _command_reassign(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             limit = args.time_limit if args.time_limit is not None else DEFAULT_TIME_LIMIT
-            left = (
-                started + limit - time.perf_counter()
-            )  # one budget: the solve above and every point share it
-            rest = {name: value for name, value in options.items() if name != "max_moves"}
+            # one budget: the solve above and every point share it
+            left = started + limit - time.perf_counter()
             points = frontier(
                 problem,
                 args.strategy,
                 args.solver,
                 args.max_moves,
-                **{**rest, "time_limit": max(left, 0.0)},
+                **{**_options(args, "start_index"), "time_limit": max(left, 0.0)},
             )
             for k, point in enumerate(points):
                 if point.info.get("not_solved"):

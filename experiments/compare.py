@@ -93,6 +93,12 @@ def register(subcommands: Subcommands) -> None:
         help="solve at most this many pending scenarios now",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-report",
+        action="store_true",
+        help="print the headline tables but write no report (a cluster's driver, a run resumed in "
+        "parts: `rebalance-lab report OUT/results/suite=NAME/run_id=ID` renders it later)",
+    )
     add_limit_arguments(parser)
     parser.set_defaults(handler=command)
 
@@ -160,6 +166,8 @@ def command(args: argparse.Namespace) -> int:
             "(listed above and in the report)",
             file=sys.stderr,
         )
+    if args.no_report:
+        return 0
     report = write_report(
         rows,
         out / "report" / f"{experiment.name}-{info.run_id}",

@@ -256,6 +256,22 @@ def regressions(
     return pd.DataFrame(worse, columns=["heuristic", "statistic", "baseline", "now"])
 
 
+def _still_recorded(
+    recorded: dict[str, dict[str, Any]], digests: dict[str, str], field: str
+) -> dict[str, Any]:
+    """The baseline's ``field`` of every scenario whose document has the digest it was recorded
+    with (a changed document's optimum is not taken)."""
+    return {
+        sid: entry[field] for sid, entry in recorded.items() if digests.get(sid) == entry["digest"]
+    }
+
+
+def _failed(what: str, shown: pd.DataFrame) -> int:
+    """Exit status 1, saying on stderr what failed and the rows that show it."""
+    print(f"gate: FAILED, {what}:\n{shown.to_string(index=False)}", file=sys.stderr)
+    return 1
+
+
 def register(subcommands: Subcommands) -> None:
     """Add the ``gate`` subcommand to the command line."""
     parser = subcommands.add_parser(
@@ -524,11 +540,7 @@ def command(args: argparse.Namespace) -> int:
         experiment=given,
     )
     trace_ids = trace_digests(name, given)
-    trace_optima = {
-        sid: entry["moves"]
-        for sid, entry in recorded_traces.items()
-        if trace_ids.get(sid) == entry["digest"]
-    }
+    trace_optima = _still_recorded(recorded_traces, trace_ids, "moves")
     proven_traces = proven_trace_optima(trace_run)
     if args.update:
         trace_optima.update(proven_traces)
@@ -536,39 +548,25 @@ def command(args: argparse.Namespace) -> int:
     beaten = trace_disagreements(trace_gap_rows)
     if len(beaten):  # a horizon "optimum" that a run with the same levels beats is wrong
         shown = beaten[["scenario_id", "heuristic", "moves", "horizon_moves"]]
-        print(
-            f"gate: FAILED, a run beats the horizon optimum on {beaten['scenario_id'].nunique()} "
-            f"traces:\n{shown.to_string(index=False)}",
-            file=sys.stderr,
+        return _failed(
+            f"a run beats the horizon optimum on {shown['scenario_id'].nunique()} traces", shown
         )
-        return 1
     current_traces = trace_statistics(trace_gap_rows)
     digests = scenario_digests(name, given)
     proven = proven_optima(rows)
-    optima = {
-        sid: entry["levels"]
-        for sid, entry in recorded.items()
-        if digests.get(sid) == entry["digest"]
-    }
-    changed = set(recorded) - set(
-        optima
-    )  # their documents changed: counted only where proven in this run
-    if (
-        args.update
-    ):  # keep what the earlier baseline proved (same documents), add what this run proved
+    optima = _still_recorded(recorded, digests, "levels")
+    # their documents changed: counted only where proven in this run
+    changed = set(recorded) - set(optima)
+    if args.update:  # keep what the earlier baseline proved (same documents), add this run's
         optima.update(proven)
     rows = with_recorded_optima(rows, optima)
     contradicted = disagreements(rows)
-    if len(
-        contradicted
-    ):  # an exact solver's "optimal" is wrong: no statistic built on it can be trusted
+    # an exact solver's "optimal" that is wrong: no statistic built on it can be trusted
+    if len(contradicted):
         shown = contradicted[["scenario_id", "solver", "status", "reason"]]
-        print(
-            f"gate: FAILED, exact solvers disagree on {contradicted['scenario_id'].nunique()} scenarios:\n"
-            f"{shown.to_string(index=False)}",
-            file=sys.stderr,
+        return _failed(
+            f"exact solvers disagree on {shown['scenario_id'].nunique()} scenarios", shown
         )
-        return 1
     counted = set(optima) | (changed & set(proven))
     current = statistics(rows, counted)
     current_events = event_statistics(rows, counted)

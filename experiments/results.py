@@ -184,12 +184,7 @@ def read_batch(path: Path) -> pa.Table:
         with pq.ParquetFile(path) as batch:  # one file: a third of read_table's cost (no dataset)
             table = batch.read()
     except (pa.ArrowException, OSError, ValueError, EOFError, MemoryError) as error:
-        first = next((line for line in str(error).splitlines() if line.strip()), "")
-        raise ProblemError(
-            "",
-            f"cannot be read as a batch of result rows ({type(error).__name__}: {first})",
-            str(path),
-        ) from None
+        raise _unreadable(error, "cannot be read as a batch of result rows", str(path)) from None
     table = _renamed(table)
     types = dict(zip(table.column_names, table.schema.types))
     for column, kind in ALL_COLUMNS.items():
@@ -352,12 +347,7 @@ def load_results(folder: Path, notes: list[str] | None = None) -> pd.DataFrame:
             .to_pandas()
         )
     except (pa.ArrowException, ValueError, TypeError, KeyError) as error:
-        first = next((line for line in str(error).splitlines() if line.strip()), "")
-        raise ProblemError(
-            "",
-            f"its batches cannot be read together ({type(error).__name__}: {first})",
-            str(folder),
-        ) from None
+        raise _unreadable(error, "its batches cannot be read together", str(folder)) from None
     # Trace columns missing from every batch read are added (empty), each in its type.
     missing = pd.Series(pd.NA, index=rows.index, dtype=object)
     rows = rows.assign(**{c: missing for c in TRACE_COLUMNS if c not in rows})
@@ -449,3 +439,9 @@ def _trace_notes(rows: pd.DataFrame, folder: Path) -> list[str]:
         f"{folder}: {len(bare)} trace runs have a per-trace row without their per-step rows "
         f"(first: {bare.iloc[0]} in {where}); they are not compared"
     ]
+
+
+def _unreadable(error: Exception, what: str, where: str) -> ProblemError:
+    """The one line refusing ``where``: ``what``, with the error's kind and first line."""
+    first = next((line for line in str(error).splitlines() if line.strip()), "")
+    return ProblemError("", f"{what} ({type(error).__name__}: {first})", where)

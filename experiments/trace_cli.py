@@ -20,7 +20,6 @@ import orjson
 from experiments import plugin_cli
 from experiments.options import Subcommands, integer_in, seconds
 from experiments.trace_compare import observed_step, print_rows, row
-from models.observed import observed_run
 from models.options import DEFAULT_TIME_LIMIT
 from models.registry import STRATEGIES, UsageError
 from models.trace import (
@@ -31,6 +30,7 @@ from models.trace import (
     trace,
     trace_answers,
 )
+from models.trace.observed import observed_run
 from problems import GroupProblem, PlacementProblem, Result, load_problem, problem_to_json
 from problems.checks import INT32_MAX
 from problems.trace import MAX_TRACE_SIZE, Trace, load_trace

@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
-from models.observed import imbalance, measured_total, observed_run
 from models.registry import STRATEGIES, UsageError
 from models.trace import TraceResult, trace
+from models.trace.observed import imbalance, measured_total, observed_run
 from problems.evaluate import evaluate
 from problems.trace import Trace
 

@@ -24,8 +24,8 @@ import pandas as pd
 from experiments.results import ALL_COLUMNS
 from experiments.runs import _describe, _peak_rss_mb, base_row, run_row, runs_for, solve_each
 from experiments.trace_scenarios import RECORDED, TraceScenario, build_trace, trace_size
-from models.observed import ROW, SOURCE
 from models.registry import STRATEGIES
+from models.trace.observed import ROW, SOURCE
 from problems import LEVELS, ProblemError, evaluate
 
 #: The exact references of a trace run: each step optimal alone, and the horizon optimum.
@@ -91,10 +91,10 @@ def solve_trace_scenario(scenario: TraceScenario, time_limit: float) -> list[dic
 def _observed_rows(
     trace: Any, scenario: TraceScenario, run: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """The rows of a recorded trace's ``observed`` run (:func:`models.observed.observed_run`):
+    """The rows of a recorded trace's ``observed`` run (:func:`models.trace.observed.observed_run`):
     what the members held at each step, judged on the scenario's strategy, with the recording's
     rounds and settle times; then the trace's totals."""
-    from models.observed import measured_total, observed_run
+    from models.trace.observed import measured_total, observed_run
 
     try:
         started = time.perf_counter()
@@ -119,19 +119,12 @@ def _observed_rows(
                 **{f"level{i}": int(v) for i, v in enumerate(step.objective[:LEVELS], start=1)},
             }
         )
-    total = {
-        **run,
-        "status": str(result.status),
-        "valid": all(row["valid"] for row in steps),
-        "runtime_s": runtime,
-        "peak_rss_mb": _peak_rss_mb(),
-        "moves": int(result.moves),
+    measured = {
         "rounds": _sum_rounds(steps),
         "settle_ms": measured_total(result, "settle_ms"),
         "unowned_partition_ms": measured_total(result, "unowned_partition_ms"),
     }
-    total.update(_summed_levels(steps))
-    return [*steps, total]
+    return [*steps, _total_row(run, result, steps, runtime, measured)]
 
 
 def _run_rows(
@@ -161,18 +154,33 @@ def _run_rows(
         return [{**run, "status": "unknown", "valid": False, "error": f"refused: {error}"}]
     except Exception as error:  # a crashing run is a row, not a failed job
         return [{**run, "status": "error", "valid": False, "error": _describe(error)}]
-    total = {
+    measured = {
+        "moves_bound": None if result.bound is None else int(result.bound),
+        "rounds": _sum_rounds(steps),
+    }
+    return [*steps, _total_row(run, result, steps, runtime, measured)]
+
+
+def _total_row(
+    run: dict[str, Any],
+    result: Any,
+    steps: list[dict[str, Any]],
+    runtime: float,
+    measured: dict[str, Any],
+) -> dict[str, Any]:
+    """The trace's row of a run after its ``steps`` rows: its status and moves, valid when every
+    step is, its time and peak memory, then what else it ``measured``, then the step levels
+    summed."""
+    return {
         **run,
         "status": str(result.status),
         "valid": all(row["valid"] for row in steps),
         "runtime_s": runtime,
         "peak_rss_mb": _peak_rss_mb(),
         "moves": int(result.moves),
-        "moves_bound": None if result.bound is None else int(result.bound),
-        "rounds": _sum_rounds(steps),
+        **measured,
+        **_summed_levels(steps),
     }
-    total.update(_summed_levels(steps))
-    return [*steps, total]
 
 
 def _sum_rounds(steps: list[dict[str, Any]]) -> int | None:

@@ -190,12 +190,7 @@ def _parse_members(
             if "id" not in member:
                 raise ProblemError(f"{field}.id", "missing")
             member_id = checks.string(member["id"], f"{field}.id")
-        if member_id in seen_ids:
-            raise ProblemError(
-                f"{field}.id",
-                f"duplicate member id {member_id!r} (also members[{seen_ids[member_id]}])",
-            )
-        seen_ids[member_id] = i
+        _first_seen(member_id, i, seen_ids, "member")
         members.ids.append(member_id)
         members.subscriptions.append(subscriptions.read(member, i, field))
 
@@ -511,22 +506,32 @@ def _list_lengths(text: bytes) -> np.ndarray:
     return lengths
 
 
-def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> np.ndarray:
-    checks.expect(lags_doc, dict, "lags", "an object of topic -> list of lags")
+def _per_topic_lists(
+    doc: Any, topics: tuple[str, ...], counts: np.ndarray, field: str, items: str, listed: str
+) -> list[list[Any]]:
+    """The lists of ``doc`` (``field``: an object keyed by every topic and no other), one per topic
+    in topic order, each ``listed`` with one of the ``items`` per partition."""
+    checks.expect(doc, dict, field, f"an object of topic -> list of {items}")
     known = set(topics)
-    for name in lags_doc:
+    for name in doc:
         if name not in known:
-            raise ProblemError(f"lags.{name}", "topic is not in topics")
-    lists = []
+            raise ProblemError(f"{field}.{name}", "topic is not in topics")
+    per_topic = []
     for name, count in zip(topics, counts.tolist()):
-        if name not in lags_doc:
-            raise ProblemError(f"lags.{name}", f"missing ({count} lags expected)")
-        values = checks.expect(lags_doc[name], list, f"lags.{name}", "a list of integers >= 0")
+        if name not in doc:
+            raise ProblemError(f"{field}.{name}", f"missing ({count} {items} expected)")
+        values = checks.expect(doc[name], list, f"{field}.{name}", listed)
         if len(values) != count:
             raise ProblemError(
-                f"lags.{name}", f"has {len(values)} lags but the topic has {count} partitions"
+                f"{field}.{name}",
+                f"has {len(values)} {items} but the topic has {count} partitions",
             )
-        lists.append(values)
+        per_topic.append(values)
+    return per_topic
+
+
+def _parse_lags(lags_doc: Any, topics: tuple[str, ...], counts: np.ndarray) -> np.ndarray:
+    lists = _per_topic_lists(lags_doc, topics, counts, "lags", "lags", "a list of integers >= 0")
     start = np.concatenate(([0], np.cumsum(counts)))
     flat = list(chain.from_iterable(lists))
     return frozen(
@@ -572,31 +577,14 @@ def _replica_rack_lists(
 ) -> list[list[Any]]:
     """The replica rack lists of ``partition_racks``, one per partition by global id (the lists'
     items not checked yet)."""
-    checks.expect(
-        racks_doc, dict, "partition_racks", "an object of topic -> list of replica rack lists"
+    per_topic = _per_topic_lists(
+        racks_doc,
+        topics,
+        counts,
+        "partition_racks",
+        "replica rack lists",
+        "a list of replica rack lists, one per partition",
     )
-    known = set(topics)
-    for name in racks_doc:
-        if name not in known:
-            raise ProblemError(f"partition_racks.{name}", "topic is not in topics")
-    per_topic = []
-    for name, count in zip(topics, counts.tolist()):
-        if name not in racks_doc:
-            raise ProblemError(
-                f"partition_racks.{name}", f"missing ({count} replica rack lists expected)"
-            )
-        values = checks.expect(
-            racks_doc[name],
-            list,
-            f"partition_racks.{name}",
-            "a list of replica rack lists, one per partition",
-        )
-        if len(values) != count:
-            raise ProblemError(
-                f"partition_racks.{name}",
-                f"has {len(values)} replica rack lists but the topic has {count} partitions",
-            )
-        per_topic.append(values)
     lists = list(chain.from_iterable(per_topic))
     if lists and set(map(type, lists)) != {list}:
         p = next(p for p, v in enumerate(lists) if type(v) is not list)
@@ -720,6 +708,16 @@ def _parse_placement(doc: dict[str, Any]) -> PlacementProblem:
     )
 
 
+def _first_seen(item_id: Any, i: int, seen: dict[Any, int], what: str) -> None:
+    """Note that ``{what}s[i]`` has ``item_id``, refused when an earlier one has it too."""
+    if item_id in seen:
+        raise ProblemError(
+            f"{what}s[{i}].id",
+            f"duplicate {what} id {item_id!r} (also {what}s[{seen[item_id]}])",
+        )
+    seen[item_id] = i
+
+
 def _parse_brokers(doc: dict[str, Any]) -> tuple[list[int], list[str | None]]:
     """The live brokers' ids and racks, in document order."""
     brokers_doc = checks.expect(doc.get("brokers"), list, "brokers", "a list of brokers")
@@ -732,12 +730,7 @@ def _parse_brokers(doc: dict[str, Any]) -> tuple[list[int], list[str | None]]:
         if "id" not in broker:
             raise ProblemError(f"{field}.id", "missing")
         broker_id = checks.integer(broker["id"], f"{field}.id")
-        if broker_id in position:
-            raise ProblemError(
-                f"{field}.id",
-                f"duplicate broker id {broker_id} (also brokers[{position[broker_id]}])",
-            )
-        position[broker_id] = i
+        _first_seen(broker_id, i, position, "broker")
         ids.append(broker_id)
         racks.append(_optional_string(broker, "rack", field))
     if racks and any(r is None for r in racks) and any(r is not None for r in racks):

@@ -2,7 +2,8 @@
 step's ``observed`` object (docs/formats.md, "Recorded traces").
 
 ``recorded`` says where the trace came from: ``group`` (required), ``protocol``, ``assignor``,
-``source``, ``from``, ``to`` (strings) and ``poll_ms`` (an integer).  ``observed`` is what
+``source``, ``from``, ``to`` (strings), ``poll_ms`` (an integer) and ``clients`` (member id ->
+client id, the names of a consumer-protocol group's opaque member ids).  ``observed`` is what
 Kafka's members actually held after a step's rebalance: ``assignment`` (required: member id ->
 topic -> partitions, every member in the group at that step, every partition in its topic and
 held by one member at most), ``generation`` (the classic protocol's generation or the consumer
@@ -19,7 +20,9 @@ from problems import checks
 from problems.checks import INT64_MAX
 from problems.errors import ProblemError
 
-RECORDED_FIELDS = frozenset({"group", "protocol", "assignor", "source", "from", "to", "poll_ms"})
+RECORDED_FIELDS = frozenset(
+    {"group", "protocol", "assignor", "source", "from", "to", "poll_ms", "clients"}
+)
 OBSERVED_FIELDS = frozenset(
     {"generation", "assignment", "rounds", "settle_ms", "unowned_partition_ms"}
 )
@@ -31,13 +34,19 @@ def parse_recorded(value: Any) -> dict[str, Any]:
     checks.known_fields(value, RECORDED_FIELDS, "recorded")
     if "group" not in value:
         raise ProblemError("recorded.group", "missing (the recorded group's name)")
-    for key in sorted(RECORDED_FIELDS - {"poll_ms", "assignor"}):
+    for key in sorted(RECORDED_FIELDS - {"poll_ms", "assignor", "clients"}):
         if key in value:
             checks.string(value[key], f"recorded.{key}")
     if "assignor" in value:
         checks.expect(value["assignor"], str, "recorded.assignor", "a string")
     if "poll_ms" in value:
         checks.integer(value["poll_ms"], "recorded.poll_ms")
+    if "clients" in value:
+        clients = checks.expect(
+            value["clients"], dict, "recorded.clients", "an object (member id -> client id)"
+        )
+        for member, client in clients.items():
+            checks.string(client, f"recorded.clients.{member}")
     return dict(value)
 
 

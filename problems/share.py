@@ -18,7 +18,7 @@ import numpy.typing as npt
 from problems.arrays import sum_squares
 from problems.errors import ProblemError
 from problems.group import GroupProblem
-from problems.verdict import examples
+from problems.verdict import examples, repeated
 
 IntArray = npt.NDArray[np.int64]
 
@@ -173,10 +173,8 @@ def share_validity(problem: GroupProblem, pairs: IntArray) -> list[str]:
     violations: list[str] = []
     if len(pairs) > 1:
         key = pairs[:, 0] * max(problem.num_partitions, 1) + pairs[:, 1]
-        values, counts = np.unique(key, return_counts=True)
-        twice = values[counts > 1]
         violations += examples(
-            twice,
+            repeated(key),
             lambda k: (
                 f"{problem.partition_name(k % max(problem.num_partitions, 1))} goes to "
                 f"{problem.members[k // max(problem.num_partitions, 1)]} twice"

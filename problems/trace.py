@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -412,18 +412,51 @@ def _plain_member(member: dict[str, Any]) -> dict[str, Any]:
 
 def _ids(values: Any, field: str, present: dict[str, int], step: int) -> list[str]:
     """A list of member ids, each in the group (``present``) and listed once."""
-    checks.expect(values, list, field, "a list of member ids")
-    seen: set[str] = set()
+    return _listed_once(values, field, present, step, checks.string, "member", "group")
+
+
+def _listed_once(
+    values: Any,
+    field: str,
+    present: Collection[Any],
+    step: int,
+    read: Callable[[Any, str], Any],
+    what: str,
+    within: str,
+) -> list[Any]:
+    """A list of ``what`` ids (each checked by ``read``), each in the ``within`` at ``step``
+    (``present``) and listed once."""
+    checks.expect(values, list, field, f"a list of {what} ids")
+    seen: set[Any] = set()
     for j, value in enumerate(values):
-        member_id = checks.string(value, f"{field}[{j}]")
-        if member_id not in present:
+        key = read(value, f"{field}[{j}]")
+        if key not in present:
             raise ProblemError(
-                f"{field}[{j}]", f"member {member_id!r} is not in the group (step {step})"
+                f"{field}[{j}]", f"{what} {key!r} is not in the {within} (step {step})"
             )
-        if member_id in seen:
-            raise ProblemError(f"{field}[{j}]", f"member {member_id!r} is listed twice")
-        seen.add(member_id)
+        if key in seen:
+            raise ProblemError(f"{field}[{j}]", f"{what} {key!r} is listed twice")
+        seen.add(key)
     return list(values)
+
+
+def _new_id(
+    item: dict[str, Any],
+    where: str,
+    read: Callable[[Any, str], Any],
+    present: Collection[Any],
+    seen: set[Any],
+    what: str,
+    within: str,
+) -> None:
+    """``item``'s id (checked by ``read``) noted in ``seen``: refused when the ``within`` or an
+    earlier item of the step (``seen``) has it."""
+    if "id" not in item:
+        raise ProblemError(f"{where}.id", "missing")
+    item_id = read(item["id"], f"{where}.id")
+    if item_id in present or item_id in seen:
+        raise ProblemError(f"{where}.id", f"{what} {item_id!r} is already in the {within}")
+    seen.add(item_id)
 
 
 def _by_name(values: Any, field: str, what: str) -> dict[str, Any]:
@@ -511,14 +544,9 @@ class _GroupState:
                     raise ProblemError(f"{where}.{key}", "a joining member has no claims")
                 if key not in JOIN_FIELDS:
                     raise ProblemError(f"{where}.{key}", "unknown field")
-            if "id" not in member:
-                raise ProblemError(f"{where}.id", "missing")
-            member_id = checks.string(member["id"], f"{where}.id")
-            if member_id in present or member_id in seen:
-                raise ProblemError(f"{where}.id", f"member {member_id!r} is already in the group")
+            _new_id(member, where, checks.string, present, seen, "member", "group")
             if "topics" not in member:
                 raise ProblemError(f"{where}.topics", "missing (the member's subscription)")
-            seen.add(member_id)
             joins.append(dict(member))
         return joins
 
@@ -552,29 +580,32 @@ class _GroupState:
                 if type(lags) is list and len(lags) < count:
                     self.lags[name] = lags + [0] * (count - len(lags))
 
-    def _subscribe(self, values: Any, field: str, step: int) -> None:
-        subscriptions = _by_name(values, field, "member id -> list of topics")
+    def _by_member(
+        self, values: Any, field: str, step: int, what: str
+    ) -> Iterator[tuple[int, str, Any]]:
+        """The position, id and value of each member ``values`` names (an object keyed by member
+        ids, ``what`` describing it), each in the group."""
+        named = _by_name(values, field, what)
         position = {m["id"]: k for k, m in enumerate(self.members)}
-        for member_id, topics in subscriptions.items():
+        for member_id, value in named.items():
             if member_id not in position:
                 raise ProblemError(
                     f"{field}.{member_id}",
                     f"member {member_id!r} is not in the group (step {step})",
                 )
+            yield position[member_id], member_id, value
+
+    def _subscribe(self, values: Any, field: str, step: int) -> None:
+        for k, member_id, topics in self._by_member(
+            values, field, step, "member id -> list of topics"
+        ):
             checks.expect(topics, list, f"{field}.{member_id}", "a list of topic names")
-            k = position[member_id]
             self.members[k] = self.members[k] | {"topics": topics}
 
     def _racks(self, values: Any, field: str, step: int) -> None:
-        racks = _by_name(values, field, "member id -> rack (or null)")
-        position = {m["id"]: k for k, m in enumerate(self.members)}
-        for member_id, rack in racks.items():
-            if member_id not in position:
-                raise ProblemError(
-                    f"{field}.{member_id}",
-                    f"member {member_id!r} is not in the group (step {step})",
-                )
-            k = position[member_id]
+        for k, member_id, rack in self._by_member(
+            values, field, step, "member id -> rack (or null)"
+        ):
             member = {key: v for key, v in self.members[k].items() if key != "rack"}
             if rack is not None:
                 member["rack"] = checks.string(rack, f"{field}.{member_id}")
@@ -646,16 +677,10 @@ class _PlacementState:
         removed: set[int] = set()
         if "remove_brokers" in step:
             where = f"{field}.remove_brokers"
-            ids = checks.expect(step["remove_brokers"], list, where, "a list of broker ids")
-            for j, value in enumerate(ids):
-                broker_id = checks.integer(value, f"{where}[{j}]")
-                if broker_id not in present:
-                    raise ProblemError(
-                        f"{where}[{j}]", f"broker {broker_id} is not in the cluster (step {i + 1})"
-                    )
-                if broker_id in removed:
-                    raise ProblemError(f"{where}[{j}]", f"broker {broker_id} is listed twice")
-                removed.add(broker_id)
+            listed = _listed_once(
+                step["remove_brokers"], where, present, i + 1, checks.integer, "broker", "cluster"
+            )
+            removed.update(listed)
         added: list[dict[str, Any]] = []
         if "add_brokers" in step:
             where = f"{field}.add_brokers"
@@ -666,14 +691,7 @@ class _PlacementState:
                 for key in broker:
                     if key not in BROKER_FIELDS:
                         raise ProblemError(f"{where}[{j}].{key}", "unknown field")
-                if "id" not in broker:
-                    raise ProblemError(f"{where}[{j}].id", "missing")
-                broker_id = checks.integer(broker["id"], f"{where}[{j}].id")
-                if broker_id in present or broker_id in seen:
-                    raise ProblemError(
-                        f"{where}[{j}].id", f"broker {broker_id} is already in the cluster"
-                    )
-                seen.add(broker_id)
+                _new_id(broker, f"{where}[{j}]", checks.integer, present, seen, "broker", "cluster")
                 added.append(dict(broker))
         self.brokers = [b for b in self.brokers if b["id"] not in removed] + added
         new: set[tuple[str, int]] = set()

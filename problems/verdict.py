@@ -2,7 +2,8 @@
 
 Every objective's evaluator (:mod:`problems.evaluate`, :mod:`problems.share`,
 :mod:`problems.streams.objective`) returns an :class:`Evaluation` and names at most a few
-offending items of each kind (:func:`examples`).
+offending items of each kind (:func:`examples`), such as the keys an answer gives twice
+(:func:`repeated`).
 """
 
 from __future__ import annotations
@@ -49,3 +50,9 @@ def examples(hits: npt.NDArray[Any], describe: Callable[[int], str], limit: int 
     if len(hits) > limit:
         lines.append(f"... and {len(hits) - limit} more")
     return lines
+
+
+def repeated(keys: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """The distinct values of ``keys`` that occur more than once, ascending."""
+    values, counts = np.unique(keys, return_counts=True)
+    return np.asarray(values[counts > 1])

@@ -415,3 +415,14 @@ def test_no_import_cycle_between_product_modules():
     assert len({e.source for e in edges}) > 100  # the check sees the product
     cycles = [describe_cycle(cycle) for cycle in import_cycles(edges)]
     assert not cycles, "\n".join(cycles)
+
+
+def test_the_top_of_each_package_holds_only_its_entry_points():
+    """Tests the family layout: the top of ``models/`` holds only its entry points (the registry,
+    the options, the package's ``__init__``) beside the family folders, and ``heuristics/`` stays
+    a short list of single-strategy modules beside its family folders."""
+    models = sorted(p.name for p in (ROOT / "models").glob("*.py"))
+    assert models == ["__init__.py", "options.py", "registry.py"]
+    assert (ROOT / "models" / "trace" / "__init__.py").is_file()
+    heuristics = list((ROOT / "heuristics").glob("*.py"))
+    assert len(heuristics) <= 16, sorted(p.name for p in heuristics)

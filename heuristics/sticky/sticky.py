@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import heuristics.sticky.sticky_kafka as kafka
-from heuristics.kafka_orders import member_id_rank
-from heuristics.sticky.sticky_quotas import owned_in_order, partitions, phase_one, quotas
+from heuristics.sticky.sticky_quotas import claims, keep_owned, one_each, phase_one, quotas
 from problems import GroupProblem, Result, previous_owners
 
 VARIANTS = ("kafka-12464", "kafka-9987")
@@ -49,29 +48,19 @@ def assign(problem: GroupProblem, variant: str | None = None) -> Result:
     return Result(problem, "sticky", owner, info={"algorithm": algorithm}, objective_name="sticky")
 
 
-# ------------------------------------------------------------------ orders
-_member_id_rank = member_id_rank
-
-
 # --------------------------------------------------------- KAFKA-12464
 def _constrained(
     problem: GroupProblem, previous: np.ndarray, phases: list[np.ndarray] | None = None
 ) -> np.ndarray:
     """KAFKA-12464's two phases (plus Kafka's exactly-``C_f`` fill); see the module docstring.
-
-    ``phases``, when given, receives a copy of the owner array after each phase.
-    """
-    members = problem.num_members
-    parts = partitions(problem, index_first=True)
-    c_f, c_c, c_r = quotas(len(parts), members)
-    grouped, owner_of, rank, owned = owned_in_order(previous, parts, members)
-    by_id = np.argsort(_member_id_rank(problem))
+    ``phases``: as :func:`_snapshot` fills it."""
+    parts, grouped, owner_of, rank, owned, by_id = claims(problem, previous, index_first=True)
+    c_f, c_c, c_r = quotas(len(parts), problem.num_members)
     # Phase 1, members by id: the first C_r members owning >= C_c keep C_c.
     keep, fill, exactly_min = phase_one(owned, by_id, c_f, c_c, c_r)
     at_max = int((keep == c_c).sum()) if c_r else 0  # under-filled members keep fewer than C_f
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    kept = rank < keep[owner_of]
-    owner[grouped[kept]] = owner_of[kept]
+    keep_owned(owner, grouped, owner_of, rank, keep)
     _snapshot(phases, owner)
     # Phase 2: unfilled members by id, up to C_c while fewer than C_r hold C_c.
     unassigned = parts[owner[parts] < 0]
@@ -79,11 +68,7 @@ def _constrained(
     dealt = np.repeat(fill, targets - owned[fill])
     owner[unassigned[: len(dealt)]] = dealt
     left = unassigned[len(dealt) :]
-    if len(left) > len(exactly_min):
-        raise AssertionError(
-            "KAFKA-12464: more partitions left than members at C_f"
-        )  # pragma: no cover
-    owner[left] = exactly_min[: len(left)]
+    one_each(owner, left, exactly_min, "KAFKA-12464: more partitions left than members at C_f")
     _snapshot(phases, owner)
     return owner
 
@@ -92,20 +77,14 @@ def _constrained(
 def _four_phase(
     problem: GroupProblem, previous: np.ndarray, phases: list[np.ndarray] | None = None
 ) -> np.ndarray:
-    """KAFKA-9987's four phases; see the module docstring.
-
-    ``phases``, when given, receives a copy of the owner array after each phase.
-    """
-    members = problem.num_members
-    parts = partitions(problem, index_first=False)
-    c_f, c_c, _ = quotas(len(parts), members)
-    grouped, owner_of, rank, owned = owned_in_order(previous, parts, members)
-    by_id = np.argsort(_member_id_rank(problem))
+    """KAFKA-9987's four phases; see the module docstring.  ``phases``: as :func:`_snapshot`
+    fills it."""
+    parts, grouped, owner_of, rank, owned, by_id = claims(problem, previous, index_first=False)
+    c_f, c_c, _ = quotas(len(parts), problem.num_members)
     # Phase 1: keep up to C_c owned partitions.
     keep = np.minimum(owned, c_c)
     owner = np.full(problem.num_partitions, -1, dtype=np.int32)
-    kept = rank < keep[owner_of]
-    owner[grouped[kept]] = owner_of[kept]
+    kept = keep_owned(owner, grouped, owner_of, rank, keep)
     kept_lists = np.split(grouped[kept], np.cumsum(keep)[:-1])  # per member, Kafka order
     unfilled = by_id[owned[by_id] < c_f]
     settled = by_id[owned[by_id] >= c_f]
@@ -140,15 +119,14 @@ def _four_phase(
         min_queue.append(member)
     _snapshot(phases, owner)
     # Phase 4: one remaining partition each to the min-capacity members, in queue order.
-    if len(unassigned) > len(min_queue):
-        raise AssertionError(
-            "KAFKA-9987: partitions left but all members at max capacity"
-        )  # pragma: no cover
-    owner[unassigned] = np.asarray(min_queue[: len(unassigned)], dtype=np.int32)
+    one_each(
+        owner, unassigned, min_queue, "KAFKA-9987: partitions left but all members at max capacity"
+    )
     _snapshot(phases, owner)
     return owner
 
 
 def _snapshot(phases: list[np.ndarray] | None, owner: np.ndarray) -> None:
+    """``phases``, when a caller gives it, receives a copy of the owner array after each phase."""
     if phases is not None:
         phases.append(owner.copy())

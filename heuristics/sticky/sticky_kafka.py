@@ -11,6 +11,8 @@ from heuristics.java import hash_map_order
 from heuristics.kafka_orders import member_id_rank
 from heuristics.sticky.sticky_general import general_assign
 from heuristics.sticky.sticky_quotas import (
+    keep_owned,
+    one_each,
     owned_in_order,
     partitions,
     phase_one,
@@ -188,8 +190,7 @@ def constrained(
         grouped, owner_of, rank, _ = owned_in_order(
             np.where(trimmed, kept, -1), partitions(problem, index_first=True), problem.num_members
         )
-        stays = rank < keep[owner_of]
-        owner[grouped[stays]] = owner_of[stays]
+        keep_owned(owner, grouped, owner_of, rank, keep)
     # Phase 2: round robin over the under-filled members (by id) up to C_f.
     by_topic = partitions(problem, index_first=False)
     unassigned = by_topic[owner[by_topic] < 0] if owner.max(initial=-1) >= 0 else by_topic
@@ -212,9 +213,7 @@ def constrained(
     # round of their last partition (deficit - 1), by id within a round.
     queue = np.concatenate((exactly, fill[np.argsort(deficit, kind="stable")]))
     left = unassigned[len(dealt) :]
-    if len(left) > len(queue):
-        raise AssertionError(
-            "Kafka's constrained assignment: partitions left, no member under C_c"
-        )  # pragma: no cover
-    owner[left] = queue[: len(left)]
+    one_each(
+        owner, left, queue, "Kafka's constrained assignment: partitions left, no member under C_c"
+    )
     return owner

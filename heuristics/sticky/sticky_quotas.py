@@ -7,9 +7,11 @@ phase 1 and in how phase 2 hands out what is left.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from heuristics.kafka_orders import topics_in_name_order
+from heuristics.kafka_orders import member_id_rank, topics_in_name_order
 from problems import GroupProblem
 
 
@@ -88,6 +90,38 @@ def owned_in_order(
     starts = np.cumsum(counts) - counts
     rank = np.arange(len(grouped)) - starts[owner_of]
     return grouped, owner_of, rank, counts
+
+
+def claims(
+    problem: GroupProblem, previous: np.ndarray, index_first: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The partitions in the variant's order (:func:`partitions`), the members' owned lists in
+    that order (:func:`owned_in_order`: grouped, owner of each, rank in its list, counts) and
+    the members by id."""
+    parts = partitions(problem, index_first=index_first)
+    grouped, owner_of, rank, owned = owned_in_order(previous, parts, problem.num_members)
+    return parts, grouped, owner_of, rank, owned, np.argsort(member_id_rank(problem))
+
+
+def keep_owned(
+    owner: np.ndarray, grouped: np.ndarray, owner_of: np.ndarray, rank: np.ndarray, keep: np.ndarray
+) -> np.ndarray:
+    """Each member's first ``keep[m]`` owned partitions (:func:`owned_in_order`'s lists) given back
+    to it in ``owner`` (in place); the mask of the kept ones in ``grouped``."""
+    kept: np.ndarray = rank < keep[owner_of]
+    owner[grouped[kept]] = owner_of[kept]
+    return kept
+
+
+def one_each(
+    owner: np.ndarray, left: np.ndarray, queue: Sequence[int] | np.ndarray, broken: str
+) -> None:
+    """The last partitions ``left``, one each to the members of ``queue`` in order (members at
+    ``C_f`` taking their one more up to ``C_c``), in ``owner`` (in place); ``broken`` names the
+    invariant when more are left than ``queue`` has members."""
+    if len(left) > len(queue):
+        raise AssertionError(broken)  # pragma: no cover
+    owner[left] = np.asarray(queue[: len(left)], dtype=owner.dtype)
 
 
 def quotas(total: int, members: int) -> tuple[int, int, int]:

@@ -10,8 +10,10 @@ and :func:`expand` turns those counts back into an ``owner`` array.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -147,6 +149,22 @@ def expand(
     grouped = classes.parts[np.argsort(classes.of_part, kind="stable")]
     owner[grouped] = np.repeat(member[order], count[order])
     return owner
+
+
+def solved_owner(
+    problem: GroupProblem,
+    classes: Classes,
+    value: Callable[[Any], int],
+    kept: Mapping[int, Any],
+    pooled: Sequence[Any],
+) -> np.ndarray:
+    """The ``owner`` array of a solved pooled model (the CP-SAT and the MIP models alike): class
+    ``c``'s ``kept[c]`` partitions stay with its owner, pool edge ``e`` hands ``pooled[e]`` to its
+    member (:meth:`Classes.rows`, :func:`expand`), each variable read by ``value``."""
+    final_kept = np.zeros(len(classes.sizes), dtype=np.int64)
+    for c, var in kept.items():
+        final_kept[c] = value(var)
+    return expand(problem, classes, *classes.rows(final_kept, [value(var) for var in pooled]))
 
 
 def _subscriber_sets(problem: GroupProblem) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -97,6 +97,20 @@ def _cbc_binary() -> str:
     return str(pulp.PULP_CBC_CMD().path)
 
 
+def _logged_dual(log_file: Path, log: bool, pattern: str) -> float | None:
+    """The last dual bound a solver's log gives (``pattern``'s group on a line), the log echoed on
+    stderr when ``log``."""
+    text = log_file.read_text(errors="replace").splitlines() if log_file.exists() else []
+    if log:
+        sys.stderr.write("\n".join(text) + "\n")
+    dual = None
+    for line in text:
+        match = re.match(pattern, line)
+        if match:
+            dual = _number(match.group(1))
+    return dual
+
+
 def _number(text: str) -> float | None:
     try:
         value = float(text)
@@ -177,14 +191,7 @@ def _solve_highs(
     )
     command = [_highs_binary(), mps, f"--options_file={options}", f"--time_limit={seconds:.3f}"]
     finished = _run(command, deadline, None)
-    text = log_file.read_text(errors="replace").splitlines() if log_file.exists() else []
-    if log:
-        sys.stderr.write("\n".join(text) + "\n")
-    dual = None
-    for line in text:
-        match = re.match(r"^\s*Dual bound\s+(\S+)", line)
-        if match:
-            dual = _number(match.group(1))
+    dual = _logged_dual(log_file, log, r"^\s*Dual bound\s+(\S+)")
     if finished and solution.exists():
         lines = solution.read_text(errors="replace").splitlines()
         model_status = lines[1].strip() if len(lines) > 1 else ""
@@ -241,14 +248,7 @@ def _solve_cbc(
         str(solution),
     ]
     finished = _run(command, deadline, str(log_file))
-    text = log_file.read_text(errors="replace").splitlines() if log_file.exists() else []
-    if log:
-        sys.stderr.write("\n".join(text) + "\n")
-    dual = None
-    for line in text:
-        match = re.match(r"^(?:Lower bound|Objective value):\s+(\S+)", line)
-        if match and line.startswith("Lower bound"):
-            dual = _number(match.group(1))
+    dual = _logged_dual(log_file, log, r"^Lower bound:\s+(\S+)")
     if not finished or not solution.exists():
         return _Level("unknown", None, dual)
     lines = solution.read_text(errors="replace").splitlines()

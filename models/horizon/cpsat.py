@@ -88,7 +88,12 @@ def solve(
         return HorizonSolve(hint, Status.OPTIMAL, found, found)
     left = max(0.01, options.time_limit - (time.perf_counter() - started))
     limited = replace(options, time_limit=left)
-    solved = _solve_model(steps, levels, previous, hint, limited, classes, lower)
+    try:
+        solved = _solve_model(
+            steps, levels, previous, hint, limited, classes, lower, time.perf_counter()
+        )
+    except OutOfTime:  # the model did not fit the time limit
+        solved = HorizonSolve(None, str(Status.UNKNOWN), None, None)
     return _with_bound(solved, lower)
 
 
@@ -169,26 +174,11 @@ def _solve_model(
     options: SolveOptions,
     classes: TraceClasses,
     lower: int,
-) -> HorizonSolve:
-    """One CP-SAT model of the window (the module docstring), ``lower`` a proven bound on its
-    moves (a cut)."""
-    started = time.perf_counter()
-    try:
-        return _build_and_solve(steps, levels, previous, hint, options, classes, lower, started)
-    except OutOfTime:  # the model did not fit the time limit
-        return HorizonSolve(None, str(Status.UNKNOWN), None, None)
-
-
-def _build_and_solve(
-    steps: GroupSteps,
-    levels: list[StepLevels],
-    previous: np.ndarray | None,
-    hint: list[np.ndarray],
-    options: SolveOptions,
-    classes: TraceClasses,
-    lower: int,
     started: float,
 ) -> HorizonSolve:
+    """One CP-SAT model of the window (the module docstring), ``lower`` a proven bound on its
+    moves (a cut); :class:`OutOfTime` when building it takes past the time limit from
+    ``started``."""
     deadline = Deadline(started + options.time_limit)
     model = cp_model.CpModel()
     y: dict[Key, cp_model.IntVar] = {}

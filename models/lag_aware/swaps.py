@@ -136,12 +136,10 @@ def balance(
     when no member is above ``target`` (level 1 meets it), no step helps, or time runs out.
     """
     owner = np.array(owner)
-    lags = search_lags(problem)
-    if lags is None:
+    search = _search(problem, owner, max_seconds, seed)
+    if search is None:
         return owner
-    totals = np.array(member_lags(problem, owner), dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    deadline = time.perf_counter() + max_seconds
+    lags, totals, rng, deadline = search
     subscribes = problem.subscribes.astype(np.int64)
     stuck: set[int] = set()
     shakes = 0
@@ -193,13 +191,39 @@ def balance(
                 stuck.add(a)
             continue
         _, ours, theirs, b = best
-        owner[ours] = b
-        owner[theirs] = a
-        moved = int(lags[ours].sum() - lags[theirs].sum())
-        totals[a] -= moved
-        totals[b] += moved
+        _swap(owner, lags, totals, a, b, ours, theirs)
         stuck.clear()
     return owner if int(totals.max()) <= best_level else best_owner
+
+
+def _search(
+    problem: GroupProblem, owner: np.ndarray, max_seconds: float, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.random.Generator, float] | None:
+    """A swap search's lags (:func:`search_lags`), ``owner``'s member totals, its random generator
+    and its deadline; ``None`` where the searches do not apply."""
+    lags = search_lags(problem)
+    if lags is None:
+        return None
+    totals = np.array(member_lags(problem, owner), dtype=np.int64)
+    return lags, totals, np.random.default_rng(seed), time.perf_counter() + max_seconds
+
+
+def _swap(
+    owner: np.ndarray,
+    lags: np.ndarray,
+    totals: np.ndarray,
+    a: int,
+    b: int,
+    ours: list[int],
+    theirs: list[int],
+) -> None:
+    """Member ``a``'s partitions ``ours`` to ``b`` and ``b``'s ``theirs`` to ``a``, in ``owner``
+    and the member ``totals`` (in place)."""
+    owner[ours] = b
+    owner[theirs] = a
+    moved = int(lags[ours].sum() - lags[theirs].sum())
+    totals[a] -= moved
+    totals[b] += moved
 
 
 def _shake(
@@ -479,12 +503,10 @@ def even_out(
     lower bound), no pair has an improving exchange, or time runs out.
     """
     owner = np.array(owner)
-    lags = search_lags(problem)
-    if lags is None:
+    search = _search(problem, owner, max_seconds, seed)
+    if search is None:
         return owner
-    totals = np.array(member_lags(problem, owner), dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    deadline = time.perf_counter() + max_seconds
+    lags, totals, rng, deadline = search
     shared = problem.subscribes.astype(np.int64) @ problem.subscribes.T.astype(np.int64) > 0
     stuck: set[tuple[int, int, int]] = set()  # (a, b, depth) without an exchange that helps
     while time.perf_counter() < deadline:
@@ -536,11 +558,7 @@ class _EvenSweep:
                     stuck.add((a, b, depth))
                     continue
                 _, ours, theirs = found
-                owner[ours] = b
-                owner[theirs] = a
-                moved = int(lags[ours].sum() - lags[theirs].sum())
-                totals[a] -= moved
-                totals[b] += moved
+                _swap(owner, lags, totals, a, b, ours, theirs)
                 taken = True
                 for key in [key for key in stuck if a in key[:2] or b in key[:2]]:
                     stuck.discard(key)

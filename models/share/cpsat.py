@@ -34,11 +34,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     pairs = share_pairs(problem)
     model = cp_model.CpModel()
     x = [model.new_bool_var(f"x[{m},{p}]") for m, p in zip(pairs.member, pairs.partition)]
-    by_member: list[list[cp_model.LinearExprT]] = [[] for _ in range(problem.num_members)]
-    by_partition: list[list[cp_model.LinearExprT]] = [[] for _ in range(problem.num_partitions)]
-    for variable, m, p in zip(x, pairs.member.tolist(), pairs.partition.tolist()):
-        by_member[m].append(variable)
-        by_partition[p].append(variable)
+    by_member, by_partition = pairs.by_end(problem, x)
     for m in np.flatnonzero(pairs.wants).tolist():
         model.add(sum(by_member[m]) >= 1)
     for p in np.flatnonzero(pairs.needed).tolist():

@@ -51,11 +51,7 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
         pulp.LpVariable(f"x_{i}", cat="Binary")  # pair i: (pairs.member[i], pairs.partition[i])
         for i in range(pairs.count)
     ]
-    by_member: list[list[pulp.LpVariable]] = [[] for _ in range(problem.num_members)]
-    by_partition: list[list[pulp.LpVariable]] = [[] for _ in range(problem.num_partitions)]
-    for variable, m, p in zip(x, pairs.member.tolist(), pairs.partition.tolist()):
-        by_member[m].append(variable)
-        by_partition[p].append(variable)
+    by_member, by_partition = pairs.by_end(problem, x)
     for m in np.flatnonzero(pairs.wants).tolist():
         model += pulp.lpSum(by_member[m]) >= 1, f"member_{m}"
     for p in np.flatnonzero(pairs.needed).tolist():

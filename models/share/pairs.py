@@ -7,13 +7,18 @@ and the previous pairs no answer can keep.  The formulation: docs/strategies/sha
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from problems import GroupProblem
 from problems.share import IntArray, previous_pairs
+
+#: A model's variable (CP-SAT's or PuLP's).
+V = TypeVar("V")
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -47,6 +52,16 @@ class SharePairs:
     def count(self) -> int:
         """The number of allowed pairs."""
         return len(self.member)
+
+    def by_end(self, problem: GroupProblem, x: Sequence[V]) -> tuple[list[list[V]], list[list[V]]]:
+        """The models' pair variables ``x`` (one per allowed pair) of each member and of each
+        partition (the CP-SAT and the MIP models alike)."""
+        by_member: list[list[V]] = [[] for _ in range(problem.num_members)]
+        by_partition: list[list[V]] = [[] for _ in range(problem.num_partitions)]
+        for variable, m, p in zip(x, self.member.tolist(), self.partition.tolist()):
+            by_member[m].append(variable)
+            by_partition[p].append(variable)
+        return by_member, by_partition
 
 
 def share_pairs(problem: GroupProblem) -> SharePairs:

@@ -11,7 +11,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from heuristics.sticky import sticky as heuristic
-from models.common.classes import count_bounds, expand, partition_classes, pooled_counts
+from models.common.classes import count_bounds, partition_classes, pooled_counts, solved_owner
 from models.common.cpsat_ranked import add_hint, add_member_squares, solve_ranked
 from models.options import SolveOptions
 from problems import GroupProblem, Result
@@ -60,8 +60,5 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     ranked = solve_ranked(model, [sum(squares), moves], options, started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky", objective="sticky")
-    final_kept = np.zeros(len(classes.sizes), dtype=np.int64)
-    for c, var in kept.items():
-        final_kept[c] = ranked.value(var)
-    rows = classes.rows(final_kept, [ranked.value(var) for var in z])
-    return ranked.result(problem, "sticky", expand(problem, classes, *rows), objective="sticky")
+    owner = solved_owner(problem, classes, ranked.value, kept, z)
+    return ranked.result(problem, "sticky", owner, objective="sticky")

@@ -11,7 +11,7 @@ import numpy as np
 import pulp
 
 from heuristics.sticky import sticky as heuristic
-from models.common.classes import count_bounds, expand, partition_classes
+from models.common.classes import count_bounds, partition_classes, solved_owner
 from models.common.mip_ranked import solve_ranked
 from models.options import SolveOptions, answer_of
 from problems import GroupProblem, Result
@@ -64,8 +64,5 @@ def solve(problem: GroupProblem, options: SolveOptions) -> Result:
     ranked = solve_ranked(model, [balance, moves], options, started=started)
     if not ranked.has_solution:
         return ranked.result(problem, "sticky", objective="sticky")
-    final_kept = np.zeros(len(classes.sizes), dtype=np.int64)
-    for c, var in kept.items():
-        final_kept[c] = ranked.value(var)
-    rows = classes.rows(final_kept, [ranked.value(var) for var in z])
-    return ranked.result(problem, "sticky", expand(problem, classes, *rows), objective="sticky")
+    owner = solved_owner(problem, classes, ranked.value, kept, z)
+    return ranked.result(problem, "sticky", owner, objective="sticky")

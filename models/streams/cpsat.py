@@ -26,12 +26,13 @@ from models.streams import flow
 from models.streams.data import (
     IntArray,
     StreamsData,
-    answer_values,
     check_size,
+    group_rows,
     level_one,
+    ranked_answer,
     streams_data,
     streams_result,
-    with_level_one,
+    task_variables,
 )
 from problems import Result, Status
 from problems.streams import StreamsProblem
@@ -69,14 +70,7 @@ def solve_data(
         x, y, objectives = _build(model, data, hint, Deadline(started + options.time_limit))
     except OutOfTime:  # the model did not fit the time limit
         return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
-    ranked = solve_ranked(model, objectives, options, started=started)
-    offset = level_one(data)[1]  # level 1, solved outright, is not in the model
-    ranked.bound = with_level_one(ranked.bound, offset)
-    ranked.levels = with_level_one(ranked.levels, offset) or ()
-    if not ranked.has_solution:
-        return ranked, None, None
-    active, standby = answer_values(ranked.value, x, y)
-    return ranked, active, standby
+    return ranked_answer(solve_ranked(model, objectives, options, started=started), data, x, y)
 
 
 def _build(
@@ -91,14 +85,7 @@ def _build(
     deadline)."""
     tasks, members = data.num_tasks, data.num_members
     by_process = data.process_members()
-    x: list[list[cp_model.IntVar]] = []
-    for t in range(tasks):
-        deadline.check()
-        x.append([model.new_bool_var(f"x[{t},{m}]") for m in range(members)])
-    y: dict[int, list[cp_model.IntVar]] = {}
-    for t in np.flatnonzero(data.standbys > 0).tolist():
-        deadline.check()
-        y[t] = [model.new_bool_var(f"y[{t},{m}]") for m in range(members)]
+    x, y = task_variables(data, deadline, lambda name, t, m: model.new_bool_var(f"{name}[{t},{m}]"))
     for t in range(tasks):
         deadline.check()
         model.add_exactly_one(x[t])
@@ -106,17 +93,9 @@ def _build(
             model.add(sum(y[t]) == int(data.standbys[t]))
             for group in by_process:
                 model.add_at_most_one([x[t][m] for m in group] + [y[t][m] for m in group])
-    gets: list[list[cp_model.LinearExprT]] = [[] for _ in range(data.num_groups)]
-    for m, g in enumerate(data.balance_group.tolist()):
-        deadline.check()
-        gets[g].extend(x[t][m] for t in range(tasks))
+    gets, holds = group_rows(data, x, y, deadline)
     weights = [int(w) for w in data.balance_weight]
     balance = _ladder(model, gets, weights, tasks, "a", deadline)
-    holds: list[list[cp_model.LinearExprT]] = [[] for _ in range(data.num_standby_groups)]
-    for row in y.values():
-        deadline.check()
-        for m, var in enumerate(row):
-            holds[int(data.standby_group[m])].append(var)
     standby_weights = [int(w) for w in data.standby_weight]
     standby_balance = _ladder(model, holds, standby_weights, len(y), "s", deadline)
     allowed, _ = level_one(data)
@@ -166,7 +145,7 @@ def _weighted(
 
 def _ladder(
     model: cp_model.CpModel,
-    gets: list[list[cp_model.LinearExprT]],
+    gets: Sequence[Sequence[cp_model.LinearExprT]],
     weights: list[int],
     top: int,
     name: str,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -42,10 +42,14 @@ import numpy.typing as npt
 from problems import Result, Status
 
 if TYPE_CHECKING:
+    from models.common.ranked_outcome import Deadline, Ranked
     from models.options import SolveOptions
     from problems.streams import StreamsProblem
 
 IntArray = npt.NDArray[np.int64]
+#: A model's variable (CP-SAT's or PuLP's), and its ranked outcome (:mod:`models.common`).
+V = TypeVar("V")
+R = TypeVar("R", bound="Ranked")
 BoolArray = npt.NDArray[np.bool_]
 
 #: The levels of the ``streams`` objective, in lexicographic order.
@@ -292,13 +296,54 @@ def streams_result(
     )
 
 
-def answer_values(
-    value: Callable[[Any], int], x: list[list[Any]], y: dict[int, list[Any]]
-) -> tuple[IntArray, IntArray]:
-    """The active member of each task and the ``(task, member)`` standby rows of a solved model
-    whose ``x[t][m]`` (task ``t`` active on ``m``) and ``y[t][m]`` (a standby) are read by
-    ``value`` (the CP-SAT and the MIP models alike)."""
+def task_variables(
+    data: StreamsData, deadline: Deadline, boolean: Callable[[str, int, int], V]
+) -> tuple[list[list[V]], dict[int, list[V]]]:
+    """The models' booleans, each made by ``boolean(name, t, m)`` (the CP-SAT and the MIP models
+    alike): ``x[t][m]``, task ``t`` active on member ``m``, for every task, then ``y[t][m]``, a
+    standby of ``t`` on ``m``, for the tasks with standbys (:class:`OutOfTime` past ``deadline``)."""
+    x: list[list[V]] = []
+    for t in range(data.num_tasks):
+        deadline.check()
+        x.append([boolean("x", t, m) for m in range(data.num_members)])
+    y: dict[int, list[V]] = {}
+    for t in np.flatnonzero(data.standbys > 0).tolist():
+        deadline.check()
+        y[t] = [boolean("y", t, m) for m in range(data.num_members)]
+    return x, y
+
+
+def group_rows(
+    data: StreamsData, x: list[list[V]], y: dict[int, list[V]], deadline: Deadline
+) -> tuple[list[list[V]], list[list[V]]]:
+    """What each balance group gets (the ``x`` of its members) and each standby group holds (the
+    ``y`` of its members): the terms of the models' two balance ladders."""
+    gets: list[list[V]] = [[] for _ in range(data.num_groups)]
+    for m, g in enumerate(data.balance_group.tolist()):
+        deadline.check()
+        gets[g].extend(x[t][m] for t in range(data.num_tasks))
+    holds: list[list[V]] = [[] for _ in range(data.num_standby_groups)]
+    for row in y.values():
+        deadline.check()
+        for m, var in enumerate(row):
+            holds[int(data.standby_group[m])].append(var)
+    return gets, holds
+
+
+def ranked_answer(
+    ranked: R, data: StreamsData, x: list[list[Any]], y: dict[int, list[Any]]
+) -> tuple[R, IntArray | None, IntArray | None]:
+    """The outcome of a ranked solve of ``data``'s model (the CP-SAT and the MIP models alike):
+    ``ranked``, its bound and levels taking in level 1 (solved outright, not in the model); the
+    active member of each task and the ``(task, member)`` standby rows, read from its ``x[t][m]``
+    (task ``t`` active on ``m``) and ``y[t][m]`` (a standby), ``None`` without a solution."""
+    offset = level_one(data)[1]
+    ranked.bound = with_level_one(ranked.bound, offset)
+    ranked.levels = with_level_one(ranked.levels, offset) or ()
+    if not ranked.has_solution:
+        return ranked, None, None
+    value = ranked.value
     members = range(len(x[0])) if x else range(0)
     active = np.array([next(m for m in members if value(row[m])) for row in x], dtype=np.int64)
     rows = [(t, m) for t, row in y.items() for m in members if value(row[m])]
-    return active, np.array(rows, dtype=np.int64).reshape(-1, 2)
+    return ranked, active, np.array(rows, dtype=np.int64).reshape(-1, 2)

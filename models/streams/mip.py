@@ -21,12 +21,13 @@ from models.options import SolveOptions
 from models.streams.data import (
     IntArray,
     StreamsData,
-    answer_values,
     check_size,
+    group_rows,
     level_one,
+    ranked_answer,
     streams_data,
     streams_result,
-    with_level_one,
+    task_variables,
 )
 from problems import Result, Status
 from problems.streams import StreamsProblem
@@ -59,14 +60,7 @@ def solve_data(
         x, y, objectives = _build(model, data, Deadline(started + options.time_limit))
     except OutOfTime:  # the model did not fit the time limit
         return Ranked(Status.UNKNOWN, seconds=time.perf_counter() - started), None, None
-    ranked = solve_ranked(model, objectives, options, started=started)
-    offset = level_one(data)[1]  # level 1, solved outright, is not in the model
-    ranked.bound = with_level_one(ranked.bound, offset)
-    ranked.levels = with_level_one(ranked.levels, offset) or ()
-    if not ranked.has_solution:
-        return ranked, None, None
-    active, standby = answer_values(ranked.value, x, y)
-    return ranked, active, standby
+    return ranked_answer(solve_ranked(model, objectives, options, started=started), data, x, y)
 
 
 def _build(
@@ -78,14 +72,9 @@ def _build(
     deadline)."""
     tasks, members = data.num_tasks, data.num_members
     by_process = data.process_members()
-    x: list[list[pulp.LpVariable]] = []
-    for t in range(tasks):
-        deadline.check()
-        x.append([pulp.LpVariable(f"x_{t}_{m}", cat="Binary") for m in range(members)])
-    y: dict[int, list[pulp.LpVariable]] = {}
-    for t in np.flatnonzero(data.standbys > 0).tolist():
-        deadline.check()
-        y[t] = [pulp.LpVariable(f"y_{t}_{m}", cat="Binary") for m in range(members)]
+    x, y = task_variables(
+        data, deadline, lambda name, t, m: pulp.LpVariable(f"{name}_{t}_{m}", cat="Binary")
+    )
     for t in range(tasks):
         deadline.check()
         model += pulp.lpSum(x[t]) == 1, f"active_{t}"
@@ -95,17 +84,9 @@ def _build(
                 if group:
                     copies = [x[t][m] for m in group] + [y[t][m] for m in group]
                     model += pulp.lpSum(copies) <= 1, f"copy_{t}_{p}"
-    gets: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_groups)]
-    for m, g in enumerate(data.balance_group.tolist()):
-        deadline.check()
-        gets[g].extend(x[t][m] for t in range(tasks))
+    gets, holds = group_rows(data, x, y, deadline)
     weights = [int(w) for w in data.balance_weight]
     balance = _ladder(model, gets, weights, tasks, "a", deadline)
-    holds: list[list[pulp.LpVariable]] = [[] for _ in range(data.num_standby_groups)]
-    for row in y.values():
-        deadline.check()
-        for m, var in enumerate(row):
-            holds[int(data.standby_group[m])].append(var)
     standby_weights = [int(w) for w in data.standby_weight]
     standby_balance = _ladder(model, holds, standby_weights, len(y), "s", deadline)
     deadline.check()

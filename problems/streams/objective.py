@@ -13,7 +13,7 @@ from problems.streams.problem import (
     StreamsAssignment,
     StreamsProblem,
 )
-from problems.verdict import Evaluation, examples
+from problems.verdict import Evaluation, examples, repeated
 
 
 # ================================================================= evaluation
@@ -65,10 +65,8 @@ def streams_validity(problem: StreamsProblem, answer: StreamsAssignment) -> list
     )
     copy_process = problem.member_process[copy_member] if len(copy_member) else copy_member
     keys = copy_task * max(problem.num_processes, 1) + copy_process
-    values, counts = np.unique(keys, return_counts=True)
-    twice = values[counts > 1]
     violations += examples(
-        twice,
+        repeated(keys),
         lambda k: (
             f"process {problem.processes[k % max(problem.num_processes, 1)]} holds task "
             f"{name(k // max(problem.num_processes, 1))} more than once (active, standby, warm-up)"

@@ -205,7 +205,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
 def test_each_step_is_printed_as_soon_as_it_is_solved(monkeypatch):
     """Tests that the command writes step ``k``'s line before step ``k + 1`` is solved (a stopped
     run keeps what it did), and keeps no step's answer once printed."""
-    module = sys.modules["models.trace"]
+    module = sys.modules["models.trace.runner"]
     out = io.StringIO()
     printed: list[int] = []
     real_run = module.run

@@ -78,6 +78,7 @@ def test_kill_9_then_resume_never_duplicates_or_recomputes(tmp_path):
         "--master",
         "local[1]",
         "--no-progress",
+        "--no-report",
     ]
     folder = results_folder(out, "smoke", "killed")
     process = subprocess.Popen(

@@ -119,6 +119,7 @@ def test_compare_through_spark_connect_equals_local(connect_server, smoke_run, t
         "--run-id",
         "connect",
         "--no-progress",
+        "--no-report",
     ]
     env = {
         **os.environ,

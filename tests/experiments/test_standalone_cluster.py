@@ -52,6 +52,7 @@ def test_compare_on_a_standalone_cluster_equals_local(standalone, smoke_run, tmp
         "--run-id",
         "standalone",
         "--no-progress",
+        "--no-report",
     ]
     env = {
         **os.environ,
@@ -59,6 +60,8 @@ def test_compare_on_a_standalone_cluster_equals_local(standalone, smoke_run, tmp
     }
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
+    assert "| heuristic" in done.stdout  # the headline tables, printed
+    assert not (tmp_path / "report").exists()  # --no-report: the rows only
     with urllib.request.urlopen(f"http://127.0.0.1:{standalone.ui}/json/", timeout=5) as answer:
         assert json.load(answer)["completedapps"], "the job did not run on the cluster"
 

@@ -1,4 +1,4 @@
-"""Tests of models/trace.py: a strategy run through a trace, every step re-scored, moves recounted."""
+"""Tests of models/trace/runner.py: a strategy run through a trace, every step re-scored, moves recounted."""
 
 from __future__ import annotations
 
@@ -207,7 +207,7 @@ def test_a_lookahead_with_any_solver_but_the_horizon_is_refused():
 def test_each_step_is_handed_on_as_soon_as_it_is_solved(monkeypatch):
     """Tests ``on_step``: step ``k`` is handed on before step ``k + 1`` is solved, and a run that
     does not keep answers keeps no step's answer."""
-    module = sys.modules["models.trace"]
+    module = sys.modules["models.trace.runner"]
 
     handed: list[int] = []
     seen_when_solving: list[list[int]] = []
@@ -232,7 +232,7 @@ def test_each_step_is_handed_on_as_soon_as_it_is_solved(monkeypatch):
 def test_the_time_limit_is_one_budget_for_the_whole_trace(monkeypatch):
     """Tests that every step's exact solve gets the time left of one budget, and that the steps
     past it are not solved (``unknown``, no answer, named) instead of each getting the limit."""
-    module = sys.modules["models.trace"]
+    module = sys.modules["models.trace.runner"]
 
     limits: list[float] = []
     real_run = module.run

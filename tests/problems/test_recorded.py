@@ -1,5 +1,5 @@
 """Tests of recorded traces: the ``recorded`` header and each step's ``observed`` object
-(problems/recorded.py through problems/trace.py), and their replay (models/observed.py, the
+(problems/recorded.py through problems/trace.py), and their replay (models/trace/observed.py, the
 ``observed`` lines of ``rebalance-lab trace``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from models.observed import imbalance, observed_run
+from models.trace.observed import imbalance, observed_run
 from problems import ProblemError
 from problems.trace import load_trace
 from support.kafka_support import run_cli
@@ -93,6 +93,8 @@ def _with(path: str, value):
         ("recorded.group", 3, "recorded.group: must be a string"),
         ("recorded.poll_ms", -1, "recorded.poll_ms: must be an integer >= 0"),
         ("recorded.colour", "red", "recorded.colour: unknown field"),
+        ("recorded.clients", ["c0"], "recorded.clients: must be an object"),
+        ("recorded.clients", {"m-1": 7}, "recorded.clients.m-1: must be a string"),
         ("steps.0.observed", 1, "steps[0].observed: must be an object"),
         ("steps.0.observed.assignment", KeyError, "steps[0].observed.assignment: missing"),
         ("steps.0.observed.generation", -2, "steps[0].observed.generation: must be an integer"),

@@ -1,17 +1,19 @@
-"""Every test that starts a cluster in one pytest-xdist worker (a pytest plugin, ``tests/conftest.py``).
+"""The tests that start a cluster, in two groups of one pytest-xdist worker each (a pytest plugin).
 
-The tests that start a Kafka cluster (``tests/clients/conftest.py``) or Spark (the ``spark``
-fixture's local session, a standalone cluster, a Spark Connect server, ``compare`` and ``lags``)
-form one group.  Under ``-n N --dist loadgroup`` (`make test`) the group runs in one worker, its
-tests in the order collected, so the run starts one Kafka cluster and one Spark session as it does
-without xdist (each worker would otherwise start its own, on the same cores); every other test is
-shared out one by one.
+The tests that start a Kafka cluster (``tests/clients/conftest.py``, the ``kafka`` marker) form one
+group; the tests that start Spark (the ``spark`` fixture's local session, a standalone cluster, a
+Spark Connect server, ``compare`` and ``lags``) another.  Under ``-n N --dist loadgroup`` (`make
+test`) each group runs in one worker, its tests in the order collected, so the run starts one Kafka
+cluster and one Spark session as it does without xdist; every other test is shared out one by one.
+The Kafka group spends most of its time waiting for consumers to rebalance (session timeouts, quiet
+periods), so `make test` runs one worker more than the machine has cores: the other workers keep
+the cores busy meanwhile.
 
 pytest-xdist tells its scheduler a test's group by appending ``@group`` to the node id, which
 pytest 9.2's structured node ids no longer allow (the suffix is dropped and the group silently
-ignored).  So the workers also write the group's node ids to a file named after the run's id, and
-the scheduler reads the group from there; with a pytest where the suffix works, the scheduler
-finds it in the node id instead.
+ignored).  So the workers also write each grouped node id's group to a file named after the run's
+id, and the scheduler reads the groups from there; with a pytest where the suffix works, the
+scheduler finds them in the node id instead.
 """
 
 from __future__ import annotations
@@ -25,21 +27,29 @@ from typing import Any
 
 import pytest
 
-#: The group's name (an ``xdist_group`` mark).
-GROUP = "clusters"
-#: Markers of the tests that start a cluster, and the fixtures that start one.
-MARKERS = ("kafka", "spark", "spark_cluster")
-FIXTURES = frozenset({"spark", "kafka_cluster"})
+#: Each group's name (an ``xdist_group`` mark), the markers of its tests and the fixtures that
+#: start its cluster; a test of both is the Kafka group's.
+GROUPS = {
+    "kafka-cluster": (("kafka",), frozenset({"kafka_cluster"})),
+    "spark": (("spark", "spark_cluster"), frozenset({"spark"})),
+}
+
+
+def cluster_group(item: pytest.Item) -> str | None:
+    """The group of a test that starts a cluster, ``None`` for every other test."""
+    fixtures = getattr(item, "fixturenames", ())
+    for group, (markers, started_by) in GROUPS.items():
+        if started_by.intersection(fixtures) or any(item.get_closest_marker(m) for m in markers):
+            return group
+    return None
 
 
 def starts_a_cluster(item: pytest.Item) -> bool:
-    return bool(FIXTURES.intersection(getattr(item, "fixturenames", ()))) or any(
-        item.get_closest_marker(name) for name in MARKERS
-    )
+    return cluster_group(item) is not None
 
 
 def _group_file(run_id: str) -> Path:
-    return Path(tempfile.gettempdir()) / f"rebalance-lab-tests-{run_id}-{GROUP}.json"
+    return Path(tempfile.gettempdir()) / f"rebalance-lab-tests-{run_id}-groups.json"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,14 +60,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    grouped = [item for item in items if starts_a_cluster(item)]
-    for item in grouped:
-        item.add_marker(pytest.mark.xdist_group(GROUP))
+    grouped = {item.nodeid: group for item in items if (group := cluster_group(item))}
+    for item in items:
+        if item.nodeid in grouped:
+            item.add_marker(pytest.mark.xdist_group(grouped[item.nodeid]))
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and getattr(config.option, "loadgroup", False):  # a worker of one
         path = _group_file(workerinput["testrunuid"])
         written = path.with_name(f"{path.name}.{workerinput['workerid']}")
-        written.write_text(json.dumps([item.nodeid for item in grouped]))
+        written.write_text(json.dumps(grouped))
         os.replace(written, path)  # every worker collects the same tests: the same file
 
 
@@ -68,15 +79,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadGroupScheduling
 
     class ClusterGroupScheduling(LoadGroupScheduling):
-        """xdist's ``loadgroup`` with the cluster group read from the workers' file."""
+        """xdist's ``loadgroup`` with the cluster groups read from the workers' file."""
 
-        grouped: frozenset[str] | None = None
+        grouped: dict[str, str] | None = None
 
         def _split_scope(self, nodeid: str) -> str:
             if self.grouped is None:  # first called once every worker has collected
                 path = _group_file(config.option.testrunuid)
-                self.grouped = frozenset(json.loads(path.read_text()) if path.exists() else ())
-            return GROUP if nodeid in self.grouped else super()._split_scope(nodeid)
+                self.grouped = json.loads(path.read_text()) if path.exists() else {}
+            return self.grouped.get(nodeid) or super()._split_scope(nodeid)
 
     return ClusterGroupScheduling(config, log)
 

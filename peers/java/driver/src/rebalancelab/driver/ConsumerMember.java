@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -19,7 +20,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * One consumer of Kafka's Java client in the live client matrix (peers/client_matrix.py's line
+ * Consumers of Kafka's Java client in the live client matrix (peers/client_matrix.py's line
  * protocol): {@code key=value} options, commands on stdin ({@code subscribe a,b}, {@code stop}),
  * every rebalance callback as a JSON line on stdout stamped with {@link System#nanoTime()}
  * (CLOCK_MONOTONIC) in milliseconds.
@@ -29,17 +30,31 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * assignor classes; consumer: the broker-side {@code group.remote.assignor}, {@code uniform} or
  * {@code range}), {@code protocol} ({@code classic} or {@code consumer}, KIP-848), {@code
  * session_ms}, {@code heartbeat_ms} (classic only), {@code instance} ({@code group.instance.id}).
+ *
+ * <p>With {@code host=1} one JVM hosts several members, each a consumer on its own thread (the
+ * JVM's start-up paid once per group, and a restarted member's classes already loaded): {@code
+ * start KEY key=value...} starts a member (its options over the command line's), {@code KEY
+ * stop} and {@code KEY subscribe a,b} command it, and each of its lines carries {@code "key":
+ * KEY}; a member whose consumer fails ends with an {@code exited} line.
  */
-public final class ConsumerMember {
+public final class ConsumerMember implements Runnable {
     private static final Map<String, String> CLASSIC = Map.of(
             "range", "org.apache.kafka.clients.consumer.RangeAssignor",
             "roundrobin", "org.apache.kafka.clients.consumer.RoundRobinAssignor",
             "sticky", "org.apache.kafka.clients.consumer.StickyAssignor",
             "cooperative-sticky", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
 
-    private ConsumerMember() {}
+    private final String key;
+    private final Map<String, String> opts;
+    private final LinkedBlockingQueue<String> commands = new LinkedBlockingQueue<>();
 
-    static synchronized void emit(String event, Collection<TopicPartition> partitions, int generation) {
+    private ConsumerMember(String key, Map<String, String> opts) {
+        this.key = key;
+        this.opts = opts;
+    }
+
+    static synchronized void emit(String key, String event, Collection<TopicPartition> partitions,
+            int generation, String text) {
         StringBuilder out = new StringBuilder(128);
         out.append("{\"t\": ").append(System.nanoTime() / 1e6).append(", \"event\": \"").append(event)
                 .append("\", \"partitions\": [");
@@ -53,16 +68,33 @@ public final class ConsumerMember {
         if (generation >= 0) {
             out.append(", \"generation\": ").append(generation);
         }
+        if (key != null) {
+            out.append(", \"key\": \"").append(key).append('"');
+        }
+        if (text != null) {
+            out.append(", \"text\": \"").append(text.replace("\\", "\\\\").replace("\"", "\\\"")
+                    .replace("\n", " ")).append('"');
+        }
         System.out.println(out.append('}'));
         System.out.flush();
     }
 
-    public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new HashMap<>();
+    private void emit(String event, Collection<TopicPartition> partitions, int generation) {
+        emit(key, event, partitions, generation, null);
+    }
+
+    private static Map<String, String> parse(Iterable<String> args, Map<String, String> base) {
+        Map<String, String> opts = new HashMap<>(base);
         for (String arg : args) {
             int eq = arg.indexOf('=');
-            opts.put(arg.substring(0, eq), arg.substring(eq + 1));
+            if (eq > 0) {
+                opts.put(arg.substring(0, eq), arg.substring(eq + 1));
+            }
         }
+        return opts;
+    }
+
+    private Properties properties() {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, opts.get("bootstrap"));
         props.put(ConsumerConfig.GROUP_ID_CONFIG, opts.get("group"));
@@ -82,21 +114,21 @@ public final class ConsumerMember {
         if (opts.containsKey("instance")) {
             props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, opts.get("instance"));
         }
-        LinkedBlockingQueue<String> commands = new LinkedBlockingQueue<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    commands.add(line.trim());
-                }
-            } catch (Exception ignored) {
-                // stdin closed: stop
-            }
-            commands.add("stop");
-        });
-        reader.setDaemon(true);
-        reader.start();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
+        return props;
+    }
+
+    @Override
+    public void run() {
+        try {
+            consume();
+            emit("closed", List.of(), -1);
+        } catch (Throwable e) {
+            emit(key, "exited", List.of(), -1, e.toString());
+        }
+    }
+
+    private void consume() throws InterruptedException {
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(properties())) {
             ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
                 private int generation() {
                     try {
@@ -137,6 +169,48 @@ public final class ConsumerMember {
                 }
             }
         }
-        emit("closed", List.of(), -1);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> base = parse(Arrays.asList(args), Map.of());
+        boolean host = "1".equals(base.get("host"));
+        Map<String, ConsumerMember> members = new ConcurrentHashMap<>();
+        ConsumerMember single = host ? null : new ConsumerMember(null, base);
+        Thread reader = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    line = line.trim();
+                    if (!host) {
+                        single.commands.add(line);
+                        continue;
+                    }
+                    List<String> words = Arrays.asList(line.split(" "));
+                    if (words.size() >= 2 && words.get(0).equals("start")) {
+                        ConsumerMember member = new ConsumerMember(
+                                words.get(1), parse(words.subList(2, words.size()), base));
+                        members.put(member.key, member);
+                        Thread thread = new Thread(member, "member-" + member.key);
+                        thread.start();
+                    } else if (words.size() >= 2 && members.containsKey(words.get(0))) {
+                        members.get(words.get(0)).commands.add(line.substring(words.get(0).length() + 1));
+                    }
+                }
+            } catch (Exception ignored) {
+                // stdin closed: stop
+            }
+            if (host) {
+                members.values().forEach(m -> m.commands.add("stop"));
+            } else {
+                single.commands.add("stop");
+            }
+        });
+        reader.setDaemon(!host);
+        reader.start();
+        if (host) {
+            reader.join();
+        } else {
+            single.run();
+        }
     }
 }
