@@ -22,7 +22,12 @@ This module builds the same groups as problem documents:
 The assignor's previous output comes from the lab's faithful copies of Kafka's ``UniformAssignor``
 and ``RangeAssignor`` (:mod:`heuristics.uniform`, :mod:`heuristics.server_range`), so each group and
 its exact reference are per assignor and event, as the benchmark's inputs are.  The construction is
-checked against Kafka's own group-coordinator classes in ``tests/experiments/test_kafka_grid.py``.
+checked against Kafka's own group-coordinator classes in ``tests/peers/test_benchmark_grid.py``.
+
+The harness takes the same groups as problems built from arrays (:func:`benchmark_problem`,
+:func:`group_problem`: no document written and parsed, the assignor's previous output passed on as
+arrays and kept per process), equal field by field to the loaded documents
+(``tests/experiments/test_kafka_grid.py``).
 """
 
 from __future__ import annotations
@@ -30,9 +35,13 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+from problems.arrays import frozen
+from problems.group import GroupProblem
 
 #: Racks of the brokers (one broker each) and of the members having a rack.
 RACK_COUNT = 3
@@ -157,17 +166,25 @@ def _uuid_text(most: int, least: int) -> str:
 
 def topic_ids(count: int) -> list[str]:
     """The benchmark's topic ids: ``Uuid(nextLong(), nextLong())`` of ``java.util.Random(42)``,
-    drawn again while reserved (the all-zero id, ``Uuid.ONE_UUID``) or while its text has a ``-``."""
-    longs = _java_random_longs(TOPIC_ID_SEED)
-    out: list[str] = []
-    while len(out) < count:
-        most, least = next(longs), next(longs)
-        text = _uuid_text(most, least)
-        while (most == 0 and least in (0, 1)) or "-" in text:
+    drawn again while reserved (the all-zero id, ``Uuid.ONE_UUID``) or while its text has a ``-``.
+
+    The draws of one seed are one sequence, so the ids of ``count`` topics are the first ``count``
+    of a longer group's: drawn once per process, up to the largest count asked for."""
+    if len(_TOPIC_IDS) < count:
+        longs = _java_random_longs(TOPIC_ID_SEED)
+        out: list[str] = []
+        while len(out) < count:
             most, least = next(longs), next(longs)
             text = _uuid_text(most, least)
-        out.append(text)
-    return out
+            while (most == 0 and least in (0, 1)) or "-" in text:
+                most, least = next(longs), next(longs)
+                text = _uuid_text(most, least)
+            out.append(text)
+        _TOPIC_IDS[:] = out
+    return _TOPIC_IDS[:count]
+
+
+_TOPIC_IDS: list[str] = []
 
 
 def bucket_count(members: int, topics: int) -> int:
@@ -314,4 +331,176 @@ def benchmark_document(
         distribution=distribution,
         pattern=pattern,
         racks=racks,
+    )
+
+
+# ------------------------------------------------------------------ the groups as arrays
+#: Previous assignments kept per process (the group before the event, by its sizes, shape and
+#: assignor): STABLE and PARTITIONS_ADDED start from the assignor's output on the FULL group.
+PREVIOUS_CACHE = 16
+
+
+def group_problem(
+    members: int,
+    topics: int,
+    partitions: int,
+    *,
+    distribution: str = "equal",
+    pattern: str = "equal",
+    racks: bool = False,
+    buckets: int | None = None,
+    added: int = 0,
+    current: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> GroupProblem:
+    """:func:`group_document`'s group as the problem :func:`problems.load_problem` makes of it,
+    built from arrays (no document, no parsing).
+
+    ``current``: the previous assignment as ``(member, topic, index)`` arrays ordered by member,
+    then topic, then index (the order of the assignor's output document); claims of members not in
+    the group are ignored.  ``tests/experiments/test_kafka_grid.py`` checks every field against the
+    loaded document.
+    """
+    names = [f"topic-{t}" for t in range(topics)]
+    counts = with_added_partitions(partition_counts(distribution, topics, partitions), added)
+    buckets = bucket_count(members, topics) if buckets is None else buckets
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}  # equal subscriptions share one tuple
+    subscribed = [
+        shared.setdefault(key, key)
+        for key in (tuple(names[a:b]) for a, b in bucket_ranges(pattern, topics, buckets))
+    ]
+    rounds = -(-members // buckets) if buckets else 0
+    member_index = np.arange(members)
+
+    if current is None:
+        current = (np.zeros(0, dtype=np.int64),) * 3
+    claim_member, claim_topic, claim_index = (np.asarray(a, dtype=np.int64) for a in current)
+    kept = claim_member < members
+    claim_member, claim_topic, claim_index = (
+        claim_member[kept],
+        claim_topic[kept],
+        claim_index[kept],
+    )
+    entry = np.ones(len(claim_member), dtype=bool)  # a (member, topic) list's first index
+    entry[1:] = (claim_member[1:] != claim_member[:-1]) | (claim_topic[1:] != claim_topic[:-1])
+    starts = np.flatnonzero(entry)
+    entry_topic = claim_topic[starts]
+    entry_start = np.zeros(members + 1, dtype=np.int64)
+    np.cumsum(np.bincount(claim_member[starts], minlength=members), out=entry_start[1:])
+    holds = np.diff(entry_start) > 0
+
+    rack_fields: dict[str, Any] = {"member_rack": np.full(members, -1, dtype=np.int32)}
+    member_racks: tuple[str | None, ...] = (None,) * members
+    if racks:
+        rack_names = tuple(f"rack{r}" for r in range(RACK_COUNT))
+        # The loader names racks in order of appearance: the replicas' first, then the members'.
+        seen = RACK_COUNT if counts.max() >= 2 or members >= RACK_COUNT else 2
+        index = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+            np.cumsum(counts) - counts, counts
+        )
+        replica = np.stack([index % RACK_COUNT, (index + 1) % RACK_COUNT], axis=1)
+        rack_fields = {
+            "rack_names": rack_names[:seen],
+            "member_rack": (member_index % RACK_COUNT).astype(np.int32),
+            "replica_rack_start": frozen(np.arange(0, 2 * len(index) + 1, 2, dtype=np.int64)),
+            "replica_racks": frozen(replica.reshape(-1).astype(np.int32)),
+        }
+        member_racks = tuple((list(rack_names) * -(-members // RACK_COUNT))[:members])
+    rack_fields["member_rack"] = frozen(rack_fields["member_rack"])
+    problem = GroupProblem(
+        topics=tuple(names),
+        partition_counts=frozen(counts),
+        members=tuple(f"member{i}" for i in range(members)),
+        subscriptions=tuple((subscribed * rounds)[:members]),
+        owned_topics=tuple(np.array(names, dtype=object)[entry_topic].tolist()),
+        owned_entry_start=frozen(entry_start),
+        owned_start=frozen(np.append(starts, len(claim_member)).astype(np.int64)),
+        owned_indices=frozen(claim_index),
+        generations=frozen(np.where(holds, GENERATION, -1).astype(np.int64)),
+        has_generation=tuple(holds.tolist()),
+        racks=member_racks,
+        instance_ids=(None,) * members,
+        topic_ids=tuple(topic_ids(topics)),
+        **rack_fields,
+    )
+    problem.__dict__["owned_entry_topic"] = frozen(entry_topic)  # a cached property, known here
+    return problem
+
+
+def benchmark_problem(
+    churn: str,
+    members: int,
+    topics: int,
+    partitions: int,
+    *,
+    distribution: str = "equal",
+    pattern: str = "equal",
+    racks: bool = False,
+    assignor: str = "uniform",
+) -> GroupProblem:
+    """:func:`benchmark_document`'s group as the loaded problem, from arrays: the assignor's output
+    on the group before the event passed on as arrays (and kept per process, :data:`PREVIOUS_CACHE`
+    groups: STABLE and PARTITIONS_ADDED share theirs with FULL's group)."""
+    if churn not in EVENTS:
+        raise ValueError(f"{churn!r} is not one of the benchmark's events ({', '.join(EVENTS)})")
+    buckets = bucket_count(members, topics)
+    current = None
+    if churn != "fresh":
+        current = _previous_claims(
+            previous_member_count(churn, members),
+            topics,
+            partitions,
+            distribution,
+            pattern,
+            racks,
+            buckets,
+            assignor,
+        )
+    return group_problem(
+        members,
+        topics,
+        partitions,
+        buckets=buckets,
+        added=added_topic_count(churn, topics),
+        current=current,
+        distribution=distribution,
+        pattern=pattern,
+        racks=racks,
+    )
+
+
+@lru_cache(maxsize=PREVIOUS_CACHE)
+def _previous_claims(
+    members: int,
+    topics: int,
+    partitions: int,
+    distribution: str,
+    pattern: str,
+    racks: bool,
+    buckets: int,
+    assignor: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The assignor's output on the group before the event as ``(member, topic, index)`` arrays,
+    by member, then global id (:func:`group_problem`'s ``current``)."""
+    import heuristics.server_range
+    import heuristics.uniform
+
+    assignors = {"uniform": heuristics.uniform.assign, "range": heuristics.server_range.assign}
+    if assignor not in assignors:
+        raise ValueError(f"unknown benchmark assignor {assignor!r} (range or uniform)")
+    before = group_problem(
+        members,
+        topics,
+        partitions,
+        distribution=distribution,
+        pattern=pattern,
+        racks=racks,
+        buckets=buckets,
+    )
+    owner = np.asarray(assignors[assignor](before).answer, dtype=np.int64)
+    assigned = np.flatnonzero(owner >= 0)
+    order = assigned[np.argsort(owner[assigned], kind="stable")]  # by member, then global id
+    return (
+        frozen(owner[order]),
+        frozen(before.partition_topic[order].astype(np.int64)),
+        frozen(before.partition_index[order]),
     )

@@ -25,10 +25,10 @@ import pandas as pd
 from tqdm import tqdm
 
 from experiments.experiment_plugins import plugin_rows
-from experiments.scenarios import SUITE_VERSION, Scenario, build_problem
+from experiments.scenarios import SUITE_VERSION, Scenario, build_problem, scenario_problem
 from models import frontier, solve
 from models.registry import STRATEGIES, compared_on, register, registered
-from problems import LEVELS, OBJECTIVES, PlacementProblem, ProblemError, evaluate, load_problem
+from problems import LEVELS, OBJECTIVES, PlacementProblem, ProblemError, evaluate
 
 #: Exact solvers' time limit per suite (seconds per solver and scenario).
 TIME_LIMITS = {"smoke": 2.0, "gate": 5.0, "default": 10.0, "scale": 60.0}
@@ -169,8 +169,7 @@ def solve_scenario(
     time_limit = float(settings.get("time_limit", time_limit))
     solver_options = settings.get("options", {})
     base = base_row(scenario, time_limit, solver_options)
-    document = build_problem(scenario)
-    problem = load_problem(document)
+    problem = scenario_problem(scenario)
     judge = STRATEGIES[scenario.judged_on]
     names = OBJECTIVES[judge.objective]
     rows = []
@@ -207,7 +206,7 @@ def solve_scenario(
                 scenario.judged_on,
                 settings["plugins"],
                 base,
-                document=document,
+                document=build_problem(scenario),
                 logs=plugin_logs,
             )
         )

@@ -14,9 +14,10 @@ import numpy as np
 import heuristics.range as range_assignor
 import heuristics.roundrobin as roundrobin_assignor
 import heuristics.share as share_assignor
-from experiments.kafka_grid import benchmark_document, partition_counts
+from experiments.kafka_grid import benchmark_document, benchmark_problem, partition_counts
 from experiments.streams_scenarios import is_streams, scenario_detail, streams_document
 from problems import GroupProblem, load_problem
+from problems.io import Problem
 
 #: The suites' version: rows and the gate's baseline carry it (7: the suites gained traces; 8: the
 #: default suite's runs that spent their whole time limit unproven moved to the scale suite).
@@ -403,6 +404,24 @@ def build_problem(scenario: Scenario) -> dict[str, Any]:
             standbys=scenario.replication,
         )
     return _group_document(scenario)
+
+
+def scenario_problem(scenario: Scenario) -> Problem:
+    """``load_problem(build_problem(scenario))``; a benchmark group built from arrays
+    (:func:`experiments.kafka_grid.benchmark_problem`: the same problem, no document to write and
+    parse)."""
+    if scenario.assignor:
+        return benchmark_problem(
+            scenario.churn,
+            scenario.members,
+            scenario.topics,
+            scenario.partitions,
+            distribution=scenario.topology,
+            pattern=scenario.pattern,
+            racks=scenario.replication > 0,
+            assignor=scenario.assignor,
+        )
+    return load_problem(build_problem(scenario))
 
 
 # ===================================================================== suites

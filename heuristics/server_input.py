@@ -92,3 +92,18 @@ def claims_in_map_order(
     partition_rank = np.empty(n, dtype=np.int64)
     partition_rank[partition_order] = np.arange(n)
     return np.argsort(entry_rank[claim_entry] * n + partition_rank)
+
+
+def topic_signatures(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The topics' signatures, the distinct columns of a boolean ``[class, topic]`` matrix
+    (:attr:`problems.GroupProblem.subscription_classes`: the classes subscribing each topic): each
+    topic's signature, and the first topic of each signature."""
+    classes = matrix.shape[0]
+    if classes <= 62:  # each column as the bits of one integer
+        codes = np.zeros(matrix.shape[1], dtype=np.int64)
+        for row, subscribed in enumerate(matrix):
+            codes |= subscribed.astype(np.int64) << row
+        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(matrix.T, axis=0, return_index=True, return_inverse=True)
+    return inverse.reshape(-1), first

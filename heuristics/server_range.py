@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.kafka_orders import member_rank
+from heuristics.server_input import topic_signatures
 from problems import GroupProblem, Result, baseline_objective
 
 
@@ -21,27 +22,17 @@ def _subscriber_runs(
     Members sharing a subscription form a class, topics subscribed by the same classes a signature;
     each signature's subscribers are listed once, so the work grows with members times signatures
     and with partitions, never with members times topics."""
-    members, topics = problem.num_members, problem.num_topics
-    classes: dict[int, int] = {}
-    member_class = np.fromiter(
-        (classes.setdefault(id(t), len(classes)) for t in problem.subscribed_topics),
-        dtype=np.int64,
-        count=members,
-    )
-    distinct = {id(t): t for t in problem.subscribed_topics}
-    class_topics = np.zeros((len(classes), topics), dtype=bool)
-    for key, c in classes.items():
-        class_topics[c, distinct[key]] = True
-    signatures, signature = np.unique(class_topics.T, axis=0, return_inverse=True)
-    signature = signature.reshape(-1)
+    topics = problem.num_topics
+    member_class, class_topics = problem.subscription_classes
+    signature, first = topic_signatures(class_topics)
     by_rank = np.argsort(rank, kind="stable")
     ranked_class = member_class[by_rank]
     counts = problem.partition_counts.astype(np.int64)
     subscribers = np.zeros(topics, dtype=np.int64)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     topic_order = np.argsort(signature, kind="stable")
-    bounds = np.searchsorted(signature[topic_order], np.arange(len(signatures) + 1))
-    for s, classes_in in enumerate(signatures):
+    bounds = np.searchsorted(signature[topic_order], np.arange(len(first) + 1))
+    for s, classes_in in enumerate(class_topics[:, first].T):
         group = topic_order[bounds[s] : bounds[s + 1]]
         listed = by_rank[classes_in[ranked_class]]  # the signature's subscribers in member order
         subscribers[group] = len(listed)

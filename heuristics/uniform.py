@@ -15,6 +15,7 @@ from heuristics.server_input import (
     member_order,
     subscription_order,
     topic_hashes,
+    topic_signatures,
 )
 from problems import GroupProblem, Result, baseline_objective
 
@@ -125,19 +126,13 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     members = len(order)
     rank = np.empty(members, dtype=np.int64)
     rank[order] = np.arange(members)
-    # Every (member index, subscribed topic), member by member, topics ascending; then by topic.
-    lists = problem.subscribed_topics
-    lengths = np.fromiter((len(lists[m]) for m in order.tolist()), dtype=np.int64, count=members)
-    topic_of = np.concatenate([lists[m] for m in order.tolist()]).astype(np.int64)
-    index_of = np.repeat(np.arange(members, dtype=np.int64), lengths)
-    pairs = index_of * problem.num_topics + topic_of  # ascending
-    narrow = (
-        np.uint16 if problem.num_topics <= 1 << 16 else np.int64
-    )  # numpy's stable sort is a radix sort on 16 bits
-    by_topic = np.argsort(topic_of.astype(narrow), kind="stable")
-    subscribers = np.split(
-        index_of[by_topic], np.cumsum(np.bincount(topic_of, minlength=problem.num_topics))[:-1]
-    )
+    # Each topic's subscribers as member indices, ascending: one array per distinct set of
+    # subscription classes (a column of the [class, topic] matrix), shared by its topics.
+    member_class, matrix = problem.subscription_classes
+    index_class = member_class[order]
+    signature, first = topic_signatures(matrix)
+    subscribers = [np.flatnonzero(matrix[index_class, t]) for t in first.tolist()]
+    subscriber_count = np.array([len(s) for s in subscribers], dtype=np.int64)[signature]
     counts = problem.partition_counts
     start = problem.topic_start
 
@@ -145,37 +140,44 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     index_owner = np.full(problem.num_partitions, -1, dtype=np.int64)
     claim_member, claim_partition = current_claims(problem)
     claim_index = rank[claim_member]
-    wanted = claim_index * problem.num_topics + problem.partition_topic[claim_partition]
-    found = np.minimum(np.searchsorted(pairs, wanted), max(len(pairs) - 1, 0))
-    keep = (pairs[found] == wanted) if len(pairs) else np.zeros(len(wanted), dtype=bool)
+    keep = matrix[member_class[claim_member], problem.partition_topic[claim_partition]]
     index_owner[claim_partition[keep]] = claim_index[keep]
     sizes = np.bincount(claim_index[keep], minlength=members).astype(np.int64)
 
-    topics = [t for t in range(problem.num_topics) if len(subscribers[t])]
-    if not topics:
+    topics = np.flatnonzero(subscriber_count)
+    if not len(topics):
         return
+    # Topics by (-partitions per subscriber, subscribers, topic id): the builder's TreeSet order.
     most, least = problem.topic_uuids
-    key = {
-        t: (
-            -(int(counts[t]) / len(subscribers[t])),
-            len(subscribers[t]),
-            int(most[t]),
-            int(least[t]),
-        )
-        for t in topics
-    }
-    by_key = sorted(topics, key=key.__getitem__)
+    shared = subscriber_count[topics]
+    by_key = topics[np.lexsort((least[topics], most[topics], shared, -(counts[topics] / shared)))]
 
-    for t in by_key:
-        lo, hi = int(start[t]), int(start[t + 1])
-        free = np.flatnonzero(index_owner[lo:hi] < 0) + lo
-        if len(free):
-            receivers = _water_fill(subscribers[t], sizes, len(free))
+    # Each topic's unowned partitions to its least-loaded subscribers, topic by topic; a run of
+    # topics with one subscriber each at once (their sole subscriber takes them, whatever the sizes).
+    narrow = np.uint16 if problem.num_partitions < 1 << 16 else np.int64
+    sole = np.array([s[0] if len(s) == 1 else -1 for s in subscribers], dtype=np.int64)[signature]
+    alone = sole[by_key] >= 0
+    for run in np.split(by_key, np.flatnonzero(alone[1:] != alone[:-1]) + 1):
+        if sole[run[0]] >= 0:
+            in_run = np.zeros(problem.num_topics, dtype=bool)
+            in_run[run] = True
+            free = np.flatnonzero(in_run[problem.partition_topic] & (index_owner < 0))
+            receivers = sole[problem.partition_topic[free]]
             index_owner[free] = receivers
-            np.add.at(sizes, receivers, 1)
+            sizes += np.bincount(receivers, minlength=members)
+            continue
+        for t in run.tolist():
+            lo, hi = int(start[t]), int(start[t + 1])
+            free = np.flatnonzero(index_owner[lo:hi] < 0) + lo
+            if len(free):
+                index_owner[free] = _water_fill(subscribers[signature[t]], sizes, len(free), narrow)
 
-    balanced_topics = [t for t in by_key if len(subscribers[t]) >= 2]
+    balanced_topics = by_key[subscriber_count[by_key] >= 2].tolist()
+    topic_signature = signature.tolist()
     balancer = _Balancer(sizes)
+    # Whether the subscribers of a signature differ by at most one (nothing to balance on any of
+    # its topics), known until the next move changes the sizes.
+    even: dict[int, bool] = {}
     last = -1
     for _ in range(MAX_ITERATION_COUNT):
         done = False
@@ -183,9 +185,17 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
             if position == last:
                 done = True
                 break
-            moved = _balance_topic(
-                t, subscribers[t], index_owner, int(start[t]), int(counts[t]), balancer
-            )
+            s = topic_signature[t]
+            if s not in even:
+                loads = sizes[subscribers[s]]
+                even[s] = int(loads.max()) - int(loads.min()) <= 1
+            moved = 0
+            if not even[s]:
+                moved = _balance_topic(
+                    t, subscribers[s], index_owner, int(start[t]), int(counts[t]), balancer
+                )
+                if moved:
+                    even.clear()
             if moved > 0 or last == -1:
                 last = position
         if done:
@@ -195,16 +205,24 @@ def _heterogeneous(problem: GroupProblem, order: np.ndarray, owner: np.ndarray) 
     owner[assigned] = order[index_owner[assigned]]
 
 
-def _water_fill(members: np.ndarray, sizes: np.ndarray, count: int) -> np.ndarray:
-    """The receivers of ``count`` partitions handed one by one to the least-loaded of ``members``.
+def _water_fill(members: np.ndarray, sizes: np.ndarray, count: int, narrow: type) -> np.ndarray:
+    """The receivers of ``count`` partitions handed one by one to the least-loaded of ``members``
+    (ascending member indices), added to ``sizes``.
 
     ``MemberAssignmentBalancer.nextLeastLoadedMember`` after ``initialize``: the members sorted by
     (size, index); at each level, starting at the smallest size, one partition to every member
     whose size was at most that level, in sorted order; then the level rises by one.
     """
-    ordered = members[np.lexsort((members, sizes[members]))]
-    levels = sizes[ordered]
-    low = int(levels[0])
+    loads = sizes[members]
+    low = int(loads.min())
+    lowest = np.flatnonzero(loads == low)
+    if len(lowest) >= count:  # the first round, at the lowest size, is enough
+        receivers = members[lowest[:count]]
+        sizes[receivers] += 1
+        return receivers
+    by_load = np.argsort(loads.astype(narrow), kind="stable")  # ties in index order
+    ordered = members[by_load]
+    levels = loads[by_load]
     # Rounds until count is reached: round r covers the members with size <= low + r.
     rounds = 1
     while True:
@@ -213,8 +231,12 @@ def _water_fill(members: np.ndarray, sizes: np.ndarray, count: int) -> np.ndarra
             break
         rounds *= 2
     ends = ends[: int(np.searchsorted(np.cumsum(ends), count)) + 1]
+    ends[-1] -= int(ends.sum()) - count  # the last round stops at count
     offsets = np.repeat(np.cumsum(ends) - ends, ends)
-    return ordered[(np.arange(int(ends.sum())) - offsets)[:count]]
+    # Each member of ``ordered`` gets one partition per round reaching past its position.
+    received = np.cumsum(np.bincount(ends, minlength=len(ordered) + 1)[::-1])[::-1][1:]
+    sizes[ordered] += received
+    return ordered[np.arange(count) - offsets]
 
 
 class _Balancer:

@@ -173,6 +173,35 @@ class GroupProblem:
         return frozen(matrix)
 
     @cached_property
+    def subscription_classes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each member's subscription class (same existing topics; ``int64``, numbered in member
+        order) and the ``[class, topic]`` boolean matrix of the classes' subscribed topics.
+
+        Members sharing one subscription tuple (the loader shares equal ones) are classed together
+        without looking inside; distinct tuples with the same existing topics are merged."""
+        subscriptions = self.subscriptions
+        ids = np.fromiter(map(id, subscriptions), dtype=np.int64, count=len(subscriptions))
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        # the shared tuples in member order (np.unique sorts them by address, which varies by run)
+        by_member = np.argsort(first, kind="stable")
+        renumber = np.empty(len(first), dtype=np.int64)
+        renumber[by_member] = np.arange(len(first))
+        first, inverse = first[by_member], renumber[inverse.reshape(-1)]
+        lists = self.subscribed_topics
+        by_content: dict[bytes, int] = {}
+        rows: list[np.ndarray] = []
+        remap = np.empty(len(first), dtype=np.int64)
+        for j, m in enumerate(first.tolist()):
+            k = by_content.setdefault(lists[m].tobytes(), len(rows))
+            if k == len(rows):
+                rows.append(lists[m])
+            remap[j] = k
+        matrix = np.zeros((len(rows), self.num_topics), dtype=bool)
+        for k, positions in enumerate(rows):
+            matrix[k, positions] = True
+        return frozen(remap[inverse]), frozen(matrix)
+
+    @cached_property
     def topic_subscribers(self) -> tuple[np.ndarray, ...]:
         """Each topic's subscribers, ascending member positions."""
         return tuple(

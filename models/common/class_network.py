@@ -75,35 +75,6 @@ def _general(problem: GroupProblem, strategy: str, reason: str) -> Result:
 
 
 # ------------------------------------------------------------------ the group's classes
-def _subscription_classes(problem: GroupProblem) -> tuple[np.ndarray, np.ndarray]:
-    """Each member's subscription class (same existing topics), and the ``[class, topic]`` matrix.
-
-    Members sharing one subscription tuple (the loader shares equal ones) are classed together
-    without looking inside; distinct tuples with the same existing topics are merged."""
-    subscriptions = problem.subscriptions
-    ids = np.fromiter(map(id, subscriptions), dtype=np.int64, count=len(subscriptions))
-    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    # the shared tuples in member order (np.unique sorts them by address, which varies by run)
-    by_member = np.argsort(first, kind="stable")
-    renumber = np.empty(len(first), dtype=np.int64)
-    renumber[by_member] = np.arange(len(first))
-    first, inverse = first[by_member], renumber[inverse.reshape(-1)]
-    index = problem.topic_index
-    by_content: dict[tuple[int, ...], int] = {}
-    rows: list[tuple[int, ...]] = []
-    remap = np.empty(len(first), dtype=np.int64)
-    for j, m in enumerate(first.tolist()):
-        positions = tuple(sorted({index[t] for t in subscriptions[m] if t in index}))
-        k = by_content.setdefault(positions, len(rows))
-        if k == len(rows):
-            rows.append(positions)
-        remap[j] = k
-    matrix = np.zeros((len(rows), problem.num_topics), dtype=bool)
-    for k, positions in enumerate(rows):
-        matrix[k, list(positions)] = True
-    return remap[inverse], matrix
-
-
 def _stable_order(keys: np.ndarray, span: int) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` for integer keys in ``[0, span)``, by 16-bit radix passes."""
     keys = np.asarray(keys, dtype=np.int64)
@@ -200,7 +171,7 @@ class ClassNetwork:
         members, parts = problem.num_members, problem.num_partitions
         if members == 0:
             raise NotAggregable("no members")
-        member_sub, matrix = _subscription_classes(problem)
+        member_sub, matrix = problem.subscription_classes
         subs = matrix.shape[0]
         if subs > MAX_PEELED_CLASSES:
             raise NotAggregable(f"{subs} subscription classes")

@@ -6,6 +6,9 @@ rules it states); ``tests/peers/test_benchmark_grid.py`` checks whole groups aga
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -13,15 +16,17 @@ from hypothesis import strategies as st
 
 from experiments.experiment import expand, load_suite
 from experiments.kafka_grid import (
+    EVENTS,
     added_topic_count,
     benchmark_document,
+    benchmark_problem,
     bucket_count,
     bucket_ranges,
     partition_counts,
     previous_member_count,
     with_added_partitions,
 )
-from problems import ProblemError
+from problems import GroupProblem, ProblemError, load_problem
 
 
 def test_skewed_tiers_of_fifty_topics_worked_by_hand():
@@ -105,6 +110,40 @@ def test_racks_put_members_on_rack_i_mod_3_and_replicas_on_two_adjacent_racks():
         ["rack0", "rack1"],
     ]
     assert "partition_racks" not in benchmark_document("fresh", 7, 5, 50)
+
+
+def _assert_same_problem(built: GroupProblem, loaded: GroupProblem) -> None:
+    """Every field, and the owned claims derived from them, equal in value, type and dtype."""
+    for field in dataclasses.fields(loaded):
+        ours, theirs = getattr(built, field.name), getattr(loaded, field.name)
+        if isinstance(theirs, np.ndarray):
+            assert isinstance(ours, np.ndarray) and ours.dtype == theirs.dtype, field.name
+            assert np.array_equal(ours, theirs) and not ours.flags.writeable, field.name
+        else:
+            assert ours == theirs, field.name
+    for name in ("owned_entry_topic", "owned_claim_topic"):
+        ours, theirs = getattr(built, name), getattr(loaded, name)
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), name
+    for ours, theirs in zip(built.owned_claims, loaded.owned_claims):
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("assignor", ["uniform", "range"])
+@pytest.mark.parametrize("churn", sorted(EVENTS))
+def test_the_group_built_from_arrays_is_the_loaded_document(churn, assignor):
+    """Tests that ``benchmark_problem`` (the harness's arrays) is ``load_problem`` of
+    ``benchmark_document`` (checked against Kafka's classes) field by field: every subscription,
+    distribution and rack setting, at sizes with fewer members or topics than buckets, with one
+    partition a topic, with leavers holding the most and with joiners holding nothing."""
+    for members, topics, partitions in ((7, 5, 50), (2, 3, 4), (1, 1, 1), (20, 10, 100)):
+        for distribution, pattern, racks in itertools.product(
+            ("equal", "skewed"), ("equal", "disjoint", "nested"), (False, True)
+        ):
+            shape = dict(distribution=distribution, pattern=pattern, racks=racks, assignor=assignor)
+            _assert_same_problem(
+                benchmark_problem(churn, members, topics, partitions, **shape),
+                load_problem(benchmark_document(churn, members, topics, partitions, **shape)),
+            )
 
 
 def test_the_grid_file_is_the_benchmark_grid():
