@@ -12,7 +12,10 @@ start (a wrong password) prints one line and leaves a complete trace (or none).
 
 kafka-python 3.0.12 sometimes drops a JoinGroup/SyncGroup answer that arrives between two polls
 and rejoins (tests/clients/test_rolling_restart.py): a rebalance more.  The checks hold whatever
-rebalances happen, since they compare with the consumers' own logs.
+rebalances happen, since they compare with the consumers' own logs, but for one case: a member that
+never read its SyncGroup answer logged nothing of a generation the coordinator completed, so the
+logs end the step a generation later than the coordinator's records do; the sequence then runs once
+more in a fresh group.
 """
 
 from __future__ import annotations
@@ -210,15 +213,15 @@ def _wait_for_file(path: Path, seconds: float = 30) -> None:
 
 
 # ---------------------------------------------------------------- a known sequence
-@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
-def test_record_writes_every_rebalance_the_consumers_saw(
-    kafka_cluster, admin, tmp_path, capsys, strategy
-):
-    topics = {f"rec-{strategy}-a": 4, f"rec-{strategy}-b": 3}
+def _recorded_sequence(kafka_cluster, admin, folder: Path, strategy: str, name: str):
+    """c0 alone, c1 joins, c2 joins, c0 leaves, recorded meanwhile: the group, its recording
+    (file, exit status, stderr) and the consumers' logged generations."""
+    topics = {f"{name}-a": 4, f"{name}-b": 3}
     for topic, count in topics.items():
         create_topic(admin, topic, count)
-    group = Group(kafka_cluster, admin, f"rec-{strategy}", topics, strategy)
-    out = tmp_path / "trace.json"
+    group = Group(kafka_cluster, admin, name, topics, strategy)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / "trace.json"
     group.start("c0")
     process = record(kafka_cluster.bootstrap, out, "--group", group.name)
     try:
@@ -231,6 +234,36 @@ def test_record_writes_every_rebalance_the_consumers_saw(
         stopped = time.monotonic()
         status, err = finish(process)
         group.close()
+    return group, out, status, err, group.generations(before=stopped)
+
+
+def _an_answer_was_lost(out: Path, logged: dict) -> bool:
+    """Whether a member the coordinator assigned in a recorded generation never logged that
+    generation: kafka-python 3.0.12 dropped its SyncGroup answer and rejoined (the coordinator's
+    generation is complete where the consumers' logs are not)."""
+    document = json.loads(out.read_text())
+    return any(
+        set(step["observed"]["assignment"]) - set(logged.get(step["observed"]["generation"], {}))
+        for step in document["steps"]
+        if step.get("observed")
+    )
+
+
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+def test_record_writes_every_rebalance_the_consumers_saw(
+    kafka_cluster, admin, tmp_path, capsys, strategy
+):
+    name = f"rec-{strategy}"
+    group, out, status, err, logged = _recorded_sequence(
+        kafka_cluster, admin, tmp_path / "first", strategy, name
+    )
+    if status == 0 and out.exists() and _an_answer_was_lost(out, logged):
+        # kafka-python lost an answer (a client defect, not the recording's): once more, afresh
+        name = f"rec-{strategy}-again"
+        group, out, status, err, logged = _recorded_sequence(
+            kafka_cluster, admin, tmp_path / "again", strategy, name
+        )
+    topics = group.topics
     assert status == 0, "\n".join(err)
     assert len(err) == 1 and err[0].startswith(f"record: group {group.name!r}: "), err
 
@@ -238,7 +271,6 @@ def test_record_writes_every_rebalance_the_consumers_saw(
     doc = json.loads(out.read_text())
     assert doc["recorded"]["source"] == "coordinator records"
     assert doc["recorded"]["assignor"] == strategy
-    logged = group.generations(before=stopped)
     # Step 0 is the group as first seen: c0 alone, holding everything.  Every later generation
     # the consumers logged is a round of a recorded step, the step ending with the first
     # complete assignment.
