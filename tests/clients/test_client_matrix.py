@@ -54,6 +54,17 @@ def recount(before: dict, after: dict) -> int:
     )
 
 
+def recorded_sets(name: str, recorded: dict[str, Any]) -> list[list[str]]:
+    """The member sets of the recorded rebalances; kafka-python's with a rebalance that changed no
+    member folded into the one before: a member of kafka-python 3.0.12 that lost its SyncGroup
+    answer rejoins, and the coordinator rebalances once more with the same members, a round of the
+    run's step."""
+    sets = member_sets(recorded)
+    if name != "kafka-python":
+        return sets
+    return [s for k, s in enumerate(sets) if k == 0 or s != sets[k - 1]]
+
+
 def short_sequence(name: str, bootstrap: str, folder: Any) -> Outcome:
     """``name``'s group through :data:`SHORT` (its own admin client: the groups run at once)."""
     assignor, protocol, _ = CASES[name]
@@ -76,7 +87,7 @@ def short_sequence(name: str, bootstrap: str, folder: Any) -> Outcome:
         outcome = run(f"{name}.log")
         if name == "kafka-python" and (
             outcome.recorded is None
-            or member_sets(outcome.recorded) != member_sets(outcome.document)
+            or recorded_sets(name, outcome.recorded) != member_sets(outcome.document)
         ):
             # kafka-python 3.0.12 now and then loses a JoinGroup/SyncGroup answer: the coordinator
             # drops the stalled member while its callbacks still show its partitions. One run in a
@@ -129,4 +140,4 @@ def test_short_sequence(name, outcomes):
     # members (the consumer protocol's from its records too).
     assert outcome.recorded is not None, outcome.record_error
     assert outcome.recorded["recorded"]["protocol"] == protocol
-    assert member_sets(outcome.recorded) == member_sets(doc), outcome.record_error
+    assert recorded_sets(name, outcome.recorded) == member_sets(doc), outcome.record_error
