@@ -377,19 +377,25 @@ def _placement_document(s: Scenario) -> dict[str, Any]:
     return {"brokers": brokers, "partitions": partitions}
 
 
+def _benchmark_cell(scenario: Scenario) -> tuple[str, int, int, int]:
+    """A benchmark group's event and sizes (members, topics, partitions)."""
+    return scenario.churn, scenario.members, scenario.topics, scenario.partitions
+
+
+def _benchmark_shape(scenario: Scenario) -> dict[str, Any]:
+    """A benchmark group's distribution, subscriptions, racks and assignor."""
+    return {
+        "distribution": scenario.topology,
+        "pattern": scenario.pattern,
+        "racks": scenario.replication > 0,
+        "assignor": scenario.assignor,
+    }
+
+
 def build_problem(scenario: Scenario) -> dict[str, Any]:
     """The problem document of ``scenario`` (deterministic in the scenario alone)."""
     if scenario.assignor:
-        return benchmark_document(
-            scenario.churn,
-            scenario.members,
-            scenario.topics,
-            scenario.partitions,
-            distribution=scenario.topology,
-            pattern=scenario.pattern,
-            racks=scenario.replication > 0,
-            assignor=scenario.assignor,
-        )
+        return benchmark_document(*_benchmark_cell(scenario), **_benchmark_shape(scenario))
     if scenario.family == "placement":
         return _placement_document(scenario)
     if is_streams(scenario.judged_on):  # experiments/streams_scenarios.py
@@ -411,16 +417,7 @@ def scenario_problem(scenario: Scenario) -> Problem:
     (:func:`experiments.kafka_grid.benchmark_problem`: the same problem, no document to write and
     parse)."""
     if scenario.assignor:
-        return benchmark_problem(
-            scenario.churn,
-            scenario.members,
-            scenario.topics,
-            scenario.partitions,
-            distribution=scenario.topology,
-            pattern=scenario.pattern,
-            racks=scenario.replication > 0,
-            assignor=scenario.assignor,
-        )
+        return benchmark_problem(*_benchmark_cell(scenario), **_benchmark_shape(scenario))
     return load_problem(build_problem(scenario))
 
 
